@@ -1,0 +1,65 @@
+"""Command line of the book: ``python -m qlib.book {run,build,all,list}`` (also ``qbook``).
+
+Examples::
+
+    python -m qlib.book all --profile default --data-dir ../shared/data   # execute + build the book
+    python -m qlib.book run --profile smoke --only eden/ --force          # re-run one part
+    python -m qlib.book run --profile paper --only quantized-mis/03 --device cuda
+    python -m qlib.book build                                             # HTML from executed notebooks
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import runner
+from .profiles import PROFILES
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", default="default", choices=PROFILES, help="parameter profile (default: %(default)s)")
+    p.add_argument("--only", nargs="*", default=None, metavar="NB",
+                   help="notebooks to run: a part prefix (eden/), a path below chapters/, or a glob")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: %(default)s)")
+    p.add_argument("--data-dir", default=None, help="offline datasets (default: $QLIB_DATA_DIR or ~/.cache/qlib/data)")
+    p.add_argument("--force", action="store_true", help="re-run notebooks whose inputs are unchanged")
+    p.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m qlib.book", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, default=None, help="book root (default: found upwards from cwd)")
+    ap.add_argument("--output-dir", type=Path, default=None, help="executed notebooks and results (default: <root>/_build/book)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    _add_run_args(sub.add_parser("run", help="execute notebooks with papermill"))
+    sub.add_parser("build", help="build the HTML book (warnings are errors)")
+    _add_run_args(sub.add_parser("all", help="run, then build"))
+    sub.add_parser("list", help="list the notebooks in table-of-contents order")
+    args = ap.parse_args(argv)
+
+    if args.cmd == "list":
+        for nb in runner.notebooks(runner.find_root(args.root)):
+            print(nb)
+        return 0
+    if args.cmd in ("run", "all"):
+        try:
+            report = runner.run(root=args.root, profile=args.profile, only=args.only, device=args.device,
+                                data_dir=args.data_dir, output_dir=args.output_dir, force=args.force,
+                                timeout=args.timeout, progress=not args.no_progress)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(report.summary())
+        if report.failures:
+            return 1
+    if args.cmd in ("build", "all"):
+        return runner.build(root=args.root, output_dir=args.output_dir)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
