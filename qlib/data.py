@@ -79,10 +79,14 @@ def require_file(
         return target
     if url is not None and _want_download(download):
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as tmp:
-            with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 (explicit opt-in)
-                shutil.copyfileobj(resp, tmp)
-        os.replace(tmp.name, target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh, urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310
+                shutil.copyfileobj(resp, fh)
+            os.replace(tmp, target)  # atomic: a killed download leaves no truncated file behind
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         return target
     how = f"download it from {url}" if url else "see the dataset's SOURCES.md"
     raise MissingDataError(

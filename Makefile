@@ -1,0 +1,37 @@
+# The two commands a newcomer needs:
+#   make book   — install, execute every notebook (profile $(PROFILE)) and build the HTML book
+#   make test   — install, run the test suite (includes the smoke profile, the book build and a browser check)
+# Variables: PROFILE (smoke|default|paper), DEVICE (auto|cpu|cuda), DATA_DIR (offline datasets),
+# TORCH (the torch requirement installed first: the CPU build by default; on a GPU box e.g. TORCH=torch).
+
+PYTHON   ?= python3
+VENV     ?= .venv
+PY       := $(VENV)/bin/python
+PROFILE  ?= default
+DEVICE   ?= auto
+DATA_DIR ?= $(if $(QLIB_DATA_DIR),$(QLIB_DATA_DIR),../shared/data)
+TORCH    ?= torch==2.13.0
+
+.PHONY: install book test lab clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[book,test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+book: install
+	$(PY) -m qlib.book all --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)"
+	@echo "Book: _build/html/index.html"
+
+test: install
+	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m pytest
+
+lab: install
+	QLIB_DATA_DIR="$(DATA_DIR)" $(VENV)/bin/jupyter lab chapters/
+
+clean:
+	rm -rf _build

@@ -1,0 +1,36 @@
+"""Test configuration: the network is blocked for this process and every child Python process
+(notebook kernels) except loopback; shared fixtures for the book root and the data directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NETBLOCK = Path(__file__).resolve().parent / "netblock"
+
+# Block the network in this process and in children (kernels) before anything else is imported.
+os.environ["QLIB_BLOCK_NETWORK"] = "1"
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NETBLOCK), os.environ.get("PYTHONPATH", "")]))
+sys.path.insert(0, str(NETBLOCK))
+import _netblock  # noqa: E402
+
+_netblock.install()
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """The offline datasets: $QLIB_DATA_DIR, else ../shared/data beside the repository."""
+    cand = os.environ.get("QLIB_DATA_DIR") or str(ROOT.parent / "shared" / "data")
+    path = Path(cand).resolve()
+    if not (path / "mnist").is_dir():
+        pytest.fail(f"offline data directory {path} not found: set QLIB_DATA_DIR (CI uses ../shared/data)")
+    return path

@@ -1,0 +1,157 @@
+"""End to end: every notebook under the smoke profile through the batch runner, the full book build
+(warnings are errors), a second run that skips everything, and the built HTML in headless Chromium."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from qlib.book import runner
+
+pytestmark = pytest.mark.book
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory, shared_data_dir):
+    out = tmp_path_factory.mktemp("smoke") / "book"
+    t0 = time.perf_counter()
+    report = runner.run(root=ROOT, profile="smoke", output_dir=out, data_dir=shared_data_dir, force=True,
+                        progress=False)
+    elapsed = time.perf_counter() - t0
+    print(f"\nsmoke profile: {len(report.outcomes)} notebooks in {elapsed:.1f} s")
+    for o in report.outcomes:
+        print(f"  {o.status:7s} {o.seconds:6.1f} s  {o.notebook}")
+    return out, report, shared_data_dir
+
+
+@pytest.fixture(scope="session")
+def html(smoke, tmp_path_factory):
+    out, report, _ = smoke
+    parent = tmp_path_factory.mktemp("html")
+    status = runner.build(root=ROOT, output_dir=out, html_parent=parent)
+    return status, parent / "_build" / "html"
+
+
+def test_smoke_profile_runs_every_notebook(smoke):
+    _, report, _ = smoke
+    assert not report.failures, "\n" + report.summary()
+    assert [o.notebook for o in report.outcomes] == runner.notebooks(ROOT)
+
+
+def test_second_run_skips_unchanged(smoke):
+    out, report, data = smoke
+    if report.failures:
+        pytest.skip("first run failed")
+    again = runner.run(root=ROOT, profile="smoke", output_dir=out, data_dir=data, progress=False)
+    assert [o.status for o in again.outcomes] == ["skipped"] * len(report.outcomes)
+
+
+def test_book_builds_without_warnings(smoke, html):
+    status, site = html
+    assert status == 0, "jupyter-book build -W failed (see captured output)"
+    for nb in runner.notebooks(ROOT):
+        page = site / "chapters" / Path(nb).with_suffix(".html")
+        assert page.is_file(), f"no page for {nb}"
+    assert (site / "chapters/appendix/01-comparisons.html").is_file()
+    assert (site / "_static/mathjax/tex-chtml.js").is_file(), "MathJax is not bundled"
+
+
+def _serve(directory: Path):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    handler.log_message = lambda *a, **k: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+@pytest.mark.browser
+def test_pages_in_headless_chromium(html):
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    pages = sorted(p.relative_to(site).as_posix() for p in (site / "chapters").rglob("*.html"))
+    srv = _serve(site)
+    base = f"http://127.0.0.1:{srv.server_port}/"
+    problems: list[str] = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            for rel in pages:
+                page = browser.new_page()
+                errors, outside = [], []
+                page.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda exc, e=errors: e.append(str(exc)))
+
+                def route(r, o=outside):
+                    if r.request.url.startswith(base):
+                        r.continue_()
+                    else:
+                        o.append(r.request.url)
+                        r.abort()
+
+                page.route("**/*", route)
+                resp = page.goto(base + rel, wait_until="networkidle")
+                if resp is None or resp.status != 200:
+                    problems.append(f"{rel}: HTTP {resp and resp.status}")
+                    continue
+                has_math = page.locator(".math, span.math, div.math").count() > 0
+                if has_math:
+                    page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=15000)
+                imgs = page.eval_on_selector_all(
+                    "article img, main img",
+                    "els => els.map(e => [e.getAttribute('src'), e.complete, e.naturalWidth, e.naturalHeight])")
+                bad = [i for i in imgs if not (i[1] and i[2] > 0 and i[3] > 0)]
+                if bad:
+                    problems.append(f"{rel}: empty or broken images {bad}")
+                if errors:
+                    problems.append(f"{rel}: console errors {errors}")
+                if outside:
+                    problems.append(f"{rel}: requests outside the local server {outside[:3]}")
+                page.close()
+            browser.close()
+    finally:
+        srv.shutdown()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_chapter_pages_have_figures_and_typeset_maths(html):
+    """The quantizers chapter: Figure 5 is an image with its caption, and its maths was typeset."""
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    from playwright.sync_api import sync_playwright
+
+    srv = _serve(site)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
+            page.goto(f"http://127.0.0.1:{srv.server_port}/chapters/quantized-mis/01-quantizers.html",
+                      wait_until="networkidle")
+            page.wait_for_function("document.querySelectorAll('mjx-container').length > 10", timeout=15000)
+            fig = page.locator("figure#fig-qmis-quantizers")
+            assert fig.count() == 1
+            assert "Figure 5" in fig.locator("figcaption").inner_text()
+            w = fig.locator("img").evaluate("e => e.naturalWidth")
+            assert w > 300
+            assert page.locator("div.proof, div.definition, .proof.definition").count() >= 1  # sphinx-proof block
+            browser.close()
+    finally:
+        srv.shutdown()

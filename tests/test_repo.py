@@ -1,0 +1,86 @@
+"""Repository hygiene: notebooks stripped and parameterised, profiles complete, environment.yml in
+step with pyproject.toml, README commands true."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from qlib.book import profiles, runner
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = runner.notebooks(ROOT)
+
+
+def test_every_chapter_notebook_is_in_the_toc():
+    on_disk = sorted(p.relative_to(ROOT / "chapters").as_posix() for p in (ROOT / "chapters").rglob("*.ipynb")
+                     if ".ipynb_checkpoints" not in p.parts)
+    assert sorted(NOTEBOOKS) == on_disk
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_notebook_committed_without_outputs(nb):
+    tracked = subprocess.run(["git", "ls-files", "--error-unmatch", f"chapters/{nb}"], cwd=ROOT, capture_output=True)
+    book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+    for cell in book.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, f"{nb} carries outputs (tracked: {tracked.returncode == 0})"
+            assert "papermill" not in cell.metadata and "execution" not in cell.metadata
+    assert "papermill" not in book.metadata
+    assert book.metadata.kernelspec.name == "python3"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_notebook_parameters_cell(nb):
+    book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+    cells = [c for c in book.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{nb}: exactly one cell tagged 'parameters'"
+    names = {t.id for node in ast.parse(cells[0].source).body if isinstance(node, ast.Assign) for t in node.targets
+             if isinstance(t, ast.Name)}
+    missing = set(profiles.COMMON) - names
+    assert not missing, f"{nb}: parameters cell lacks {sorted(missing)}"
+    for prof in profiles.PROFILES:
+        entry = profiles.load(ROOT, prof).get(nb)
+        assert entry is not None, f"profiles/{prof}.yml has no entry for {nb}"
+        unknown = set(entry) - names
+        assert not unknown, f"profiles/{prof}.yml sets {sorted(unknown)} that {nb} does not declare"
+    assert not re.search(r"sys\.path", "".join(c.source for c in book.cells if c.cell_type == "code")), f"{nb} edits sys.path"
+
+
+def test_profiles_have_no_stale_entries():
+    for prof in profiles.PROFILES:
+        stale = set(profiles.load(ROOT, prof)) - set(NOTEBOOKS)
+        assert not stale, f"profiles/{prof}.yml has entries for missing notebooks: {sorted(stale)}"
+
+
+def _norm(req: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_environment_yml_matches_pyproject():
+    py = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_norm(r): r for r in py["dependencies"]}
+    for extra in py["optional-dependencies"].values():
+        wanted |= {_norm(r): r for r in extra}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert "-e ." in pip, "environment.yml must install qlib itself (-e .)"
+    listed = {_norm(r): r for r in pip if r != "-e ."}
+    assert set(wanted) == set(listed), f"differ: {sorted(set(wanted) ^ set(listed))}"
+    assert {k: v.replace(" ", "") for k, v in wanted.items()} == {k: v.replace(" ", "") for k, v in listed.items()}
+
+
+def test_readme_commands_exist():
+    readme = (ROOT / "README.md").read_text()
+    assert "make book" in readme and "make test" in readme
+    make = (ROOT / "Makefile").read_text()
+    assert re.search(r"^book:", make, re.M) and re.search(r"^test:", make, re.M)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
