@@ -169,7 +169,7 @@ def _build(variant: str) -> dict[str, Quantizer]:
         reg[f"ternary{pct}"] = Quantizer(
             f"ternary{pct}",
             f"1.58b {pct}%",
-            rf"0 \text{{ if }} |\theta_j| \text{{ among the {pct}\% smallest, else }} \operatorname{{sign}}(\theta_j)",
+            rf"0 \text{{ if }} |\theta_j| \text{{ is among the smallest }} {pct}\% \text{{, else }} \operatorname{{sign}}(\theta_j)",
             lambda x, f=frac: _rows_ternary(x, f),
             3,
             frac,
