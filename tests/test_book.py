@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 import time
@@ -62,6 +63,11 @@ def test_book_builds_without_warnings(smoke, html):
         page = site / "chapters" / Path(nb).with_suffix(".html")
         assert page.is_file(), f"no page for {nb}"
     assert (site / "chapters/appendix/01-comparisons.html").is_file()
+    # MyST that silently failed to parse shows up as raw text (e.g. a backtick fence whose title has a {cite})
+    raw = re.compile(r"\{(prf:[a-z]+|cite|ref|numref|eq)\}")
+    for page in (site / "chapters").rglob("*.html"):
+        text = re.sub(r"<(pre|code)[^>]*>.*?</\1>", "", page.read_text(), flags=re.S)
+        assert not raw.search(text), f"{page.relative_to(site)} shows unparsed MyST: {raw.search(text).group(0)}"
     assert (site / "_static/mathjax/tex-chtml.js").is_file(), "MathJax is not bundled"
 
 
@@ -111,7 +117,10 @@ def test_pages_in_headless_chromium(html):
                     continue
                 has_math = page.locator(".math, span.math, div.math").count() > 0
                 if has_math:
-                    page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=15000)
+                    try:
+                        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
+                    except Exception:
+                        problems.append(f"{rel}: maths present but MathJax typeset nothing")
                 imgs = page.eval_on_selector_all(
                     "article img, main img",
                     "els => els.map(e => [e.getAttribute('src'), e.complete, e.naturalWidth, e.naturalHeight])")

@@ -288,3 +288,18 @@ def test_rejects_unknown_names_scopes_variants():
         Q.apply(torch.nn.Linear(2, 1), "sign", scope="layer")
     with pytest.raises(TypeError, match="nn.Module or a state dict"):
         Q.apply(torch.randn(3), "sign")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 40), st.integers(0, 2**31 - 1), st.booleans())
+def test_quantize_many_equals_each_quantizer(k, d, seed, zero_row):
+    x = torch.randn(k, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    x = torch.round(x * 4) / 4  # ties and exact zeros
+    if zero_row:
+        x[0] = 0.0
+    many = Q.quantize_many(ALL, x)
+    assert many.shape == (len(ALL), k, d)
+    for i, name in enumerate(ALL):
+        assert torch.equal(many[i], Q.quantize_batch(name, x)), name
+    with pytest.raises(ValueError, match="unknown quantizer"):
+        Q.quantize_many(["sign", "bits9"], x)

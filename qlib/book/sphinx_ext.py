@@ -28,5 +28,6 @@ def _dedup_scripts(app, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app) -> dict[str, Any]:
+    app.set_html_assets_policy("always")
     app.connect("html-page-context", _dedup_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,237 @@
+"""Baseline MIS estimates of paper 001 §4.2: a trained discriminator and a loss-threshold attack.
+
+Both are membership-inference attacks φ on pairs (θ̂, z): positives are (θ̂_i, a training point of
+θ̂_i), negatives are (θ̂_i, a fresh point never used by any model). By Theorem A.2 of
+{cite}`aubinais2025quantized`, MIS_n = 2(1 − sup_φ Acc(φ)), so every attack's held-out balanced
+accuracy gives an estimate **from above**, MIS ≤ 2(1 − acc) (clipped to [0, 1]).
+
+* :func:`threshold_attack` — "member iff ℓ(θ̂, z) < τ", τ fitted on training runs (maximising
+  accuracy), accuracy measured on held-out runs. Vectorised over groups (law × quantizer).
+* :func:`train_discriminators` — g_ψ(θ̂, x, ℓ(θ̂; x, y)) ∈ [0, 1]: a one-hidden-layer ReLU network
+  on the concatenation of the flattened θ̂, x and the loss, trained with binary cross-entropy and
+  Adam on the models of the training runs, early-stopped on held-out runs, evaluated on a third set
+  of runs. G discriminators (one per law × quantizer) are trained at once: the first layer is
+  split into its θ̂, x and loss blocks so that θ̂ is projected once per run, not once per sample.
+  Inputs are standardised with the training runs' mean and standard deviation; the loss enters as
+  log(1 + ℓ) (a monotone map: the same information, tamer tails). Width, learning rate, epochs
+  and patience are parameters, fixed across quantizers (paper: unspecified).
+
+Runs are split by :func:`split_runs` (seeded) into train / early-stopping / test runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import devices
+from .estimators import binomial_ci, mis_from_accuracy
+
+__all__ = ["split_runs", "threshold_attack", "train_discriminators", "AttackResult"]
+
+
+@dataclass
+class AttackResult:
+    """Per group: held-out accuracy, its successes / trials, the MIS estimate 2(1−acc) (clipped
+    to [0, 1]) and its Clopper–Pearson interval (the trials share models, so the interval is
+    optimistic: it ignores the correlation within a run)."""
+
+    acc: np.ndarray
+    successes: np.ndarray
+    trials: np.ndarray
+    mis: np.ndarray
+    mis_lo: np.ndarray
+    mis_hi: np.ndarray
+
+    @classmethod
+    def from_counts(cls, successes, trials, level: float = 0.95) -> "AttackResult":
+        successes = np.asarray(successes, dtype=np.int64)
+        trials = np.broadcast_to(np.asarray(trials, dtype=np.int64), successes.shape).copy()
+        acc = successes / trials
+        lo, hi = binomial_ci(successes, trials, level)
+        clip = lambda a: np.clip(a, 0.0, 1.0)  # noqa: E731
+        return cls(acc, successes, trials, clip(mis_from_accuracy(acc)),
+                   clip(mis_from_accuracy(hi)), clip(mis_from_accuracy(lo)))
+
+
+def split_runs(n_runs: int, fractions=(0.5, 0.25, 0.25), seed: int = 0):
+    """Random split of run indices into (train, early-stopping, test) index arrays."""
+    if isinstance(n_runs, bool) or not isinstance(n_runs, int) or n_runs < 3:
+        raise ValueError(f"n_runs must be an int >= 3 (train, early-stopping and test runs), got {n_runs!r}")
+    f = np.asarray(fractions, dtype=float)
+    if f.shape != (3,) or np.any(f <= 0) or not math.isclose(f.sum(), 1.0):
+        raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
+    perm = np.random.default_rng(seed).permutation(n_runs)
+    n_tr = max(1, int(round(f[0] * n_runs)))
+    n_es = max(1, int(round(f[1] * n_runs)))
+    n_tr = min(n_tr, n_runs - 2)
+    n_es = min(n_es, n_runs - n_tr - 1)
+    return np.sort(perm[:n_tr]), np.sort(perm[n_tr:n_tr + n_es]), np.sort(perm[n_tr + n_es:])
+
+
+def _check_losses(loss_in, loss_out):
+    li = torch.as_tensor(np.asarray(loss_in, dtype=np.float64) if not isinstance(loss_in, torch.Tensor) else loss_in).double()
+    lo = torch.as_tensor(np.asarray(loss_out, dtype=np.float64) if not isinstance(loss_out, torch.Tensor) else loss_out).double()
+    if li.ndim != 3 or lo.ndim != 3 or li.shape[:2] != lo.shape[:2]:
+        raise ValueError(
+            f"loss_in and loss_out must be (groups, runs, samples) with equal groups and runs, got "
+            f"{tuple(li.shape)} and {tuple(lo.shape)}")
+    if not (torch.isfinite(li).all() and torch.isfinite(lo).all()):
+        raise ValueError("loss_in / loss_out contain non-finite values")
+    return li, lo
+
+
+def _check_idx(name, idx, R):
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.ndim != 1 or idx.size < 1 or idx.min() < 0 or idx.max() >= R:
+        raise ValueError(f"{name} must be a non-empty 1-D array of run indices in [0, {R})")
+    return torch.from_numpy(idx)
+
+
+def fit_thresholds(loss_in: torch.Tensor, loss_out: torch.Tensor) -> torch.Tensor:
+    """Per group, the τ maximising the accuracy of "member iff loss < τ" on the given samples.
+
+    ``loss_in`` (G, M_in), ``loss_out`` (G, M_out). Candidate thresholds are midpoints between
+    consecutive sorted losses (plus ±inf); ties in accuracy go to the smallest τ.
+    """
+    G = loss_in.shape[0]
+    vals = torch.cat([loss_in, loss_out], dim=1)
+    lab = torch.cat([torch.ones_like(loss_in), torch.zeros_like(loss_out)], dim=1)
+    v, order = torch.sort(vals, dim=1)
+    lab = torch.gather(lab, 1, order)
+    w_in = 1.0 / loss_in.shape[1]
+    w_out = 1.0 / loss_out.shape[1]
+    # τ below the j-th sorted value: members caught = in among the first j, non-members rejected
+    cin = torch.cat([torch.zeros(G, 1, dtype=v.dtype), torch.cumsum(lab, 1)], dim=1)
+    cout = torch.cat([torch.zeros(G, 1, dtype=v.dtype), torch.cumsum(1 - lab, 1)], dim=1)
+    acc = 0.5 * (cin * w_in + (loss_out.shape[1] - cout) * w_out)
+    # a threshold between equal values is not realisable: only positions where the value changes
+    ok = torch.ones_like(acc, dtype=torch.bool)
+    ok[:, 1:-1] = v[:, 1:] > v[:, :-1]
+    acc = torch.where(ok, acc, torch.full_like(acc, -1.0))
+    j = torch.argmax(acc, dim=1)
+    lo = torch.cat([torch.full((G, 1), -math.inf, dtype=v.dtype), v], dim=1)
+    hi = torch.cat([v, torch.full((G, 1), math.inf, dtype=v.dtype)], dim=1)
+    a = torch.gather(lo, 1, j[:, None])[:, 0]
+    b = torch.gather(hi, 1, j[:, None])[:, 0]
+    tau = torch.where(torch.isinf(a), b - 1.0, torch.where(torch.isinf(b), a + 1.0, (a + b) / 2))
+    return tau
+
+
+def threshold_attack(loss_in, loss_out, train_runs, test_runs, level: float = 0.95) -> AttackResult:
+    """Loss-threshold MIA: τ fitted on ``train_runs``, balanced accuracy on ``test_runs``.
+
+    ``loss_in`` (G, R, n_in): losses of each run's model on its own training points;
+    ``loss_out`` (G, R, n_out): on fresh points. Returns an :class:`AttackResult` per group.
+    """
+    li, lo = _check_losses(loss_in, loss_out)
+    G, R = li.shape[:2]
+    tr = _check_idx("train_runs", train_runs, R)
+    te = _check_idx("test_runs", test_runs, R)
+    if li.shape[2] != lo.shape[2]:
+        raise ValueError("loss_in and loss_out need the same number of samples per run (balanced attack)")
+    tau = fit_thresholds(li[:, tr].reshape(G, -1), lo[:, tr].reshape(G, -1))
+    hit_in = (li[:, te] < tau[:, None, None]).sum(dim=(1, 2))
+    hit_out = (lo[:, te] >= tau[:, None, None]).sum(dim=(1, 2))
+    trials = 2 * te.numel() * li.shape[2]
+    return AttackResult.from_counts((hit_in + hit_out).numpy(), trials, level)
+
+
+def _standardise(t: torch.Tensor, dims, ref: torch.Tensor):
+    mu = ref.mean(dim=dims, keepdim=True)
+    sd = ref.std(dim=dims, keepdim=True).clamp_min(1e-6)
+    return (t - mu) / sd
+
+
+def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs, *,
+                         group_law=None, hidden: int = 16, lr: float = 1e-2, epochs: int = 30,
+                         patience: int = 8, runs_per_batch: int = 2, seed: int = 0,
+                         device="auto", level: float = 0.95) -> AttackResult:
+    """Train G discriminators g_ψ(θ̂, x, ℓ) at once and return their held-out accuracy.
+
+    ``theta`` (G, R, p): the quantized model of each run; ``x_in``/``x_out`` (L, R, n, d): the
+    points (shared by the groups of one law: ``group_law`` (G,) maps group → law, default
+    identity); ``loss_in``/``loss_out`` (G, R, n). Mini-batches of ``runs_per_batch`` runs (all
+    their positives and negatives). Early stopping: the epoch of best accuracy on ``es_runs`` (per
+    group); the reported accuracy is that epoch's on ``test_runs``; training stops when no group
+    improved for ``patience`` epochs.
+    """
+    dev = devices.resolve(device)
+    li, lo = _check_losses(loss_in, loss_out)
+    G, R, n = li.shape
+    if not isinstance(theta, torch.Tensor) or theta.ndim != 3 or theta.shape[:2] != (G, R):
+        raise ValueError(f"theta must be a (G={G}, R={R}, p) tensor")
+    if x_in.ndim != 4 or x_in.shape != x_out.shape or x_in.shape[1] != R or x_in.shape[2] != n:
+        raise ValueError(f"x_in and x_out must be (laws, R={R}, n={n}, d) tensors of equal shape")
+    gl = torch.arange(G) if group_law is None else torch.as_tensor(np.asarray(group_law), dtype=torch.long)
+    if gl.shape != (G,) or gl.min() < 0 or gl.max() >= x_in.shape[0]:
+        raise ValueError(f"group_law must map each of the {G} groups to a law in [0, {x_in.shape[0]})")
+    for nm, v in (("hidden", hidden), ("epochs", epochs), ("patience", patience), ("runs_per_batch", runs_per_batch)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{nm} must be a positive int, got {v!r}")
+    tr = _check_idx("train_runs", train_runs, R)
+    es = _check_idx("es_runs", es_runs, R)
+    te = _check_idx("test_runs", test_runs, R)
+    g = torch.Generator().manual_seed(seed)
+    p, d = theta.shape[2], x_in.shape[3]
+    # features, standardised on the training runs (per group for θ and loss, per law for x)
+    th = _standardise(theta.float(), (1,), theta[:, tr].float()).to(dev)                  # (G,R,p)
+    xs = torch.stack([x_in, x_out], dim=2).float()                                          # (L,R,2,n,d)
+    xs = _standardise(xs, (1, 2, 3), xs[:, tr]).to(dev)
+    ls = torch.log1p(torch.stack([li, lo], dim=2).float().clamp_min(0))                     # (G,R,2,n)
+    ls = _standardise(ls, (1, 2, 3), ls[:, tr]).to(dev)
+    target = torch.tensor([1.0, 0.0], device=dev).view(1, 1, 2, 1)
+    # parameters: first layer split into θ / x / loss blocks, then a linear read-out
+    def U(*shape, fan):
+        return ((torch.rand(*shape, generator=g) * 2 - 1) / math.sqrt(fan)).to(dev)
+    fan = p + d + 1
+    params = [U(G, p, hidden, fan=fan), U(G, d, hidden, fan=fan), U(G, 1, hidden, fan=fan),
+              U(G, 1, hidden, fan=fan), U(G, hidden, 1, fan=hidden), U(G, 1, 1, fan=hidden)]
+    for t in params:
+        t.requires_grad_(True)
+    opt = torch.optim.Adam(params, lr=lr)
+    glx = gl.to(dev)
+
+    def logits(runs: torch.Tensor) -> torch.Tensor:                                        # (G,r,2,n)
+        Wt, Wx, Wl, b1, W2, b2 = params
+        r = runs.numel()
+        ht = torch.bmm(th[:, runs], Wt)                                                     # (G,r,h)
+        xr = xs[:, runs][glx].reshape(G, r * 2 * n, d)
+        hx = torch.bmm(xr, Wx).reshape(G, r, 2, n, hidden)
+        h = hx + ht[:, :, None, None, :] + ls[:, runs, :, :, None] * Wl[:, None, None] + b1[:, None, None]
+        out = torch.bmm(h.relu().reshape(G, -1, hidden), W2).reshape(G, r, 2, n) + b2.view(G, 1, 1, 1)
+        return out
+
+    def correct(runs: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            tot = torch.zeros(G, device=dev)
+            for i in range(0, runs.numel(), runs_per_batch):
+                out = logits(runs[i:i + runs_per_batch])
+                tot += ((out > 0).float() == target).float().sum(dim=(1, 2, 3))
+            return tot
+
+    best_es = torch.full((G,), -1.0, device=dev)
+    best_te = torch.zeros(G, device=dev)
+    since = torch.zeros(G, dtype=torch.long)
+    for ep in range(epochs):
+        perm = tr[torch.randperm(tr.numel(), generator=g)]
+        for i in range(0, perm.numel(), runs_per_batch):
+            out = logits(perm[i:i + runs_per_batch].to(dev))
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                out, target.expand_as(out), reduction="none").mean(dim=(1, 2, 3)).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        c_es = correct(es.to(dev))
+        c_te = correct(te.to(dev))
+        improved = c_es > best_es
+        best_es = torch.where(improved, c_es, best_es)
+        best_te = torch.where(improved, c_te, best_te)
+        since = torch.where(improved.cpu(), torch.zeros_like(since), since + 1)
+        if bool((since >= patience).all()):
+            break
+    trials = 2 * n * te.numel()
+    return AttackResult.from_counts(best_te.round().long().cpu().numpy(), trials, level)

@@ -1,0 +1,689 @@
+"""EDEN: unbiased distributed mean estimation with any bit budget (paper 002, {cite}`vargaftik2022eden`).
+
+Sender (§2, spec §2.2–2.3): pad to ``D = 2^k`` → randomized Hadamard rotation ``r = RHT(x)`` from a
+shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → deterministic Lloyd–Max quantization
+for N(0, 1) with ``2^b`` values (cell indices sent) → one scalar ``S = ‖x‖²/⟨r, q⟩`` (unbiased scale,
+Theorem 2.1) or the biased MSE-optimal ``⟨r, q⟩/‖q‖²``. Receiver: ``x̂ = S · RHT^{-1}(q)``.
+
+Bit regimes: integer ``b ∈ {1..8}``; fractional ``b > 1`` (§2.6: each coordinate uses the
+``⌊b⌋+1``-bit codebook with probability ``b − ⌊b⌋``, coins from the shared seed, not sent); sub-bit
+``b < 1`` (§4.1: a uniformly random subset of exactly ``round(b·d)`` coordinates, rescaled by
+``d/m``, then 1-bit EDEN); packet loss at the receiver (§4.2, Lemma 4.3: lost rotated coordinates
+are zero-filled and the rest multiplied by ``1/p``, ``p`` the received fraction). An entropy-coded
+variant (Appendix G, uniform cells of width ``Δ_b``) is ``quantizer="ee"``.
+
+Closed forms: :func:`limit_vnmse` (Corollaries 2.4, 4.2, Lemma 4.3, Lemma 2.2), the Lloyd–Max
+codebooks :func:`lloyd_max` solved by Newton's method to float64 precision, the entropy-coded cells
+:func:`ee_delta`, and the rate–distortion bound :func:`rd_bound`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+import torch
+from scipy import optimize, stats
+from scipy.linalg import solve_banded
+
+from . import hadamard as _h
+from .devices import resolve
+
+__all__ = [
+    "lloyd_max",
+    "codebook",
+    "quantizer_stats",
+    "limit_vnmse",
+    "mixture_moment",
+    "expected_vnmse",
+    "ee_cells",
+    "ee_delta",
+    "ee_stats",
+    "lm_entropy_coded_vnmse",
+    "rd_bound",
+    "Payload",
+    "compress",
+    "decompress",
+    "roundtrip",
+    "received_mask",
+    "mean_estimate",
+    "nmse_theory",
+    "vnmse",
+    "nmse",
+]
+
+MAX_BITS = 8
+SCALE_BITS = 64  # the scale S travels as one float64 (paper §2.2: "e.g., 64")
+_phi = stats.norm.pdf
+
+
+# ------------------------------------------------------------------------------------------------
+# Normal integrals and codebooks
+# ------------------------------------------------------------------------------------------------
+def _cell_prob(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """P(lo ≤ z ≤ hi) for z ~ N(0,1), accurate in both tails."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    right = stats.norm.sf(lo) - stats.norm.sf(hi)
+    left = stats.norm.cdf(hi) - stats.norm.cdf(lo)
+    return np.where(lo >= 0, right, left)
+
+
+def _cell_mass_center(lo, hi):
+    p = _cell_prob(lo, hi)
+    lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
+    edge = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, 0.0))  # cells of mass 0
+    return p, np.divide(_phi(lo) - _phi(hi), p, out=edge.copy(), where=p > 0)
+
+
+def quantizer_stats(thresholds: np.ndarray, centroids: np.ndarray | None = None) -> dict:
+    """Moments of the interval quantizer with these sorted thresholds for z ~ N(0,1).
+
+    ``centroids`` default to the centers of mass (then ``E[zQ] = E[Q²]``). Returns the cell
+    probabilities, ``E_Q2 = E[Q(z)²]``, ``E_zQ``, ``mse = E[(z − Q)²]``, ``entropy`` (bits) and the
+    vNMSE limit ``E[Q²]/E[zQ]² − 1`` (= ``1/E[Q²] − 1`` for centers of mass, Corollary 2.4).
+    """
+    t = np.concatenate([[-np.inf], np.asarray(thresholds, float), [np.inf]])
+    p, com = _cell_mass_center(t[:-1], t[1:])
+    q = com if centroids is None else np.asarray(centroids, float)
+    e_q2 = float(np.sum(p * q * q))
+    e_zq = float(np.sum(q * (_phi(t[:-1]) - _phi(t[1:]))))
+    nz = p > 0
+    entropy = float(-np.sum(p[nz] * np.log2(p[nz])))
+    return {
+        "probs": p,
+        "centroids": q,
+        "E_Q2": e_q2,
+        "E_zQ": e_zq,
+        "mse": 1.0 - 2 * e_zq + e_q2,
+        "entropy": entropy,
+        "vnmse_limit": e_q2 / e_zq**2 - 1.0,
+    }
+
+
+def _compander_start(levels: int) -> np.ndarray:
+    # Panter–Dite point density ∝ φ^{1/3}: centroids ≈ √3 Φ^{-1}((i + ½)/L)
+    c = math.sqrt(3.0) * stats.norm.ppf((np.arange(levels) + 0.5) / levels)
+    return (c[:-1] + c[1:]) / 2
+
+
+@lru_cache(maxsize=None)
+def _lloyd_max_cached(levels: int, tol: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    if levels == 1:
+        return (0.0,), ()
+    t = _compander_start(levels)
+    for _ in range(30):  # a few Lloyd iterations make Newton's basin safe
+        c = _cell_mass_center(np.r_[-np.inf, t], np.r_[t, np.inf])[1]
+        t = (c[:-1] + c[1:]) / 2
+    for _ in range(100):  # Newton on g(t) = t − (c_{i-1} + c_i)/2 with the tridiagonal Jacobian
+        lo, hi = np.r_[-np.inf, t], np.r_[t, np.inf]
+        p, c = _cell_mass_center(lo, hi)
+        g = t - (c[:-1] + c[1:]) / 2
+        if np.max(np.abs(g)) < tol:
+            break
+        # dc_i/dt_i = φ(t_i)(c_i − t_i)/p_i ; dc_i/dt_{i+1} = φ(t_{i+1})(t_{i+1} − c_i)/p_i
+        dlo = np.where(np.isfinite(lo), _phi(lo) * (c - np.where(np.isfinite(lo), lo, 0)) / p, 0.0)
+        dhi = np.where(np.isfinite(hi), _phi(hi) * (np.where(np.isfinite(hi), hi, 0) - c) / p, 0.0)
+        n = len(t)
+        # row i (threshold i sits between cells i and i+1)
+        diag = 1 - (dhi[:-1] + dlo[1:]) / 2
+        lower = -dlo[:-1][1:] / 2  # d g_i / d t_{i-1}: from c_i's lower edge  (cell i lower = t_{i-1})
+        upper = -dhi[1:][:-1] / 2  # d g_i / d t_{i+1}: from c_{i+1}'s upper edge
+        ab = np.zeros((3, n))
+        ab[0, 1:] = upper
+        ab[1] = diag
+        ab[2, :-1] = lower
+        step = solve_banded((1, 1), ab, g)
+        t = t - step
+        t = (t - t[::-1]) / 2  # keep exact odd symmetry
+    c = _cell_mass_center(np.r_[-np.inf, t], np.r_[t, np.inf])[1]
+    c = (c - c[::-1]) / 2
+    if np.max(np.abs(t - (c[:-1] + c[1:]) / 2)) > max(tol, 1e-12) * 10:
+        raise RuntimeError(f"Lloyd–Max for {levels} levels did not converge")
+    return tuple(c.tolist()), tuple(t.tolist())
+
+
+def lloyd_max(levels: int, tol: float = 1e-13) -> tuple[np.ndarray, np.ndarray]:
+    """Lloyd–Max quantizer for N(0, 1) with ``levels`` values: ``(centroids, thresholds)``.
+
+    Solves the two optimality conditions (centroid = center of mass of its cell, threshold =
+    midpoint of its neighbours) by Newton's method in float64 to ``max |g| < tol`` (spec §2.5; the
+    authors' shipped tables for b ≥ 6 are not converged).
+    """
+    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+        raise TypeError(f"levels must be an int, got {type(levels).__name__}")
+    if not 1 <= levels <= 4096:
+        raise ValueError(f"levels must be in [1, 4096], got {levels}")
+    c, t = _lloyd_max_cached(int(levels), float(tol))
+    return np.array(c), np.array(t)
+
+
+def _check_int_bits(bits):
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= MAX_BITS:
+        raise ValueError(f"bits must be an integer in [1, {MAX_BITS}], got {bits!r}")
+
+
+def codebook(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``2^bits``-value Lloyd–Max codebook 𝓘_b of EDEN (``bits`` in 1..8)."""
+    _check_int_bits(bits)
+    return lloyd_max(2**bits)
+
+
+def _check_bits(bits) -> float:
+    if isinstance(bits, bool) or not isinstance(bits, (int, float, np.integer, np.floating)):
+        raise TypeError(f"bits must be a real number, got {type(bits).__name__}")
+    b = float(bits)
+    if not math.isfinite(b) or not 0 < b <= MAX_BITS:
+        raise ValueError(f"bits must be in (0, {MAX_BITS}], got {bits!r}")
+    return b
+
+
+def _check_fraction(name, p, lo_open=True):
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(p).__name__}")
+    p = float(p)
+    if not (math.isfinite(p) and 0.0 <= p < 1.0):
+        raise ValueError(f"{name} must be in [0, 1), got {p!r}")
+    return p
+
+
+def mixture_moment(bits: float) -> float:
+    """``E[Q(z)²]`` of the quantizer EDEN uses at budget ``bits ≥ 1`` (mixture for fractional b)."""
+    b = _check_bits(bits)
+    if b < 1:
+        return quantizer_stats(codebook(1)[1])["E_Q2"]
+    lo = int(math.floor(b))
+    f = b - lo
+    m_lo = quantizer_stats(codebook(lo)[1])["E_Q2"]
+    if f == 0:
+        return m_lo
+    return (1 - f) * m_lo + f * quantizer_stats(codebook(lo + 1)[1])["E_Q2"]
+
+
+def limit_vnmse(bits: float, loss: float = 0.0) -> float:
+    """Asymptotic (d → ∞) vNMSE of EDEN at budget ``bits`` and receiver loss rate ``loss``.
+
+    ``1/E[Q²] − 1`` (Corollary 2.4; mixture for fractional b, §2.6), ``π/(2b) − 1`` for b < 1
+    (Corollary 4.2) and, under loss with received fraction ``p = 1 − loss``, ``1/(p·E[Q²]) − 1``
+    (Lemma 4.3). Sub-bit and loss compose as ``A + AB + B`` (Lemma 4.1).
+    """
+    b = _check_bits(bits)
+    p_recv = 1.0 - _check_fraction("loss", loss)
+    p_sub = b if b < 1 else 1.0
+    return 1.0 / (p_sub * p_recv * mixture_moment(b)) - 1.0
+
+
+def expected_vnmse(d: int, bits: float, loss: float = 0.0) -> float:
+    """:func:`limit_vnmse` corrected for the padding convention of :func:`compress`.
+
+    The rotated-domain error is spread evenly over the ``D`` padded coordinates and the ``D − m``
+    padding coordinates are dropped, so the measured vNMSE is ``(m/D)·B`` with ``B`` the limit of
+    the quantization stage (spec §2.4); for b < 1 the sparsification error ``A = d/m − 1``
+    composes with it as ``A + (1 + A)·(m/D)·B``.
+    """
+    b = _check_bits(bits)
+    p_recv = 1.0 - _check_fraction("loss", loss)
+    m = max(1, int(round(b * d))) if b < 1 else int(d)
+    D = _h.next_power_of_two(m)
+    B = 1.0 / (p_recv * mixture_moment(b)) - 1.0
+    A = d / m - 1.0 if b < 1 else 0.0
+    return A + (1 + A) * (m / D) * B
+
+
+def rd_bound(bits) -> np.ndarray:
+    """Rate–distortion lower bound on vNMSE with ``bits`` bits per coordinate: ``4^-b / (1 − 4^-b)``."""
+    b = np.asarray(bits, float)
+    if np.any(~np.isfinite(b)) or np.any(b <= 0):
+        raise ValueError("bits must be finite and > 0")
+    return 4.0**-b / (1 - 4.0**-b)
+
+
+# -- entropy-coded quantizer 𝓘_Δ (Appendix G) -----------------------------------------------------
+def ee_cells(delta: float, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform cells ``[Δ(n − ½), Δ(n + ½)]``: returns (cell numbers n, thresholds) for |n| ≤ n_max."""
+    if not (isinstance(delta, (int, float, np.floating)) and math.isfinite(delta) and delta > 0):
+        raise ValueError(f"delta must be a finite positive number, got {delta!r}")
+    if n_max is None:
+        n_max = int(math.ceil(12.0 / delta)) + 2
+    n = np.arange(-n_max, n_max + 1)
+    return n, delta * (n[:-1] + 0.5)
+
+
+def ee_stats(delta: float) -> dict:
+    """:func:`quantizer_stats` of 𝓘_Δ with centers of mass as values (entropy, vNMSE limit, …)."""
+    return quantizer_stats(ee_cells(delta)[1])
+
+
+@lru_cache(maxsize=None)
+def ee_delta(bits: float) -> float:
+    """``Δ_b``: the smallest cell width whose entropy is at most ``bits`` (Appendix G.1)."""
+    b = _check_bits(bits) if bits <= MAX_BITS else float(bits)
+    return float(optimize.brentq(lambda dl: ee_stats(dl)["entropy"] - b, 2e-3, 30.0, xtol=1e-14, rtol=1e-15))
+
+
+def lm_entropy_coded_vnmse(bits: float) -> tuple[int, float]:
+    """Figure 4's "Lloyd–Max + entropy coding" curve: the Lloyd–Max quantizer with the most levels
+    whose entropy is ≤ ``bits`` (our reading, the paper gives no rule); returns (levels, vNMSE).
+    For b < 1 the 2-level quantizer is sparsified (no entropy gain possible below one bit)."""
+    b = _check_bits(bits)
+    if b <= 1:
+        return 2, limit_vnmse(b)
+    lo, hi = 2, 2
+    while quantizer_stats(lloyd_max(hi * 2)[1])["entropy"] <= b:
+        hi *= 2
+    hi *= 2
+    while hi - lo > 1:  # entropy is increasing in the number of levels
+        mid = (lo + hi) // 2
+        if quantizer_stats(lloyd_max(mid)[1])["entropy"] <= b:
+            lo = mid
+        else:
+            hi = mid
+    return lo, quantizer_stats(lloyd_max(lo)[1])["vnmse_limit"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Compress / decompress
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Payload:
+    """One EDEN message per vector of a batch (leading dimensions of the input).
+
+    ``indices``: the quantization cell of every rotated coordinate (uint8 for Lloyd–Max codebooks,
+    int32 cell numbers for ``quantizer="ee"``), shape ``(*batch, D)``; ``scale``: ``S`` per vector;
+    ``nbits``: exact message size per vector (indices + 64-bit scale; for ``"ee"`` the ideal
+    arithmetic-code length ``⌈D·Ĥ⌉`` with ``Ĥ`` the empirical entropy of the indices). The seed is
+    shared with the receiver, not transmitted (not counted).
+    """
+
+    indices: torch.Tensor
+    scale: torch.Tensor
+    seed: int
+    bits: float
+    d: int
+    m: int  # coordinates after sub-bit subsampling (= d when bits >= 1)
+    D: int  # rotated (padded) dimension
+    quantizer: str
+    n_rotations: int
+    nbits: torch.Tensor
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return self.indices.shape[:-1]
+
+    @property
+    def total_bits(self) -> int:
+        return int(self.nbits.sum())
+
+
+def _check_x(x):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a float32/float64 tensor, got {x.dtype}")
+    if x.dim() == 0 or x.shape[-1] == 0 or x.numel() == 0:
+        raise ValueError(f"x must be a non-empty vector or batch of vectors, got shape {tuple(x.shape)}")
+    # one cheap reduction first; the elementwise check only when the sum is not finite (or overflowed)
+    if not bool(torch.isfinite(x.sum())) and not bool(torch.isfinite(x).all()):
+        raise ValueError("x must be finite (it contains NaN or inf)")
+
+
+def _check_seed(seed):
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return int(seed)
+
+
+def _rotation_signs(seed, batch, k, D, dtype, device):
+    return _h.rademacher((*batch, k, D), _h.generator(seed, "rotation", device), dtype, device)
+
+
+def _coins(seed, batch, D, f, device):
+    g = _h.generator(seed, "frac-bits", device)
+    return torch.rand((*batch, D), generator=g, device=device) < f
+
+
+def _subsample(seed, batch, d, m, device):
+    g = _h.generator(seed, "sub-bit", device)
+    keys = torch.rand((*batch, d), generator=g, device=device)
+    return torch.topk(keys, m, dim=-1, sorted=False).indices  # a uniform subset of size m
+
+
+@lru_cache(maxsize=None)
+def _lm_host_tables(bits: int):
+    """Wire code ``2k + (u < 0)`` for the cell with ``k`` positive thresholds below ``|u|``; the
+    decode table in that order; and an exact lookup table over ``|u|`` (paper §5.1)."""
+    c, t = codebook(bits)
+    cpos = c[2 ** (bits - 1) :]
+    table = np.empty(2**bits)
+    table[0::2], table[1::2] = cpos, -cpos
+    pos = t[t > 0]
+    if len(pos) == 0:
+        return table, pos, None
+    gamma = np.min(np.diff(np.r_[0.0, pos])) / 4  # < half the smallest gap: ≤ 1 threshold per cell
+    n = np.arange(int(np.ceil(pos[-1] / gamma)) + 2)
+    count = np.searchsorted(pos, n * gamma, side="left")  # thresholds strictly below the left edge
+    nxt = np.r_[pos, np.inf][count]
+    prv = np.r_[-np.inf, pos][count]
+    return table, pos, (gamma, count, nxt, prv)
+
+
+def _lm_table(bits: int, dtype, device) -> torch.Tensor:
+    return torch.tensor(_lm_host_tables(bits)[0], dtype=dtype, device=device)
+
+
+def _lm_quantize(u: torch.Tensor, bits: int) -> torch.Tensor:
+    """Cell code ``2k + (u < 0)`` (uint8). A value on a threshold goes to the cell closer to zero
+    (footnote 4); ``u = 0`` counts as positive (spec §2.3)."""
+    table, pos, lut = _lm_host_tables(bits)
+    neg = (u < 0).to(torch.uint8)
+    if len(pos) == 0:
+        return neg
+    a = u.abs()
+    if len(pos) <= 3:  # a few comparisons beat any search
+        k = (a > float(pos[0])).to(torch.uint8)
+        for tj in pos[1:]:
+            k += (a > float(tj)).to(torch.uint8)
+    else:  # exact LUT: the grid cell gives the count up to one threshold, two comparisons fix it
+        gamma, count, nxt, prv = lut
+        dev, dt = u.device, u.dtype
+        cell = torch.clamp((a * (1.0 / gamma)).to(torch.int64), 0, len(count) - 1)
+        k = torch.tensor(count, dtype=torch.uint8, device=dev)[cell]
+        k += (a > torch.tensor(nxt, dtype=dt, device=dev)[cell]).to(torch.uint8)
+        k -= (a <= torch.tensor(prv, dtype=dt, device=dev)[cell]).to(torch.uint8)
+    return (k << 1) | neg
+
+
+@lru_cache(maxsize=None)
+def _ee_table(delta: float):
+    n, t = ee_cells(delta)
+    com = _cell_mass_center(np.r_[-np.inf, t], np.r_[t, np.inf])[1]
+    com = (com - com[::-1]) / 2
+    return int(n[-1]), com
+
+
+def _ee_quantize(u, delta):
+    n_max, _ = _ee_table(delta)
+    return torch.clamp(torch.round(u / delta), -n_max, n_max).to(torch.int32)
+
+
+def _dequantize(indices, bits, quantizer, coins, dtype, device):
+    if quantizer == "ee":
+        n_max, com = _ee_table(ee_delta(bits))
+        table = torch.tensor(com, dtype=dtype, device=device)
+        return table[(indices.long() + n_max)]
+    lo = int(math.floor(bits)) if bits >= 1 else 1
+    ii = indices.long()
+    if coins is None:
+        return _lm_table(lo, dtype, device)[ii]
+    # the low codebook's codes are a prefix of the high one's only by position; look up both
+    c_lo = _lm_table(lo, dtype, device)
+    q = c_lo[ii.clamp_max(len(c_lo) - 1)]
+    return torch.where(coins, _lm_table(lo + 1, dtype, device)[ii], q)
+
+
+def _entropy_bits(indices: torch.Tensor) -> torch.Tensor:
+    """Ideal (arithmetic-code) length ⌈D·Ĥ⌉ per row, Ĥ = empirical entropy of the row's symbols."""
+    flat = indices.reshape(-1, indices.shape[-1]).long()
+    out = []
+    for row in flat:  # rows are few (clients); the symbols per row are counted vectorised
+        counts = torch.bincount(row - row.min()).double()
+        p = counts[counts > 0] / row.numel()
+        out.append(math.ceil(float(-(p * torch.log2(p)).sum()) * row.numel()))
+    return torch.tensor(out, dtype=torch.long).reshape(indices.shape[:-1])
+
+
+def compress(
+    x: torch.Tensor,
+    bits: float,
+    seed: int,
+    *,
+    scale: str = "unbiased",
+    quantizer: str = "lm",
+    n_rotations: int = 1,
+) -> Payload:
+    """EDEN sender for a vector or a batch ``(*batch, d)`` (every row its own rotation/coins/mask).
+
+    ``bits`` in (0, 8]: integer, fractional (> 1) or sub-bit (< 1). ``scale``: ``"unbiased"`` (the
+    paper's ``S = ‖x‖²/⟨r, q⟩``) or ``"mse"`` (biased, ``⟨r, q⟩/‖q‖²``, not in the paper).
+    ``quantizer``: ``"lm"`` (Lloyd–Max, default) or ``"ee"`` (entropy-coded cells of width Δ_b).
+    ``n_rotations``: number of chained RHTs (1 in the paper). A zero vector gives ``S = 0`` and
+    decodes to exact zeros (the scale doubles as the paper's one-bit zero flag).
+    """
+    _check_x(x)
+    b = _check_bits(bits)
+    seed = _check_seed(seed)
+    if scale not in ("unbiased", "mse"):
+        raise ValueError(f"scale must be 'unbiased' or 'mse', got {scale!r}")
+    if quantizer not in ("lm", "ee"):
+        raise ValueError(f"quantizer must be 'lm' or 'ee', got {quantizer!r}")
+    if isinstance(n_rotations, bool) or not isinstance(n_rotations, int) or not 1 <= n_rotations <= 8:
+        raise ValueError(f"n_rotations must be an int in [1, 8], got {n_rotations!r}")
+    batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
+    v = x
+    m = d
+    if b < 1 and quantizer == "lm":  # sub-bit: uniform subset of exactly m = round(b·d) coordinates
+        m = max(1, int(round(b * d)))
+        keep = _subsample(seed, batch, d, m, dev)
+        v = torch.gather(x, -1, keep) * (d / m)
+    D = _h.next_power_of_two(m)
+    r = _h.rht(_h.pad_to_power_of_two(v), _rotation_signs(seed, batch, n_rotations, D, dt, dev))
+    norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+    zero = norm2 == 0
+    eta = torch.where(zero, torch.zeros_like(norm2), math.sqrt(D) / norm2.sqrt())
+    u = r * eta.unsqueeze(-1)
+    coins = None
+    if quantizer == "ee":
+        idx = _ee_quantize(u, ee_delta(b))
+    elif b >= 1 and b != math.floor(b):
+        lo = int(math.floor(b))
+        coins = _coins(seed, batch, D, b - lo, dev)
+        idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
+    else:
+        idx = _lm_quantize(u, max(1, int(b)))
+    q = _dequantize(idx, b, quantizer, coins, dt, dev)
+    rq = torch.linalg.vecdot(r, q)
+    if bool(((rq <= 0) & ~zero).any()):
+        raise ValueError(
+            f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
+            "use quantizer='lm' for this budget"
+        )
+    safe_rq = torch.where(zero, torch.ones_like(rq), rq)
+    if scale == "unbiased":
+        S = norm2 / safe_rq
+    else:
+        S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
+    S = torch.where(zero, torch.zeros_like(S), S)
+    if quantizer == "ee":
+        nbits = _entropy_bits(idx) + SCALE_BITS
+    elif coins is not None:
+        lo = int(math.floor(b))
+        nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
+    else:
+        nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
+    nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
+    return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
+
+
+def received_mask(D: int, loss: float, mode: str = "tail", seed: int | None = None, batch=(), device="cpu"):
+    """Boolean mask of the rotated coordinates that arrive when a fraction ``loss`` is lost.
+
+    ``mode="tail"``: the last ``round(loss·D)`` coordinates are dropped (a deterministic, oblivious
+    loss pattern, Lemma 4.3 / Figure 11); ``"random"``: a uniformly random subset of that size
+    (``seed`` required).
+    """
+    loss = _check_fraction("loss", loss)
+    if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 1:
+        raise ValueError(f"D must be a positive int, got {D!r}")
+    lost = int(round(loss * D))
+    if lost >= D:
+        raise ValueError(f"loss={loss} drops every one of the D={D} coordinates")
+    dev = torch.device(device)
+    if mode == "tail":
+        mask = torch.arange(D, device=dev) < D - lost
+        return mask.expand(*batch, D)
+    if mode == "random":
+        g = _h.generator(_check_seed(seed if seed is not None else -1), "loss", dev)
+        keys = torch.rand((*batch, D), generator=g, device=dev)
+        order = keys.argsort(-1)
+        mask = torch.ones((*batch, D), dtype=torch.bool, device=dev)
+        return mask.scatter(-1, order[..., :lost], False)
+    raise ValueError(f"mode must be 'tail' or 'random', got {mode!r}")
+
+
+def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.Tensor:
+    """EDEN receiver: ``x̂ = S · RHT^{-1}(q)``, regenerating signs, coins and mask from the seed.
+
+    ``received``: optional boolean mask over the ``D`` rotated coordinates (broadcastable to the
+    indices); lost coordinates are zero-filled and the received ones scaled by ``1/p`` with ``p``
+    the received fraction counted per vector (§4.2). A vector of which nothing arrived decodes to 0.
+    """
+    if not isinstance(payload, Payload):
+        raise TypeError(f"payload must be a qlib.eden.Payload, got {type(payload).__name__}")
+    idx, S = payload.indices, payload.scale
+    batch, D, dev, dt = idx.shape[:-1], payload.D, idx.device, S.dtype
+    if idx.shape[-1] != D or tuple(S.shape) != tuple(batch) or not _h.is_power_of_two(D) or D < payload.m:
+        raise ValueError(
+            f"mismatched payload: indices shape {tuple(idx.shape)}, scale shape {tuple(S.shape)}, D={D}, m={payload.m}"
+        )
+    b = payload.bits
+    coins = None
+    if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
+        coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
+    q = _dequantize(idx, b, payload.quantizer, coins, dt, dev)
+    if received is not None:
+        if not isinstance(received, torch.Tensor) or received.dtype != torch.bool:
+            raise TypeError("received must be a boolean torch.Tensor")
+        if received.shape[-1] != D:
+            raise ValueError(f"received has length {received.shape[-1]}, expected D={D}")
+        received = received.to(dev)
+        p = received.sum(-1, keepdim=True).to(dt) / D
+        q = torch.where(received, q, torch.zeros_like(q)) / p.clamp_min(1.0 / D)
+        q = torch.where(p > 0, q, torch.zeros_like(q))
+    w = q * S.unsqueeze(-1)
+    signs = _rotation_signs(payload.seed, batch, payload.n_rotations, D, dt, dev)
+    v = _h.irht(w, signs)[..., : payload.m]
+    if payload.m == payload.d:
+        return v
+    keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)
+    return torch.zeros((*batch, payload.d), dtype=dt, device=dev).scatter(-1, keep, v)
+
+
+def roundtrip(x: torch.Tensor, bits: float, seed: int, *, loss: float = 0.0, loss_mode: str = "tail", **kw):
+    """``decompress(compress(x, bits, seed, **kw), received)`` with a loss pattern of rate ``loss``."""
+    pl = compress(x, bits, seed, **kw)
+    rec = None
+    if _check_fraction("loss", loss) > 0:
+        rec = received_mask(pl.D, loss, loss_mode, seed=seed, batch=pl.batch_shape, device=x.device)
+    return decompress(pl, rec)
+
+
+# ------------------------------------------------------------------------------------------------
+# Heterogeneous clients and metrics
+# ------------------------------------------------------------------------------------------------
+def _per_client(name, val, n, check):
+    if isinstance(val, (list, tuple, np.ndarray, torch.Tensor)):
+        vals = [float(v) for v in val]
+        if len(vals) != n:
+            raise ValueError(f"{name} has {len(vals)} entries for {n} clients")
+    else:
+        vals = [float(val)] * n
+    for v in vals:
+        check(v)
+    return vals
+
+
+def mean_estimate(
+    xs: torch.Tensor,
+    bits: float | Sequence[float],
+    seed: int,
+    *,
+    loss: float | Sequence[float] = 0.0,
+    loss_mode: str = "random",
+) -> tuple[torch.Tensor, int]:
+    """The receiver's estimate ``(1/n) Σ_c x̂_c`` of the mean of the rows of ``xs`` (n × d), each
+    client with its own budget ``bits[c]`` and loss rate ``loss[c]``; returns (estimate, total bits).
+
+    Clients sharing a budget are compressed as one batch (each row has its own rotation); groups use
+    independent seed streams derived from ``seed``.
+    """
+    _check_x(xs)
+    if xs.dim() != 2:
+        raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
+    seed = _check_seed(seed)
+    n = xs.shape[0]
+    bs = _per_client("bits", bits, n, _check_bits)
+    ls = _per_client("loss", loss, n, lambda v: _check_fraction("loss", v))
+    total = torch.zeros(xs.shape[1], dtype=xs.dtype, device=xs.device)
+    nbits = 0
+    for gi, b in enumerate(sorted(set(bs))):
+        rows = [c for c in range(n) if bs[c] == b]
+        gseed = int(np.random.SeedSequence([seed, gi]).generate_state(1)[0])
+        pl = compress(xs[rows], b, gseed)
+        masks = torch.stack(
+            [received_mask(pl.D, ls[c], loss_mode, seed=gseed + 1 + c, device=xs.device) for c in rows]
+        )
+        total = total + decompress(pl, masks).sum(0)
+        nbits += pl.total_bits
+    return total / n, nbits
+
+
+def nmse_theory(xs: torch.Tensor, bits, loss=0.0) -> float:
+    """Lemma 2.2: ``NMSE = Σ_c vNMSE(c)·‖x_c‖² / (n Σ_c ‖x_c‖²)`` with each client's vNMSE from
+    :func:`expected_vnmse` (its budget, its loss rate, the padding convention)."""
+    _check_x(xs)
+    n, d = xs.shape
+    bs = _per_client("bits", bits, n, _check_bits)
+    ls = _per_client("loss", loss, n, lambda v: _check_fraction("loss", v))
+    w = (xs.double() ** 2).sum(-1).cpu().numpy()
+    v = np.array([expected_vnmse(d, b, lo) for b, lo in zip(bs, ls)])
+    return float((v * w).sum() / (n * w.sum()))
+
+
+def vnmse(x: torch.Tensor, x_hat: torch.Tensor) -> torch.Tensor:
+    """``‖x − x̂‖² / ‖x‖²`` per row (float64)."""
+    if x.shape != x_hat.shape:
+        raise ValueError(f"x and x_hat differ in shape: {tuple(x.shape)} vs {tuple(x_hat.shape)}")
+    x, x_hat = x.double(), x_hat.double()
+    return ((x - x_hat) ** 2).sum(-1) / (x**2).sum(-1)
+
+
+def nmse(xs: torch.Tensor, mean_hat: torch.Tensor) -> float:
+    """``‖mean_hat − mean(xs)‖² / ((1/n) Σ ‖x_c‖²)`` (the paper's NMSE, one realization)."""
+    xs = xs.double()
+    err = ((mean_hat.double() - xs.mean(0)) ** 2).sum()
+    return float(err / (xs**2).sum(-1).mean())
+
+
+def loss_subbit_sweep(d: int, fractions, trials: int = 5, seed: int = 0, law_sampler=None, dtype=torch.float64):
+    """Figure 11: vNMSE at each fraction ``p`` of coordinates kept/received, for 1-bit EDEN with
+    sub-bit sparsification (``bits = p``, mask before the rotation), a tail drop of ``1 − p`` of the
+    rotated coordinates, and a uniformly random loss; with the theory ``π/(2p) − 1`` and the
+    padding-corrected expectation. Returns a DataFrame (one row per p and scheme)."""
+    import pandas as pd
+
+    if law_sampler is None:
+        g = torch.Generator().manual_seed(_check_seed(seed))
+        x = torch.randn(trials, d, generator=g, dtype=dtype).exp()
+    else:
+        x = law_sampler((trials, d))
+    rows = []
+    for p in fractions:
+        p = float(p)
+        runs = {"sub-bit (mask before rotation)": dict(bits=p)}
+        if p < 1:
+            runs["tail drop (after rotation)"] = dict(bits=1, loss=1 - p, loss_mode="tail")
+            runs["random loss (after rotation)"] = dict(bits=1, loss=1 - p, loss_mode="random")
+        for name, kw in runs.items():
+            b = kw.pop("bits")
+            pl = compress(x, b, seed)
+            rec = None
+            if kw:
+                rec = received_mask(pl.D, kw["loss"], kw["loss_mode"], seed=seed + 1, batch=pl.batch_shape)
+            v = vnmse(x, decompress(pl, rec))
+            sent = pl.nbits.double().mean().item() if rec is None else float(rec.sum(-1).double().mean()) + SCALE_BITS
+            rows.append({"p": p, "scheme": name, "vnmse": float(v.mean()), "sd": float(v.std()),
+                         "bits_per_coord": sent / d, "theory": limit_vnmse(p),
+                         "expected_padded": expected_vnmse(d, p) if name.startswith("sub") else limit_vnmse(1, 1 - p)})
+    return pd.DataFrame(rows)

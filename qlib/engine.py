@@ -1,0 +1,335 @@
+"""Vectorised training of K independent small models in one batched computation.
+
+Every model has its own data, its own initialisation and its own Adam state; the K models are
+stacked along a leading dimension and trained together (one batched matmul per layer, one Adam
+update for all), which is the same computation as training each alone with ``torch.optim.Adam``
+(tests/test_engine.py checks it to float tolerance). The model family is pluggable: a *model* is
+an object with
+
+* ``n_params`` — the length p of one model's flat parameter vector θ;
+* ``init(K, generator, dtype)`` — (K, p) initial parameters (``torch.nn.Linear``'s default init);
+* ``forward(theta, X)`` — outputs (K, n) (one output per sample) from θ (K, p) and X (K, n, d);
+* ``unflatten(theta)`` — dict name → (K, *shape) tensors (the layers, for per-tensor quantization).
+
+Two families ship: :class:`Linear` (one linear layer + bias; with ``qlib.synthetic.features`` the
+logistic model on [x, x²] of paper 001 §5.1) and :class:`MLP` (two layers, ReLU). Losses per sample:
+``"logistic"`` (binary cross-entropy with logits, y ∈ {0, 1}) and ``"mse"``.
+
+Callbacks (:class:`Callback`) see every chunk start, every epoch end (epoch counts from 1) and every
+chunk end. On CPU the K models are trained in chunks of a few tens (each chunk runs all its epochs
+with its data in cache; measured ~10× faster than one batch of thousands of models, see
+``benchmarks/bench_engine.py``); on CUDA all at once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from . import devices
+
+__all__ = ["Linear", "MLP", "LOSSES", "per_sample_loss", "init_params", "train", "TrainResult", "Callback",
+           "default_chunk_size"]
+
+
+def _nn_linear_init(K: int, fan_in: int, fan_out: int, generator: torch.Generator,
+                    dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.nn.Linear's default init: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    bound = 1.0 / math.sqrt(fan_in)
+    w = (torch.rand(K, fan_out, fan_in, generator=generator, dtype=torch.float64) * 2 - 1) * bound
+    b = (torch.rand(K, fan_out, generator=generator, dtype=torch.float64) * 2 - 1) * bound
+    return w.to(dtype), b.to(dtype)
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One linear layer with bias and a single output: f(x) = wᵀx + b. θ = [w (d), b].
+
+    Implements the fast path of the engine: ``prepare`` keeps a transposed copy of the data so
+    that the forward and backward passes are row-vector × matrix products, and ``vjp`` is the
+    analytic gradient (no autograd graph per epoch).
+    """
+
+    in_features: int
+
+    def __post_init__(self):
+        if isinstance(self.in_features, bool) or not isinstance(self.in_features, int) or self.in_features < 1:
+            raise ValueError(f"in_features must be a positive int, got {self.in_features!r}")
+
+    @property
+    def n_params(self) -> int:
+        return self.in_features + 1
+
+    def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+        w, b = _nn_linear_init(K, self.in_features, 1, generator, dtype)
+        return torch.cat([w[:, 0, :], b], dim=1)
+
+    def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        d = self.in_features
+        return {"weight": theta[..., :d], "bias": theta[..., d:]}
+
+    def prepare(self, X: torch.Tensor):
+        """X (K, n, d) -> ([X, 1] and its transpose): the bias is the weight of a ones column."""
+        if X.ndim != 3 or X.shape[-1] != self.in_features:
+            raise ValueError(f"X must have shape (K, n, {self.in_features}), got {tuple(X.shape)}")
+        X1 = torch.cat([X, X.new_ones(X.shape[:-1] + (1,))], dim=-1)
+        return (X1, X1.transpose(1, 2).contiguous())
+
+    def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
+        """theta (K, p) or (Q, K, p) -> outputs (K, n) or (Q, K, n)."""
+        _, X1t = data
+        if theta.ndim == 2:
+            return torch.bmm(theta.unsqueeze(1), X1t).squeeze(1)
+        return torch.bmm(theta.transpose(0, 1), X1t).transpose(0, 1)   # (K,Q,p)@(K,p,n) -> (Q,K,n)
+
+    def vjp(self, theta: torch.Tensor, data, grad_out: torch.Tensor) -> torch.Tensor:
+        X1, _ = data
+        return torch.bmm(grad_out.unsqueeze(1), X1).squeeze(1)
+
+    def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n)."""
+        return self.apply(theta, self.prepare(X))
+
+
+@dataclass(frozen=True)
+class MLP:
+    """Two linear layers with ReLU between and one output. θ = [W1, b1, W2, b2] flattened."""
+
+    in_features: int
+    hidden: int = 128
+
+    @property
+    def n_params(self) -> int:
+        return self.hidden * self.in_features + self.hidden + self.hidden + 1
+
+    def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+        w1, b1 = _nn_linear_init(K, self.in_features, self.hidden, generator, dtype)
+        w2, b2 = _nn_linear_init(K, self.hidden, 1, generator, dtype)
+        return torch.cat([w1.reshape(K, -1), b1, w2.reshape(K, -1), b2], dim=1)
+
+    def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        d, h = self.in_features, self.hidden
+        lead = theta.shape[:-1]
+        i = 0
+        out = {}
+        for name, shape in (("0.weight", (h, d)), ("0.bias", (h,)), ("2.weight", (1, h)), ("2.bias", (1,))):
+            size = math.prod(shape)
+            out[name] = theta[..., i:i + size].reshape(*lead, *shape)
+            i += size
+        return out
+
+    def prepare(self, X: torch.Tensor):
+        return X
+
+    def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
+        return self.forward(theta, data)
+
+    def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        p = self.unflatten(theta)
+        lead = theta.shape[:-2]
+        if lead:  # fold leading dims into the model dimension
+            Q = math.prod(lead)
+            flat = theta.reshape(Q * theta.shape[-2], -1)
+            Xr = X.unsqueeze(0).expand(Q, *X.shape).reshape(-1, *X.shape[1:])
+            return self.forward(flat, Xr).reshape(*lead, theta.shape[-2], X.shape[1])
+        h = torch.baddbmm(p["0.bias"].unsqueeze(1), X, p["0.weight"].transpose(1, 2)).relu_()
+        return torch.baddbmm(p["2.bias"].unsqueeze(1), h, p["2.weight"].transpose(1, 2)).squeeze(-1)
+
+
+def _logistic(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return F.binary_cross_entropy_with_logits(out, y.expand_as(out), reduction="none")
+
+
+def _logistic_grad(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.sigmoid(out) - y
+
+
+def _mse(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (out - y) ** 2
+
+
+def _mse_grad(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return 2 * (out - y)
+
+
+#: per-sample loss ℓ(out, y) and its derivative ∂ℓ/∂out
+LOSSES: dict[str, tuple[Callable, Callable]] = {
+    "logistic": (_logistic, _logistic_grad),
+    "mse": (_mse, _mse_grad),
+}
+
+
+def per_sample_loss(loss: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-sample loss of outputs ``out`` against targets ``y`` (broadcast over leading dims)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    return LOSSES[loss][0](out, y)
+
+
+def init_params(model, K: int, seed: int | torch.Generator, dtype=torch.float32) -> torch.Tensor:
+    """(K, p) initial parameters, reproducible from an int seed or a torch.Generator."""
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ValueError(f"K (number of models) must be a positive int, got {K!r}")
+    g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
+    return model.init(K, g, dtype)
+
+
+class Callback:
+    """Hooks of :func:`train` (all optional). ``models`` is the slice of the K models being trained
+    (the engine trains them in chunks of ``chunk_size``; a chunk runs all its epochs, then the next
+    chunk starts); ``theta`` holds those models' parameters (detached; do not modify in place)."""
+
+    def on_chunk_start(self, models: slice) -> None:  # pragma: no cover - default no-op
+        pass
+
+    def on_epoch_end(self, epoch: int, theta: torch.Tensor, models: slice) -> None:  # pragma: no cover
+        pass
+
+    def on_chunk_end(self, models: slice, theta: torch.Tensor) -> None:  # pragma: no cover
+        pass
+
+
+class _FnCallback(Callback):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def on_epoch_end(self, epoch, theta, models):
+        self.fn(epoch, theta, models)
+
+
+@dataclass
+class TrainResult:
+    """Final parameters (K, p) and the per-model mean training loss before each epoch's step."""
+
+    theta: torch.Tensor
+    train_loss: torch.Tensor
+
+
+def _check_data(X: torch.Tensor, y: torch.Tensor, K: int | None, name: str = "X") -> None:
+    if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise TypeError(f"{name} and its targets must be torch tensors")
+    if X.ndim != 3:
+        raise ValueError(f"{name} must have shape (K models, n samples, d features), got {tuple(X.shape)}")
+    if y.shape != X.shape[:2]:
+        raise ValueError(f"targets of {name} must have shape (K, n) = {tuple(X.shape[:2])}, got {tuple(y.shape)}")
+    if K is not None and X.shape[0] != K:
+        raise ValueError(f"{name} holds data for {X.shape[0]} models but theta0 has {K} models")
+    if not torch.isfinite(X).all() or not torch.isfinite(y).all():
+        raise ValueError(f"{name} or its targets contain non-finite values")
+
+
+def default_chunk_size(device: torch.device, K: int) -> int:
+    """CPU: 32 models per chunk (their data stays in cache across epochs); CUDA: all at once."""
+    return K if device.type == "cuda" else min(K, 32)
+
+
+def train(
+    model,
+    theta0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    epochs: int,
+    lr: float = 1e-4,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    loss: str = "logistic",
+    callbacks: Sequence[Callback | Callable] = (),
+    device: str | torch.device = "auto",
+    chunk_size: int | None = None,
+    transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    record_loss: bool = False,
+) -> TrainResult:
+    """Train K models at once, full batch, with Adam (the update of ``torch.optim.Adam``).
+
+    ``theta0`` (K, p): initial parameters; ``X`` (K, n, d), ``y`` (K, n): model k's own training
+    set. One epoch = one full-batch Adam step on the mean loss of each model. The K models do not
+    interact, so they are trained in chunks of ``chunk_size`` models (default
+    :func:`default_chunk_size`), each chunk one batched computation over all its epochs.
+    ``transform`` (e.g. ``qlib.synthetic.features``) is applied to each chunk's X on the device.
+    ``callbacks``: :class:`Callback` objects, or callables ``fn(epoch, theta, models)``.
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
+        raise ValueError(f"epochs must be a non-negative int, got {epochs!r}")
+    if not (isinstance(lr, (int, float)) and lr > 0 and math.isfinite(lr)):
+        raise ValueError(f"lr must be a finite positive number, got {lr!r}")
+    if len(betas) != 2 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+        raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
+    if not (eps > 0):
+        raise ValueError(f"eps must be > 0, got {eps!r}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    if not isinstance(theta0, torch.Tensor) or theta0.ndim != 2 or theta0.shape[1] != model.n_params:
+        raise ValueError(
+            f"theta0 must have shape (K, {model.n_params}), got "
+            f"{tuple(theta0.shape) if isinstance(theta0, torch.Tensor) else type(theta0).__name__}"
+        )
+    if not torch.isfinite(theta0).all():
+        raise ValueError("theta0 contains non-finite values")
+    _check_data(X, y, theta0.shape[0])
+    dev = devices.resolve(device)
+    K = theta0.shape[0]
+    if chunk_size is None:
+        chunk_size = default_chunk_size(dev, K)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+    cbs = []
+    for c in callbacks:
+        if all(hasattr(c, h) for h in ("on_chunk_start", "on_epoch_end", "on_chunk_end")):
+            cbs.append(c)
+        elif callable(c):
+            cbs.append(_FnCallback(c))
+        else:
+            raise TypeError(f"callbacks must be Callback-like objects or callables, got {type(c).__name__}")
+    lossfn, lossgrad = LOSSES[loss]
+    dtype = theta0.dtype
+    out_theta = torch.empty_like(theta0, device="cpu")
+    hist = torch.empty(epochs, K, dtype=dtype) if record_loss else torch.empty(0)
+    b1, b2 = betas
+    analytic = hasattr(model, "vjp")
+    for start in range(0, K, chunk_size):
+        sl = slice(start, min(K, start + chunk_size))
+        Xc = X[sl].to(dev, dtype)
+        if transform is not None:
+            Xc = transform(Xc)
+        yc = y[sl].to(dev, dtype)
+        n = yc.shape[1]
+        data = model.prepare(Xc)
+        theta = theta0[sl].detach().to(dev).clone()
+        m = torch.zeros_like(theta)
+        v = torch.zeros_like(theta)
+        losses = torch.empty(epochs, theta.shape[0], dtype=dtype, device=dev) if record_loss else None
+        for c in cbs:
+            c.on_chunk_start(sl)
+        for t in range(1, epochs + 1):
+            if analytic:
+                out = model.apply(theta, data)
+                g = model.vjp(theta, data, lossgrad(out, yc).div_(n))
+                if record_loss:
+                    losses[t - 1] = lossfn(out, yc).mean(dim=1)
+            else:
+                theta.requires_grad_(True)
+                per_model = lossfn(model.apply(theta, data), yc).mean(dim=1)
+                (g,) = torch.autograd.grad(per_model.sum(), theta)
+                theta = theta.detach()
+                if record_loss:
+                    losses[t - 1] = per_model.detach()
+            # torch.optim.Adam (single-tensor path, no weight decay, amsgrad=False)
+            m.lerp_(g, 1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            bc1 = 1 - b1**t
+            bc2 = 1 - b2**t
+            denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
+            theta.addcdiv_(m, denom, value=-lr / bc1)
+            for c in cbs:
+                c.on_epoch_end(t, theta, sl)
+        for c in cbs:
+            c.on_chunk_end(sl, theta)
+        out_theta[sl] = theta.cpu()
+        if record_loss:
+            hist[:, sl] = losses.cpu()
+    return TrainResult(out_theta, hist)

@@ -1,0 +1,203 @@
+"""Fast Walsh–Hadamard transform, the randomized Hadamard rotation and power-of-two padding.
+
+The rotation every compressor of paper 002 (EDEN, {cite}`vargaftik2022eden`, §2.4 of our spec)
+uses is one *randomized Hadamard transform* (RHT): ``RHT(v) = H_D (s ∘ v) / sqrt(D)`` with ``s`` an
+i.i.d. Rademacher vector drawn from a seed shared by sender and receiver and ``H_D`` the Sylvester
+Hadamard matrix (``H_1 = [1]``, ``H_2k = [[H_k, H_k], [H_k, -H_k]]``). The normalized ``H_D/sqrt(D)``
+is symmetric and its own inverse, so ``RHT^{-1}(r) = s ∘ (H_D r / sqrt(D))``.
+
+:func:`fwht` computes ``H_D x / sqrt(D)`` over the last dimension in ``O(D log D)``. Instead of the
+textbook radix-2 butterfly (``log2 D`` passes over memory) it uses the Kronecker factorisation
+``H_D = H_{m_1} ⊗ … ⊗ H_{m_k}`` with radix ``m_i ≤ 16``: each factor is one batched GEMM with a
+16×16 ±1 matrix on a *contiguous* view, so ``log16 D`` passes instead of ``log2 D``; above 2^20
+coordinates the inner 2^16-point transforms run chunk by chunk while the chunk is in cache
+(cache blocking) before the outer factors. Everything is plain differentiable torch, on any device.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+__all__ = [
+    "fwht",
+    "hadamard_matrix",
+    "is_power_of_two",
+    "next_power_of_two",
+    "pad_to_power_of_two",
+    "rademacher",
+    "rht",
+    "irht",
+    "generator",
+]
+
+_RADIX_LOG2 = 4  # 16×16 factors: measured fastest on CPU (benchmarks/bench_hadamard.py)
+_BLOCK = 2**16  # inner transform size done chunk by chunk above _BLOCKED_FROM
+_CHUNK = 2**20  # elements per chunk (4 MiB in float32: stays in L2/L3)
+_BLOCKED_FROM = 2**21
+_H_CACHE: dict[tuple[int, torch.dtype, str], torch.Tensor] = {}
+
+
+def is_power_of_two(n: int) -> bool:
+    """True when ``n`` is a positive integer power of two (1 counts: 2^0)."""
+    return isinstance(n, (int, np.integer)) and n >= 1 and (int(n) & (int(n) - 1)) == 0
+
+
+def next_power_of_two(n: int) -> int:
+    """Smallest power of two ``>= n`` (``n >= 1``)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    return 1 << (int(n) - 1).bit_length()
+
+
+def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") -> torch.Tensor:
+    """The unnormalized ``m × m`` Sylvester Hadamard matrix (entries ±1), ``m`` a power of two."""
+    if not is_power_of_two(m):
+        raise ValueError(f"m must be a power of two, got {m}")
+    key = (int(m), dtype, str(device))
+    if key not in _H_CACHE:
+        h = torch.ones(1, 1, dtype=dtype)
+        while h.shape[0] < m:
+            h = torch.cat([torch.cat([h, h], 1), torch.cat([h, -h], 1)], 0)
+        _H_CACHE[key] = h.to(device)
+    return _H_CACHE[key]
+
+
+def _check_float(x, name="x"):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor (float32/float64), got {x.dtype}")
+    if x.dim() == 0:
+        raise ValueError(f"{name} must have at least one dimension, got a scalar")
+
+
+def _stages(y: torch.Tensor, n: int, inner: int) -> torch.Tensor:
+    """Apply the Kronecker factors for the axes of size n/inner (outer part); y is (B, n)."""
+    B = y.shape[0]
+    rem = int(math.log2(n // inner))
+    while rem > 0:
+        s = min(_RADIX_LOG2, rem)
+        rem -= s
+        m = 1 << s
+        h = hadamard_matrix(m, y.dtype, y.device)
+        outer = n // (inner * m)
+        if inner == 1:
+            y = (y.reshape(-1, m) @ h).reshape(B, n)  # h is symmetric
+        else:
+            y = torch.matmul(h, y.reshape(B * outer, m, inner)).reshape(B, n)
+        inner *= m
+    return y
+
+
+def fwht(x: torch.Tensor) -> torch.Tensor:
+    """Orthonormal Walsh–Hadamard transform over the last dimension: ``x @ H_D / sqrt(D)``.
+
+    Sylvester (natural) order, i.e. equal to ``x @ scipy.linalg.hadamard(D) / sqrt(D)``. Batched over
+    leading dimensions, float32/float64, CPU/CUDA, differentiable (no in-place ops on the input). The
+    transform is its own inverse. ``D`` must be a power of two (pad with :func:`pad_to_power_of_two`).
+    """
+    _check_float(x)
+    n = x.shape[-1]
+    if not is_power_of_two(n):
+        raise ValueError(
+            f"fwht needs the last dimension of x to be a power of two, got {n}; "
+            "use qlib.hadamard.pad_to_power_of_two first"
+        )
+    if n == 1:
+        return x.clone()
+    lead = x.shape[:-1]
+    y = x.reshape(-1, n)
+    if n >= _BLOCKED_FROM:
+        # cache blocking: the inner 2^16-point transforms, chunk by chunk, then the outer factors
+        blocks = y.reshape(-1, _BLOCK)
+        rows = _CHUNK // _BLOCK
+        if x.requires_grad and torch.is_grad_enabled():
+            inner = torch.cat([_stages(blocks[i : i + rows], _BLOCK, 1) for i in range(0, blocks.shape[0], rows)])
+        else:
+            inner = torch.empty_like(blocks)
+            for i in range(0, blocks.shape[0], rows):
+                inner[i : i + rows] = _stages(blocks[i : i + rows], _BLOCK, 1)
+        y = _stages(inner.reshape(-1, n), n, _BLOCK)
+    else:
+        y = _stages(y, n, 1)
+    return (y * (1.0 / math.sqrt(n))).reshape(*lead, n)
+
+
+def pad_to_power_of_two(x: torch.Tensor) -> torch.Tensor:
+    """Zero-pad the last dimension of ``x`` to the next power of two (no copy if already one)."""
+    _check_float(x)
+    d = x.shape[-1]
+    if d == 0:
+        raise ValueError("x must have a non-empty last dimension")
+    D = next_power_of_two(d)
+    if D == d:
+        return x
+    return torch.nn.functional.pad(x, (0, D - d))
+
+
+def generator(seed: int, purpose: str = "rotation", device="cpu") -> torch.Generator:
+    """A torch.Generator for one (seed, purpose) stream; sender and receiver derive the same one.
+
+    Independent streams for the rotation, the fractional-bit coins and the sub-bit mask come from
+    ``numpy.random.SeedSequence([seed, hash(purpose)])`` (spec §2.11): nothing but the seed is shared.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
+    state = np.random.SeedSequence([int(seed), tag]).generate_state(2, dtype=np.uint32)
+    g = torch.Generator(device=torch.device(device))
+    g.manual_seed(int(state[0]) << 31 ^ int(state[1]))
+    return g
+
+
+def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -> torch.Tensor:
+    """I.i.d. ±1 entries (probability ½ each) of the given shape, drawn from ``gen``.
+
+    Draws one random word per 32 (float32) or one byte per 8 entries and unpacks its bits (far fewer
+    random numbers than one Bernoulli per entry). The stream depends on ``dtype``.
+    """
+    shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list, torch.Size)) else (shape,)))
+    n = int(np.prod(shape)) if shape else 1
+    dev = torch.device(device)
+    if dtype == torch.float32:  # 32 signs per random word, written straight into the sign bit of 1.0f
+        words = torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, device=dev, dtype=torch.int32)
+        bits = ((words.unsqueeze(-1) >> torch.arange(32, device=dev, dtype=torch.int32)) & 1).reshape(-1)[:n]
+        return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)
+    nbytes = (n + 7) // 8
+    byts = torch.randint(0, 256, (nbytes,), generator=gen, device=dev, dtype=torch.int16)
+    bits = (byts.unsqueeze(-1) >> torch.arange(8, device=dev, dtype=torch.int16)) & 1
+    signs = (1 - 2 * bits.reshape(-1)[:n]).to(dtype)
+    return signs.reshape(shape)
+
+
+def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """Randomized Hadamard rotation(s): for each row ``s_j`` of ``signs`` (shape ``(k, D)`` or
+    ``(…, k, D)``), ``x ← fwht(s_j ∘ x)``. ``k = 1`` is the single RHT of the paper; ``k ≥ 2`` gives
+    a rotation whose output law is closer to a uniform one (spec §2.4)."""
+    _check_rot(x, signs)
+    for j in range(signs.shape[-2]):
+        x = fwht(x * signs[..., j, :])
+    return x
+
+
+def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
+    _check_rot(y, signs)
+    for j in reversed(range(signs.shape[-2])):
+        y = fwht(y) * signs[..., j, :]
+    return y
+
+
+def _check_rot(x, signs):
+    _check_float(x)
+    if not isinstance(signs, torch.Tensor) or signs.dim() < 2:
+        raise ValueError("signs must be a tensor of shape (k, D) or (..., k, D)")
+    if signs.shape[-1] != x.shape[-1]:
+        raise ValueError(f"signs has length {signs.shape[-1]} but x has last dimension {x.shape[-1]}")

@@ -1,0 +1,120 @@
+"""The membership-inference game of paper 003 (§1.2 of the spec), simulated literally.
+
+One trial: a training set z_1..z_n ~ P, θ̂ = A(z); T ~ Bernoulli(ν); a fresh z_0 ~ P and a uniformly
+chosen training point U; the test point z̃ = T·z_0 + (1 − T)·U; the attack φ(θ̂, z̃) ∈ {0, 1}
+(1 = "member") is correct when φ = 1 − T (paper 003: T = 1 means *non-member*). With
+``convention='001'`` (paper 001, Eq. 7) T ~ Bernoulli(1/2) and T = 1 means *member*,
+z̃ = T·U + (1 − T)·z_0, correct when φ = T. Both estimate the same accuracy.
+
+Trials are vectorised: ``sample(rng, shape)`` returns an array of data points of that leading shape,
+``algorithm(data)`` maps a (B, n, …) batch of training sets to B parameters (any array with leading
+dimension B), ``attack(theta, z)`` returns B booleans.
+
+Also the two exact-attack helpers used in the checks: the Bayes attack against the injective
+algorithm on discrete data and against the empirical mean on Gaussian data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import prior, prob_vector, sample_size
+from .gaussian import gaussian_bayes_log_ratio
+
+
+@dataclass(frozen=True)
+class GameResult:
+    accuracy: float
+    se: float
+    trials: int
+
+    def z_score(self, exact: float) -> float:
+        """(estimate − exact)/sqrt(exact(1 − exact)/M)."""
+        return (self.accuracy - exact) / math.sqrt(exact * (1 - exact) / self.trials)
+
+
+def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials: int = 100_000, *,
+                      seed: int | np.random.Generator = 0, chunk: int = 20_000,
+                      convention: str = "003") -> GameResult:
+    """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally)."""
+    n = sample_size(n)
+    nu = prior(nu)
+    trials = sample_size(trials, "trials")
+    if convention not in ("003", "001"):
+        raise ValueError(f"convention must be '003' or '001', got {convention!r}")
+    if convention == "001" and nu != 0.5:
+        raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    correct = 0
+    done = 0
+    while done < trials:
+        B = min(chunk, trials - done)
+        data = np.asarray(sample(rng, (B, n)))
+        theta = algorithm(data)
+        T = rng.random(B) < nu  # 003: T = 1 -> non-member, probability ν
+        z0 = np.asarray(sample(rng, (B,)))
+        U = data[np.arange(B), rng.integers(0, n, size=B)]
+        if convention == "003":
+            is_member = ~T
+        else:
+            is_member = T  # 001: T ~ Bern(1/2), T = 1 -> member
+        mask = is_member.reshape((B,) + (1,) * (U.ndim - 1))
+        zt = np.where(mask, U, z0)
+        guess = np.asarray(attack(theta, zt), dtype=bool)
+        correct += int(np.sum(guess == is_member))
+        done += B
+    acc = correct / trials
+    return GameResult(acc, math.sqrt(acc * (1 - acc) / trials), trials)
+
+
+# ---- discrete data, injective algorithm (θ̂ = count vector) -----------------------------------
+def discrete_sampler(p):
+    """sample(rng, shape) drawing atom indices 0..K−1 with probabilities p."""
+    p = prob_vector(p)
+    cdf = np.cumsum(p)
+    cdf[-1] = 1.0
+    return lambda rng, shape: np.searchsorted(cdf, rng.random(shape), side="right")
+
+
+def count_algorithm(K: int):
+    """The injective algorithm: θ̂ = count vector N (B × K) of each training set of atom indices."""
+    def alg(data):
+        B = data.shape[0]
+        out = np.zeros((B, K), dtype=np.int64)
+        np.add.at(out, (np.repeat(np.arange(B), data.shape[1]), data.ravel()), 1)
+        return out
+    return alg
+
+
+def discrete_bayes_attack(p, n: int, nu: float):
+    """Bayes attack against the injective algorithm: "member" iff (1 − ν) N_k/n ≥ ν p_k (spec §3.1)."""
+    p = prob_vector(p)
+    nu = prior(nu)
+    return lambda N, z: (1 - nu) * N[np.arange(N.shape[0]), z] / n >= nu * p[z]
+
+
+# ---- Gaussian data, empirical mean ------------------------------------------------------------
+def gaussian_sampler(d: int):
+    """sample(rng, shape) drawing standard normal points in R^d (μ = 0, Σ = I without loss)."""
+    return lambda rng, shape: rng.standard_normal(tuple(shape) + (d,))
+
+
+def mean_algorithm(data):
+    """θ̂ = empirical mean of each training set (B × n × d → B × d)."""
+    return data.mean(axis=1)
+
+
+def gaussian_bayes_attack(n: int, nu: float):
+    """Bayes attack against the empirical mean of N(0, I_d) data: log q/p ≥ log(ν/(1 − ν))."""
+    nu = prior(nu)
+    thr = math.log(nu / (1 - nu))
+    return lambda theta, z: gaussian_bayes_log_ratio(math.sqrt(n) * theta, z, n) >= thr
+
+
+__all__ = [
+    "GameResult", "simulate_mia_game", "discrete_sampler", "count_algorithm", "discrete_bayes_attack",
+    "gaussian_sampler", "mean_algorithm", "gaussian_bayes_attack",
+]

@@ -1,0 +1,221 @@
+"""Overfitting induces insecurity (paper 003 §4, App. B and F; Simulation 1, Figure 1).
+
+* Prop. 4.2: if the mean training loss is ≤ εα, at least a fraction 1 − α of the per-sample losses
+  are ≤ ε (a deterministic counting fact; :func:`fraction_below`).
+* Theorem 4.3(i), Eq. 6: Δ_n ≥ P(l_θ̂(z_1) ≤ ε) − P(l_θ̂(z_0) ≤ ε) — the advantage of the
+  loss-threshold attack; estimated by training/validation fractions (:func:`eq6_lower_bound`).
+* Example 4.5 (least squares with d ≥ n interpolates, Δ_n = 1) and its d < n counterpart
+  (:func:`ols_threshold_game`).
+* Simulation 1 (:func:`train_overfit_mlp`): 2-layer ReLU network, width 4096, on y = sin(π βᵀx) + ζ
+  with x uniform on S^{d−1}, full-batch Adam (lr 0.1), per-iteration fractions of training and
+  validation points with squared loss ≤ ε; several seeds are trained at once as one batched model.
+* Prop. B.1 (App. B.2): Δ_n ≥ P(max_{i≠j} |x_iᵀx_j| ≤ (s+1)/(3n) − 1) for x uniform on √s·S^{s−1};
+  P(E) by Monte Carlo through the Bartlett decomposition of Wishart(s, I_n) (:func:`prob_event_E`).
+  The paper's explicit bound 1 − s^{3 − ln(s)/4} under n ≤ (s+1)/(3(√(s ln s) + 1)) is false
+  (erratum); the condition n ≤ (s+1)/(3(√s·ln s + 1)) makes it hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import contextlib
+
+import numpy as np
+import torch
+
+from ..devices import resolve
+from ._checks import positive, sample_size
+
+DEFAULT_THRESHOLDS = (0.5, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def single_thread_blas():
+    """Context limiting BLAS/OpenMP to one thread: many tiny batched matmuls only contend on a
+    shared CPU (20x slower measured). No-op when threadpoolctl is not installed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def fraction_below(losses, eps) -> np.ndarray:
+    """Fraction of entries of ``losses`` (last axis) that are ≤ each ε (returns shape (..., len(eps)))."""
+    x = np.asarray(losses, dtype=np.float64)
+    e = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    return (x[..., None] <= e).mean(axis=-2)
+
+
+def eq6_lower_bound(train_losses, val_losses, eps) -> np.ndarray:
+    """Theorem 4.3(i), Eq. 6: (1 − α̂) − fresh fraction ≤ Δ_n, per threshold ε."""
+    return fraction_below(train_losses, eps) - fraction_below(val_losses, eps)
+
+
+# ---- Example 4.5: least squares ---------------------------------------------------------------
+def ols_losses(d: int, n: int, trials: int, *, noise_sd: float = 1.0, seed: int = 0):
+    """Minimum-norm least squares on Gaussian designs y = βᵀx + ζ (β ~ N(0, I), ζ ~ N(0, σ²)).
+
+    Returns (train_loss of z_1, fresh loss of an independent z_0), one pair per trial, batched.
+    """
+    d, n, trials = sample_size(d, "d"), sample_size(n), sample_size(trials, "trials")
+    rng = np.random.default_rng(seed)
+    beta = rng.standard_normal((trials, d))
+    X = rng.standard_normal((trials, n, d))
+    y = np.einsum("tnd,td->tn", X, beta) + noise_sd * rng.standard_normal((trials, n))
+    with single_thread_blas():
+        bhat = _ols_fit(X, y, d, n)
+    x0 = rng.standard_normal((trials, d))
+    y0 = (x0 * beta).sum(1) + noise_sd * rng.standard_normal(trials)
+    train = (y[:, 0] - (X[:, 0] * bhat).sum(1)) ** 2
+    fresh = (y0 - (x0 * bhat).sum(1)) ** 2
+    return train, fresh
+
+
+def _ols_fit(X, y, d, n):
+    if d < n:  # unique least-squares solution (normal equations)
+        bhat = np.linalg.solve(np.einsum("tnd,tne->tde", X, X), np.einsum("tnd,tn->td", X, y)[..., None])[..., 0]
+    else:  # minimum-norm interpolant Xᵀ(XXᵀ)^{-1} y
+        bhat = np.einsum("tnd,tn->td", X, np.linalg.solve(np.einsum("tnd,tmd->tnm", X, X), y[..., None])[..., 0])
+    return bhat
+
+
+def loss_threshold_accuracy(train_loss, fresh_loss, eps: float) -> float:
+    """Accuracy at ν = 1/2 of "member iff loss ≤ ε" given member and non-member losses."""
+    return 0.5 * float(np.mean(np.asarray(train_loss) <= eps)) + 0.5 * float(np.mean(np.asarray(fresh_loss) > eps))
+
+
+def ols_threshold_game(d: int, n: int, trials: int, *, seed: int = 0) -> float:
+    """Held-out lower bound on Δ_n for OLS: choose ε on half the trials, evaluate 2·Acc − 1 on the rest."""
+    train, fresh = ols_losses(d, n, trials, seed=seed)
+    h = trials // 2
+    cand = np.unique(np.concatenate([train[:h], fresh[:h]]))
+    accs = [loss_threshold_accuracy(train[:h], fresh[:h], e) for e in cand]
+    eps = cand[int(np.argmax(accs))]
+    return 2 * loss_threshold_accuracy(train[h:], fresh[h:], eps) - 1
+
+
+# ---- Simulation 1 -----------------------------------------------------------------------------
+@dataclass
+class OverfitRun:
+    """Fractions of points with squared loss ≤ ε: arrays (seeds, evaluations, thresholds)."""
+
+    iterations: np.ndarray
+    thresholds: np.ndarray
+    train_frac: np.ndarray
+    val_frac: np.ndarray
+    train_mse: np.ndarray  # (seeds, evaluations)
+    val_mse: np.ndarray
+
+
+def sphere(n: int, d: int, g: torch.Generator, device, dtype=torch.float32) -> torch.Tensor:
+    """n points uniform on the unit sphere S^{d−1}."""
+    x = torch.randn(n, d, generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
+    return x / x.norm(dim=1, keepdim=True)
+
+
+def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: int = 2500, lr: float = 0.1,
+                      n_val: int = 10_000, noise_sd: float = 0.1, thresholds=DEFAULT_THRESHOLDS,
+                      seeds=(0,), eval_every: int = 10, device: str = "auto") -> OverfitRun:
+    """Simulation 1 of paper 003 (Figure 1), all seeds trained at once as one batched model.
+
+    Data: x ~ Uniform(S^{d−1}), y = sin(π x_1) + ζ, ζ ~ N(0, noise_sd²) (the paper's N(0, 0.01) read
+    as a variance). Model x ↦ W_2 ReLU(W_1 x + b_1) + b_2, Xavier-normal weights, PyTorch-default
+    uniform biases; full-batch Adam on the MSE. Fractions are recorded at iteration 0 and every
+    ``eval_every`` iterations (and at ``iters``).
+    """
+    n, d, width, iters = (sample_size(v, k) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
+    lr = positive(lr, "lr")
+    dev = resolve(device)
+    seeds = list(seeds)
+    S = len(seeds)
+    thr = torch.tensor(np.asarray(thresholds, dtype=np.float64), dtype=torch.float32, device=dev)
+    Xs, Ys, Xv, Yv, params = [], [], [], [], []
+    for s in seeds:
+        g = torch.Generator().manual_seed(int(s))
+        x = sphere(n, d, g, dev)
+        xv = sphere(n_val, d, g, dev)
+        y = torch.sin(math.pi * x[:, 0]) + noise_sd * torch.randn(n, generator=g).to(dev)
+        yv = torch.sin(math.pi * xv[:, 0]) + noise_sd * torch.randn(n_val, generator=g).to(dev)
+        W1 = torch.randn(d, width, generator=g) * math.sqrt(2.0 / (d + width))
+        b1 = (torch.rand(width, generator=g) * 2 - 1) / math.sqrt(d)
+        W2 = torch.randn(width, 1, generator=g) * math.sqrt(2.0 / (width + 1))
+        b2 = (torch.rand(1, generator=g) * 2 - 1) / math.sqrt(width)
+        Xs.append(x), Ys.append(y), Xv.append(xv), Yv.append(yv), params.append((W1, b1, W2, b2))
+    X, Y, XV, YV = (torch.stack(t) for t in (Xs, Ys, Xv, Yv))
+    W1, b1, W2, b2 = (torch.stack([p[i] for p in params]).to(dev).requires_grad_(True) for i in range(4))
+    opt = torch.optim.Adam([W1, b1, W2, b2], lr=lr)
+
+    def fwd(inp):
+        h = torch.relu(torch.bmm(inp, W1) + b1[:, None, :])
+        return (torch.bmm(h, W2) + b2[:, None, :]).squeeze(-1)
+
+    its, tf, vf, tm, vm = [], [], [], [], []
+
+    def record(it):
+        with torch.no_grad():
+            lt = (fwd(X) - Y) ** 2
+            lv = torch.cat([(fwd(XV[:, i:i + 5000]) - YV[:, i:i + 5000]) ** 2 for i in range(0, n_val, 5000)], 1)
+            its.append(it)
+            tf.append((lt[..., None] <= thr).float().mean(1).cpu().numpy())
+            vf.append((lv[..., None] <= thr).float().mean(1).cpu().numpy())
+            tm.append(lt.mean(1).cpu().numpy())
+            vm.append(lv.mean(1).cpu().numpy())
+
+    record(0)
+    for it in range(1, iters + 1):
+        opt.zero_grad(set_to_none=True)
+        loss = ((fwd(X) - Y) ** 2).mean(1).sum()  # seeds are independent: sum of per-seed MSEs
+        loss.backward()
+        opt.step()
+        if it % eval_every == 0 or it == iters:
+            record(it)
+    return OverfitRun(np.array(its), np.asarray(thresholds, dtype=np.float64),
+                      np.stack(tf, 1), np.stack(vf, 1), np.stack(tm, 1), np.stack(vm, 1))
+
+
+# ---- Proposition B.1 --------------------------------------------------------------------------
+def wishart_gram_bartlett(s: int, n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """reps Gram matrices G = L Lᵀ ~ Wishart(s, I_n) by the Bartlett decomposition ((reps, n, n))."""
+    L = np.tril(rng.standard_normal((reps, n, n)), -1)
+    dfs = s - np.arange(n)  # 1-based i: s − i + 1
+    L[:, np.arange(n), np.arange(n)] = np.sqrt(rng.chisquare(dfs[None, :], size=(reps, n)))
+    return L @ np.transpose(L, (0, 2, 1))
+
+
+def prob_event_E(s: int, n: int, reps: int = 2000, *, seed: int = 0) -> float:
+    """Monte-Carlo P(max_{i≠j} |x_iᵀx_j| ≤ (s+1)/(3n) − 1) for n points uniform on √s·S^{s−1}."""
+    s, n = sample_size(s, "s"), sample_size(n)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, reps, 200):  # chunks keep the (reps, n, n) arrays small
+        with single_thread_blas():
+            G = wishart_gram_bartlett(s, n, min(200, reps - start), rng)
+        dg = np.sqrt(np.einsum("rii->ri", G))
+        C = s * G / (dg[:, :, None] * dg[:, None, :])
+        C[:, np.arange(n), np.arange(n)] = 0.0
+        hits += int(np.sum(np.abs(C).max(axis=(1, 2)) <= (s + 1) / (3 * n) - 1))
+    return hits / reps
+
+
+def propB1_n_printed(s: int) -> int:
+    """Largest n allowed by the printed condition n ≤ (s+1)/(3(√(s ln s) + 1))."""
+    return int(math.floor((s + 1) / (3 * (math.sqrt(s * math.log(s)) + 1))))
+
+
+def propB1_n_corrected(s: int) -> int:
+    """Largest n allowed by the corrected condition n ≤ (s+1)/(3(√s·ln s + 1))."""
+    return int(math.floor((s + 1) / (3 * (math.sqrt(s) * math.log(s) + 1))))
+
+
+def propB1_bound(s: int) -> float:
+    """The printed explicit bound 1 − s^{3 − ln(s)/4}."""
+    return 1.0 - s ** (3 - math.log(s) / 4)
+
+
+__all__ = [
+    "DEFAULT_THRESHOLDS", "fraction_below", "eq6_lower_bound", "ols_losses", "loss_threshold_accuracy",
+    "ols_threshold_game", "OverfitRun", "train_overfit_mlp", "wishart_gram_bartlett", "prob_event_E",
+    "propB1_n_printed", "propB1_n_corrected", "propB1_bound",
+]

@@ -1,0 +1,298 @@
+"""Randomized quantization projection of RQP-SGD (paper 004, Feng & Venkitasubramaniam) and its
+utility bound (Theorem 2).
+
+* :func:`levels` — the b-bit quantization set Q_{M,b} of eq. (8): Q_i = −M + 2M i/(2^b − 1).
+* :func:`proj_det` — the deterministic projection of eq. (9) (clip to [−M, M], nearest level),
+  the quantizer of the Proj-DP-SGD baseline.
+* :func:`randomized_projection` — Algorithm 1: the nearest level with probability q, otherwise one
+  of the other 2^b − 1 levels uniformly. Per coordinate, vectorised over any tensor shape; ``q`` may
+  be a tensor broadcastable to ``x`` (one q per run). It is k-ary randomized response on the level
+  index, **not** an unbiased quantizer: E[Proj^R(x)] = A·Proj^D(x), A = (2^b q − 1)/(2^b − 1).
+* :func:`pmf` — the output law of one step, Φ-cell masses mixed with (A, B) (proof of Theorem 1).
+* :func:`quantization_error` — E_Q of Theorem 2 as printed; :func:`utility_bound` — eq. (11).
+
+Privacy (Theorem 1) lives in :mod:`qlib.rqp_privacy`; its public names are re-exported here.
+Ties at cell midpoints (probability zero for continuous inputs) are broken by floor(· + 1/2), i.e.
+upward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.special import ndtr
+
+from .rqp_privacy import _log_mix, _log_phi_diff
+from .rqp_privacy import (  # noqa: F401  (re-exported)
+    check_bits,
+    check_positive,
+    check_q,
+    composition_factor,
+    dpsgd_epsilon,
+    dpsgd_noise_multiplier,
+    eps_step,
+    eps_total,
+    gaussian_sigma,
+    per_step_target,
+    q_min,
+    rr_limit,
+    solve_q,
+    solve_sigma,
+)
+
+__all__ = [
+    "levels",
+    "spacing",
+    "nearest_index",
+    "proj_det",
+    "randomized_projection",
+    "pmf",
+    "log_pmf",
+    "mean_factor",
+    "exact_mse",
+    "kappa",
+    "quantization_error",
+    "utility_bound",
+    "coordinate_privacy_loss",
+    "eps_step",
+    "eps_total",
+    "solve_q",
+    "solve_sigma",
+    "gaussian_sigma",
+    "dpsgd_noise_multiplier",
+    "dpsgd_epsilon",
+]
+
+
+def spacing(b: int, M: float) -> float:
+    """Δ = 2M/(2^b − 1), the distance between neighbouring levels."""
+    return 2.0 * check_positive("M", M) / (2 ** check_bits(b) - 1)
+
+
+def levels(b: int, M: float, *, dtype=torch.float64, device=None) -> torch.Tensor:
+    """Q_{M,b} of eq. (8): 2^b levels, uniform on [−M, M], symmetric (Σ Q_i = 0, 0 is not a level)."""
+    b = check_bits(b)
+    M = check_positive("M", M)
+    i = torch.arange(2**b, dtype=dtype, device=device)
+    return -M + spacing(b, M) * i
+
+
+def _check_tensor(x) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not torch.is_floating_point(x):
+        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    return x
+
+
+def nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
+    """Index i* of Proj^D(x): clamp(floor((clip(x, ±M) + M)/Δ + 1/2), 0, 2^b − 1) (int64)."""
+    x = _check_tensor(x)
+    b = check_bits(b)
+    M = check_positive("M", M)
+    y = (x.clamp(-M, M) + M) / spacing(b, M)
+    return torch.floor(y + 0.5).clamp_(0, 2**b - 1).to(torch.int64)
+
+
+def proj_det(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
+    """Deterministic projection of eq. (9): clip each coordinate to [−M, M], then the nearest level."""
+    lv = levels(b, M, dtype=x.dtype if torch.is_floating_point(x) else torch.float64, device=x.device)
+    return lv[nearest_index(x, b, M)]
+
+
+def _q_tensor(q, b: int, like: torch.Tensor) -> torch.Tensor:
+    if isinstance(q, torch.Tensor):
+        qt = q.to(device=like.device, dtype=like.dtype)
+        check_q(qt.detach().cpu().numpy(), b)
+        return qt
+    check_q(q, b)
+    return torch.as_tensor(float(q), dtype=like.dtype, device=like.device)
+
+
+def randomized_projection(x: torch.Tensor, b: int, M: float, q, generator: torch.Generator | None = None):
+    """Algorithm 1, per coordinate: Q* = Proj^D(x) with probability q, else a uniformly chosen
+    other level (each with probability (1 − q)/(2^b − 1)).
+
+    ``q`` ∈ [1/2^b, 1]: a float, or a tensor broadcastable to ``x`` (e.g. shape (runs, 1)).
+    q = 1 returns Proj^D(x) for any generator. Every call draws the same amount of randomness
+    (one uniform and one integer per coordinate), so a seeded generator gives identical numbers.
+    """
+    x = _check_tensor(x)
+    b = check_bits(b)
+    M = check_positive("M", M)
+    qt = _q_tensor(q, b, x)
+    L = 2**b
+    i_star = nearest_index(x, b, M)
+    u = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+    shift = torch.randint(1, L, x.shape, generator=generator, device=x.device) if L > 1 else None
+    j = torch.where(u < qt, i_star, (i_star + shift) % L)
+    return levels(b, M, dtype=x.dtype, device=x.device)[j]
+
+
+def mean_factor(q, b: int):
+    """A = (2^b q − 1)/(2^b − 1): E[Proj^R(x)] = A·Proj^D(x) (because Σ Q_i = 0) — not unbiased."""
+    b = check_bits(b)
+    q = check_q(q, b)
+    out = (2**b * q - 1.0) / (2**b - 1)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def pmf(mu, sigma_l, b: int, M: float, q, *, edges: str = "exact") -> np.ndarray:
+    """Law of one RQP step on one coordinate: P(level i) = A·[Φ((Q_i^+ − μ)/σ_l) − Φ((Q_i^− − μ)/σ_l)] + B
+    with v ~ N(μ, σ_l²) (proof of Theorem 1). Returns shape (*broadcast(mu, sigma_l, q), 2^b).
+
+    ``edges="exact"``: the cells of eq. (9) (clip, then round), whose end cells are semi-infinite —
+    sums to 1. ``edges="paper"``: every cell finite, [Q_i − h, Q_i + h), as in the paper — sums to
+    less than 1 (the mass beyond ±(M + h) is lost).
+    """
+    if edges not in ("exact", "paper"):
+        raise ValueError(f"edges must be 'exact' or 'paper', got {edges!r}")
+    b = check_bits(b)
+    M = check_positive("M", M)
+    sl = np.asarray(sigma_l, float)
+    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
+        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
+    qa = check_q(q, b)
+    L = 2**b
+    h = M / (L - 1)
+    lv = levels(b, M).numpy()
+    lo, hi = lv - h, lv + h
+    if edges == "exact":
+        lo[0], hi[-1] = -np.inf, np.inf
+    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    z = lambda e: (e - mu_[..., None]) / sl_[..., None]  # noqa: E731
+    p = ndtr(z(hi)) - ndtr(z(lo))
+    A = ((L * qa_ - 1.0) / (L - 1))[..., None]
+    B = ((1.0 - qa_) / (L - 1))[..., None]
+    return A * p + B
+
+
+def log_pmf(mu, sigma_l, b: int, M: float, q) -> np.ndarray:
+    """log of :func:`pmf` with ``edges="exact"``, in log space (finite even for q = 1 and far cells)."""
+    b = check_bits(b)
+    M = check_positive("M", M)
+    sl = np.asarray(sigma_l, float)
+    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
+        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
+    qa = check_q(q, b)
+    L = 2**b
+    h = M / (L - 1)
+    lv = levels(b, M).numpy()
+    lo, hi = lv - h, lv + h
+    lo[0], hi[-1] = -np.inf, np.inf
+    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    with np.errstate(invalid="ignore"):
+        lp = _log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
+    A = ((L * qa_ - 1.0) / (L - 1))[..., None]
+    B = ((1.0 - qa_) / (L - 1))[..., None]
+    return _log_mix(lp, A, B)
+
+
+def exact_mse(x, b: int, M: float, q) -> np.ndarray:
+    """E[(Proj^R(x) − x)²] per coordinate, exactly from the pmf of Algorithm 1 (numpy, float64)."""
+    b = check_bits(b)
+    qa = check_q(q, b)
+    xa = np.asarray(x, float)
+    lv = levels(b, M).numpy()
+    i_star = nearest_index(torch.as_tensor(xa), b, M).numpy()
+    sq = (lv[None, :] - xa.reshape(-1, 1)) ** 2  # (n, L)
+    near = sq[np.arange(sq.shape[0]), i_star.reshape(-1)]
+    others = sq.sum(axis=1) - near
+    out = qa * near + (1 - qa) / (2**b - 1) * others
+    return out.reshape(xa.shape)
+
+
+def kappa(b: int) -> float:
+    """κ_b = 2^{b+1}(2^{b+1} − 1)/(3(2^b − 1)²), the (1 − q) coefficient of E_Q/(dM²)."""
+    b = check_bits(b)
+    return 2 ** (b + 1) * (2 ** (b + 1) - 1) / (3 * (2**b - 1) ** 2)
+
+
+def quantization_error(q, b: int, M: float, d: int):
+    """E_Q of Theorem 2 as printed: d·M²·[q/(2^b − 1)² + κ_b·(1 − q)].
+
+    (The paper's step 1 sums d·h²·q + d·Σ_i (2Mi/(2^b − 1))²(1 − q)/(2^b − 1); that sum equals this
+    closed form exactly.) It bounds the per-coordinate MSE of Algorithm 1 times d for |x| ≤ M.
+    """
+    b = check_bits(b)
+    M = check_positive("M", M)
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"d (number of parameters) must be an integer >= 1, got {d!r}")
+    qa = check_q(q, b)
+    out = d * M**2 * (qa / (2**b - 1) ** 2 + kappa(b) * (1.0 - qa))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def utility_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, T: int, d: int,
+                  variant: str = "paper", m: int | None = None):
+    """Right-hand side of eq. (11): M²/(2ηT) + E_Q + ηρ²/2 + E_N, E_N = ησ²d (``variant="paper"``).
+
+    ``variant="corrected"`` applies the errata of the spec: diameter (2M)² instead of M², E_Q/(2η)
+    instead of E_Q, and E_N = ησ²d/(2m²) (G_t is scaled by η/m in Algorithm 2; needs ``m``).
+    ``sigma`` may be 0 (no noise) or an array.
+    """
+    if variant not in ("paper", "corrected"):
+        raise ValueError(f"variant must be 'paper' or 'corrected', got {variant!r}")
+    eta = check_positive("eta", eta)
+    rho = check_positive("rho", rho)
+    M = check_positive("M", M)
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T (iterations) must be an integer >= 1, got {T!r}")
+    s = np.asarray(sigma, float)
+    if np.any(~np.isfinite(s)) or np.any(s < 0):
+        raise ValueError(f"sigma must be finite and >= 0, got {sigma!r}")
+    EQ = quantization_error(q, b, M, d)
+    if variant == "paper":
+        out = M**2 / (2 * eta * T) + EQ + eta * rho**2 / 2 + eta * s**2 * d
+    else:
+        if m is None or m < 1:
+            raise ValueError("variant='corrected' needs the mini-batch size m >= 1")
+        out = (2 * M) ** 2 / (2 * eta * T) + np.asarray(EQ) / (2 * eta) + eta * rho**2 / 2 + eta * s**2 * d / (2 * m**2)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int,
+                            n_mu: int = 801, n_shift: int = 11) -> float:
+    """Largest log-ratio of one RQP step's output law between adjacent mini-batches, on ONE coordinate.
+
+    A direct check of Theorem 1 (not from the paper): replacing one example moves f_sgd by at most
+    2ηρ/m (each clipped gradient has norm ≤ ρ), and f_sgd lies in [−M − ηρ, M + ηρ] (w_t ∈ [−M, M]).
+    We maximise max_i |log P_μ(Q_i) − log P_μ'(Q_i)| over a grid of μ in that range and shifts
+    |μ − μ'| ≤ 2ηρ/m, with the exact (semi-infinite end cells) law of :func:`pmf`. The result is a
+    lower bound on the per-step ε of the d-dimensional mechanism (whose coordinates can all move).
+    """
+    b = check_bits(b)
+    M = check_positive("M", M)
+    rho = check_positive("rho", rho)
+    eta = check_positive("eta", eta)
+    sigma = check_positive("sigma", sigma)
+    check_q(q, b)
+    sl = eta * sigma / m
+    mu = np.linspace(-M - eta * rho, M + eta * rho, n_mu)
+    shifts = np.linspace(-2 * eta * rho / m, 2 * eta * rho / m, n_shift)
+    mu2 = mu[:, None] + shifts[None, :]
+    logp = log_pmf(mu, sl, b, M, q)  # (n_mu, L)
+    logp2 = log_pmf(mu2, sl, b, M, q)  # (n_mu, n_shift, L)
+    return float(np.max(np.abs(logp[:, None, :] - logp2)))
+
+
+def fig1_bounds(eps, q, *, b=4, M=0.3, rho=0.45, eta=1.0, T=445, m=1, n=445, d=30, delta=1e-7,
+                c_mode="paper", baseline="rdp"):
+    """Figure 1 reconstruction at one ε: (RQP bound, its σ, Proj-DP bound, its σ).
+
+    RQP: σ solved from T·(m/n)·ε_t(q, σ) = ε, then eq. (11). Proj-DP-SGD: q = 1 and σ = z·ρ with z
+    from the RDP accountant at (ε, δ) (``baseline="rdp"``) or the classic Gaussian mechanism
+    σ = ρ·sqrt(2 log(1.25/δ))/ε (``baseline="gaussian"``).
+    """
+    s_rqp = solve_sigma(eps, q, b=b, M=M, rho=rho, eta=eta, m=m, T=T, n=n, c_mode=c_mode)
+    if baseline == "rdp":
+        s_pd = dpsgd_noise_multiplier(eps, delta, m / n, T) * rho
+    elif baseline == "gaussian":
+        s_pd = gaussian_sigma(eps, delta, rho)
+    else:
+        raise ValueError(f"baseline must be 'rdp' or 'gaussian', got {baseline!r}")
+    kw = dict(b=b, M=M, rho=rho, eta=eta, T=T, d=d)
+    return utility_bound(q, s_rqp, **kw), s_rqp, utility_bound(1.0, s_pd, **kw), s_pd
+
+
+__all__.append("fig1_bounds")

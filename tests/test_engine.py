@@ -1,0 +1,167 @@
+"""The vectorised trainer equals training each model alone with torch.optim.Adam."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from qlib import engine
+
+
+def _data(K=5, n=24, d=7, seed=0, regression=False):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(K, n, d, generator=g)
+    y = torch.randn(K, n, generator=g) if regression else (torch.rand(K, n, generator=g) > 0.5).float()
+    return X, y
+
+
+def _alone_linear(theta0, X, y, epochs, lr, loss):
+    d = X.shape[1]
+    lin = torch.nn.Linear(X.shape[1], 1)
+    with torch.no_grad():
+        lin.weight.copy_(theta0[:X.shape[1]][None])
+        lin.bias.copy_(theta0[X.shape[1]:])
+    opt = torch.optim.Adam(lin.parameters(), lr=lr)
+    for _ in range(epochs):
+        opt.zero_grad()
+        out = lin(X).squeeze(-1)
+        val = F.binary_cross_entropy_with_logits(out, y) if loss == "logistic" else F.mse_loss(out, y)
+        val.backward()
+        opt.step()
+    assert d == X.shape[1]
+    return torch.cat([lin.weight.detach()[0], lin.bias.detach()])
+
+
+@pytest.mark.parametrize("loss", ["logistic", "mse"])
+def test_linear_equals_torch_adam_alone(loss):
+    X, y = _data(regression=loss == "mse")
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    res = engine.train(model, th0, X, y, epochs=80, lr=1e-2, loss=loss, chunk_size=2, record_loss=True)
+    for k in range(X.shape[0]):
+        ref = _alone_linear(th0[k], X[k], y[k], 80, 1e-2, loss)
+        torch.testing.assert_close(res.theta[k], ref, atol=2e-6, rtol=1e-5)
+    # the recorded training loss is the loss before each step
+    out0 = model.forward(th0, X)
+    torch.testing.assert_close(res.train_loss[0], engine.per_sample_loss(loss, out0, y).mean(dim=1))
+
+
+def test_mlp_equals_torch_adam_alone():
+    X, y = _data(K=3, d=5, regression=True)
+    model = engine.MLP(5, hidden=8)
+    th0 = engine.init_params(model, 3, 1)
+    res = engine.train(model, th0, X, y, epochs=40, lr=5e-3, loss="mse")
+    for k in range(3):
+        net = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        p = model.unflatten(th0[k:k + 1])
+        with torch.no_grad():
+            for name, t in net.state_dict().items():
+                t.copy_(p[name][0])
+        opt = torch.optim.Adam(net.parameters(), lr=5e-3)
+        for _ in range(40):
+            opt.zero_grad()
+            F.mse_loss(net(X[k]).squeeze(-1), y[k]).backward()
+            opt.step()
+        ref = torch.cat([t.detach().reshape(-1) for t in net.state_dict().values()])
+        torch.testing.assert_close(res.theta[k], ref, atol=2e-6, rtol=1e-5)
+
+
+def test_init_matches_nn_linear_bounds_and_is_seeded():
+    model = engine.Linear(100)
+    a = engine.init_params(model, 200, 3)
+    b = engine.init_params(model, 200, 3)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, engine.init_params(model, 200, 4))
+    assert a.abs().max() <= 0.1 and a.abs().max() > 0.099          # U(−1/√100, 1/√100)
+    assert a.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.02)
+
+
+def test_chunking_does_not_change_the_result():
+    X, y = _data(K=9)
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, 9, 0)
+    a = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=1).theta
+    b = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=9).theta
+    torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
+
+
+def test_callbacks_see_every_epoch_and_chunk():
+    X, y = _data(K=5)
+    model = engine.Linear(X.shape[2])
+    seen = []
+
+    class Rec(engine.Callback):
+        def on_chunk_start(self, models):
+            seen.append(("start", models.start, models.stop))
+
+        def on_epoch_end(self, epoch, theta, models):
+            seen.append(("epoch", epoch, theta.shape[0]))
+
+        def on_chunk_end(self, models, theta):
+            seen.append(("end", models.start, models.stop))
+
+    fn_calls = []
+    engine.train(model, engine.init_params(model, 5, 0), X, y, epochs=3, chunk_size=3,
+                 callbacks=[Rec(), lambda e, th, m: fn_calls.append(e)])
+    assert seen[0] == ("start", 0, 3) and seen[4] == ("end", 0, 3) and seen[5] == ("start", 3, 5)
+    assert [s[1] for s in seen if s[0] == "epoch"] == [1, 2, 3, 1, 2, 3]
+    assert fn_calls == [1, 2, 3, 1, 2, 3]
+
+
+def test_forward_with_leading_quantizer_axis():
+    X, _ = _data(K=4)
+    for model in (engine.Linear(X.shape[2]), engine.MLP(X.shape[2], hidden=3)):
+        th = torch.stack([engine.init_params(model, 4, s) for s in range(3)])     # (Q, K, p)
+        out = model.forward(th, X)
+        assert out.shape == (3, 4, X.shape[1])
+        for q in range(3):
+            torch.testing.assert_close(out[q], model.forward(th[q], X))
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(epochs=-1), ValueError, "epochs"),
+    (dict(lr=0.0), ValueError, "lr"),
+    (dict(loss="hinge"), ValueError, "loss"),
+    (dict(chunk_size=0), ValueError, "chunk_size"),
+    (dict(betas=(1.0, 0.9)), ValueError, "betas"),
+    (dict(callbacks=[3]), TypeError, "callbacks"),
+])
+def test_bad_arguments(kwargs, exc, match):
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    args = dict(epochs=2)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        engine.train(model, th0, X, y, **args)
+
+
+def test_bad_shapes_and_values():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    with pytest.raises(ValueError, match="models"):
+        engine.train(model, th0[:3], X, y, epochs=1)                  # 3 models, 5 data sets
+    with pytest.raises(ValueError, match="theta0"):
+        engine.train(model, th0[:, :3], X, y, epochs=1)
+    with pytest.raises(ValueError, match="targets"):
+        engine.train(model, th0, X, y[:, :3], epochs=1)
+    bad = X.clone()
+    bad[0, 0, 0] = float("inf")
+    with pytest.raises(ValueError, match="non-finite"):
+        engine.train(model, th0, bad, y, epochs=1)
+    with pytest.raises(ValueError, match="K"):
+        engine.init_params(model, 0, 0)
+    with pytest.raises(ValueError, match="in_features"):
+        engine.Linear(0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_matches_cpu():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    a = engine.train(model, th0, X, y, epochs=20, lr=1e-2, device="cpu").theta
+    b = engine.train(model, th0, X, y, epochs=20, lr=1e-2, device="cuda").theta
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)

@@ -1,0 +1,122 @@
+"""Tests of qlib.hadamard: the transform equals the Sylvester matrix, is orthonormal and an
+involution, the RHT is inverted exactly, padding, bad input (spec §8.1 item 14)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qlib import hadamard as H
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """One intra-op thread: on the shared 2-core CPU two spinning threads ran up to 80× slower."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize("k", range(0, 7))
+def test_fwht_equals_scipy_sylvester(k):
+    D = 2**k
+    x = torch.randn(3, D, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
+    ref = x.numpy() @ scipy.linalg.hadamard(D) / math.sqrt(D)
+    np.testing.assert_allclose(H.fwht(x).numpy(), ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [9, 12, 21])  # 21 exercises the cache-blocked path (>= 2^21)
+def test_fwht_matches_radix2_butterfly(k):
+    D = 2**k
+    x = torch.randn(D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    y = x.clone().reshape(1, D)  # textbook in-place radix-2 butterfly (spec §2.4)
+    h = 2
+    while h <= D:
+        v = y.view(-1, h)
+        a, b = v[:, : h // 2].clone(), v[:, h // 2 :].clone()
+        v[:, : h // 2], v[:, h // 2 :] = a + b, a - b
+        h *= 2
+    np.testing.assert_allclose(H.fwht(x).numpy(), (y / math.sqrt(D)).reshape(D).numpy(), rtol=0, atol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(0, 14), seed=st.integers(0, 2**31 - 1))
+def test_fwht_orthonormal_and_involution(k, seed):
+    x = torch.randn(2, 2**k, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    y = H.fwht(x)
+    np.testing.assert_allclose(y.norm(dim=-1).numpy(), x.norm(dim=-1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(H.fwht(y).numpy(), x.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_fwht_float32_and_batched_shapes():
+    x = torch.randn(2, 3, 256)
+    y = H.fwht(x)
+    assert y.dtype == torch.float32 and y.shape == x.shape
+    ref = H.fwht(x.double())
+    assert (y.double() - ref).abs().max() < 1e-5
+    assert torch.equal(H.fwht(x[1, 2]), y[1, 2])
+
+
+def test_fwht_autograd():
+    x = torch.randn(2, 64, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(H.fwht, (x,))
+    w = torch.randn(64, dtype=torch.float64)
+    (H.fwht(x) * w).sum().backward()  # d/dx <Hx, w> = H w (H symmetric)
+    np.testing.assert_allclose(x.grad[0].numpy(), H.fwht(w).numpy(), rtol=1e-12)
+
+
+def test_rht_inverse_norm_and_seeded_signs():
+    D = 1024
+    g = H.generator(7, "rotation")
+    s = H.rademacher((2, D), g, torch.float64)
+    assert set(s.unique().tolist()) == {-1.0, 1.0}
+    s2 = H.rademacher((2, D), H.generator(7, "rotation"), torch.float64)
+    assert torch.equal(s, s2)  # same seed, same signs
+    s3 = H.rademacher((2, D), H.generator(8, "rotation"), torch.float64)
+    assert not torch.equal(s, s3)
+    x = torch.randn(5, D, dtype=torch.float64)
+    r = H.rht(x, s)
+    np.testing.assert_allclose(r.norm(dim=-1).numpy(), x.norm(dim=-1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(H.irht(r, s).numpy(), x.numpy(), atol=1e-12)
+    # k = 1: RHT(v) = H diag(s) v / sqrt(D)
+    ref = (x * s[0]).numpy() @ scipy.linalg.hadamard(D) / math.sqrt(D)
+    np.testing.assert_allclose(H.rht(x, s[:1]).numpy(), ref, atol=1e-12)
+
+
+def test_rademacher_is_balanced():
+    for dt in (torch.float64, torch.float32):  # two code paths (bytes / 32-bit words)
+        s = H.rademacher((2, 100_001), H.generator(0), dt)
+        assert s.dtype == dt and s.shape == (2, 100_001) and set(s.unique().tolist()) == {-1.0, 1.0}
+        # mean of 200k fair ±1: sd = 1/sqrt(2e5) = 0.0022; 5 sd
+        assert abs(float(s.double().mean())) < 5 / math.sqrt(200_002)
+        # neighbouring signs are independent: lag-1 correlation within 5 sd
+        assert abs(float((s[0, 1:] * s[0, :-1]).double().mean())) < 5 / math.sqrt(100_000)
+
+
+def test_padding():
+    x = torch.randn(3, 1000)
+    p = H.pad_to_power_of_two(x)
+    assert p.shape == (3, 1024) and torch.equal(p[:, :1000], x) and (p[:, 1000:] == 0).all()
+    assert H.pad_to_power_of_two(torch.randn(512)).shape == (512,)
+    assert H.next_power_of_two(1) == 1 and H.next_power_of_two(1025) == 2048
+    assert H.is_power_of_two(1) and not H.is_power_of_two(12) and not H.is_power_of_two(0)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="power of two"):
+        H.fwht(torch.randn(1000))
+    with pytest.raises(TypeError, match="floating"):
+        H.fwht(torch.arange(8))
+    with pytest.raises(TypeError):
+        H.fwht(np.ones(8))
+    with pytest.raises(ValueError):
+        H.next_power_of_two(0)
+    with pytest.raises(ValueError, match="signs"):
+        H.rht(torch.randn(8), torch.ones(1, 16))
+    with pytest.raises(ValueError, match="seed"):
+        H.generator(-1)
