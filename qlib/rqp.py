@@ -137,6 +137,25 @@ def mean_factor(q, b: int):
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _cells(mu, sigma_l, b, M, q, *, exact: bool):
+    """Validated arguments and the cell edges [lo_i, hi_i) around each level (end cells
+    semi-infinite when ``exact``), broadcast: (lo, hi, mu, sigma_l, q, 2^b)."""
+    b = check_bits(b)
+    M = check_positive("M", M)
+    sl = np.asarray(sigma_l, float)
+    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
+        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
+    qa = check_q(q, b)
+    L = 2**b
+    h = M / (L - 1)
+    lv = levels(b, M).numpy()
+    lo, hi = lv - h, lv + h
+    if exact:
+        lo[0], hi[-1] = -np.inf, np.inf
+    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    return lo, hi, mu_, sl_, qa_, L
+
+
 def pmf(mu, sigma_l, b: int, M: float, q, *, edges: str = "exact") -> np.ndarray:
     """Law of one RQP step on one coordinate: P(level i) = A·[Φ((Q_i^+ − μ)/σ_l) − Φ((Q_i^− − μ)/σ_l)] + B
     with v ~ N(μ, σ_l²) (proof of Theorem 1). Returns shape (*broadcast(mu, sigma_l, q), 2^b).
@@ -147,19 +166,7 @@ def pmf(mu, sigma_l, b: int, M: float, q, *, edges: str = "exact") -> np.ndarray
     """
     if edges not in ("exact", "paper"):
         raise ValueError(f"edges must be 'exact' or 'paper', got {edges!r}")
-    b = check_bits(b)
-    M = check_positive("M", M)
-    sl = np.asarray(sigma_l, float)
-    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
-        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
-    qa = check_q(q, b)
-    L = 2**b
-    h = M / (L - 1)
-    lv = levels(b, M).numpy()
-    lo, hi = lv - h, lv + h
-    if edges == "exact":
-        lo[0], hi[-1] = -np.inf, np.inf
-    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=edges == "exact")
     z = lambda e: (e - mu_[..., None]) / sl_[..., None]  # noqa: E731
     p = ndtr(z(hi)) - ndtr(z(lo))
     A = ((L * qa_ - 1.0) / (L - 1))[..., None]
@@ -169,18 +176,7 @@ def pmf(mu, sigma_l, b: int, M: float, q, *, edges: str = "exact") -> np.ndarray
 
 def log_pmf(mu, sigma_l, b: int, M: float, q) -> np.ndarray:
     """log of :func:`pmf` with ``edges="exact"``, in log space (finite even for q = 1 and far cells)."""
-    b = check_bits(b)
-    M = check_positive("M", M)
-    sl = np.asarray(sigma_l, float)
-    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
-        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
-    qa = check_q(q, b)
-    L = 2**b
-    h = M / (L - 1)
-    lv = levels(b, M).numpy()
-    lo, hi = lv - h, lv + h
-    lo[0], hi[-1] = -np.inf, np.inf
-    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=True)
     with np.errstate(invalid="ignore"):
         lp = _log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
     A = ((L * qa_ - 1.0) / (L - 1))[..., None]

@@ -21,6 +21,18 @@ import _netblock  # noqa: E402
 _netblock.install()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """One intra-op thread for the in-process tests: on a shared 2-core CPU two spinning threads
+    ran small batched ops up to 80x slower (the numbers are the same either way)."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

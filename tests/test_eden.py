@@ -16,13 +16,6 @@ from qlib import hadamard as H
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """One intra-op thread: on the shared 2-core CPU two spinning threads ran up to 80× slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def lognormal(n, d, seed, dtype=F64):

@@ -13,13 +13,6 @@ from hypothesis import strategies as st
 from qlib import hadamard as H
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """One intra-op thread: on the shared 2-core CPU two spinning threads ran up to 80× slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @pytest.mark.parametrize("k", range(0, 7))
