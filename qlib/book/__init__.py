@@ -1,15 +1,16 @@
-"""The book machinery: papermill batch runner, parameter profiles, paper-vs-ours comparisons,
-and the plotting style shared by every chapter.
+"""The book machinery: the chapter setup, papermill batch runner, parameter profiles, paper-vs-ours
+comparisons, and the plotting style and tables shared by every chapter.
 
 Notebook-facing API::
 
-    from qlib.book import Comparisons, style
-    style.apply()
-    cmp = Comparisons("quantizers", out_dir)
-    cmp.close("001", "Table 1", "levels of 2 bits", paper=8, ours=8, atol=0)
-    cmp.show()
+    from qlib.book import chapter
+    ch = chapter(chapter_id, out_dir=out_dir, device=device, threads=threads)
+    ch.record(qlib.repro.eden.lloyd_max_examples())          # rows computed by the reproduction
+    ch.cmp.close("Table 1", "levels of 2 bits", 8, 8, kind="paper-number")
+    ch.cmp.show()
 """
 
-from .compare import Comparisons, gather, VERDICTS
+from .chapter import Chapter, chapter
+from .compare import Comparisons, gather
 
-__all__ = ["Comparisons", "gather", "VERDICTS"]
+__all__ = ["Chapter", "chapter", "Comparisons", "gather"]

@@ -1,70 +1,46 @@
-"""Paper-vs-ours comparison rows.
+"""Paper-vs-ours comparison rows: the chapter-side recorder and the appendix's gatherer.
 
-A chapter notebook records one row per number (or claim) it reproduces: which paper, which figure or
-table, what quantity, the paper's value, ours, the tolerance and the verdict — ``reproduced``,
-``differs`` or ``not comparable`` (with the reason). Rows are written, atomically, to
-``<out_dir>/comparisons.csv`` after every record; the appendix gathers every chapter's file into one
-table with :func:`gather`.
+A chapter records rows — computed by the reproduction (:mod:`qlib.repro`, a list of
+:class:`qlib.repro.ledger.Row`) or directly through the shortcuts below — and every record rewrites,
+atomically, ``<out_dir>/comparisons.csv``. The appendix gathers every chapter's file with
+:func:`gather`. Each row has a **kind** (see :mod:`qlib.repro.ledger`); only ``paper-number`` and
+``paper-claim`` rows can count as reproductions.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 import pandas as pd
 
-VERDICTS = ("reproduced", "differs", "not comparable")
-COLUMNS = ["chapter", "paper", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note"]
+from qlib.repro import ledger
+from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS, Row
+
+COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note"]
 FILENAME = "comparisons.csv"
 
+#: the paper of each part of the book (the default ``paper`` of its rows)
+PART_PAPER = {"quantized-mis": "001", "mia-limits": "003", "eden": "002", "rqp-sgd": "004"}
 
-@dataclass(frozen=True)
-class Row:
-    chapter: str
-    paper: str
-    where: str
-    quantity: str
-    paper_value: str
-    ours: str
-    tolerance: str
-    verdict: str
-    note: str
-
-
-def _fmt(x: Any) -> str:
-    if x is None:
-        return ""
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    if isinstance(x, (float, np.floating)):
-        return f"{float(x):.6g}"
-    return str(x)
-
-
-def _finite_number(name: str, x: Any) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    return x
+__all__ = ["Comparisons", "gather", "counts_by", "COLUMNS", "FILENAME", "KINDS", "VERDICTS", "PART_PAPER"]
 
 
 class Comparisons:
-    """Recorder of paper-vs-ours rows for one chapter, saved to ``<out_dir>/comparisons.csv``."""
+    """Recorder of paper-vs-ours rows for one chapter, saved to ``<out_dir>/comparisons.csv``.
 
-    def __init__(self, chapter: str, out_dir: str | os.PathLike | None):
+    ``chapter`` is the notebook's id below ``chapters/`` (e.g. ``eden/01-estimator-vnmse``); rows with
+    no ``paper`` take the paper of its part (``paper=`` overrides it).
+    """
+
+    def __init__(self, chapter: str, out_dir: str | os.PathLike | None, *, paper: str | None = None):
         if not isinstance(chapter, str) or not chapter.strip():
             raise ValueError("chapter must be a non-empty string")
         self.chapter = chapter
+        self.paper = paper if paper is not None else PART_PAPER.get(chapter.split("/")[0])
         self.out_dir = None if out_dir is None else Path(out_dir)
         self.rows: list[Row] = []
         if self.out_dir is not None:
@@ -72,72 +48,52 @@ class Comparisons:
             self.save()  # a re-run starts from an empty table
 
     # -- recording ---------------------------------------------------------------------------
-    def close(
-        self,
-        paper: str,
-        where: str,
-        quantity: str,
-        paper_value: float,
-        ours: float,
-        *,
-        rtol: float = 0.0,
-        atol: float = 0.0,
-        note: str = "",
-    ) -> str:
-        """Numeric comparison: reproduced iff ``|ours − paper| ≤ atol + rtol·|paper|``."""
-        p = _finite_number("paper_value", paper_value)
-        o = _finite_number("ours", ours)
-        rtol = _finite_number("rtol", rtol)
-        atol = _finite_number("atol", atol)
-        if rtol < 0 or atol < 0:
-            raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
-        ok = abs(o - p) <= atol + rtol * abs(p)
-        parts = []
-        if atol:
-            parts.append(f"±{atol:.3g}")
-        if rtol:
-            parts.append(f"±{100 * rtol:.3g}%")
-        tol = " + ".join(parts) if parts else "exact"
-        return self._add(paper, where, quantity, _fmt(p), _fmt(o), tol, "reproduced" if ok else "differs", note)
-
-    def check(
-        self,
-        paper: str,
-        where: str,
-        quantity: str,
-        paper_value: Any,
-        ours: Any,
-        passed: bool,
-        *,
-        tolerance: str = "",
-        note: str = "",
-    ) -> str:
-        """A claim or inequality whose test the notebook has computed (``passed``)."""
-        if not isinstance(passed, (bool, np.bool_)):
-            raise TypeError(f"passed must be a bool, got {type(passed).__name__}")
-        verdict = "reproduced" if bool(passed) else "differs"
-        return self._add(paper, where, quantity, _fmt(paper_value), _fmt(ours), tolerance, verdict, note)
-
-    def not_comparable(
-        self, paper: str, where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str
-    ) -> str:
-        """A row that cannot be judged (different data, stand-in embedder, value missing…): say why."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError("not_comparable needs a non-empty reason")
-        return self._add(paper, where, quantity, _fmt(paper_value), _fmt(ours), "", "not comparable", reason)
-
-    def _add(self, paper, where, quantity, paper_value, ours, tolerance, verdict, note) -> str:
-        for name, val in (("paper", paper), ("where", where), ("quantity", quantity)):
-            if not isinstance(val, str) or not val.strip():
-                raise ValueError(f"{name} must be a non-empty string, got {val!r}")
-        assert verdict in VERDICTS
-        self.rows.append(Row(self.chapter, paper, where, quantity, paper_value, ours, tolerance, verdict, note))
+    def record(self, rows: Row | Iterable[Row]) -> list[str]:
+        """Record one row or many (as returned by a :mod:`qlib.repro` function); returns the verdicts."""
+        rows = [rows] if isinstance(rows, Row) else list(rows)
+        for r in rows:
+            if not isinstance(r, Row):
+                raise TypeError(f"rows must be qlib.repro.ledger.Row objects, got {type(r).__name__}")
+            if r.paper is None:
+                if self.paper is None:
+                    raise ValueError(f"row {r.where!r} has no paper and chapter {self.chapter!r} has no default")
+                r = replace(r, paper=self.paper)
+            self.rows.append(r)
         self.save()
-        return verdict
+        return [r.verdict for r in rows]
+
+    def close(self, where: str, quantity: str, paper_value: float, ours: float, *, kind: str,
+              rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None) -> str:
+        """Numeric comparison (see :func:`qlib.repro.ledger.close`); returns the verdict."""
+        return self.record(ledger.close(where, quantity, paper_value, ours, kind=kind, rtol=rtol, atol=atol,
+                                        note=note, paper=paper))[0]
+
+    def check(self, where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *, kind: str,
+              tolerance: str = "", note: str = "", paper: str | None = None) -> str:
+        """A claim or inequality whose test was computed (``passed``); returns the verdict."""
+        return self.record(ledger.claim(where, quantity, paper_value, ours, passed, kind=kind,
+                                        tolerance=tolerance, note=note, paper=paper))[0]
+
+    def not_comparable(self, where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
+                       kind: str = "paper-number", paper: str | None = None) -> str:
+        """A row that cannot be judged (different data, stand-in embedder, …): say why."""
+        return self.record(ledger.not_comparable(where, quantity, paper_value, ours, reason=reason, kind=kind,
+                                                 paper=paper))[0]
+
+    def missing(self, where: str, quantity: str, *, reason: str, offline: bool = False,
+                paper: str | None = None) -> str:
+        """An item of the paper not reproduced here (``not-implemented`` / ``not-available-offline``)."""
+        return self.record(ledger.missing(where, quantity, reason=reason, offline=offline, paper=paper))[0]
 
     # -- output --------------------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([asdict(r) for r in self.rows], columns=COLUMNS)
+        recs = [
+            {"chapter": self.chapter, "paper": r.paper, "kind": r.kind, "where": r.where, "quantity": r.quantity,
+             "paper_value": ledger.fmt(r.paper_value), "ours": ledger.fmt(r.ours), "tolerance": r.tolerance,
+             "verdict": r.verdict, "note": r.note}
+            for r in self.rows
+        ]
+        return pd.DataFrame(recs, columns=COLUMNS)
 
     def save(self) -> None:
         if self.out_dir is None:
@@ -149,9 +105,10 @@ class Comparisons:
         return style_table(self.frame().drop(columns=["chapter"]))
 
     def summary(self) -> dict[str, int]:
-        counts = {v: 0 for v in VERDICTS}
+        """Rows per verdict word (only the words that occur)."""
+        counts: dict[str, int] = {}
         for r in self.rows:
-            counts[r.verdict] += 1
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
         return counts
 
 
@@ -172,18 +129,22 @@ def gather(results_dir: str | os.PathLike) -> pd.DataFrame:
     """Every chapter's comparison rows under ``results_dir`` (recursively), in one frame."""
     root = Path(results_dir)
     frames: list[pd.DataFrame] = []
-    for f in sorted(root.rglob(FILENAME)):
+    for f in sorted(root.rglob(FILENAME)) if root.is_dir() else []:
         df = pd.read_csv(f, dtype=str, keep_default_na=False)
         missing = set(COLUMNS) - set(df.columns)
         if missing:
-            raise ValueError(f"{f} lacks columns {sorted(missing)}")
+            raise ValueError(f"{f} lacks columns {sorted(missing)} (written by an older qlib: re-run its notebook)")
         frames.append(df[COLUMNS])
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
-_COLOURS = {"reproduced": "#d9f2d9", "differs": "#f9d6d5", "not comparable": "#eeeeee"}
+_COLOURS = {
+    "reproduced": "#d9f2d9", "agrees": "#e6f2e6", "erratum confirmed": "#fff3cd",
+    "differs": "#f9d6d5", "disagrees": "#f9d6d5", "erratum not confirmed": "#f9d6d5",
+    "not comparable": "#eeeeee", "not implemented": "#eeeeee", "not available offline": "#eeeeee",
+}
 
 
 def style_table(df: pd.DataFrame):
@@ -197,9 +158,15 @@ def style_table(df: pd.DataFrame):
 
 
 def counts_by(df: pd.DataFrame, by: Iterable[str] = ("chapter",)) -> pd.DataFrame:
-    """Number of rows per verdict, grouped by ``by`` (for the appendix summary)."""
+    """Number of rows per verdict word, grouped by ``by`` (for the appendix summary)."""
     by = list(by)
+    cols = [v for v in VERDICTS if v in set(df.get("verdict", []))] or ["reproduced"]
     if df.empty:
-        return pd.DataFrame(columns=by + list(VERDICTS))
-    tab = pd.crosstab([df[c] for c in by], df["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+        return pd.DataFrame(columns=by + list(VERDICTS[:3]))
+    tab = pd.crosstab([df[c] for c in by], df["verdict"]).reindex(columns=cols, fill_value=0)
     return tab.reset_index()
+
+
+def reproduced_mask(df: pd.DataFrame) -> pd.Series:
+    """Rows that count as reproductions: a reproducing kind and the verdict ``reproduced``."""
+    return df["kind"].isin(REPRODUCING_KINDS) & (df["verdict"] == "reproduced")

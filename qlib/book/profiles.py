@@ -11,7 +11,7 @@ import yaml
 
 PROFILES = ("smoke", "default", "paper")
 # Parameters the runner injects into every notebook (each notebook's parameters cell defines them).
-COMMON = ("profile", "device", "data_dir", "out_dir", "results_dir")
+COMMON = ("profile", "device", "data_dir", "out_dir", "results_dir", "chapter_id")
 
 
 def profile_path(root: Path, name: str) -> Path:

@@ -110,9 +110,27 @@ def _hash_files(files: Iterable[Path], base: Path) -> str:
     return h.hexdigest()
 
 
+#: book machinery that cannot change what a notebook computes or shows: editing it re-executes nothing
+MACHINERY = ("book/runner.py", "book/cli.py", "book/profiles.py", "book/__main__.py", "book/sphinx_ext.py")
+
+
 def qlib_source_hash() -> str:
+    """Hash of the ``qlib`` sources a notebook's output can depend on (all but :data:`MACHINERY`)."""
     pkg = Path(__file__).resolve().parents[1]
-    return _hash_files((p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts), pkg)
+    files = (p for p in pkg.rglob("*.py")
+             if "__pycache__" not in p.parts and p.relative_to(pkg).as_posix() not in MACHINERY)
+    return _hash_files(files, pkg)
+
+
+def dependencies(root: Path, nb: str) -> list[str]:
+    """Notebooks whose results ``nb`` reads, declared in its metadata as
+    ``{"qlib": {"depends": ["<part>/<nb>.ipynb", …]}}``; the runner runs them first and re-runs
+    ``nb`` whenever one of them re-ran."""
+    meta = json.loads((Path(root) / "chapters" / nb).read_text()).get("metadata", {})
+    deps = (meta.get("qlib") or {}).get("depends") or []
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise ValueError(f"chapters/{nb}: metadata qlib.depends must be a list of notebook paths, got {deps!r}")
+    return deps
 
 
 def _results_hash(results: Path, exclude: Path) -> str:
@@ -163,6 +181,139 @@ def _mark_injected(nb_path: Path) -> None:
     nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
+@dataclass
+class Job:
+    """One notebook to execute: where it comes from and goes, its parameters and input stamp."""
+
+    nb: str
+    src: Path
+    target: Path
+    stamp_file: Path
+    results: Path
+    params: dict[str, Any]
+    stamp: str = ""
+
+
+def chapter_id(nb: str) -> str:
+    """The id a notebook is known by (its path below ``chapters/`` without ``.ipynb``)."""
+    return nb[: -len(".ipynb")] if nb.endswith(".ipynb") else nb
+
+
+def plan(root: Path, out: Path, profile: str, params_by_nb: dict, selected: list[str], *, device: str,
+         data: str) -> list[Job]:
+    """The jobs for ``selected``, with the parameters each notebook receives."""
+    results = out / "_results"
+    jobs = []
+    for nb in selected:
+        rel = Path(nb)
+        nb_results = results / rel.with_suffix("")
+        params = dict(params_by_nb[nb])
+        params.update(profile=profile, device=device, data_dir=data or None, out_dir=str(nb_results),
+                      results_dir=str(results), chapter_id=chapter_id(nb))
+        jobs.append(Job(nb, root / "chapters" / nb, out / "chapters" / rel, out / ".stamps" / rel.with_suffix(".json"),
+                        nb_results, params))
+    return jobs
+
+
+def read_stamp(stamp_file: Path) -> dict:
+    """A stamp's contents; an unreadable (truncated, foreign) stamp counts as absent."""
+    try:
+        data = json.loads(stamp_file.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
+    """Hash of everything the notebook's output depends on: the notebook, its parameters, the
+    ``qlib`` sources, and the stamps of the notebooks it depends on (or, for the appendix, every
+    other notebook's results)."""
+    h = hashlib.sha256()
+    h.update(job.src.read_bytes())
+    h.update(json.dumps(job.params, sort_keys=True, default=str).encode())
+    h.update(src_hash.encode())
+    for dep in dependencies(root, job.nb):
+        h.update(dep.encode())
+        h.update(str(read_stamp(out / ".stamps" / Path(dep).with_suffix(".json")).get("hash", "")).encode())
+    if Path(job.nb).parts[0] in AGGREGATOR_PARTS:
+        h.update(_results_hash(out / "_results", job.results).encode())
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+class _kernel_env:
+    """Set environment variables for the kernels papermill starts, restoring the caller's after."""
+
+    def __init__(self, **env: str | None):
+        self.env = {k: v for k, v in env.items() if v}
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self):
+        for k, v in self.env.items():
+            self.saved[k] = os.environ.get(k)
+            os.environ[k] = v
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        return False
+
+
+def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome":
+    """Execute one notebook with papermill into a temporary file, then move it into the book
+    atomically and write its stamp; on failure keep the partial notebook under ``.failed/``."""
+    import papermill as pm
+
+    rel = Path(job.nb)
+    tmp = out / ".tmp" / rel
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    job.target.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    log(f"[run ] {job.nb}")
+    try:
+        pm.execute_notebook(
+            str(job.src),
+            str(tmp),
+            parameters=job.params,
+            kernel_name="python3",
+            cwd=str(job.target.parent),
+            progress_bar=False,
+            execution_timeout=timeout,
+            report_mode=False,
+        )
+        _mark_injected(tmp)
+        os.replace(tmp, job.target)  # atomic: the book only ever sees complete notebooks
+        _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
+                                                  "when": time.time()}))
+        dt = time.perf_counter() - t0
+        log(f"[ ok ] {job.nb} ({dt:.1f} s)")
+        return Outcome(job.nb, "ran", dt)
+    except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
+        dt = time.perf_counter() - t0
+        failed = out / ".failed" / rel
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            os.replace(tmp, failed)
+        for stale in (job.target, job.stamp_file):  # never leave a stale result in the book
+            if stale.exists():
+                stale.unlink()
+        msg = _error_line(exc)
+        log(f"[FAIL] {job.nb} ({dt:.1f} s): {msg}  — see {failed}")
+        if not getattr(exc, "ename", None):
+            log(traceback.format_exc(limit=3))
+        return Outcome(job.nb, "failed", dt, msg)
+
+
 def run(
     *,
     root: Path | None = None,
@@ -177,7 +328,6 @@ def run(
     log=print,
 ) -> RunReport:
     """Execute the selected notebooks under ``profile``; see the module docstring."""
-    import papermill as pm
     from tqdm.auto import tqdm
 
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
@@ -190,80 +340,21 @@ def run(
         raise ValueError(f"profiles/{profile}.yml has no entry for: {', '.join(missing)}")
 
     out = Path(output_dir or root / "_build" / "book").resolve()
-    results = out / "_results"
     data = str(Path(data_dir).expanduser().resolve()) if data_dir else os.environ.get("QLIB_DATA_DIR", "")
-    if data:
-        os.environ["QLIB_DATA_DIR"] = data  # loaders in the kernels read it
     src_hash = qlib_source_hash()
+    jobs = plan(root, out, profile, params_by_nb, selected, device=device, data=data)
 
     report = RunReport()
-    bar = tqdm(selected, desc=f"profile {profile}", unit="nb", disable=not progress, file=sys.stderr)
-    for nb in bar:
-        bar.set_postfix_str(nb)
-        src = root / "chapters" / nb
-        rel = Path(nb)
-        target = out / "chapters" / rel
-        stamp_file = out / ".stamps" / rel.with_suffix(".json")
-        nb_results = results / rel.with_suffix("")
-        params = dict(params_by_nb[nb])
-        params.update(
-            profile=profile,
-            device=device,
-            data_dir=data or None,
-            out_dir=str(nb_results),
-            results_dir=str(results),
-        )
-        h = hashlib.sha256()
-        h.update(src.read_bytes())
-        h.update(json.dumps(params, sort_keys=True, default=str).encode())
-        h.update(src_hash.encode())
-        if rel.parts[0] in AGGREGATOR_PARTS:
-            h.update(_results_hash(results, nb_results).encode())
-        stamp = h.hexdigest()
-
-        if not force and target.is_file() and stamp_file.is_file():
-            if json.loads(stamp_file.read_text()).get("hash") == stamp:
-                report.outcomes.append(Outcome(nb, "skipped"))
-                log(f"[skip] {nb} (inputs unchanged)")
+    bar = tqdm(jobs, desc=f"profile {profile}", unit="nb", disable=not progress, file=sys.stderr)
+    with _kernel_env(QLIB_DATA_DIR=data):  # loaders in the kernels read it; the caller's env is restored
+        for job in bar:
+            bar.set_postfix_str(job.nb)
+            job.stamp = stamp_of(job, root, out, src_hash)  # after its dependencies ran (TOC order)
+            if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
+                report.outcomes.append(Outcome(job.nb, "skipped"))
+                log(f"[skip] {job.nb} (inputs unchanged)")
                 continue
-
-        tmp = out / ".tmp" / rel
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        log(f"[run ] {nb}")
-        try:
-            pm.execute_notebook(
-                str(src),
-                str(tmp),
-                parameters=params,
-                kernel_name="python3",
-                cwd=str(target.parent),
-                progress_bar=False,
-                execution_timeout=timeout,
-                report_mode=False,
-            )
-            _mark_injected(tmp)
-            os.replace(tmp, target)  # atomic: the book only ever sees complete notebooks
-            stamp_file.parent.mkdir(parents=True, exist_ok=True)
-            stamp_file.write_text(json.dumps({"hash": stamp, "profile": profile, "when": time.time()}))
-            dt = time.perf_counter() - t0
-            report.outcomes.append(Outcome(nb, "ran", dt))
-            log(f"[ ok ] {nb} ({dt:.1f} s)")
-        except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
-            dt = time.perf_counter() - t0
-            failed = out / ".failed" / rel
-            failed.parent.mkdir(parents=True, exist_ok=True)
-            if tmp.exists():
-                os.replace(tmp, failed)
-            for stale in (target, stamp_file):  # never leave a stale result in the book
-                if stale.exists():
-                    stale.unlink()
-            msg = _error_line(exc)
-            report.outcomes.append(Outcome(nb, "failed", dt, msg))
-            log(f"[FAIL] {nb} ({dt:.1f} s): {msg}  — see {failed}")
-            if not getattr(exc, "ename", None):
-                log(traceback.format_exc(limit=3))
+            report.outcomes.append(execute(job, out, timeout=timeout, log=log))
     shutil.rmtree(out / ".tmp", ignore_errors=True)
     return report
 

@@ -1,0 +1,175 @@
+"""Comparison rows: what a reproduction function returns and a chapter records.
+
+A :class:`Row` says which item of which paper it concerns, its **kind**, the paper's value, ours,
+the tolerance and whether it passed. The kind says what the comparison is worth:
+
+* ``paper-number`` — a value printed in the paper, against ours;
+* ``paper-claim`` — a qualitative claim stated in the paper, tested on our numbers;
+* ``theory-check`` — our computation against an independent computation of the same quantity
+  (Monte Carlo, brute force, a second method); the "paper" column holds that reference;
+* ``arithmetic`` — the paper's own numbers recomputed from its own inputs;
+* ``erratum`` — a printed statement shown to be wrong (``passed`` = the erratum is confirmed);
+* ``not-implemented`` / ``not-available-offline`` — an item of the paper the book does not reproduce,
+  with the reason.
+
+Only ``paper-number`` and ``paper-claim`` rows can count as reproductions. The verdict word is
+derived from the kind and the outcome (:func:`verdict`), never typed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+KINDS = (
+    "paper-number",
+    "paper-claim",
+    "theory-check",
+    "arithmetic",
+    "erratum",
+    "not-implemented",
+    "not-available-offline",
+)
+REPRODUCING_KINDS = ("paper-number", "paper-claim")
+MISSING_KINDS = ("not-implemented", "not-available-offline")
+PAPERS = ("001", "002", "003", "004")
+
+#: verdict words, by kind and outcome (passed True / False / None = cannot be judged)
+_WORDS = {
+    "paper-number": ("reproduced", "differs", "not comparable"),
+    "paper-claim": ("reproduced", "differs", "not comparable"),
+    "theory-check": ("agrees", "disagrees", "not comparable"),
+    "arithmetic": ("agrees", "disagrees", "not comparable"),
+    "erratum": ("erratum confirmed", "erratum not confirmed", "not comparable"),
+    "not-implemented": (None, None, "not implemented"),
+    "not-available-offline": (None, None, "not available offline"),
+}
+VERDICTS = tuple(dict.fromkeys(w for ws in _WORDS.values() for w in ws if w))
+
+
+def verdict(kind: str, passed: bool | None) -> str:
+    """The verdict word of a row of ``kind`` with outcome ``passed`` (None: not judged)."""
+    words = _WORDS[kind]
+    w = words[2] if passed is None else words[0 if passed else 1]
+    if w is None:
+        raise ValueError(f"a {kind!r} row cannot have passed={passed!r}; use missing()")
+    return w
+
+
+def fmt(x: Any) -> str:
+    """A value as the ledger prints it (6 significant digits for floats)."""
+    if x is None:
+        return ""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.6g}"
+    return str(x)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One comparison. ``paper`` may be left ``None`` and is then filled in by the chapter."""
+
+    kind: str
+    where: str
+    quantity: str
+    paper_value: Any
+    ours: Any
+    passed: bool | None
+    tolerance: str = ""
+    note: str = ""
+    paper: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {self.kind!r}")
+        for name in ("where", "quantity"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or not v.strip():
+                raise ValueError(f"{name} must be a non-empty string, got {v!r}")
+        if self.paper is not None and self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {', '.join(PAPERS)} or None; got {self.paper!r}")
+        if self.passed is not None and not isinstance(self.passed, (bool, np.bool_)):
+            raise TypeError(f"passed must be True, False or None, got {type(self.passed).__name__}")
+        if self.passed is not None:
+            object.__setattr__(self, "passed", bool(self.passed))
+        if self.kind in MISSING_KINDS and self.passed is not None:
+            raise ValueError(f"a {self.kind!r} row has no outcome (passed=None)")
+        if self.passed is None and not str(self.note).strip():
+            raise ValueError("a row that is not judged needs a note saying why")
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.kind, self.passed)
+
+    @property
+    def counts_as_reproduction(self) -> bool:
+        return self.kind in REPRODUCING_KINDS and self.passed is True
+
+    def with_paper(self, paper: str) -> "Row":
+        return self if self.paper is not None else replace(self, paper=paper)
+
+
+def _finite(name: str, x: Any) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    return x
+
+
+def tolerance_text(rtol: float, atol: float) -> str:
+    parts = []
+    if atol:
+        parts.append(f"±{atol:.3g}")
+    if rtol:
+        parts.append(f"±{100 * rtol:.3g}%")
+    return " + ".join(parts) if parts else "exact"
+
+
+def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: str = "paper-number",
+          rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None) -> Row:
+    """Numeric comparison: passed iff ``|ours − paper_value| ≤ atol + rtol·|paper_value|``.
+
+    A non-finite ``ours`` (a run that produced NaN) is a failed comparison with the value shown,
+    never an exception that hides the row.
+    """
+    p = _finite("paper_value", paper_value)
+    rtol = _finite("rtol", rtol)
+    atol = _finite("atol", atol)
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+    if isinstance(ours, (bool, np.bool_)) or not isinstance(ours, (int, float, np.integer, np.floating)):
+        raise TypeError(f"ours must be a real number, got {type(ours).__name__}")
+    o = float(ours)
+    ok = math.isfinite(o) and abs(o - p) <= atol + rtol * abs(p)
+    return Row(kind, where, quantity, p, o, ok, tolerance_text(rtol, atol), note, paper)
+
+
+def claim(where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *,
+          kind: str = "paper-claim", tolerance: str = "", note: str = "", paper: str | None = None) -> Row:
+    """A claim or inequality whose test was computed (``passed``)."""
+    if not isinstance(passed, (bool, np.bool_)):
+        raise TypeError(f"passed must be a bool, got {type(passed).__name__}")
+    return Row(kind, where, quantity, paper_value, ours, bool(passed), tolerance, note, paper)
+
+
+def not_comparable(where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
+                   kind: str = "paper-number", paper: str | None = None) -> Row:
+    """A row of ``kind`` that cannot be judged (different data, a case the claim does not cover…)."""
+    return Row(kind, where, quantity, paper_value, ours, None, "", reason, paper)
+
+
+def missing(where: str, quantity: str, *, reason: str, offline: bool = False, paper: str | None = None,
+            paper_value: Any = "") -> Row:
+    """An item of the paper the book does not reproduce: ``not-implemented`` or, with
+    ``offline=True``, ``not-available-offline``; ``reason`` is one sentence."""
+    kind = "not-available-offline" if offline else "not-implemented"
+    return Row(kind, where, quantity, paper_value, None, None, "", reason, paper)

@@ -1,0 +1,290 @@
+"""Argument checks shared by every ``qlib`` module (the idea of scikit-learn's ``utils/validation``).
+
+One vocabulary, one message style: every check names the argument and the allowed range, and raises
+``TypeError`` for a value of the wrong kind and ``ValueError`` for a value of the right kind outside
+its range (NaN, ±inf, empty, wrong shape, out of bounds). A check returns the value converted to the
+canonical type (``int``, ``float``, ``np.ndarray``, ``torch.Tensor``), so callers write::
+
+    n = check_int("n", n, low=1)
+    p = check_float("p", p, low=0.0, high=1.0)
+    x = check_tensor("x", x, ndim=(1, 2))
+
+Messages read ``"<name> must be <what>, got <value>"``; a test enforces that every public callable of
+``qlib`` raises them on bad input (``tests/test_common_bad_input.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+
+__all__ = [
+    "check_int",
+    "check_float",
+    "check_probability",
+    "check_positive",
+    "check_bool",
+    "check_choice",
+    "check_seed",
+    "check_str",
+    "check_array",
+    "check_tensor",
+    "check_same_length",
+    "check_int_sequence",
+    "check_float_sequence",
+    "check_callable",
+]
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, (bool, np.bool_)) or (isinstance(v, torch.Tensor) and v.dtype == torch.bool)
+
+
+def _range_text(low, high, low_open, high_open, kind="") -> str:
+    if low is not None and high is not None:
+        return f"{kind}in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{kind}{'>' if low_open else '>='} {low}"
+    if high is not None:
+        return f"{kind}{'<' if high_open else '<='} {high}"
+    return kind.strip() or "a number"
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    allow_none: bool = False,
+    integral_float: bool = False,
+) -> int | None:
+    """An integer in ``[low, high]`` (``bool`` rejected). ``integral_float`` accepts ``3.0``."""
+    if value is None and allow_none:
+        return None
+    want = _range_text(low, high, False, False, "an integer ")
+    if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_floating_point() and not _is_bool(value):
+        value = int(value.item())
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        if integral_float and isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be {want}, got {_short(value)} ({type(value).__name__})")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be {want}, got {value}")
+    return value
+
+
+def check_float(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+    allow_inf: bool = False,
+) -> float | None:
+    """A finite real number in the given interval (``bool`` and complex rejected)."""
+    if value is None and allow_none:
+        return None
+    want = _range_text(low, high, low_open, high_open, "a finite number ")
+    if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim == 0 and not _is_bool(value):
+        if isinstance(value, torch.Tensor) and value.is_complex():
+            raise TypeError(f"{name} must be {want}, got a complex tensor")
+        value = value.item()
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {want}, got {_short(value)} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be {want}, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {want}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must be {want}, got {value}")
+    return value
+
+
+def check_probability(name: str, value: Any, *, open_low: bool = False, open_high: bool = False,
+                      allow_none: bool = False) -> float | None:
+    """A probability in [0, 1] (ends optionally open)."""
+    return check_float(name, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high,
+                       allow_none=allow_none)
+
+
+def check_positive(name: str, value: Any, *, strict: bool = True, allow_none: bool = False) -> float | None:
+    """A finite number > 0 (or >= 0 with ``strict=False``)."""
+    return check_float(name, value, low=0.0, low_open=strict, allow_none=allow_none)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {_short(value)}")
+    return bool(value)
+
+
+def check_str(name: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {_short(value)} ({type(value).__name__})")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{name} must be a non-empty string")
+    return value
+
+
+def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
+    """One of ``allowed`` (strings compared exactly)."""
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except TypeError:  # unhashable / incomparable
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {_short(value)}")
+    return value
+
+
+def check_seed(name: str, seed: Any, *, allow_none: bool = False) -> int | None:
+    """A seed: an integer in [0, 2**63). ``None`` only where a caller documents non-determinism."""
+    if seed is None:
+        if allow_none:
+            return None
+        raise TypeError(f"{name} must be an integer >= 0 (runs are seeded; pass one explicitly), got None")
+    return check_int(name, seed, low=0, high=2**63 - 1)
+
+
+def check_callable(name: str, value: Any) -> Any:
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {_short(value)}")
+    return value
+
+
+def _ndim_ok(ndim, actual: int) -> bool:
+    if ndim is None:
+        return True
+    if isinstance(ndim, int):
+        return actual == ndim
+    return actual in tuple(ndim)
+
+
+def check_array(
+    name: str,
+    value: Any,
+    *,
+    ndim: int | Sequence[int] | None = None,
+    dtype: str = "float",
+    finite: bool = True,
+    nonempty: bool = True,
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
+    """A NumPy array of ``dtype`` ("float" → float64, "int" → int64, "bool"), checked for shape,
+    emptiness, finiteness and bounds. Lists and tensors are converted; strings and complex are not."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of {dtype}s, got {_short(value)}")
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged lists
+        raise ValueError(f"{name} must be a rectangular array of {dtype}s: {exc}") from None
+    if arr.dtype.kind in "OUSV" or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be an array of {dtype}s, got dtype {arr.dtype}")
+    if dtype == "float":
+        arr = arr.astype(np.float64, copy=False)
+    elif dtype == "int":
+        if arr.dtype.kind == "f":
+            if arr.size and not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+                raise TypeError(f"{name} must be an array of integers, got non-integral floats")
+        elif arr.dtype.kind not in "iub":
+            raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64, copy=False)
+    elif dtype == "bool":
+        if arr.dtype.kind != "b":
+            raise TypeError(f"{name} must be a boolean array, got dtype {arr.dtype}")
+    else:  # pragma: no cover - programming error
+        raise ValueError(f"dtype must be 'float', 'int' or 'bool', got {dtype!r}")
+    if not _ndim_ok(ndim, arr.ndim):
+        raise ValueError(f"{name} must have ndim {ndim}, got shape {tuple(arr.shape)}")
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {tuple(arr.shape)}")
+    if finite and dtype == "float" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if low is not None and arr.size and np.nanmin(arr) < low:
+        raise ValueError(f"{name} must have entries >= {low}, got min {np.nanmin(arr)}")
+    if high is not None and arr.size and np.nanmax(arr) > high:
+        raise ValueError(f"{name} must have entries <= {high}, got max {np.nanmax(arr)}")
+    return arr
+
+
+def check_tensor(
+    name: str,
+    value: Any,
+    *,
+    ndim: int | Sequence[int] | None = None,
+    floating: bool = True,
+    finite: bool = True,
+    nonempty: bool = True,
+    convert: bool = True,
+) -> torch.Tensor:
+    """A torch tensor (NumPy arrays and lists converted when ``convert``): floating (real) by
+    default, checked for shape, emptiness and finiteness. Integer tensors are accepted only with
+    ``floating=False``; complex and bool never."""
+    if not isinstance(value, torch.Tensor):
+        if not convert or value is None or isinstance(value, (str, bytes, numbers.Number)):
+            raise TypeError(f"{name} must be a tensor, got {_short(value)} ({type(value).__name__})")
+        arr = check_array(name, value, dtype="float" if floating else "int", finite=False, nonempty=False)
+        value = torch.from_numpy(np.ascontiguousarray(arr))
+    if value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must be a real {'floating' if floating else 'numeric'} tensor, got dtype {value.dtype}")
+    if floating and not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
+    if not _ndim_ok(ndim, value.ndim):
+        raise ValueError(f"{name} must have ndim {ndim}, got shape {tuple(value.shape)}")
+    if nonempty and value.numel() == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {tuple(value.shape)}")
+    if finite and value.is_floating_point() and value.numel() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return value
+
+
+def check_same_length(**arrays: Any) -> int:
+    """All keyword arguments have the same first dimension; returns it."""
+    lens = {k: len(v) for k, v in arrays.items()}
+    if len(set(lens.values())) > 1:
+        raise ValueError("must have the same length: " + ", ".join(f"{k}={n}" for k, n in lens.items()))
+    return next(iter(lens.values())) if lens else 0
+
+
+def check_int_sequence(name: str, values: Any, *, low: int | None = None, high: int | None = None,
+                       nonempty: bool = True) -> list[int]:
+    """A non-empty sequence of integers, each in ``[low, high]``."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of integers, got {_short(values)}")
+    out = [check_int(f"{name}[{i}]", v, low=low, high=high) for i, v in enumerate(values)]
+    if nonempty and not out:
+        raise ValueError(f"{name} must be a non-empty sequence of integers")
+    return out
+
+
+def check_float_sequence(name: str, values: Any, *, low: float | None = None, high: float | None = None,
+                         low_open: bool = False, nonempty: bool = True) -> list[float]:
+    """A non-empty sequence of finite numbers, each in the interval."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of numbers, got {_short(values)}")
+    out = [check_float(f"{name}[{i}]", v, low=low, high=high, low_open=low_open) for i, v in enumerate(values)]
+    if nonempty and not out:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers")
+    return out
