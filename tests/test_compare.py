@@ -1,62 +1,102 @@
-"""The paper-vs-ours comparisons helper."""
+"""The comparison rows: kinds, verdicts from kind and outcome, recording, gathering."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 import pytest
 
 from qlib.book import Comparisons, gather
-from qlib.book.compare import COLUMNS, counts_by
+from qlib.book.compare import COLUMNS, counts_by, reproduced_mask
+from qlib.repro import ledger
 
 
 def test_close_verdicts_and_tolerance(tmp_path):
-    c = Comparisons("part/01-x", tmp_path / "a")
-    assert c.close("001", "Table 2", "acc", 0.996, 0.990, atol=0.01) == "reproduced"
-    assert c.close("001", "Table 2", "acc", 0.996, 0.980, atol=0.01) == "differs"
-    assert c.close("002", "Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02) == "reproduced"
-    assert c.close("002", "Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02) == "differs"
-    assert c.close("003", "TC-01", "levels", 8, 8) == "reproduced"
-    assert c.check("001", "§5.1", "claim", "Sign < 33%", "no", passed=False) == "differs"
-    assert c.not_comparable("001", "Table 3", "AUROC", 0.8, 0.7, reason="stand-in embedder") == "not comparable"
+    c = Comparisons("quantized-mis/01-x", tmp_path / "a")
+    assert c.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number") == "reproduced"
+    assert c.close("Table 2", "acc", 0.996, 0.980, atol=0.01, kind="paper-number") == "differs"
+    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002") == "reproduced"
+    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02, kind="paper-number", paper="002") == "differs"
+    assert c.close("TC-01", "levels", 8, 8, kind="theory-check") == "agrees"
+    assert c.check("§5.1", "claim", "Sign < 33%", "no", passed=False, kind="paper-claim") == "differs"
+    assert c.not_comparable("Table 3", "AUROC", 0.8, 0.7, reason="stand-in embedder") == "not comparable"
+    assert c.missing("Figure 3", "r_Q^n vs AUROC", reason="no embedder offline", offline=True) == "not available offline"
     df = pd.read_csv(tmp_path / "a" / "comparisons.csv", dtype=str, keep_default_na=False)
-    assert list(df.columns) == COLUMNS and len(df) == 7
-    assert df["verdict"].tolist() == ["reproduced", "differs", "reproduced", "differs", "reproduced", "differs", "not comparable"]
+    assert list(df.columns) == COLUMNS and len(df) == 8
+    assert df["verdict"].tolist() == ["reproduced", "differs", "reproduced", "differs", "agrees", "differs",
+                                      "not comparable", "not available offline"]
+    assert df["paper"].tolist() == ["001", "001", "002", "002", "001", "001", "001", "001"]
     assert df["tolerance"].iloc[0] == "±0.01" and df["tolerance"].iloc[2] == "±2%" and df["tolerance"].iloc[4] == "exact"
-    assert c.summary() == {"reproduced": 3, "differs": 3, "not comparable": 1}
+    assert c.summary() == {"reproduced": 2, "differs": 3, "agrees": 1, "not comparable": 1, "not available offline": 1}
+    assert reproduced_mask(df).sum() == 2  # the theory check does not count as a reproduction
+
+
+def test_kind_is_required_and_checked(tmp_path):
+    c = Comparisons("eden/01-x", None)
+    with pytest.raises(TypeError):
+        c.close("T", "q", 1.0, 1.0)  # no kind
+    with pytest.raises(ValueError, match="kind must be one of"):
+        c.close("T", "q", 1.0, 1.0, kind="paper")
+    with pytest.raises(ValueError, match="not judged needs a note"):
+        ledger.Row("paper-number", "T", "q", 1, 1, None)
+    with pytest.raises(ValueError, match="no outcome"):
+        ledger.Row("not-implemented", "T", "q", "", None, True)
+    with pytest.raises(ValueError, match="paper must be one of"):
+        c.close("T", "q", 1.0, 1.0, kind="paper-number", paper="005")
+
+
+def test_nan_result_is_a_failed_row_not_an_exception():
+    r = ledger.close("T", "q", 1.0, math.nan, kind="paper-number")
+    assert r.passed is False and r.verdict == "differs" and ledger.fmt(r.ours) == "nan"
+    with pytest.raises(ValueError, match="paper_value must be finite"):
+        ledger.close("T", "q", math.inf, 1.0, kind="paper-number")
+
+
+def test_verdict_words_by_kind():
+    assert ledger.verdict("erratum", True) == "erratum confirmed"
+    assert ledger.verdict("arithmetic", False) == "disagrees"
+    assert ledger.verdict("paper-claim", None) == "not comparable"
+    with pytest.raises(ValueError):
+        ledger.verdict("not-implemented", True)
+
+
+def test_record_rows_from_the_reproduction(tmp_path):
+    c = Comparisons("eden/01-x", tmp_path)
+    rows = [ledger.close("§3", "q", 1.0, 1.0, kind="paper-number"), ledger.claim("§5", "c", "x", "y", True)]
+    assert c.record(rows) == ["reproduced", "reproduced"]
+    assert gather(tmp_path)["paper"].tolist() == ["002", "002"]
+    c2 = Comparisons("appendix/01-x", None)
+    with pytest.raises(ValueError, match="has no paper"):
+        c2.record(rows[0])
+    with pytest.raises(TypeError, match="Row objects"):
+        c.record([{"kind": "paper-number"}])
 
 
 def test_gather_and_counts(tmp_path):
-    a = Comparisons("p/01-a", tmp_path / "p" / "01-a")
-    a.close("001", "T1", "q", 1.0, 1.0)
-    b = Comparisons("p/02-b", tmp_path / "p" / "02-b")
-    b.close("002", "F1", "q", 1.0, 2.0)
-    b.not_comparable("002", "F2", "q", 1.0, reason="r")
+    a = Comparisons("p/01-a", tmp_path / "p" / "01-a", paper="001")
+    a.close("T1", "q", 1.0, 1.0, kind="paper-number")
+    b = Comparisons("p/02-b", tmp_path / "p" / "02-b", paper="003")
+    b.close("T2", "q", 1.0, 2.0, kind="paper-number")
     rows = gather(tmp_path)
-    assert len(rows) == 3 and set(rows["chapter"]) == {"p/01-a", "p/02-b"}
+    assert len(rows) == 2 and set(rows["chapter"]) == {"p/01-a", "p/02-b"}
     tab = counts_by(rows, ["chapter"]).set_index("chapter")
-    assert tab.loc["p/02-b"].tolist() == [0, 1, 1]
+    assert tab.loc["p/01-a", "reproduced"] == 1 and tab.loc["p/02-b", "differs"] == 1
     assert gather(tmp_path / "nothing").empty
 
 
-def test_rerun_starts_empty(tmp_path):
-    Comparisons("c", tmp_path).close("001", "T", "q", 1, 1)
-    Comparisons("c", tmp_path)
+def test_rerun_starts_from_empty_table(tmp_path):
+    Comparisons("c/01", tmp_path, paper="001").close("T", "q", 1, 1, kind="paper-number")
+    Comparisons("c/01", tmp_path, paper="001")
     assert len(gather(tmp_path)) == 0
 
 
-def test_bad_input(tmp_path):
-    c = Comparisons("c", tmp_path)
-    with pytest.raises(ValueError, match="ours must be finite"):
-        c.close("001", "T", "q", 1.0, float("nan"))
-    with pytest.raises(TypeError, match="paper_value must be a real number"):
-        c.close("001", "T", "q", "1.0", 1.0)
-    with pytest.raises(ValueError, match="rtol and atol must be >= 0"):
-        c.close("001", "T", "q", 1.0, 1.0, atol=-1)
-    with pytest.raises(ValueError, match="where must be a non-empty string"):
-        c.close("001", "", "q", 1.0, 1.0)
-    with pytest.raises(TypeError, match="passed must be a bool"):
-        c.check("001", "T", "q", 1, 1, passed="yes")
-    with pytest.raises(ValueError, match="non-empty reason"):
-        c.not_comparable("001", "T", "q", 1, reason=" ")
-    with pytest.raises(ValueError, match="chapter"):
+def test_old_files_are_named(tmp_path):
+    (tmp_path / "comparisons.csv").write_text("chapter,paper,where\nx,001,T\n")
+    with pytest.raises(ValueError, match="lacks columns"):
+        gather(tmp_path)
+
+
+def test_bad_chapter_name(tmp_path):
+    with pytest.raises(ValueError):
         Comparisons("", tmp_path)

@@ -54,6 +54,23 @@ def test_notebook_parameters_cell(nb):
     assert not re.search(r"sys\.path", "".join(c.source for c in book.cells if c.cell_type == "code")), f"{nb} edits sys.path"
 
 
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_parameters_cell_is_the_default_profile(nb):
+    """The cell holds the `default` values, so an interactive run and `make book` agree: default.yml
+    may only hold values that differ from the cell (and then the cell is not the default) — i.e. none."""
+    declared = profiles.cell_parameters(ROOT / "chapters" / nb)
+    entry = profiles.load(ROOT, "default").get(nb, {})
+    repeated = {k: v for k, v in entry.items() if declared.get(k) == v}
+    differs = {k: (declared.get(k), v) for k, v in entry.items() if declared.get(k) != v}
+    assert not repeated, f"profiles/default.yml repeats the cell of {nb}: {repeated}"
+    assert not differs, f"profiles/default.yml differs from the cell of {nb} (cell, profile): {differs}"
+
+
+def test_every_profile_validates():
+    for prof in profiles.PROFILES:
+        profiles.resolve(ROOT, prof, NOTEBOOKS, NOTEBOOKS)
+
+
 def test_profiles_have_no_stale_entries():
     for prof in profiles.PROFILES:
         stale = set(profiles.load(ROOT, prof)) - set(NOTEBOOKS)

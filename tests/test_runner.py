@@ -14,14 +14,16 @@ import nbformat
 import pytest
 import yaml
 
-from qlib.book import cli, runner
+from qlib.book import cli, profiles, runner
 from qlib.book.compare import gather
+from qlib.book.profiles import ProfileError
 
 PARAMS = """profile = "default"
 device = "auto"
 data_dir = None
 out_dir = "_results/x"
 results_dir = "_results"
+chapter_id = None
 """
 
 
@@ -54,7 +56,7 @@ def book(tmp_path: Path) -> Path:
     _nb(root / "chapters/a/01-ok.ipynb", "x = 1\n",
         "from qlib.book import Comparisons\n"
         "import os\n"
-        "Comparisons('a/01-ok', out_dir).close('001', 'T1', 'x', 1.0, float(x))\n"
+        "Comparisons(chapter_id, out_dir, paper='001').close('T1', 'x', 1.0, float(x), kind='paper-number')\n"
         "print('device', device, 'data', data_dir, 'cwd', os.getcwd())")
     _nb(root / "chapters/a/02-fail.ipynb", "fail = True\n", "if fail:\n    raise RuntimeError('boom')")
     _nb(root / "chapters/a/03-slow.ipynb", "seconds = 0.0\n", "import time\ntime.sleep(seconds)\nprint('done')")
@@ -120,7 +122,8 @@ def test_source_hash_covers_every_module(tmp_path, monkeypatch):
     h = runner.qlib_source_hash()
     assert len(h) == 64 and h == runner.qlib_source_hash()
     a, b = tmp_path / "a.py", tmp_path / "b.py"
-    a.write_text("x = 1\n"); b.write_text("y = 2\n")
+    a.write_text("x = 1\n")
+    b.write_text("y = 2\n")
     h1 = runner._hash_files([a, b], tmp_path)
     b.write_text("y = 3\n")
     assert runner._hash_files([a, b], tmp_path) != h1
@@ -171,14 +174,153 @@ def test_cli_exit_codes_and_summary(book, capsys):
 
 
 def test_profile_validation(book):
-    (book / "profiles/smoke.yml").write_text(yaml.safe_dump({"a/01-ok.ipynb": {"device": "cpu"}}))
-    with pytest.raises(ValueError, match="runner injects itself"):
+    smoke = book / "profiles/smoke.yml"
+    smoke.write_text(yaml.safe_dump({"a/01-ok.ipynb": {"device": "cpu"}}))
+    with pytest.raises(ProfileError, match="runner injects itself"):
         _run(book)
-    (book / "profiles/smoke.yml").write_text(yaml.safe_dump({"a/01-ok.ipynb": {}}))
-    with pytest.raises(ValueError, match="no entry for: a/02-fail.ipynb"):
+    smoke.write_text(yaml.safe_dump({"a/01-ok.ipynb": {}}))
+    with pytest.raises(ProfileError, match="no entry for a/02-fail.ipynb"):
         _run(book)
-    with pytest.raises(ValueError, match="profile must be one of"):
+    with pytest.raises(ProfileError, match="profile must be one of"):
         _run(book, profile="huge")
+
+
+@pytest.mark.parametrize("text, message", [
+    # an unknown notebook, with a suggestion
+    ("a/01-ok.ipynb: {}\na/02-fail.ipynb: {}\na/03-slow.ipynb: {}\na/04-slow.ipynb: {}\n",
+     r"smoke.yml: unknown notebook 'a/04-slow.ipynb'; did you mean 'a/03-slow.ipynb'"),
+    # a duplicate key (PyYAML would silently keep the last)
+    ("a/01-ok.ipynb: {x: 1}\na/01-ok.ipynb: {x: 2}\na/02-fail.ipynb: {}\na/03-slow.ipynb: {}\n",
+     r"smoke.yml: duplicate key 'a/01-ok.ipynb' \(line 2, first at line 1\)"),
+    # a misspelled parameter, with a suggestion
+    ("a/01-ok.ipynb: {xx: 1}\na/02-fail.ipynb: {}\na/03-slow.ipynb: {}\n",
+     r"smoke.yml: a/01-ok.ipynb: unknown parameter 'xx'; did you mean 'x'"),
+    # a wrong type
+    ("a/01-ok.ipynb: {}\na/02-fail.ipynb: {fail: maybe}\na/03-slow.ipynb: {}\n",
+     r"smoke.yml: a/02-fail.ipynb: parameter 'fail' must be a bool like the notebook's True, got 'maybe'"),
+    ("a/01-ok.ipynb: {}\na/02-fail.ipynb: {}\na/03-slow.ipynb: {seconds: [1]}\n",
+     r"parameter 'seconds' must be a number"),
+    # malformed YAML names the file
+    ("a/01-ok.ipynb: {x: [1\n", r"smoke.yml: malformed YAML"),
+])
+def test_profile_errors_name_file_notebook_and_parameter(book, text, message):
+    (book / "profiles/smoke.yml").write_text(text)
+    with pytest.raises(ProfileError, match=message):
+        _run(book)
+    assert not (book / "out").exists() or not list((book / "out").rglob("*.ipynb")), "nothing may run"
+
+
+def test_overrides_and_user_profile(book, tmp_path):
+    rep = _run(book, only=["a/01"], overrides={"x": 5})
+    assert [o.status for o in rep.outcomes] == ["ran"]
+    assert gather(book / "out/_results")["ours"].tolist() == ["5"]
+    with pytest.raises(ProfileError, match=r"no selected notebook declares 'xy' \(did you mean 'x'\?\)"):
+        _run(book, only=["a/01"], overrides={"xy": 5})
+    with pytest.raises(ProfileError, match="parameter 'x' must be an int"):
+        _run(book, only=["a/01"], overrides={"x": "five"})
+    assert profiles.parse_overrides(["a=[2, 4]", "b=0.5", "c=text"]) == {"a": [2, 4], "b": 0.5, "c": "text"}
+    with pytest.raises(ProfileError, match="name=value"):
+        profiles.parse_overrides(["a"])
+    mine = tmp_path / "mine.yml"
+    mine.write_text("a/01-ok.ipynb: {x: 7}\n")  # a user profile may name a subset
+    rep = _run(book, profile=mine)
+    assert [o.status for o in rep.outcomes] == ["ran", "failed", "ran"]
+    assert "7" in gather(book / "out/_results")["ours"].tolist()
+    nb = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4)
+    injected = [c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and 'profile = "mine"' in injected[0] and "x = 7" in injected[0]
+
+
+def test_failed_run_rows_are_not_gathered(book):
+    prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
+    assert [o.status for o in _run(book, only=["a/01"]).outcomes] == ["ran"]
+    assert len(gather(book / "out/_results")) == 1
+    # the same notebook now records its row and then fails: the row must not reach the ledger
+    src = book / "chapters/a/01-ok.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('after recording')"))
+    nbformat.write(nb, src)
+    assert [o.status for o in _run(book, only=["a/01"]).outcomes] == ["failed"]
+    assert gather(book / "out/_results").empty
+    assert (book / "out/.failed/a/01-ok/comparisons.csv").is_file()
+    del prof
+
+
+def test_truncated_stamp_reruns_instead_of_refusing(book):
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+    stamp = book / "out/.stamps/a/03-slow.json"
+    stamp.write_text('{"hash": "ab')  # a crash while writing (stamps are now written atomically)
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+    assert json.loads(stamp.read_text())["profile"] == "smoke"
+
+
+def test_second_runner_on_same_output_is_refused(book):
+    out = book / "out"
+    with runner._OutputLock(out):
+        with pytest.raises(runner.OutputDirError, match=rf"in use by another runner \(PID {os.getpid()}\)"):
+            _run(book, only=["a/03"])
+        assert cli.main(["--root", str(book), "--output-dir", str(out), "run", "--profile", "smoke",
+                         "--only", "a/03", "--no-progress"]) == 3
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+
+
+def test_unwritable_output_dir_is_a_clear_error(book, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = cli.main(["--root", str(book), "--output-dir", str(blocker / "sub"), "run", "--profile", "smoke",
+                     "--only", "a/03", "--no-progress"])
+    assert code == 3 and "is not writable" in capsys.readouterr().err
+
+
+def test_sigint_gives_one_summary_line_and_exit_130(book):
+    prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
+    prof["a/03-slow.ipynb"]["seconds"] = 60.0
+    (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
+         "run", "--profile", "smoke", "--only", "a/03", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    tmp = book / "out/.tmp/a/03-slow.ipynb"
+    deadline = time.time() + 60
+    while not tmp.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "0 ran, 0 skipped, 1 failed" in out and "(interrupted)" in out
+    assert "Traceback" not in out + err
+    assert not (book / "out/chapters/a/03-slow.ipynb").exists()
+
+
+def test_declared_dependency_reruns_the_dependent(book):
+    dep = book / "chapters/a/03-slow.ipynb"
+    nb = nbformat.read(dep, as_version=4)
+    nb.metadata["qlib"] = {"depends": ["a/01-ok.ipynb"]}
+    nbformat.write(nb, dep)
+    assert [o.status for o in _run(book, only=["a/01", "a/03"]).outcomes] == ["ran", "ran"]
+    assert [o.status for o in _run(book, only=["a/01", "a/03"]).outcomes] == ["skipped", "skipped"]
+    assert [o.status for o in _run(book, only=["a/01"], force=True).outcomes] == ["ran"]
+    # the same results: nothing a/03 reads changed
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["skipped"]
+    # a/01 re-ran with other results: a/03, whose inputs include them, re-runs too
+    assert [o.status for o in _run(book, only=["a/01"], overrides={"x": 9}).outcomes] == ["ran"]
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+
+
+def test_runner_does_not_mutate_the_callers_environment(book, tmp_path, monkeypatch):
+    monkeypatch.delenv("QLIB_DATA_DIR", raising=False)
+    _run(book, only=["a/01"], data_dir=tmp_path)
+    assert "QLIB_DATA_DIR" not in os.environ
+    nb = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4)
+    assert f"data {tmp_path.resolve()}" in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+
+
+def test_editing_book_machinery_does_not_rerun(monkeypatch):
+    monkeypatch.undo()
+    assert all(m.startswith("book/") for m in runner.MACHINERY)
+    assert "book/compare.py" not in runner.MACHINERY and "book/chapter.py" not in runner.MACHINERY
 
 
 def test_prune_toc_keeps_only_executed(book, tmp_path):

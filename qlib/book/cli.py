@@ -5,7 +5,12 @@ Examples::
     python -m qlib.book all --profile default --data-dir ../shared/data   # execute + build the book
     python -m qlib.book run --profile smoke --only eden/ --force          # re-run one part
     python -m qlib.book run --profile paper --only quantized-mis/03 --device cuda
+    python -m qlib.book run --only eden/01 --set fig2_bits=[2,4] --set fig2_trials=20
+    python -m qlib.book run --profile path/to/mine.yml                    # a user profile file
     python -m qlib.book build                                             # HTML from executed notebooks
+
+Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
+3 the output directory is unusable or in use by another runner; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -15,13 +20,18 @@ import sys
 from pathlib import Path
 
 from . import runner
-from .profiles import PROFILES
+from .profiles import PROFILES, ProfileError, parse_overrides
+
+EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--profile", default="default", choices=PROFILES, help="parameter profile (default: %(default)s)")
+    p.add_argument("--profile", default="default",
+                   help=f"parameter profile: {' | '.join(PROFILES)}, or a path to a .yml file (default: %(default)s)")
     p.add_argument("--only", nargs="*", default=None, metavar="NB",
                    help="notebooks to run: a part prefix (eden/), a path below chapters/, or a glob")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="overrides",
+                   help="override a parameter of every selected notebook that declares it (YAML-typed value)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: %(default)s)")
     p.add_argument("--data-dir", default=None, help="offline datasets (default: $QLIB_DATA_DIR or ~/.cache/qlib/data)")
     p.add_argument("--force", action="store_true", help="re-run notebooks whose inputs are unchanged")
@@ -49,13 +59,24 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report = runner.run(root=args.root, profile=args.profile, only=args.only, device=args.device,
                                 data_dir=args.data_dir, output_dir=args.output_dir, force=args.force,
-                                timeout=args.timeout, progress=not args.no_progress)
-        except (ValueError, FileNotFoundError) as exc:
+                                timeout=args.timeout, progress=not args.no_progress and sys.stderr.isatty(),
+                                overrides=parse_overrides(args.overrides))
+        except (ProfileError, ValueError, FileNotFoundError) as exc:
             print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
+        except runner.OutputDirError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_OUTPUT
+        except KeyboardInterrupt:  # before or after the notebooks (the loop itself reports it)
+            print("interrupted before any notebook finished", file=sys.stderr)
+            return EXIT_INTERRUPTED
         print(report.summary())
+        if report.timings():
+            print(report.timings())
+        if report.interrupted:
+            return EXIT_INTERRUPTED
         if report.failures:
-            return 1
+            return EXIT_FAILED
     if args.cmd in ("build", "all"):
         return runner.build(root=args.root, output_dir=args.output_dir)
     return 0

@@ -152,6 +152,7 @@ class Outcome:
 @dataclass
 class RunReport:
     outcomes: list[Outcome] = field(default_factory=list)
+    interrupted: bool = False
 
     @property
     def failures(self) -> list[Outcome]:
@@ -159,9 +160,17 @@ class RunReport:
 
     def summary(self) -> str:
         counts = {s: sum(o.status == s for o in self.outcomes) for s in ("ran", "skipped", "failed")}
-        lines = [f"{counts['ran']} ran, {counts['skipped']} skipped, {counts['failed']} failed"]
+        total = sum(o.seconds for o in self.outcomes)
+        head = f"{counts['ran']} ran, {counts['skipped']} skipped, {counts['failed']} failed in {total:.0f} s"
+        if self.interrupted:
+            head += " (interrupted)"
+        lines = [head]
         lines += [f"FAILED {o.notebook}: {o.error}" for o in self.failures]
         return "\n".join(lines)
+
+    def timings(self) -> str:
+        """One line per notebook that ran: seconds and name (what reproducing costs)."""
+        return "\n".join(f"  {o.seconds:7.1f} s  {o.status:7s} {o.notebook}" for o in self.outcomes if o.status != "skipped")
 
 
 def _error_line(exc: BaseException) -> str:
@@ -226,15 +235,17 @@ def read_stamp(stamp_file: Path) -> dict:
 
 def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     """Hash of everything the notebook's output depends on: the notebook, its parameters, the
-    ``qlib`` sources, and the stamps of the notebooks it depends on (or, for the appendix, every
+    ``qlib`` sources, and the result files of the notebooks it depends on (or, for the appendix, every
     other notebook's results)."""
     h = hashlib.sha256()
     h.update(job.src.read_bytes())
     h.update(json.dumps(job.params, sort_keys=True, default=str).encode())
     h.update(src_hash.encode())
-    for dep in dependencies(root, job.nb):
+    for dep in dependencies(root, job.nb):  # what the dependency left in its results folder
+        dep_results = out / "_results" / Path(dep).with_suffix("")
+        files = [p for p in dep_results.rglob("*") if p.is_file()] if dep_results.is_dir() else []
         h.update(dep.encode())
-        h.update(str(read_stamp(out / ".stamps" / Path(dep).with_suffix(".json")).get("hash", "")).encode())
+        h.update(_hash_files(files, dep_results).encode() if files else b"none")
     if Path(job.nb).parts[0] in AGGREGATOR_PARTS:
         h.update(_results_hash(out / "_results", job.results).encode())
     return h.hexdigest()
@@ -269,6 +280,24 @@ class _kernel_env:
         return False
 
 
+def _discard(job: Job, out: Path) -> None:
+    """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
+    comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
+    for stale in (job.target, job.stamp_file):
+        if stale.exists():
+            stale.unlink()
+    rows = job.results / COMPARISONS_FILE
+    if rows.exists():
+        dest = out / ".failed" / Path(job.nb).with_suffix("") / COMPARISONS_FILE
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(rows, dest)
+    tmp = out / ".tmp" / job.nb
+    if tmp.exists():
+        failed = out / ".failed" / job.nb
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, failed)
+
+
 def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome":
     """Execute one notebook with papermill into a temporary file, then move it into the book
     atomically and write its stamp; on failure keep the partial notebook under ``.failed/``."""
@@ -301,12 +330,7 @@ def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome"
     except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
         dt = time.perf_counter() - t0
         failed = out / ".failed" / rel
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        if tmp.exists():
-            os.replace(tmp, failed)
-        for stale in (job.target, job.stamp_file):  # never leave a stale result in the book
-            if stale.exists():
-                stale.unlink()
+        _discard(job, out)
         msg = _error_line(exc)
         log(f"[FAIL] {job.nb} ({dt:.1f} s): {msg}  — see {failed}")
         if not getattr(exc, "ename", None):
@@ -314,10 +338,62 @@ def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome"
         return Outcome(job.nb, "failed", dt, msg)
 
 
+class OutputDirError(RuntimeError):
+    """The output directory cannot be used (not writable, or held by another runner)."""
+
+
+class _OutputLock:
+    """An exclusive lock on the output directory (``<out>/.lock`` holding the owner's PID), so that two
+    runners never execute into the same tree: the second stops at once, naming the holder."""
+
+    def __init__(self, out: Path):
+        self.path = out / ".lock"
+        self.fh = None
+
+    def __enter__(self):
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = open(self.path, "a+")
+        except OSError as exc:
+            raise OutputDirError(f"output directory {self.path.parent} is not usable: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read().strip() or "unknown"
+            self.fh.close()
+            raise OutputDirError(f"output directory {self.path.parent} is in use by another runner (PID {holder}); "
+                                 "wait for it, or use --output-dir") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+        return False
+
+
+def _check_writable(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".probe.{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputDirError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
+
+
 def run(
     *,
     root: Path | None = None,
-    profile: str = "default",
+    profile: str | os.PathLike = "default",
     only: Iterable[str] | None = None,
     device: str = "auto",
     data_dir: str | os.PathLike | None = None,
@@ -325,37 +401,53 @@ def run(
     force: bool = False,
     timeout: int | None = None,
     progress: bool = True,
+    overrides: dict[str, Any] | None = None,
     log=print,
 ) -> RunReport:
-    """Execute the selected notebooks under ``profile``; see the module docstring."""
+    """Execute the selected notebooks under ``profile`` (a name or a user profile file) with
+    ``overrides`` ({parameter: value}); see the module docstring. Profiles and overrides are validated
+    before anything runs (:class:`qlib.book.profiles.ProfileError`); an unusable or busy output
+    directory raises :class:`OutputDirError`; Ctrl-C stops after marking the running notebook
+    interrupted (``report.interrupted``)."""
     from tqdm.auto import tqdm
 
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
     root = find_root(root)
-    params_by_nb = _profiles.load(root, profile)
-    selected = select(notebooks(root), only)
-    missing = [nb for nb in selected if nb not in params_by_nb]
-    if missing:
-        raise ValueError(f"profiles/{profile}.yml has no entry for: {', '.join(missing)}")
+    all_nbs = notebooks(root)
+    selected = select(all_nbs, only)
+    params_by_nb = _profiles.resolve(root, profile, all_nbs, selected, overrides)
+    pname = _profiles.profile_name(profile)
 
     out = Path(output_dir or root / "_build" / "book").resolve()
     data = str(Path(data_dir).expanduser().resolve()) if data_dir else os.environ.get("QLIB_DATA_DIR", "")
+    _check_writable(out)
     src_hash = qlib_source_hash()
-    jobs = plan(root, out, profile, params_by_nb, selected, device=device, data=data)
+    jobs = plan(root, out, pname, params_by_nb, selected, device=device, data=data)
 
     report = RunReport()
-    bar = tqdm(jobs, desc=f"profile {profile}", unit="nb", disable=not progress, file=sys.stderr)
-    with _kernel_env(QLIB_DATA_DIR=data):  # loaders in the kernels read it; the caller's env is restored
-        for job in bar:
-            bar.set_postfix_str(job.nb)
-            job.stamp = stamp_of(job, root, out, src_hash)  # after its dependencies ran (TOC order)
-            if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
-                report.outcomes.append(Outcome(job.nb, "skipped"))
-                log(f"[skip] {job.nb} (inputs unchanged)")
-                continue
-            report.outcomes.append(execute(job, out, timeout=timeout, log=log))
-    shutil.rmtree(out / ".tmp", ignore_errors=True)
+    with _OutputLock(out), _kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
+        bar = tqdm(jobs, desc=f"profile {pname}", unit="nb", disable=not progress, file=sys.stderr)
+        current = None
+        try:
+            for job in bar:
+                current = job
+                bar.set_postfix_str(job.nb)
+                job.stamp = stamp_of(job, root, out, src_hash)  # after its dependencies ran (TOC order)
+                if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
+                    report.outcomes.append(Outcome(job.nb, "skipped"))
+                    log(f"[skip] {job.nb} (inputs unchanged)")
+                    continue
+                report.outcomes.append(execute(job, out, timeout=timeout, log=log))
+                current = None
+        except KeyboardInterrupt:
+            report.interrupted = True
+            if current is not None:
+                _discard(current, out)
+                report.outcomes.append(Outcome(current.nb, "failed", 0.0, "interrupted (Ctrl-C)"))
+        finally:
+            bar.close()
+            shutil.rmtree(out / ".tmp", ignore_errors=True)
     return report
 
 
