@@ -25,6 +25,8 @@ FILENAME = "comparisons.csv"
 
 #: the paper of each part of the book (the default ``paper`` of its rows)
 PART_PAPER = {"quantized-mis": "001", "mia-limits": "003", "eden": "002", "rqp-sgd": "004"}
+#: the parts in book order
+PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "appendix")
 
 __all__ = ["Comparisons", "gather", "counts_by", "COLUMNS", "FILENAME", "KINDS", "VERDICTS", "PART_PAPER"]
 
@@ -170,3 +172,50 @@ def counts_by(df: pd.DataFrame, by: Iterable[str] = ("chapter",)) -> pd.DataFram
 def reproduced_mask(df: pd.DataFrame) -> pd.Series:
     """Rows that count as reproductions: a reproducing kind and the verdict ``reproduced``."""
     return df["kind"].isin(REPRODUCING_KINDS) & (df["verdict"] == "reproduced")
+
+
+def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
+    """The ledger's headline: per paper, the rows of each kind, as ``passed/total`` for the kinds that
+    are judged (reproduced for paper numbers and claims, agrees for checks, confirmed for errata) and
+    plain counts for the items not reproduced; ``reproduced`` counts only paper numbers and claims."""
+    papers = sorted(set(df["paper"])) if len(df) else []
+    ok = {"reproduced", "agrees", "erratum confirmed"}
+    out = []
+    for p in papers:
+        d = df[df["paper"] == p]
+        rec = {"paper": p}
+        for k in KINDS:
+            dk = d[d["kind"] == k]
+            if k in ("not-implemented", "not-available-offline"):
+                rec[k] = str(len(dk))
+            else:
+                rec[k] = f"{int(dk['verdict'].isin(ok).sum())}/{len(dk)}" if len(dk) else "0"
+        rec["reproduced"] = int(reproduced_mask(d).sum())
+        rec["of paper items"] = int(d["kind"].isin(REPRODUCING_KINDS).sum())
+        out.append(rec)
+    return pd.DataFrame(out, columns=["paper", *KINDS, "reproduced", "of paper items"])
+
+
+def distinct_errata(df: pd.DataFrame) -> pd.DataFrame:
+    """Confirmed errata counted once each (many rows can test one erratum at several points): one
+    line per (paper, where) of the erratum rows, with how many rows test it."""
+    e = df[df["kind"] == "erratum"]
+    if e.empty:
+        return pd.DataFrame(columns=["paper", "where", "rows", "confirmed"])
+    g = e.groupby(["paper", "where"], sort=True)
+    return pd.DataFrame({"rows": g.size(), "confirmed": g["verdict"].apply(lambda v: int((v == "erratum confirmed").sum()))}).reset_index()
+
+
+def book_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by part (book order), chapter, then as recorded."""
+    if df.empty:
+        return df
+    rank = {p: i for i, p in enumerate(PART_ORDER)}
+    key = df["chapter"].map(lambda c: (rank.get(c.split("/")[0], len(rank)), c))
+    return df.assign(_k=key, _i=range(len(df))).sort_values(["_k", "_i"]).drop(columns=["_k", "_i"])
+
+
+def ledger_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The columns a reader needs, verdict and kind right after the quantity."""
+    cols = ["quantity", "verdict", "kind", "where", "paper_value", "ours", "tolerance", "note"]
+    return df[cols].rename(columns={"paper_value": "paper"})

@@ -280,6 +280,32 @@ class _kernel_env:
         return False
 
 
+def _device_name(device: str) -> str:
+    """What ``device`` resolved to on this machine (for the cost table of the appendix)."""
+    try:
+        import torch
+
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if str(device).startswith("cuda") and torch.cuda.is_available():
+            return f"{device} ({torch.cuda.get_device_name()})"
+    except Exception:  # noqa: BLE001 - best effort, for display only
+        pass
+    return str(device)
+
+
+def build_costs(out: Path) -> list[dict]:
+    """The stamps of the notebooks executed into ``out``: notebook, profile, device, seconds, when."""
+    rows = []
+    for f in sorted((Path(out) / ".stamps").rglob("*.json")):
+        st = read_stamp(f)
+        if st:
+            nb = f.relative_to(Path(out) / ".stamps").with_suffix(".ipynb").as_posix()
+            rows.append({"notebook": nb, "profile": st.get("profile", ""), "device": st.get("device", ""),
+                         "seconds": st.get("seconds"), "when": st.get("when")})
+    return rows
+
+
 def _discard(job: Job, out: Path) -> None:
     """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
     comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
@@ -322,9 +348,10 @@ def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome"
         )
         _mark_injected(tmp)
         os.replace(tmp, job.target)  # atomic: the book only ever sees complete notebooks
-        _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
-                                                  "when": time.time()}))
         dt = time.perf_counter() - t0
+        _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
+                                                  "device": _device_name(job.params["device"]),
+                                                  "seconds": round(dt, 2), "when": time.time()}))
         log(f"[ ok ] {job.nb} ({dt:.1f} s)")
         return Outcome(job.nb, "ran", dt)
     except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
