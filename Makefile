@@ -28,7 +28,7 @@ book: install
 	@echo "Book: _build/html/index.html"
 
 test: install
-	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m pytest
+	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
 
 lab: install
 	QLIB_DATA_DIR="$(DATA_DIR)" $(VENV)/bin/jupyter lab chapters/

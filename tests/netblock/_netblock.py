@@ -1,4 +1,7 @@
-"""Block the network except loopback: connections and DNS lookups of other hosts fail loudly."""
+"""Block the network except loopback: connections, UDP datagrams and DNS lookups of other hosts fail
+loudly. This is Python-level only: the C type ``_socket.socket`` cannot be patched, and a child process
+that does not import ``sitecustomize`` (``python -I``, curl) is not covered — for those the test command
+runs in a network namespace with only loopback (``tests/netns-run``) where the OS allows it."""
 
 import ipaddress
 import socket
@@ -38,6 +41,16 @@ def install() -> None:
 
     socket.socket.connect = _guard
     socket.socket.connect_ex = _guard_ex
+
+    _sendto = socket.socket.sendto
+
+    def _guard_sendto(self, data, *args):
+        address = args[-1] if args else None
+        if self.family in (socket.AF_INET, socket.AF_INET6) and address is not None and not _allowed(address):
+            raise ConnectionRefusedError(f"network access blocked in tests: sendto {address!r}")
+        return _sendto(self, data, *args)
+
+    socket.socket.sendto = _guard_sendto
 
     _getaddrinfo = socket.getaddrinfo
 
