@@ -180,13 +180,40 @@ def _error_line(exc: BaseException) -> str:
     return line[0][:300] if line else name
 
 
-def _mark_injected(nb_path: Path) -> None:
-    """Hide papermill's injected-parameters cell in the book (tag it remove-cell)."""
+def _fmt_param(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
+    """Hide papermill's injected-parameters cell in the book (tag it remove-cell) and put, in its
+    place, a compact box saying what ran: the profile, the device and every parameter whose value
+    differs from the notebook's own parameters cell (which the reader sees)."""
     nb = json.loads(nb_path.read_text())
-    for cell in nb.get("cells", []):
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            tags.append("remove-cell")
+    cells = nb.get("cells", [])
+    at = None
+    for i, cell in enumerate(cells):
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "injected-parameters" in tags:
+            at = i
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+    from .profiles import COMMON, cell_parameters
+
+    declared = cell_parameters(job.src)
+    changed = {k: v for k, v in job.params.items() if k not in COMMON and declared.get(k) != v}
+    lines = [f"**What ran:** profile `{job.params['profile']}`, device `{_device_name(job.params['device'])}`, "
+             f"{seconds:.0f} s."]
+    if changed:
+        lines.append("Parameters that differ from the cell below: "
+                     + "; ".join(f"`{k} = {_fmt_param(v)}` (cell: `{_fmt_param(declared.get(k))}`)"
+                                 for k, v in changed.items()) + ".")
+    else:
+        lines.append("Every parameter is the value in the cell below.")
+    box = {"cell_type": "markdown", "id": "qlib-what-ran", "metadata": {"tags": ["qlib-what-ran"]},
+           "source": ":::{admonition} What ran\n:class: note\n" + "\n".join(lines) + "\n:::\n"}
+    if at is not None:
+        cells.insert(at, box)
     nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -200,6 +227,7 @@ class Job:
     stamp_file: Path
     results: Path
     params: dict[str, Any]
+    data: str = ""
     stamp: str = ""
 
 
@@ -217,10 +245,14 @@ def plan(root: Path, out: Path, profile: str, params_by_nb: dict, selected: list
         rel = Path(nb)
         nb_results = results / rel.with_suffix("")
         params = dict(params_by_nb[nb])
-        params.update(profile=profile, device=device, data_dir=data or None, out_dir=str(nb_results),
-                      results_dir=str(results), chapter_id=chapter_id(nb))
+        here = out / "chapters" / rel.parent  # the kernel's working directory
+        # paths relative to the kernel's directory, and no data path: the executed notebooks a reader
+        # downloads carry nothing of the builder's machine (the kernels read $QLIB_DATA_DIR)
+        params.update(profile=profile, device=device, data_dir=None,
+                      out_dir=os.path.relpath(nb_results, here), results_dir=os.path.relpath(results, here),
+                      chapter_id=chapter_id(nb))
         jobs.append(Job(nb, root / "chapters" / nb, out / "chapters" / rel, out / ".stamps" / rel.with_suffix(".json"),
-                        nb_results, params))
+                        nb_results, params, data=data))
     return jobs
 
 
@@ -240,6 +272,7 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     h = hashlib.sha256()
     h.update(job.src.read_bytes())
     h.update(json.dumps(job.params, sort_keys=True, default=str).encode())
+    h.update(job.data.encode())
     h.update(src_hash.encode())
     for dep in dependencies(root, job.nb):  # what the dependency left in its results folder
         dep_results = out / "_results" / Path(dep).with_suffix("")
@@ -346,7 +379,7 @@ def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome"
             execution_timeout=timeout,
             report_mode=False,
         )
-        _mark_injected(tmp)
+        _annotate(tmp, job, time.perf_counter() - t0)
         os.replace(tmp, job.target)  # atomic: the book only ever sees complete notebooks
         dt = time.perf_counter() - t0
         _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
@@ -502,6 +535,59 @@ def _prune_toc(node: Any, out: Path) -> Any:
     return node
 
 
+def _git_commit(root: Path) -> str:
+    import subprocess
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return (sha + (" with uncommitted changes" if dirty else "")) if sha else "unknown (not a git checkout)"
+
+
+def provenance_markdown(root: Path, out: Path) -> str:
+    """The landing page's account of this build: what the ledger counts, per paper and kind, and
+    where the rows came from — commit, profile, device, date, and each notebook's time."""
+    import datetime
+
+    import pandas as pd
+
+    from . import compare, tables
+
+    costs = build_costs(out)
+    rows = compare.gather(out / "_results")
+    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    lines = ["## This build", ""]
+    if not costs:
+        return "\n".join(lines + ["No notebook has been executed into this build yet.", ""])
+    profiles = sorted({c["profile"] for c in costs})
+    devices = sorted({c["device"] for c in costs})
+    when = max(c["when"] or 0 for c in costs)
+    total = sum(c["seconds"] or 0 for c in costs)
+    head = compare.by_paper_and_kind(rows)
+    n_rep, n_items = int(head["reproduced"].sum()), int(head["of paper items"].sum())
+    lines += [
+        f"Commit `{_git_commit(root)}`, profile **{', '.join(profiles)}**, device {', '.join(devices)}, "
+        f"finished {datetime.datetime.fromtimestamp(when, datetime.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"{len(costs)} notebooks in {total / 60:.1f} min of execution.",
+        "",
+        f"**{n_rep}** of the {n_items} paper numbers and claims compared reproduce; {len(rows) - n_items} more "
+        "rows are checks, recomputations, errata and items not reproduced. Per paper and kind "
+        "(*passed/total*; the [ledger](../appendix/01-comparisons.ipynb) has every row):",
+        "",
+        tables.markdown(head),
+        "",
+        "```{dropdown} Time per notebook",
+        tables.markdown(pd.DataFrame(costs)[["notebook", "seconds", "device"]]),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def stage(root: Path, out: Path) -> None:
     """Copy the book's static sources (config, bibliography, Markdown pages and assets below
     ``chapters/``) next to the executed notebooks in ``out``, with a table of contents pruned of
@@ -516,6 +602,9 @@ def stage(root: Path, out: Path) -> None:
             dest = out / p.relative_to(root)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, dest)
+    info = out / "chapters" / "intro" / "build-info.md"
+    info.parent.mkdir(parents=True, exist_ok=True)
+    info.write_text(provenance_markdown(root, out))
 
 
 def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = None, html_parent: Path | None = None) -> int:
