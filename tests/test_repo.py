@@ -101,3 +101,18 @@ def test_readme_commands_exist():
     assert re.search(r"^book:", make, re.M) and re.search(r"^test:", make, re.M)
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_jupyterlab_renders_myst():
+    """jupyterlab-myst is installed, enabled and compatible with the installed JupyterLab, so that a
+    chapter opened in JupyterLab renders its citations and theorem blocks."""
+    import shutil
+    import sys
+
+    exe = Path(sys.executable).with_name("jupyter")
+    res = subprocess.run([str(exe) if exe.exists() else shutil.which("jupyter") or "jupyter", "labextension", "list"],
+                         capture_output=True, text=True, timeout=120)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", res.stdout + res.stderr)
+    line = next((ln for ln in text.splitlines() if "jupyterlab-myst" in ln and " v" in ln), "")
+    assert "enabled" in line and "OK" in line, f"jupyterlab-myst not usable:\n{text}"
+    assert not re.search(r'"jupyterlab-myst@[^"]*" is not compatible', text), text

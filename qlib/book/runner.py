@@ -378,6 +378,8 @@ def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome"
             progress_bar=False,
             execution_timeout=timeout,
             report_mode=False,
+            # the kernel's "running over TCP without encryption" notice is noise on a local run
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
         )
         _annotate(tmp, job, time.perf_counter() - t0)
         os.replace(tmp, job.target)  # atomic: the book only ever sees complete notebooks
@@ -515,6 +517,7 @@ def run(
 # Building
 # ---------------------------------------------------------------------------------------------
 STATIC = ("_config.yml", "_toc.yml", "references.bib")
+STATIC_DIRS = ("_static",)
 
 
 def _prune_toc(node: Any, out: Path) -> Any:
@@ -595,6 +598,9 @@ def stage(root: Path, out: Path) -> None:
     for name in STATIC:
         if name != "_toc.yml":
             shutil.copy2(root / name, out / name)
+    for name in STATIC_DIRS:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     (out / "_toc.yml").write_text(yaml.safe_dump(_prune_toc(toc, out), sort_keys=False))
     for p in (root / "chapters").rglob("*"):
