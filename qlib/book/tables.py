@@ -6,7 +6,6 @@ import math
 
 import pandas as pd
 
-
 MISSING = "—"
 
 
