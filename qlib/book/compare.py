@@ -219,3 +219,36 @@ def ledger_table(df: pd.DataFrame) -> pd.DataFrame:
     """The columns a reader needs, verdict and kind right after the quantity."""
     cols = ["quantity", "verdict", "kind", "where", "paper_value", "ours", "tolerance", "note"]
     return df[cols].rename(columns={"paper_value": "paper"})
+
+
+def replicate_rows(results_dir: str | os.PathLike) -> pd.DataFrame:
+    """The rows of the replicate runs (``<output>/_replicates/seed-<s>/_results``), with a ``seed``
+    column; empty when the book ran with one seed."""
+    base = Path(results_dir).parent / "_replicates"
+    frames = []
+    for d in sorted(base.glob("seed-*")) if base.is_dir() else []:
+        rows = gather(d / "_results")
+        if len(rows):
+            frames.append(rows.assign(seed=d.name.removeprefix("seed-")))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*COLUMNS, "seed"])
+
+
+def stability(rows: pd.DataFrame, replicates: pd.DataFrame, base_seed: str = "book") -> pd.DataFrame:
+    """Per comparison row of the book's run: over the book's seed and every replicate seed, the range
+    of our value (numbers), how many seeds give the book's verdict, and whether the verdict flips.
+    Rows are matched on (chapter, kind, where, quantity, occurrence)."""
+    keys = ["chapter", "kind", "where", "quantity"]
+    if replicates.empty or rows.empty:
+        return pd.DataFrame(columns=[*keys, "verdict", "seeds", "same verdict", "ours (min – max)", "flips"])
+    allr = pd.concat([rows.assign(seed=base_seed), replicates], ignore_index=True)
+    allr["occ"] = allr.groupby([*keys, "seed"]).cumcount()
+    base = allr[allr["seed"] == base_seed]
+    out = []
+    for _, r in base.iterrows():
+        m = allr[(allr[keys + ["occ"]] == r[keys + ["occ"]]).all(axis=1)]
+        vals = pd.to_numeric(m["ours"], errors="coerce").dropna()
+        spread = f"{vals.min():.4g} – {vals.max():.4g}" if len(vals) else "—"
+        same = int((m["verdict"] == r["verdict"]).sum())
+        out.append({**{k: r[k] for k in keys}, "verdict": r["verdict"], "seeds": len(m), "same verdict": same,
+                    "ours (min – max)": spread, "flips": same < len(m)})
+    return pd.DataFrame(out)

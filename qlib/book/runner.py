@@ -229,6 +229,16 @@ class Job:
     params: dict[str, Any]
     data: str = ""
     stamp: str = ""
+    out: Path = Path(".")
+    replicate: int | None = None  # the seed of a replicate run (None: the book's own run)
+
+    @property
+    def label(self) -> str:
+        return self.nb if self.replicate is None else f"{self.nb} [seed {self.replicate}]"
+
+    @property
+    def aggregator(self) -> bool:
+        return Path(self.nb).parts[0] in AGGREGATOR_PARTS
 
 
 def chapter_id(nb: str) -> str:
@@ -237,8 +247,9 @@ def chapter_id(nb: str) -> str:
 
 
 def plan(root: Path, out: Path, profile: str, params_by_nb: dict, selected: list[str], *, device: str,
-         data: str) -> list[Job]:
-    """The jobs for ``selected``, with the parameters each notebook receives."""
+         data: str, replicate: int | None = None) -> list[Job]:
+    """The jobs for ``selected``, with the parameters each notebook receives (``replicate``: the
+    seed of a replicate run, executed into its own tree ``out``)."""
     results = out / "_results"
     jobs = []
     for nb in selected:
@@ -251,9 +262,23 @@ def plan(root: Path, out: Path, profile: str, params_by_nb: dict, selected: list
         params.update(profile=profile, device=device, data_dir=None,
                       out_dir=os.path.relpath(nb_results, here), results_dir=os.path.relpath(results, here),
                       chapter_id=chapter_id(nb))
+        if replicate is not None:
+            params["seed"] = replicate
         jobs.append(Job(nb, root / "chapters" / nb, out / "chapters" / rel, out / ".stamps" / rel.with_suffix(".json"),
-                        nb_results, params, data=data))
+                        nb_results, params, data=data, out=out, replicate=replicate))
     return jobs
+
+
+REPLICATES = "_replicates"  # <output>/_replicates/seed-<s>/ : the trees of replicate runs
+
+
+def replicate_seeds(root: Path, selected: list[str], params_by_nb: dict, replicates: int) -> list[int]:
+    """The seeds of the extra runs: the book's seed + 1 … + replicates − 1 (the book's own run is the
+    first replicate). The book's seed is the profile's ``seed`` or, else, the cells' (0 by convention)."""
+    base = {params_by_nb[nb].get("seed", _profiles.cell_parameters(root / "chapters" / nb).get("seed", 0))
+            for nb in selected}
+    b = max((x for x in base if isinstance(x, int)), default=0)
+    return [b + r for r in range(1, replicates)]
 
 
 def read_stamp(stamp_file: Path) -> dict:
@@ -339,9 +364,10 @@ def build_costs(out: Path) -> list[dict]:
     return rows
 
 
-def _discard(job: Job, out: Path) -> None:
+def _discard(job: Job, out: Path | None = None) -> None:
     """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
     comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
+    out = out or job.out
     for stale in (job.target, job.stamp_file):
         if stale.exists():
             stale.unlink()
@@ -357,47 +383,60 @@ def _discard(job: Job, out: Path) -> None:
         os.replace(tmp, failed)
 
 
-def execute(job: Job, out: Path, *, timeout: int | None, log=print) -> "Outcome":
-    """Execute one notebook with papermill into a temporary file, then move it into the book
-    atomically and write its stamp; on failure keep the partial notebook under ``.failed/``."""
+def papermill_execute(src: Path, dest: Path, params: dict, cwd: Path, timeout: int | None) -> None:
+    """Run one notebook with papermill (the only place the runner calls it)."""
     import papermill as pm
 
+    pm.execute_notebook(
+        str(src),
+        str(dest),
+        parameters=params,
+        kernel_name="python3",
+        cwd=str(cwd),
+        progress_bar=False,
+        execution_timeout=timeout,
+        report_mode=False,
+        # the kernel's "running over TCP without encryption" notice is noise on a local run
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    )
+
+
+def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
+    """Land an executed notebook in the book: annotate it, move it in atomically, write its stamp."""
+    _annotate(executed, job, seconds)
+    job.target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(executed, job.target)  # atomic: the book only ever sees complete notebooks
+    _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
+                                              "device": _device_name(job.params["device"]),
+                                              "seconds": round(seconds, 2), "when": time.time(),
+                                              "worker": where, "seed": job.params.get("seed")}))
+
+
+def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print) -> "Outcome":
+    """Execute one notebook in this process with papermill into a temporary file, then land it
+    (:func:`finish`); on failure keep the partial notebook and its rows under ``.failed/``."""
+    out = out or job.out
     rel = Path(job.nb)
     tmp = out / ".tmp" / rel
     tmp.parent.mkdir(parents=True, exist_ok=True)
     job.target.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    log(f"[run ] {job.nb}")
+    log(f"[run ] {job.label}")
     try:
-        pm.execute_notebook(
-            str(job.src),
-            str(tmp),
-            parameters=job.params,
-            kernel_name="python3",
-            cwd=str(job.target.parent),
-            progress_bar=False,
-            execution_timeout=timeout,
-            report_mode=False,
-            # the kernel's "running over TCP without encryption" notice is noise on a local run
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
-        )
-        _annotate(tmp, job, time.perf_counter() - t0)
-        os.replace(tmp, job.target)  # atomic: the book only ever sees complete notebooks
+        papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
         dt = time.perf_counter() - t0
-        _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
-                                                  "device": _device_name(job.params["device"]),
-                                                  "seconds": round(dt, 2), "when": time.time()}))
-        log(f"[ ok ] {job.nb} ({dt:.1f} s)")
-        return Outcome(job.nb, "ran", dt)
+        finish(job, tmp, dt)
+        log(f"[ ok ] {job.label} ({dt:.1f} s)")
+        return Outcome(job.label, "ran", dt)
     except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
         dt = time.perf_counter() - t0
         failed = out / ".failed" / rel
         _discard(job, out)
         msg = _error_line(exc)
-        log(f"[FAIL] {job.nb} ({dt:.1f} s): {msg}  — see {failed}")
+        log(f"[FAIL] {job.label} ({dt:.1f} s): {msg}  — see {failed}")
         if not getattr(exc, "ename", None):
             log(traceback.format_exc(limit=3))
-        return Outcome(job.nb, "failed", dt, msg)
+        return Outcome(job.label, "failed", dt, msg)
 
 
 class OutputDirError(RuntimeError):
@@ -464,17 +503,30 @@ def run(
     timeout: int | None = None,
     progress: bool = True,
     overrides: dict[str, Any] | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    replicates: int = 1,
     log=print,
 ) -> RunReport:
     """Execute the selected notebooks under ``profile`` (a name or a user profile file) with
-    ``overrides`` ({parameter: value}); see the module docstring. Profiles and overrides are validated
-    before anything runs (:class:`qlib.book.profiles.ProfileError`); an unusable or busy output
-    directory raises :class:`OutputDirError`; Ctrl-C stops after marking the running notebook
-    interrupted (``report.interrupted``)."""
-    from tqdm.auto import tqdm
+    ``overrides`` ({parameter: value}); see the module docstring.
 
+    ``jobs`` > 1 runs them on a local Dask cluster of that many worker processes, ``scheduler``
+    (``tcp://host:8786``) on an existing Dask cluster; ``jobs=1`` without a scheduler runs them one
+    after the other in this process. ``replicates`` K > 1 also runs every selected notebook (but the
+    appendix) with K − 1 further seeds into ``<output>/_replicates/seed-<s>/``, for the appendix's
+    verdict stability. The appendix always runs last, here, from finished notebooks only.
+
+    Profiles and overrides are validated before anything runs
+    (:class:`qlib.book.profiles.ProfileError`); an unusable or busy output directory raises
+    :class:`OutputDirError`; Ctrl-C stops, marking what was running as interrupted
+    (``report.interrupted``)."""
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or not 1 <= replicates <= 100:
+        raise ValueError(f"replicates must be an integer in [1, 100], got {replicates!r}")
     root = find_root(root)
     all_nbs = notebooks(root)
     selected = select(all_nbs, only)
@@ -485,32 +537,61 @@ def run(
     data = str(Path(data_dir).expanduser().resolve()) if data_dir else os.environ.get("QLIB_DATA_DIR", "")
     _check_writable(out)
     src_hash = qlib_source_hash()
-    jobs = plan(root, out, pname, params_by_nb, selected, device=device, data=data)
+    units = plan(root, out, pname, params_by_nb, selected, device=device, data=data)
+    for seed in replicate_seeds(root, selected, params_by_nb, replicates):
+        rep_out = out / REPLICATES / f"seed-{seed}"
+        units += [j for j in plan(root, rep_out, pname, params_by_nb, selected, device=device, data=data,
+                                  replicate=seed) if not j.aggregator]
+    first = [j for j in units if not j.aggregator]
+    last = [j for j in units if j.aggregator]
 
     report = RunReport()
     with _OutputLock(out), _kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
-        bar = tqdm(jobs, desc=f"profile {pname}", unit="nb", disable=not progress, file=sys.stderr)
-        current = None
+        def skip(job: Job) -> bool:
+            job.stamp = stamp_of(job, root, job.out, src_hash)  # after its dependencies ran
+            if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
+                report.outcomes.append(Outcome(job.label, "skipped"))
+                log(f"[skip] {job.label} (inputs unchanged)")
+                return True
+            return False
+
         try:
-            for job in bar:
-                current = job
-                bar.set_postfix_str(job.nb)
-                job.stamp = stamp_of(job, root, out, src_hash)  # after its dependencies ran (TOC order)
-                if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
-                    report.outcomes.append(Outcome(job.nb, "skipped"))
-                    log(f"[skip] {job.nb} (inputs unchanged)")
-                    continue
-                report.outcomes.append(execute(job, out, timeout=timeout, log=log))
-                current = None
-        except KeyboardInterrupt:
-            report.interrupted = True
-            if current is not None:
-                _discard(current, out)
-                report.outcomes.append(Outcome(current.nb, "failed", 0.0, "interrupted (Ctrl-C)"))
+            if first and (jobs > 1 or scheduler):
+                from .distributed import run_dask
+
+                run_dask(first, root=root, skip=skip, report=report, jobs=jobs, scheduler=scheduler,
+                         timeout=timeout, device=device, log=log)
+            else:
+                _run_here(first, skip=skip, report=report, timeout=timeout, progress=progress, log=log)
+            if not report.interrupted:
+                _run_here(last, skip=skip, report=report, timeout=timeout, progress=False, log=log)
         finally:
-            bar.close()
-            shutil.rmtree(out / ".tmp", ignore_errors=True)
+            for o in {j.out for j in units}:
+                shutil.rmtree(o / ".tmp", ignore_errors=True)
     return report
+
+
+def _run_here(jobs: list[Job], *, skip, report: RunReport, timeout, progress: bool, log) -> None:
+    """Execute ``jobs`` one after the other in this process (table-of-contents order satisfies the
+    declared dependencies)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(jobs, desc="notebooks", unit="nb", disable=not progress or not jobs, file=sys.stderr)
+    current = None
+    try:
+        for job in bar:
+            current = job
+            bar.set_postfix_str(job.label)
+            if not skip(job):
+                report.outcomes.append(execute(job, timeout=timeout, log=log))
+            current = None
+    except KeyboardInterrupt:
+        report.interrupted = True
+        if current is not None:
+            _discard(current)
+            report.outcomes.append(Outcome(current.label, "failed", 0.0, "interrupted (Ctrl-C)"))
+    finally:
+        bar.close()
 
 
 # ---------------------------------------------------------------------------------------------

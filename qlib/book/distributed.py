@@ -1,0 +1,195 @@
+"""The batch runner on Dask: notebooks executed in parallel by Dask ``distributed`` workers.
+
+``qbook run --jobs N`` starts a :class:`distributed.LocalCluster` of N single-threaded worker
+processes on this machine; ``--scheduler tcp://host:8786`` uses an existing cluster (``dask-jobqueue``
+on SLURM/PBS, ``dask-kubernetes``, or ``dask scheduler`` + ``dask worker`` by hand). Workers need the
+same environment (``qlib`` with its ``book`` extra) and, where notebooks read data, ``--data-dir`` must
+be valid on them; they need **not** share a filesystem with the client:
+
+* the client sends each worker the notebook's bytes, its parameters and the result files of the
+  notebooks it depends on;
+* the worker runs papermill in a private temporary tree laid out like the book and sends back the
+  executed notebook and the notebook's result files as bytes;
+* the client lands them exactly as an in-process run does — atomically, with the stamp, under the
+  output-directory lock — or, on failure, keeps the partial notebook and rows under ``.failed/``.
+
+A worker that dies is retried once on another (Dask's ``retries=1``), then reported as failed.
+With ``--device cuda`` every notebook asks for one unit of the worker resource ``GPU``, so a mixed
+cluster runs them only on workers started with ``--resources GPU=1``; a local cluster declares one GPU
+per worker when CUDA is present. Notebooks whose inputs are unchanged are skipped before anything is
+sent; a notebook that declares dependencies is sent when they have finished.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .runner import Job, Outcome, RunReport, _discard, _error_line, dependencies, finish
+
+
+def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run on a worker: execute one notebook in a private tree and return its bytes and results."""
+    import socket
+
+    from .runner import _kernel_env, papermill_execute
+
+    nb = payload["nb"]
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="qbook-") as tmp:
+        base = Path(tmp)
+        src = base / "src" / nb
+        src.parent.mkdir(parents=True)
+        src.write_bytes(payload["notebook"])
+        for rel, data in payload["inputs"].items():  # results of the notebooks it depends on
+            f = base / "_results" / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(data)
+        cwd = base / "chapters" / Path(nb).parent
+        cwd.mkdir(parents=True, exist_ok=True)
+        dest = base / "executed.ipynb"
+        error = ""
+        try:
+            with _kernel_env(QLIB_DATA_DIR=payload["data"]):
+                papermill_execute(src, dest, payload["params"], cwd, payload["timeout"])
+        except Exception as exc:  # a failing notebook is a result, not a worker error
+            error = _error_line(exc)
+        results_dir = base / "_results" / Path(nb).with_suffix("")
+        results = {p.relative_to(results_dir).as_posix(): p.read_bytes()
+                   for p in results_dir.rglob("*") if p.is_file()} if results_dir.is_dir() else {}
+        return {"error": error, "seconds": time.perf_counter() - t0,
+                "notebook": dest.read_bytes() if dest.exists() else b"",
+                "results": results, "worker": f"{socket.gethostname()} pid {os.getpid()}"}
+
+
+def _inputs(job: Job, root: Path) -> dict[str, bytes]:
+    """The result files of ``job``'s declared dependencies, keyed below ``_results/``."""
+    out: dict[str, bytes] = {}
+    for dep in dependencies(root, job.nb):
+        d = job.out / "_results" / Path(dep).with_suffix("")
+        if d.is_dir():
+            for p in d.rglob("*"):
+                if p.is_file():
+                    out[p.relative_to(job.out / "_results").as_posix()] = p.read_bytes()
+    return out
+
+
+def _land(job: Job, res: dict[str, Any], log) -> Outcome:
+    """Write a worker's result into the output tree (atomically), or keep it under ``.failed/``."""
+    for rel, data in res["results"].items():
+        _write_atomic_bytes(job.results / rel, data)
+    tmp = job.out / ".tmp" / job.nb
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    if res["notebook"]:
+        tmp.write_bytes(res["notebook"])
+    if res["error"]:
+        _discard(job)
+        log(f"[FAIL] {job.label} ({res['seconds']:.1f} s on {res['worker']}): {res['error']}  — see "
+            f"{job.out / '.failed' / job.nb}")
+        return Outcome(job.label, "failed", res["seconds"], res["error"])
+    finish(job, tmp, res["seconds"], res["worker"])
+    log(f"[ ok ] {job.label} ({res['seconds']:.1f} s on {res['worker']})")
+    return Outcome(job.label, "ran", res["seconds"])
+
+
+def _write_atomic_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _cluster(jobs: int, scheduler: str | None, device: str, log):
+    """A client on the given scheduler, or on a new local cluster of ``jobs`` worker processes."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    dask.config.set({"distributed.scheduler.allowed-failures": 1})  # a worker death is retried once
+    if scheduler:
+        client = Client(scheduler, timeout="30s")
+        log(f"[dask] cluster {scheduler}: {len(client.scheduler_info()['workers'])} workers; "
+            f"dashboard {client.dashboard_link}")
+        return client, None
+    resources = None
+    try:
+        import torch
+
+        if torch.cuda.is_available() and str(device).startswith(("cuda", "auto")):
+            resources = {"GPU": 1}
+    except ImportError:  # pragma: no cover
+        pass
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                           resources=resources, silence_logs=40)
+    client = Client(cluster)
+    log(f"[dask] local cluster of {jobs} workers; dashboard {client.dashboard_link}")
+    return client, cluster
+
+
+def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], report: RunReport, jobs: int,
+             scheduler: str | None, timeout: int | None, device: str, log) -> None:
+    """Execute ``jobs_`` on Dask workers, honouring declared dependencies (see the module docstring)."""
+    from distributed import as_completed
+
+    client, cluster = _cluster(jobs, scheduler, device, log)
+    gpu = str(device).startswith("cuda")
+    pending = list(jobs_)
+    by_key: dict[str, Job] = {}
+    running = as_completed()
+    done_nbs: set[tuple[Path, str]] = set()
+    names = {(j.out, j.nb) for j in jobs_}
+
+    def ready(job: Job) -> bool:
+        return all((job.out, d) in done_nbs or (job.out, d) not in names for d in dependencies(root, job.nb))
+
+    def submit_ready() -> None:
+        for job in [j for j in pending if ready(j)]:
+            pending.remove(job)
+            if skip(job):
+                done_nbs.add((job.out, job.nb))
+                continue
+            payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
+                       "timeout": timeout, "inputs": _inputs(job, root)}
+            fut = client.submit(execute_remote, payload, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
+                                retries=1, resources={"GPU": 1} if gpu else None)
+            by_key[fut.key] = job
+            running.add(fut)
+            log(f"[sent] {job.label}")
+
+    try:
+        submit_ready()
+        while running.count() or pending:
+            if not running.count():  # what is left waits on a dependency that did not run
+                for job in pending:
+                    report.outcomes.append(Outcome(job.label, "failed", 0.0, "a notebook it depends on failed"))
+                    log(f"[FAIL] {job.label}: a notebook it depends on failed")
+                break
+            fut = next(running)
+            job = by_key.pop(fut.key)
+            try:
+                res = fut.result()
+            except Exception as exc:  # the worker died twice (KilledWorker), or the task could not run
+                _discard(job)
+                msg = f"worker lost: {_error_line(exc)}"
+                log(f"[FAIL] {job.label}: {msg}")
+                report.outcomes.append(Outcome(job.label, "failed", 0.0, msg))
+                continue
+            outcome = _land(job, res, log)
+            report.outcomes.append(outcome)
+            if outcome.status == "ran":
+                done_nbs.add((job.out, job.nb))
+            submit_ready()
+    except KeyboardInterrupt:
+        report.interrupted = True
+        for job in by_key.values():
+            _discard(job)
+            report.outcomes.append(Outcome(job.label, "failed", 0.0, "interrupted (Ctrl-C)"))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+__all__ = ["run_dask", "execute_remote"]

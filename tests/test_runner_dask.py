@@ -1,0 +1,114 @@
+"""The batch runner on a 2-worker Dask LocalCluster: parallel runs, failures, a killed worker,
+replicates — with every promise of the in-process runner kept."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+import yaml
+
+from qlib.book import compare, runner
+
+from test_runner import _fixed_source_hash, _nb, book  # noqa: F401 - fixtures shared with the in-process tests
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One 2-worker cluster for the tests that use an existing scheduler (``--scheduler``)."""
+    import dask
+    from distributed import LocalCluster
+
+    dask.config.set({"distributed.scheduler.allowed-failures": 1})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                      silence_logs=40) as c:
+        yield c.scheduler_address
+
+
+def _run(book, **kw):
+    kw.setdefault("profile", "smoke")
+    if "scheduler" not in kw:
+        kw["jobs"] = 2
+    logs: list[str] = []
+    rep = runner.run(root=book, output_dir=book / "out", progress=False, log=logs.append, **kw)
+    return rep, logs
+
+
+def test_parallel_run_failure_skip_and_appendix_last(book, tmp_path):
+    # an aggregator (appendix) that gathers the others' rows must run last, from finished notebooks only
+    (book / "chapters" / "appendix").mkdir()
+    _nb(book / "chapters/appendix/01-all.ipynb", "",
+        "from qlib.book.compare import gather\nrows = gather(results_dir)\nprint('rows', len(rows))")
+    toc = yaml.safe_load((book / "_toc.yml").read_text())
+    toc["parts"].append({"caption": "Appendix", "chapters": [{"file": "chapters/appendix/01-all"}]})
+    (book / "_toc.yml").write_text(yaml.safe_dump(toc))
+    for name in ("smoke", "default", "paper"):
+        prof = yaml.safe_load((book / "profiles" / f"{name}.yml").read_text())
+        prof["appendix/01-all.ipynb"] = {}
+        (book / "profiles" / f"{name}.yml").write_text(yaml.safe_dump(prof))
+
+    rep, logs = _run(book, data_dir=tmp_path)
+    status = {o.notebook: o.status for o in rep.outcomes}
+    assert status == {"a/01-ok.ipynb": "ran", "a/02-fail.ipynb": "failed", "a/03-slow.ipynb": "ran",
+                      "appendix/01-all.ipynb": "ran"}
+    assert [o.notebook for o in rep.outcomes][-1] == "appendix/01-all.ipynb"
+    assert any(line.startswith("[dask] local cluster of 2 workers; dashboard http") for line in logs)
+    assert any(" on " in line and line.startswith("[ ok ] a/01-ok.ipynb") for line in logs)  # where it ran
+    assert rep.summary().splitlines()[1:] == ["FAILED a/02-fail.ipynb: RuntimeError: boom"]
+    out = book / "out"
+    # shipped back: executed notebook (with the injected parameters hidden) and its result files
+    nb = nbformat.read(out / "chapters/a/01-ok.ipynb", as_version=4)
+    assert any("remove-cell" in c.metadata.get("tags", []) for c in nb.cells)
+    assert f"data {tmp_path.resolve()}" in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert compare.gather(out / "_results")["ours"].tolist() == ["2"]
+    appendix = nbformat.read(out / "chapters/appendix/01-all.ipynb", as_version=4)
+    assert "rows 1" in "".join(o.get("text", "") for o in appendix.cells[-1].outputs)
+    assert not (out / "chapters/a/02-fail.ipynb").exists() and (out / ".failed/a/02-fail.ipynb").exists()
+    # skip-if-unchanged holds on the Dask path too (nothing is even sent)
+    rep2, logs2 = _run(book, data_dir=tmp_path, only=["a/01", "a/03"])
+    assert [o.status for o in rep2.outcomes] == ["skipped", "skipped"]
+    assert not any(line.startswith("[sent]") for line in logs2)
+
+
+def test_killed_worker_is_retried_once_then_reported(book, tmp_path, cluster):
+    marker = tmp_path / "killed-once"
+    kill = ("import os, signal, pathlib\n"
+            f"m = pathlib.Path({str(marker)!r})\n"
+            "if mode == 'always' or not m.exists():\n"
+            "    m.write_text('x')\n"
+            "    os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: the Dask worker\n"
+            "print('survived')")
+    _nb(book / "chapters/a/04-kill.ipynb", "mode = 'once'\n", kill)
+    for name in ("smoke", "default", "paper"):
+        prof = yaml.safe_load((book / "profiles" / f"{name}.yml").read_text())
+        prof["a/04-kill.ipynb"] = {}
+        (book / "profiles" / f"{name}.yml").write_text(yaml.safe_dump(prof))
+    rep, _ = _run(book, only=["a/04"], scheduler=cluster)
+    assert [(o.notebook, o.status) for o in rep.outcomes] == [("a/04-kill.ipynb", "ran")]  # the retry succeeded
+    rep, _ = _run(book, only=["a/04", "a/03"], overrides={"mode": "always"}, force=True, scheduler=cluster)
+    status = {o.notebook: (o.status, o.error) for o in rep.outcomes}
+    assert status["a/03-slow.ipynb"][0] == "ran"
+    assert status["a/04-kill.ipynb"][0] == "failed" and status["a/04-kill.ipynb"][1].startswith("worker lost")
+    assert not (book / "out/chapters/a/04-kill.ipynb").exists()
+
+
+def test_replicates_run_each_seed_and_report_stability(book, cluster):
+    src = book / "chapters/a/01-ok.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    nb.cells[1].source += "seed = 0\n"
+    # a verdict that depends on the seed: reproduced for seed 0, differs for seed 1
+    nb.cells[2].source = ("from qlib.book import Comparisons\n"
+                          "c = Comparisons(chapter_id, out_dir, paper='001')\n"
+                          "c.close('T1', 'x', 1.0, 1.0 + seed, kind='paper-number')\n"
+                          "c.close('T2', 'y', 1.0, 1.0, kind='paper-number')\n")
+    nbformat.write(nb, src)
+    rep, _ = _run(book, only=["a/01"], replicates=2, scheduler=cluster)
+    assert sorted(o.notebook for o in rep.outcomes) == ["a/01-ok.ipynb", "a/01-ok.ipynb [seed 1]"]
+    out = book / "out"
+    assert (out / "_replicates/seed-1/chapters/a/01-ok.ipynb").is_file()
+    rows = compare.gather(out / "_results")
+    stab = compare.stability(rows, compare.replicate_rows(out / "_results")).set_index("where")
+    assert stab.loc["T1", "seeds"] == 2 and stab.loc["T1", "same verdict"] == 1 and bool(stab.loc["T1", "flips"])
+    assert stab.loc["T2", "same verdict"] == 2 and not bool(stab.loc["T2", "flips"])
+    assert stab.loc["T1", "ours (min – max)"] == "1 – 2"
