@@ -46,6 +46,11 @@ def _fixed_source_hash(monkeypatch):
 
 @pytest.fixture()
 def book(tmp_path: Path) -> Path:
+    return make_book(tmp_path)
+
+
+def make_book(tmp_path: Path) -> Path:
+    """A throw-away book of three notebooks (ok, failing, slow) with its three profiles."""
     root = tmp_path / "book"
     (root / "chapters" / "a").mkdir(parents=True)
     (root / "_toc.yml").write_text(yaml.safe_dump({
@@ -65,6 +70,9 @@ def book(tmp_path: Path) -> Path:
     for name in ("smoke", "default", "paper"):
         (root / "profiles" / f"{name}.yml").write_text(yaml.safe_dump(prof))
     return root
+
+
+make_book.nb = _nb
 
 
 def _run(book: Path, **kw):

@@ -6,12 +6,22 @@ from __future__ import annotations
 import nbformat
 import pytest
 import yaml
+from test_runner import make_book
 
 from qlib.book import compare, runner
 
-from test_runner import _fixed_source_hash, _nb, book  # noqa: F401 - fixtures shared with the in-process tests
-
 pytest.importorskip("distributed")
+_nb = make_book.nb
+
+
+@pytest.fixture(autouse=True)
+def _fixed_source_hash(monkeypatch):
+    monkeypatch.setattr(runner, "qlib_source_hash", lambda: "fixed")
+
+
+@pytest.fixture()
+def book(tmp_path):
+    return make_book(tmp_path)
 
 
 @pytest.fixture(scope="module")
