@@ -195,3 +195,19 @@ def test_ledger_names_every_figure_table_and_stated_result(smoke, paper_texts, p
     have = set().union(set(), *(items_in(w) for w in wheres))
     missing += sorted(stated_results(text) - have)
     assert not missing, f"paper {paper}: no ledger row names {missing}"
+
+
+def test_figures_fit_the_column_without_overlapping_text(smoke):
+    """Every figure a chapter shows is at most the column's width (wider ones were scaled to it) and
+    no legend sits on an axis label or title, and no tick labels run into each other."""
+    import json
+
+    out, report, _ = smoke
+    problems, n = [], 0
+    for f in sorted((out / "_results").rglob("figure-checks.json")):
+        for rec in json.loads(f.read_text()):
+            n += 1
+            for p in rec["overlaps"]:
+                problems.append(f"{f.parent.relative_to(out / '_results')} figure {rec['figure']}: {p}")
+    assert n > 0, "no figure was checked (qlib.book.style hook not installed?)"
+    assert not problems, "\n".join(problems)

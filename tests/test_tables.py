@@ -25,3 +25,28 @@ def test_markdown_alignment_missing_and_no_truncation():
 
 def test_pipes_are_escaped():
     assert "a \\| b" in tables.markdown(pd.DataFrame({"q": ["a | b"]}))
+
+
+def test_figures_fit_the_column_and_overlaps_are_found():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qlib.book import style
+
+    style.apply()
+    fig, ax = plt.subplots(figsize=(12, 4))
+    ax.plot([1, 2, 3], label="a long legend entry " * 3)
+    assert style.fit_to_column(fig) and abs(fig.get_size_inches()[0] - style.COLUMN_IN) < 1e-9
+    assert abs(fig.get_size_inches()[1] - 4 * style.COLUMN_IN / 12) < 1e-9  # aspect kept
+    assert not style.fit_to_column(fig)
+    ax.set_xlabel("x")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.02))  # under the axes: on the x label
+    assert any("legend overlaps the x label" in p for p in style.overlaps(fig))
+    ax.legend(loc="upper left")
+    assert style.overlaps(fig) == []
+    ax.set_xticks(range(40))
+    ax.set_xticklabels([f"label{i}" for i in range(40)])
+    assert any("x tick labels overlap" in p for p in style.overlaps(fig))
+    plt.close(fig)

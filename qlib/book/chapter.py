@@ -104,8 +104,8 @@ def chapter(
             limits = threadpool_limits(threads)
         except ImportError:  # pragma: no cover - threadpoolctl is in the book extra
             pass
-    if plot_style:
-        style.apply()
     part = cid.split("/")[0]
     out = Path(out_dir) if out_dir is not None else Path("_results") / cid
+    if plot_style:
+        style.apply(checks_to=out)
     return Chapter(cid, part, PART_PAPER.get(part), dev, out, Comparisons(cid, out), threads, limits)
