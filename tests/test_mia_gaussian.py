@@ -1,4 +1,4 @@
-"""Gaussian empirical mean: Theorem 5.1 made exact, Prop. G.1, Remark 5.1 (paper 003, spec §3.3)."""
+"""Gaussian empirical mean: Theorem 5.1 made exact, Prop. G.1, Remark 5.1 (paper 003, Theorem 5.1, App. G)."""
 
 import math
 

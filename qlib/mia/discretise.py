@@ -1,6 +1,6 @@
 """Simulation 2 of paper 003 (§6, Table 1): discretising MNIST and its diversity constant C(P).
 
-Protocol (paper 003 §6, spec §4.2): fit MiniBatchKMeans with K = 20, 50, 100 clusters on three
+Protocol (paper 003 §6 and its footnote 2): fit MiniBatchKMeans with K = 20, 50, 100 clusters on three
 disjoint sets of 1000 held-out training images; C(P) is computed from the cluster frequencies of
 the remaining images (cluster index only — the reading that reproduces the paper's 4.30 / 6.74 /
 9.20; over (cluster, label) pairs it is much larger, :func:`cluster_label_law`); the Δ column of
