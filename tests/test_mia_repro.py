@@ -148,3 +148,13 @@ def test_figure1_rows():
 def test_table1_reductions_text():
     t = S.table1_reductions([1000], [1000], 1, None, 57_000)
     assert "n = 1000 only" in t and "1000, 5000, 10000" in t and "1 training run per cell" in t
+
+
+def test_generated_prose_follows_the_outcome():
+    assert "above the stated constant" in T.corollary541_text(0.37, 5, 6)
+    assert "**below**" in T.corollary541_text(0.2, 5, 6) and "holds although" not in T.corollary541_text(0.2, 5, 6)
+    b1 = T.prop_b1(reps=100)
+    assert "*unproven*" in T.prop_b1_text(b1) and f"{b1[0].ours:.3f}" in T.prop_b1_text(b1)
+    paper_like = S.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
+    assert "K = 20, 50" in paper_like and "appear to use the cluster-index law" in paper_like
+    assert "does not tell" in S.table1_law_text({20: 3.0, 50: 5.0}, {20: 3.1, 50: 5.1})

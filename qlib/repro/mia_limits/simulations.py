@@ -168,6 +168,16 @@ def table1_balanced_rows(K_list, n_images: int, seed: int = 0) -> list[Row]:
     return out
 
 
+def table1_law_text(cp: dict, cp_pair: dict) -> str:
+    """Markdown: which law (cluster index or (cluster, label)) matches the paper's C(P) in this run."""
+    near = [K for K in cp if K in PAPER_TABLE1_C and abs(cp[K] - PAPER_TABLE1_C[K]) <= table1_c_tolerance(K)]
+    ratio = min(cp_pair[K] / cp[K] for K in cp)
+    return (f"The cluster-index law is within tolerance of the paper's $C(P)$ for K = {', '.join(map(str, near)) or 'none'}"
+            f" (of {', '.join(map(str, cp))}); over (cluster, label) pairs $C(P)$ is at least {ratio:.2f} times larger, "
+            + ("so the paper's $\\Delta$ bounds appear to use the cluster-index law rather than the law of the "
+               "discretised point." if near and ratio > 1.2 else "so this run does not tell which law the paper used."))
+
+
 def table1_delta_rows(cp: dict | None = None) -> list[Row]:
     """Table 1's Δ column recomputed as C(P)/(2√n) from the paper's own C(P), rounded to 2 decimals."""
     out = []
@@ -260,5 +270,5 @@ __all__ = [
     "PAPER_S61", "FIGURE1_READING", "figure1_table", "figure1_summary", "figure1_rows", "figure1_reductions",
     "PAPER_TABLE1_C", "PAPER_TABLE1_DELTA", "PAPER_TABLE1_ACC", "PAPER_TABLE1_N", "PAPER_S62_TEXT",
     "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_balanced_rows",
-    "table1_delta_rows", "table1_accuracies", "table1_acc_rows", "table1_text_rows", "table1_reductions",
+    "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows", "table1_text_rows", "table1_reductions",
 ]

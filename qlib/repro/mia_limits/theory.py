@@ -441,13 +441,35 @@ def not_implemented() -> list[Row]:
                     reason="the example states a setting, not a result; Figure 1 (next chapter) is its illustration")]
 
 
+def corollary541_text(rmin: float, n_laws: int, n_ns: int) -> str:
+    """Markdown stating the smallest ratio R found on the grid against the stated constant."""
+    holds = rmin >= bounds.COR541_C
+    return (f"On this grid ({n_laws} laws × {n_ns} sample sizes) the smallest ratio "
+            f"$R = \\max\\Delta_n\\sqrt n / C(P)$ under the corollary's condition is {rmin:.3f}, "
+            + ("above" if holds else "**below**") + f" the stated constant $c = {bounds.COR541_C:.4f}$"
+            + (": the constant holds although the proof's last step is false." if holds else ".")
+            + f" The ratio tends to $1/\\sqrt{{2\\pi}} = {bounds.COR541_LIMIT:.4f}$.")
+
+
+def prop_b1_text(rows: list[Row]) -> str:
+    """Markdown stating the outcome of :func:`prop_b1` (its rows, erratum row first)."""
+    first, rest = rows[0], rows[1:]
+    text = (f"**Erratum 003-E5.** Under the printed condition ({first.quantity}) the Monte-Carlo estimate is "
+            f"$\\mathbb P(E) \\approx {first.ours:.3f}$ against the claimed {first.paper_value}. ")
+    text += ("The proof's step fails there, so the explicit bound on $\\Delta_n$ is *unproven* under the printed $n$; "
+             "since $\\mathbb P(E)$ is only a lower bound on $\\Delta_n$, the bound itself is not refuted. "
+             if first.passed else "The proof's step holds in this run. ")
+    return text + ("Under the condition $n \\le (s+1)/(3(\\sqrt s\\,\\ln s + 1))$ (ours): "
+                   + "; ".join(f"{r.quantity.split(' (')[0]}: {r.ours:.3f} ({r.paper_value})" for r in rest) + ".")
+
+
 def errata_table() -> list[tuple[str, str]]:
     """(id, sentence) for each erratum of paper 003, in order."""
     return list(ERRATA.items())
 
 
 __all__ = [
-    "ERRATA", "erratum_where", "errata_table", "theorem31_brute_force", "game_vs_exact", "theorem54_three_ways",
+    "ERRATA", "erratum_where", "errata_table", "corollary541_text", "prop_b1_text", "theorem31_brute_force", "game_vs_exact", "theorem54_three_ways",
     "theorem54_maximality", "lemma_c3", "cor541_laws", "cor541_min_ratio", "corollary541", "sample_size_rule",
     "diversity_constant", "lemma_c1", "theorem51_gaussian", "prop_g1", "remark51", "prop42",
     "example45_least_squares", "prop_b1", "text_errata", "not_implemented", "TC02_CASES", "MAXDELTA_CASES",
