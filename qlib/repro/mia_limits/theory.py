@@ -305,7 +305,8 @@ def lemma_c1(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Row]:
 
 # ---- Theorem 5.1: Gaussian empirical mean ------------------------------------------------------
 def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10, 1), (5, 2), (10, 3)),
-                       mc_cases=((2, 1), (10, 1), (10, 3), (50, 2))) -> list[Row]:
+                       mc_cases=((2, 1), (10, 1), (10, 3), (50, 2)),
+                       rate_cases=((1000, 2e-3), (100_000, 1e-4))) -> list[Row]:
     """Exact Δ_n of the empirical mean on Gaussian data: χ² form vs mixture form and vs the d = 2
     closed form, vs the game; below √d/(2n) + m_1/(2√n); √n Δ_n → m_1/√(2π)."""
     out = []
@@ -329,7 +330,7 @@ def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10,
                      worst <= 0, kind="theory-check", tolerance="exact",
                      note="c_{L,P} = m_1/2 is ours: the paper's constant is not explicit"))
     lim = gaussian.gaussian_mean_limit(1)
-    for n, tol in ((1000, 2e-3), (100_000, 1e-4)):
+    for n, tol in rate_cases:
         out.append(close("Theorem 5.1 (rate)", f"√n Δ_n at n={n}, d=1 vs the limit m_1/√(2π) = 1/π", lim,
                          math.sqrt(n) * gaussian.gaussian_mean_delta(n, 1), kind="theory-check", rtol=tol))
     return out
