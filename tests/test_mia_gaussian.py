@@ -57,5 +57,5 @@ def test_bad_input():
         g.tv_gauss_shift_scale(0.1, 1.5, 2)
     with pytest.raises(ValueError, match="eps"):
         g.remark51_n(1.0, 1, 1.5)
-    with pytest.raises(ValueError, match="n >= 2"):
+    with pytest.raises(ValueError, match="n must be an integer >= 2"):
         g.prop_g1_tv(1.0, 1, 1)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, zeta
 
-from qlib.validation import check_int, check_positive
+from qlib.validation import check_choice, check_float, check_int, check_positive, check_probability
 
 from .exact import MAX_STATES, check_prob_vector, delta_discrete_algorithm
 
@@ -48,6 +48,7 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
     """
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
+    check_choice("method", method, ("binomial", "demoivre", "enumerate"))
     if method == "binomial":
         from scipy.stats import binom
 
@@ -82,11 +83,8 @@ def shannon(p) -> float:
 
 def C_P_range(delta: float, K: int) -> tuple[float, float]:
     """Lemma C.5: (inf, max) of C(P) over laws on K atoms with max_j p_j = δ ∈ [1/K, 1)."""
-    if K < 2:
-        raise ValueError(f"K must be >= 2, got {K}")
-    delta = float(delta)
-    if not (1.0 / K - 1e-15 <= delta < 1.0):
-        raise ValueError(f"delta must lie in [1/K, 1) = [{1 / K:.6g}, 1), got {delta}")
+    K = check_int("K", K, low=2)
+    delta = check_float("delta", delta, low=1.0 / K - 1e-15, high=1.0, high_open=True)
     mx = math.sqrt(delta * (1 - delta)) + math.sqrt((1 - delta) * (K - 2 + delta))
     f = math.floor(1.0 / delta + 1e-12)
     r = max(0.0, delta * f)
@@ -117,9 +115,7 @@ def sample_size_discrete(C: float, eps: float) -> int:
 
 def bernoulli_max_delta(p: float, n: int) -> float:
     """Lemma C.3 of paper 003: θ̂ = max_j z_j on Bernoulli(p) data has Δ_n = 2p(1 − p)^n."""
-    p = float(p)
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1), got {p}")
+    p = check_probability("p", p, open_low=True, open_high=True)
     return 2 * p * (1 - p) ** check_int("n", n, low=1, integral_float=True)
 
 
@@ -130,12 +126,9 @@ def bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
     it reduces to Lemma C.3 at m = 1."""
     from scipy.stats import binom
 
-    p = float(p)
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1), got {p}")
+    p = check_probability("p", p, open_low=True, open_high=True)
     n = check_int("n", n, low=1, integral_float=True)
-    if not 1 <= m <= n:
-        raise ValueError(f"m must lie in 1..n = 1..{n}, got {m}")
+    m = check_int("m", m, low=1, high=n)
     return float(2 * p * (1 - p) * binom.pmf(m - 1, n - 1, p))
 
 
@@ -148,7 +141,8 @@ def log_bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
 
 def kl_bernoulli(t: float, p: float) -> float:
     """KL(Bern(t) ‖ Bern(p)) in nats."""
-    t, p = float(t), float(p)
+    t = check_probability("t", t)
+    p = check_probability("p", p, open_low=True, open_high=True)
     out = 0.0
     if t > 0:
         out += t * math.log(t / p)
@@ -164,9 +158,7 @@ def power_law_max_delta(a: float, n: int, J: int = 200_000) -> tuple[float, floa
     Σ_{j>J} p_j(1 − p_j)^n, which lies in [T(1 − n p_{J+1}), T] with T = ζ(a, J+1)/ζ(a) (valid
     when n p_{J+1} < 1, where (1/2)E|B/n − p| = p(1 − p)^n exactly). ``value`` is the midpoint.
     """
-    a = float(a)
-    if a <= 1:
-        raise ValueError(f"a must be > 1 (summable law), got {a}")
+    a = check_float("a", a, low=1.0, low_open=True)
     n = check_int("n", n, low=1, integral_float=True)
     j = np.arange(1, J + 1, dtype=np.float64)
     z = zeta(a)

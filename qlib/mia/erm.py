@@ -33,7 +33,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from qlib.validation import check_array, check_int
+from qlib.validation import check_array, check_choice, check_int
 
 from .exact import MAX_STATES, check_prob_vector, count_vectors, log_multinomial_pmf
 
@@ -109,8 +109,7 @@ def erm_exact(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_ST
 
     Enumerates the C(n+m−1, m−1) count vectors (ValueError above ``max_states``).
     """
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+    check_choice("ties", ties, TIES)
     L, p, _, order = _problem(losses, p)
     n = check_int("n", n, low=1, integral_float=True)
     K, m = L.shape

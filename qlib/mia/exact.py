@@ -141,8 +141,7 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
     Raises ValueError when S = C(n+K−1, K−1) exceeds ``max_states``, instead of hanging.
     """
     n = check_int("n", n, low=1, integral_float=True)
-    if K < 1:
-        raise ValueError(f"K must be >= 1, got {K}")
+    K = check_int("K", K, low=1)
     S = n_count_vectors(n, K)
     if S > max_states:
         raise ValueError(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qlib.validation import check_int, check_probability
+from qlib.validation import check_choice, check_int, check_probability
 
 from .exact import check_prob_vector
 from .gaussian import gaussian_bayes_log_ratio
@@ -45,8 +45,7 @@ def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials
     n = check_int("n", n, low=1, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)
     trials = check_int("trials", trials, low=1, integral_float=True)
-    if convention not in ("003", "001"):
-        raise ValueError(f"convention must be '003' or '001', got {convention!r}")
+    check_choice("convention", convention, ("003", "001"))
     if convention == "001" and nu != 0.5:
         raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import chi, chi2, norm
 
-from qlib.validation import check_int, check_positive
+from qlib.validation import check_float, check_int, check_positive, check_probability
 
 
 def _dim(d) -> int:
@@ -88,9 +88,8 @@ def tv_gauss_shift_scale(a: float, s2: float, d: int) -> float:
     (χ²_{d−1} survival functions) and x_1 by composite Gauss–Legendre split at the kinks A(x_1) = 0.
     """
     d = _dim(d)
-    a, s2 = float(a), float(s2)
-    if not 0 < s2 < 1:
-        raise ValueError(f"s2 must lie in (0, 1), got {s2}")
+    a = check_float("a", a)
+    s2 = check_float("s2", s2, low=0.0, high=1.0, low_open=True, high_open=True)
     B = 0.5 * (1 - 1 / s2)
     k = d - 1
     qa, qb, qc = 0.5 - 0.5 / s2, a / s2, -(a * a) / (2 * s2) - 0.5 * d * math.log(s2)
@@ -142,10 +141,9 @@ def gaussian_mean_limit(d: int) -> float:
 
 def prop_g1_tv(beta_norm: float, n: int, d: int) -> float:
     """Exact ‖N(0, I_d) − N(β/√n, ((n−1)/n) I_d)‖_TV (left side of Proposition G.1), n ≥ 2."""
-    n = check_int("n", n, low=1, integral_float=True)
-    if n < 2:
-        raise ValueError(f"Proposition G.1 needs n >= 2, got {n}")
-    return tv_gauss_shift_scale(float(beta_norm) / math.sqrt(n), (n - 1) / n, d)
+    n = check_int("n", n, low=2, integral_float=True)
+    beta_norm = check_float("beta_norm", beta_norm, low=0.0)
+    return tv_gauss_shift_scale(beta_norm / math.sqrt(n), (n - 1) / n, d)
 
 
 def prop_g1_bound(beta_norm: float, n: int, d: int) -> float:
@@ -155,9 +153,8 @@ def prop_g1_bound(beta_norm: float, n: int, d: int) -> float:
 
 def remark51_n(c: float, d: int, eps: float) -> int:
     """Remark 5.1's sufficient sample size ⌈ε^{-2} c² (1 + √d/c²)^{3/2}⌉."""
-    c, eps, d = check_positive("c", c), check_positive("eps", eps), _dim(d)
-    if eps >= 1:
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    c, d = check_positive("c", c), _dim(d)
+    eps = check_probability("eps", eps, open_low=True, open_high=True)
     return math.ceil(c * c / eps**2 * (1 + math.sqrt(d) / c**2) ** 1.5)
 
 
