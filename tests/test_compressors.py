@@ -26,7 +26,7 @@ def test_drive_equals_eden_at_one_bit(d):
     a = C.DRIVE().roundtrip(x, 5)[0]
     b = C.EDEN(1).roundtrip(x, 5)[0]
     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
-    # and S·q = ‖x‖²/‖r‖₁ · sign(r) elementwise (spec §8.1 item 11)
+    # and S·q = ‖x‖²/‖r‖₁ · sign(r) elementwise
     pl = eden.compress(x, 1, 5)
     q = eden._dequantize(pl.indices, 1, "lm", None, F64, "cpu")
     m = C.DRIVE().compress(x, 5)
