@@ -144,3 +144,12 @@ def test_heterogeneous_and_homogeneous_rows():
     assert list(hom["n"]) == [1, 2]
     (r,) = SB.homogeneous_rows(hom, rtol=0.5)
     assert r.kind == "paper-claim" and r.passed
+
+
+def test_claims_outcome_sentence():
+    from qlib.repro.ledger import claim
+
+    ok = claim("x", "a", "y", 1, True)
+    bad = claim("x", "b holds", "y", 0, False)
+    assert E.claims_outcome([ok]) == "All 1 statements tested here hold in this run."
+    assert E.claims_outcome([ok, bad]) == "1 of 2 statements hold in this run; not held: b holds."

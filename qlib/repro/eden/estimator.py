@@ -14,10 +14,20 @@ from ..ledger import Row, claim, close, missing, not_comparable
 from . import paper
 from .sweeps import vnmse_sweep
 
-__all__ = ["constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
+__all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
            "figure4", "figure4_rows", "figure5_rows", "lemma_rows", "FIG2_METHODS"]
 
 FIG2_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
+
+
+def claims_outcome(rows: list[Row]) -> str:
+    """One sentence on the paper-claim rows among ``rows``: all held, or which did not."""
+    judged = [r for r in rows if r.kind == "paper-claim" and r.passed is not None]
+    held = [r for r in judged if not r.passed]
+    if not held:
+        return f"All {len(judged)} statements tested here hold in this run."
+    return (f"{len(judged) - len(held)} of {len(judged)} statements hold in this run; not held: "
+            + "; ".join(r.quantity for r in held) + ".")
 
 
 def constants_table(bits=range(1, 9)) -> pd.DataFrame:
