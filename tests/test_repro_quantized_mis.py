@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from qlib.repro.quantized_mis import paper as P, study
+from qlib.repro.quantized_mis import paper as P
+from qlib.repro.quantized_mis import study
 
 
 def test_paper_table2_values():
@@ -87,3 +88,107 @@ def test_code_hash_follows_the_sources(tmp_path, monkeypatch):
     assert study.code_hash(("qmis_probe_mod",)) != h1
     assert set(study.STUDY_MODULES) >= {"qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.discriminator",
                                         "qlib.quantizers", "qlib.synthetic", "qlib.repro.quantized_mis.study"}
+
+
+# ------------------------------------------------------------------------------ row functions
+@pytest.fixture(scope="module")
+def tiny():
+    kw = dict(runs=6, epochs=8, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)], discriminator=True,
+              disc_epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return study.run_study(**kw)
+
+
+def test_table2_rows_leave_out_the_calibrated_identity_column(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    rows, summ = R.table2_rows(tiny)
+    cells = [r for r in rows if r.kind == "paper-number"]
+    assert len(cells) == summ["compared"] == 2 * len(P.PAPER_QUANTIZERS)      # two laws, no identity cell
+    assert summ["identity_left_out"] == 2 and not any("original" in r.quantity for r in cells)
+    assert summ["passed"] == sum(r.passed for r in cells)
+    assert all(abs(r.ours - r.paper_value) <= 0.03 + 1e-12 for r in cells if r.passed)
+
+
+def test_figure2_paper_pairing_and_ablation_kinds(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    rho = R.spearman_table(tiny)
+    assert list(rho.law)[-1] == "mean" and len(rho) == 3
+    rows = R.figure2_rows(rho, tiny)
+    assert [r.kind for r in rows] == ["paper-number", "theory-check"]
+    assert rows[0].paper_value == P.PAPER_MEAN_SPEARMAN
+    assert "discriminator" in rows[0].quantity and "threshold" in rows[1].quantity
+    claims, table = R.claim_rows(tiny)
+    assert len(claims) == 6 and all(r.kind == "paper-claim" for r in claims) and len(table) == 12
+    assert all(r.passed is None for r in R.cost_rows(tiny))
+
+
+def _fake_stab(rq_curve, thr_curve, k_runs=(2, 5, 20)):
+    import pandas as pd
+
+    return pd.DataFrame({"k_run": list(k_runs), "r_Q^n mean": rq_curve, "threshold MIS": thr_curve})
+
+
+def test_fewer_runs_claim_not_comparable_when_baseline_never_reaches(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    stab = R.stability(tiny, [2, 3, 5], 4, 2, seed=0)
+    assert list(stab["curve"].k_run) == [2, 3, 5]
+    stab["curve"] = _fake_stab([0.5, 0.96, 0.99], [0.1, 0.2, 0.3], (2, 3, 5))
+    rows, _ = R.stability_rows(tiny, stab)
+    fewer = [r for r in rows if "fewer runs" in r.quantity][0]
+    assert fewer.passed is None and fewer.verdict == "not comparable" and "baseline" in fewer.note
+    stab["curve"] = _fake_stab([0.5, 0.96, 0.99], [0.1, 0.2, 0.97], (2, 3, 5))
+    fewer = [r for r in R.stability_rows(tiny, stab)[0] if "fewer runs" in r.quantity][0]
+    assert fewer.passed is True
+    stab["curve"] = _fake_stab([0.5, 0.6, 0.99], [0.1, 0.97, 0.99], (2, 3, 5))
+    fewer = [r for r in R.stability_rows(tiny, stab)[0] if "fewer runs" in r.quantity][0]
+    assert fewer.passed is False
+    assert R.first_k(stab["curve"], "r_Q^n mean") == 5
+
+
+def test_quantizer_rows():
+    import torch
+
+    from qlib.repro.quantized_mis import rows as R
+
+    th = torch.randn(16, 101, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    rows = R.quantizer_rows(th)
+    kinds = {r.kind for r in rows}
+    assert kinds == {"paper-number", "erratum", "theory-check"}
+    printed = [r for r in rows if r.where == "Table 1 (printed formula)"]
+    assert len(printed) == 4 and all(r.passed and 2 ** int(r.quantity[0]) < r.ours <= 2 ** int(r.quantity[0]) + 2 for r in printed)
+    assert all(r.passed for r in rows if r.kind in ("paper-number", "theory-check"))
+
+
+def test_theory_rows_are_theory_checks():
+    import numpy as np
+
+    from qlib.repro.quantized_mis import rows as R
+
+    P3 = np.array([0.5, 0.3, 0.2])
+    A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
+    rows, table = R.eq11_rows({"toy": (A, P3)})
+    assert [r.kind for r in rows] == ["theory-check"] and rows[0].passed and len(table) == 1
+    alg = R.algorithm1_rows({"toy": A}, P3, [50, 30, 20], seed=0)
+    assert [r.kind for r in alg] == ["theory-check"] * 2 and all(r.passed for r in alg)
+    t = R.rate_table(A, P3, [10, 20, 40])
+    from qlib import mia
+
+    th = R.theorem31_rows({"toy": (t, mia.chernoff_rate(A, P3))})
+    assert th[0].kind == "paper-claim" and th[0].passed
+
+
+def test_variant_effect_tiny():
+    from qlib.repro.quantized_mis import rows as R
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame, summ = R.variant_effect(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
+                                       names=["sign", "bits2", "bits4"], discriminator=False)
+    assert len(frame) == 3 and summ["laws"] == 1 and -1 <= summ["rho"] <= 1
+    # Sign does not depend on the b-bit formula
+    sign = frame.iloc[0]
+    assert sign["r_Q^n (printed)"] == pytest.approx(sign["r_Q^n (capped)"], nan_ok=True)
