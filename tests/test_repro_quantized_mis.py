@@ -154,7 +154,7 @@ def test_quantizer_rows():
 
     from qlib.repro.quantized_mis import rows as R
 
-    th = torch.randn(16, 101, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    th = torch.randn(64, 1001, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     rows = R.quantizer_rows(th)
     kinds = {r.kind for r in rows}
     assert kinds == {"paper-number", "erratum", "theory-check"}
