@@ -31,7 +31,7 @@ from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
 from ...validation import check_choice, check_int
-from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS
+from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
            "load_study", "table2", "claim_table"]
@@ -117,7 +117,8 @@ class StudyResult:
         return average_runs(self.r, 2, how)
 
 
-def run_study(*, runs: int = 300, epochs: int = 3000, n: int = 128, n_val: int = 128, lr: float = 1e-4,
+def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTINGS["epochs"],
+              n: int = STUDY_SETTINGS["n"], n_val: int = STUDY_SETTINGS["n"], lr: float = STUDY_SETTINGS["lr"],
               names: Sequence[str] = PAPER_QUANTIZERS, grid: Sequence[tuple[float, int]] = GRID,
               centre_scale: float = CENTRE_SCALE, scope: str = "tensor", seed: int = 0,
               law_seed: int = 0, discriminator: bool = True, disc_hidden: int = 16,
