@@ -192,3 +192,16 @@ def test_variant_effect_tiny():
     # Sign does not depend on the b-bit formula
     sign = frame.iloc[0]
     assert sign["r_Q^n (printed)"] == pytest.approx(sign["r_Q^n (capped)"], nan_ok=True)
+
+
+def test_figure2_text_follows_the_verdicts(tiny):
+    from qlib.repro.ledger import close, not_comparable
+    from qlib.repro.quantized_mis import rows as R
+
+    ok = [close("Figure 2", "q", 0.86, 0.8, atol=0.1), close("Figure 2 (ablation)", "q", 0.8, 0.5, atol=0.1,
+                                                             kind="theory-check")]
+    t = R.figure2_text(ok)
+    assert "0.800" in t and "reproduced" in t and "disagrees" in t
+    nc = [not_comparable("Figure 2", "q", 0.86, reason="ρ undefined"),
+          not_comparable("Figure 2 (ablation)", "q", None, None, reason="ρ undefined", kind="theory-check")]
+    assert "cannot be compared" in R.figure2_text(nc) and "None" not in R.figure2_text(nc)

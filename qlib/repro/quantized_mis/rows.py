@@ -36,8 +36,9 @@ from .paper import (
 from .study import StudyResult, claim_table, run_study, table2
 
 __all__ = ["quantizer_rows", "eq11_rows", "theorem31_rows", "theorem33_rows", "proof_fact_rows",
-           "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "claim_rows", "cost_rows",
-           "variant_effect", "stability", "stability_rows", "first_k", "scale_note"]
+           "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "figure2_text", "claim_rows", "cost_rows",
+           "variant_effect", "stability", "stability_rows", "first_k", "scale_note", "rate_table",
+           "adaptive_table", "confusion", "FIGURE2_ATOL"]
 
 
 # ----------------------------------------------------------------------------------- chapter 01
@@ -245,7 +246,10 @@ def spearman_table(res: StudyResult) -> pd.DataFrame:
     return pd.concat([rho, pd.DataFrame([{"law": "mean", **mean_row}])], ignore_index=True)
 
 
-def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = 0.1) -> list[Row]:
+FIGURE2_ATOL = 0.1
+
+
+def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = FIGURE2_ATOL) -> list[Row]:
     """Figure 2's mean ρ = 0.86: the paper's pairing (mean r_Q^n against the discriminator) is the
     paper-number row; our variant (median r_Q^n against the threshold attack) is an ablation
     (theory-check) compared with our paper-pairing value."""
@@ -267,6 +271,23 @@ def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = 0.1) -> list
         rows.append(not_comparable("Figure 2 (ablation)", qa, paper_pair, ours_pair, kind="theory-check",
                                    reason="ρ undefined: every panel constant"))
     return rows
+
+
+def figure2_text(f2: list[Row]) -> str:
+    """One paragraph on :func:`figure2_rows`' two rows, from their values and verdicts."""
+    paper, abl = f2
+    if paper.passed is None:
+        first = (f"Figure 2's pairing (mean $r_Q^n$ against the discriminator) cannot be compared with the "
+                 f"paper's mean ρ = {paper.paper_value}: {paper.note}.")
+    else:
+        first = (f"Figure 2's pairing (mean $r_Q^n$ against the discriminator): mean ρ = {paper.ours:.3f} against "
+                 f"the paper's {paper.paper_value} ({paper.tolerance}) — **{paper.verdict}** ({paper.note}).")
+    if abl.passed is None:
+        second = "The ablation (median $r_Q^n$ against the threshold attack) has no reference value here."
+    else:
+        second = (f"Our ablation (median $r_Q^n$ against the threshold attack) gives {abl.ours:.3f}: it "
+                  f"{abl.verdict} with the paper's pairing ({abl.paper_value:.3f}).")
+    return first + " " + second
 
 
 def claim_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
