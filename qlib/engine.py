@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from . import devices
-from .validation import check_choice, check_float, check_int, check_tensor
+from .validation import check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainResult", "Callback", "check_data", "param_sizes",
@@ -217,7 +217,7 @@ def param_sizes(model: Model) -> list[int]:
 def init_params(model, K: int, seed: int | torch.Generator, dtype=torch.float32) -> torch.Tensor:
     """(K, p) initial parameters, reproducible from an int seed or a torch.Generator."""
     check_int("K (number of models)", K, low=1)
-    g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
+    g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(check_seed("seed", seed))
     return model.init(K, g, dtype)
 
 
@@ -302,13 +302,9 @@ def train(
     b1, b2 = (check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(betas))
     eps = check_float("eps", eps, low=0.0, low_open=True)
     lossfn, lossgrad = loss_functions(loss)
-    if not isinstance(theta0, torch.Tensor) or theta0.ndim != 2 or theta0.shape[1] != model.n_params:
-        raise ValueError(
-            f"theta0 must have shape (K, {model.n_params}), got "
-            f"{tuple(theta0.shape) if isinstance(theta0, torch.Tensor) else type(theta0).__name__}"
-        )
-    if not torch.isfinite(theta0).all():
-        raise ValueError("theta0 contains non-finite values")
+    check_tensor("theta0", theta0, ndim=2, convert=False)
+    if theta0.shape[1] != model.n_params:
+        raise ValueError(f"theta0 must have shape (K, {model.n_params}), got {tuple(theta0.shape)}")
     check_data(X, y, theta0.shape[0])
     dev = devices.resolve(device)
     K = theta0.shape[0]

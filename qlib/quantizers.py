@@ -230,8 +230,7 @@ def get(name: str, *, variant: str = "printed") -> Quantizer:
     ``variant``: the b-bit formula — ``"printed"`` (Table 1 literally, the default) or ``"capped"``
     (2^b levels, idempotent; see the module docstring). Other quantizers are the same in both.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"quantizer name must be a str, got {type(name).__name__}")
+    check_str("quantizer name", name)
     check_choice("variant", variant, VARIANTS)
     try:
         return _REGISTRY[variant][name]

@@ -180,3 +180,14 @@ def test_model_protocol_and_public_accessors():
         engine.loss_functions("hinge")
     with pytest.raises(ValueError, match="targets of X"):
         engine.check_data(torch.zeros(2, 3, 1), torch.zeros(2, 4))
+
+
+def test_non_finite_theta0_and_bad_seed():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    th0[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="theta0 must be finite"):
+        engine.train(model, th0, X, y, epochs=1)
+    with pytest.raises(ValueError, match="seed"):
+        engine.init_params(model, 2, -1)

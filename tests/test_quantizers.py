@@ -286,7 +286,7 @@ def test_rejects_bad_tensors(name):
 def test_rejects_unknown_names_scopes_variants():
     with pytest.raises(ValueError, match="unknown quantizer 'bits8'.*known: identity"):
         Q.get("bits8")
-    with pytest.raises(TypeError, match="name must be a str"):
+    with pytest.raises(TypeError, match="quantizer name must be a string"):
         Q.get(4)
     with pytest.raises(ValueError, match="variant must be one of"):
         Q.get("bits2", variant="default")
