@@ -10,7 +10,7 @@ import pandas as pd
 from ... import rqp_privacy as P
 from ...validation import check_int
 from ..ledger import Row, claim, close, not_comparable
-from .experiments import baseline_sigma, best_sigma, diagnostic_task, mnist_task, rqp_sweep, run_methods, summarise
+from .experiments import best_sigma, diagnostic_task, mnist_task, rqp_sweep, run_methods, summarise
 from .settings import DIAGNOSTIC, EPS, MNIST, PAPER_RUNS, PAPER_SVM_GAIN_PCT, PAPER_TABLE1, PAPER_TABLE1_STD
 
 __all__ = ["TABLE1_ATOL", "table1_tasks", "tune_sigmas", "run_table1", "side_by_side", "table1_rows",
@@ -42,10 +42,11 @@ def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str,
     return sweeps, {col: best_sigma(sw) for col, sw in sweeps.items()}
 
 
-def run_table1(tasks: dict, chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mode: str) -> dict:
-    """The four methods per column: {column: per-(method, run) frame}."""
-    return {col: run_methods(task, st, eps=EPS, rqp_sigma=chosen[col][0], runs=runs, seed=seed, sampling=sampling,
+def run_table1(tasks: dict, chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mode: str) -> tuple[dict, dict]:
+    """The four methods per column: ({column: per-(method, run) frame}, {column: median/std per method})."""
+    results = {col: run_methods(task, st, eps=EPS, rqp_sigma=chosen[col][0], runs=runs, seed=seed, sampling=sampling,
                              device=device, c_mode=c_mode) for col, (task, st) in tasks.items()}
+    return results, {col: summarise(df, "method") for col, df in results.items()}
 
 
 def side_by_side(summ: dict) -> pd.DataFrame:
