@@ -186,7 +186,10 @@ def test_mnist_text_is_conditional():
     tasks = {"MNIST (LogReg)": (task, dataclasses.replace(S.MNIST, T=10))}
     sweeps = {"MNIST (LogReg)": pd.DataFrame({"sigma": [5.0, 7.0], "q": [0.5, 0.9], "acc": [60.0, 80.0]})}
     behind = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ(rqp_med=70.0, proj=84.0)["Diagnostic (SVM)"]})
-    assert "falls short" in behind
+    assert "falls short" in behind and "re-draws" in behind
+    sweeps["MNIST (LogReg)"].loc[1, "q"] = 1.0
+    behind_q1 = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ(rqp_med=70.0, proj=84.0)["Diagnostic (SVM)"]})
+    assert "already has q = 1" in behind_q1 and "re-draws" not in behind_q1
     ahead = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ()["Diagnostic (SVM)"]})
     assert "not behind" in ahead and "falls short" not in ahead
 

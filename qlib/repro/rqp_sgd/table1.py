@@ -136,10 +136,14 @@ def mnist_text(tasks: dict, sweeps: dict, summ: dict) -> str:
             f"{med['Proj-DP-SGD']:.2f} % ({gap:+.2f} pp; the paper: {PAPER_TABLE1.loc['RQP-SGD', col] - PAPER_TABLE1.loc['Proj-DP-SGD', col]:+.2f} pp). ")
     if gap < -1.0:
         why = (f"Why it falls short here: with $m = {st.m}$ the per-coordinate noise is $\\sigma_l = \\eta\\sigma/m$, so "
-               f"Theorem 1 allows $q = 1$ only from $\\sigma \\geq {s1:.3f}$ (a per-step std of {s1 / st.m:.4f} per weight "
-               f"against a level spacing of {spacing:.3f}); below it $q < 1$ re-draws a fraction $1 - q$ of all "
-               f"{task.d} weights uniformly at every step. The best grid point, σ = {best.name:g} (q = {best['q']:.3f}), "
-               f"reaches {best['acc']:.2f} %.")
+               f"Theorem 1 allows $q = 1$ only from $\\sigma \\geq {s1:.3f}$, a per-step std of {s1 / st.m:.4f} per weight "
+               f"against a level spacing of {spacing:.3f}. ")
+        if best["q"] < 1:
+            why += (f"Below it, $q < 1$ re-draws a fraction $1 - q$ of all {task.d} weights uniformly at every step; the "
+                    f"best grid point, σ = {best.name:g} (q = {best['q']:.3f}), reaches {best['acc']:.2f} %.")
+        else:
+            why += (f"The best grid point, σ = {best.name:g}, already has q = 1, and its noise "
+                    f"({best.name / st.m / spacing:.1f} level spacings per step) leaves it at {best['acc']:.2f} %.")
     else:
         why = (f"RQP-SGD is not behind Proj-DP-SGD here (best grid point σ = {best.name:g}, q = {best['q']:.3f}, "
                f"{best['acc']:.2f} %); $q = 1$ needs $\\sigma \\geq {s1:.3f}$.")
