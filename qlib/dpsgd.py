@@ -37,7 +37,7 @@ from torch.func import grad, vmap
 from . import devices
 from .rqp import proj_det, randomized_projection
 from .rqp_privacy import check_bits, check_q
-from .validation import check_array, check_choice, check_int, check_positive, check_seed
+from .validation import check_array, check_choice, check_int, check_positive, check_seed, check_tensor
 
 METHODS = ("sgd", "dpsgd", "projdp", "rqp")
 MODELS = ("logreg", "svm", "softmax")
@@ -92,14 +92,12 @@ class TrainResult:
 
 def _head(model: str):
     """φ(z, y): the loss as a function of the model's outputs z = W x (shape (K,), K = 1 if binary)."""
+    check_choice("model", model, MODELS)
     if model == "logreg":
         return lambda z, y: torch.nn.functional.softplus(z[0]) - y * z[0]
     if model == "svm":
         return lambda z, y: torch.relu(1.0 - y * z[0])
-    if model == "softmax":
-        return lambda z, y: torch.logsumexp(z, 0) - torch.gather(z, 0, y.reshape(1))[0]
-    check_choice("model", model, MODELS)
-    raise AssertionError("unreachable")  # pragma: no cover
+    return lambda z, y: torch.logsumexp(z, 0) - torch.gather(z, 0, y.reshape(1))[0]  # softmax
 
 
 def loss_fn(model: str):
@@ -116,6 +114,8 @@ def per_example_grads(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Ten
 
 def clip_rows(g: torch.Tensor, clip: float) -> torch.Tensor:
     """g_j·min(1, clip/‖g_j‖₂) along the last axis."""
+    g = check_tensor("g", g, convert=False)
+    clip = check_positive("clip", clip)
     norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
     return g * torch.clamp(clip / norms.clamp_min(1e-30), max=1.0)
 
@@ -136,6 +136,8 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
             g = g * weights[None, :, None]
         return g.sum(1)
     check_choice("mode", mode, ("factored", "full"))
+    check_choice("model", model, MODELS)
+    clip = check_positive("clip", clip)
     R, D = w.shape[0], X.shape[-1]
     W = w.reshape(R, -1, D)
     z = torch.einsum("rkd,rmd->rmk", W, X)
@@ -149,6 +151,9 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
 
 def predict(model: str, w: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Predicted labels (R, n) for weights w (R, d) on X (n, D), in the model's label coding."""
+    check_choice("model", model, MODELS)
+    check_tensor("w", w, ndim=2, convert=False)
+    check_tensor("X", X, ndim=2, convert=False)
     if model == "softmax":
         logits = torch.einsum("rkd,nd->rnk", w.reshape(w.shape[0], -1, X.shape[1]), X)
         return logits.argmax(-1)

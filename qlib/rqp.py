@@ -127,7 +127,7 @@ def _cells(mu, sigma_l, b, M, q, *, exact: bool):
     lo, hi = lv - h, lv + h
     if exact:
         lo[0], hi[-1] = -np.inf, np.inf
-    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    mu_, sl_, qa_ = np.broadcast_arrays(check_array("mu", mu), sl, qa)
     return lo, hi, mu_, sl_, qa_, L
 
 
@@ -162,7 +162,7 @@ def exact_mse(x, b: int, M: float, q) -> np.ndarray:
     """E[(Proj^R(x) − x)²] per coordinate, exactly from the pmf of Algorithm 1 (numpy, float64)."""
     b = check_bits(b)
     qa = check_q(q, b)
-    xa = np.asarray(x, float)
+    xa = check_array("x", x)
     lv = levels(b, M).numpy()
     i_star = nearest_index(torch.as_tensor(xa), b, M).numpy()
     sq = (lv[None, :] - xa.reshape(-1, 1)) ** 2  # (n, L)

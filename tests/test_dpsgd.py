@@ -12,7 +12,7 @@ HP = dict(runs=1, eta=1.0, clip=0.45, b=4, M=0.3)  # the hyperparameters train()
 
 
 def _train(task, method, **kw):
-    return _train(task, method, **{**HP, **kw})
+    return dpsgd.train(task, method, **{**HP, **kw})
 
 
 def _data(model, R=3, m=6, D=5, K=4, seed=0):
@@ -206,3 +206,17 @@ def test_no_paper_defaults():
     for name in ("runs", "eta", "clip"):
         assert params[name].default is inspect.Parameter.empty
     assert params["b"].default is None and params["M"].default is None
+
+
+def test_helpers_reject_bad_input():
+    g = torch.ones(2, 3)
+    with pytest.raises(ValueError, match="clip"):
+        dpsgd.clip_rows(g, float("nan"))
+    with pytest.raises(ValueError, match="g must be finite"):
+        dpsgd.clip_rows(torch.tensor([[float("nan"), 1.0]]), 0.45)
+    with pytest.raises(ValueError, match="model"):
+        dpsgd.predict("tree", torch.zeros(1, 3), torch.zeros(4, 3))
+    with pytest.raises(ValueError, match="X must have ndim 2"):
+        dpsgd.predict("logreg", torch.zeros(1, 3), torch.zeros(3))
+    with pytest.raises(ValueError, match="model"):
+        dpsgd.loss_fn("tree")

@@ -334,3 +334,12 @@ def test_outputs_are_levels_and_projection_is_nearest(b, M, xs, u, seed):
     det = rqp.proj_det(x, b, M)
     dist = (x.clamp(-M, M)[:, None] - lv).abs()
     assert torch.allclose((x.clamp(-M, M) - det).abs(), dist.min(1).values, atol=1e-12 * M)
+
+
+def test_nan_inputs_raise():
+    with pytest.raises(ValueError, match="mu"):
+        rqp.pmf(float("nan"), 0.1, 4, 0.3, 0.9)
+    with pytest.raises(ValueError, match="x must be finite"):
+        rqp.exact_mse([0.1, float("nan")], 4, 0.3, 0.9)
+    with pytest.raises(ValueError, match="x must be finite"):
+        rqp.randomized_projection(torch.tensor([float("inf")]), 4, 0.3, 0.9)
