@@ -80,6 +80,8 @@ def test_theorem2_and_kappa_rows():
     inside, outside = TH.theorem2_rows(0.3, n_grid=2001)
     assert inside.passed and inside.verdict == "reproduced"
     assert outside.kind == "erratum" and outside.verdict == "erratum confirmed"
+    text = TH.theorem2_text([inside, outside])
+    assert "**holds** for inputs in" in text and "**fails** for the unclipped" in text
     (k,) = TH.kappa_rows()
     assert k.passed
     assert TH.kappa_table((1,)).loc[0, "κ_b"] == pytest.approx(4.0)  # 4·3/(3·1)

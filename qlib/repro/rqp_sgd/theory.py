@@ -19,7 +19,7 @@ from .settings import FIGURE1, FIGURE1_D, Setting
 
 __all__ = ["algorithm1_law", "algorithm1_rows", "EPS_GRID", "eps_table", "theorem1_solve_table", "theorem1_rows",
            "LOSS_CASES", "privacy_loss_table", "reference_coordinate_loss", "privacy_loss_rows",
-           "privacy_loss_reference_rows", "privacy_loss_text", "mse_curves", "theorem2_rows", "kappa_table",
+           "privacy_loss_reference_rows", "privacy_loss_text", "mse_curves", "theorem2_rows", "theorem2_text", "kappa_table",
            "kappa_rows", "fig1_bounds", "fig1_curves", "fig1_rows", "fig1_m_sensitivity", "fig1_m_sensitivity_rows"]
 
 
@@ -199,6 +199,15 @@ def theorem2_rows(M: float, *, n_grid: int = 20001, bits=(1, 2, 3, 4, 8), b_out:
             claim("Theorem 2, proof step 1", f"bound applied to the unclipped v (|x| = {x_out} > M)", "holds (as used)",
                   f"excess {beyond:.3f}", beyond > 0, kind="erratum", tolerance="excess > 0 confirms",
                   note="the proof needs the clipped input")]
+
+
+def theorem2_text(rows: list[Row]) -> str:
+    """Markdown stating, from the rows of :func:`theorem2_rows`, where step 1's bound holds."""
+    inside, outside = rows
+    a = "holds" if inside.passed else "fails"
+    b = "fails" if outside.passed else "holds"
+    return (f"Step 1's bound **{a}** for inputs in $[-M, M]$ ({inside.ours}) and **{b}** for the unclipped input "
+            f"to which the proof applies it ({outside.ours}).")
 
 
 def kappa_table(bits=(1, 2, 3, 4, 8, 16)) -> pd.DataFrame:
