@@ -8,7 +8,12 @@ import pandas as pd
 import pytest
 
 from qlib import rqp_privacy as P
-from qlib.repro.rqp_sgd import coverage, experiments as E, figure2 as F, settings as S, table1 as T1, theory as TH
+from qlib.repro.rqp_sgd import coverage
+from qlib.repro.rqp_sgd import experiments as E
+from qlib.repro.rqp_sgd import figure2 as F
+from qlib.repro.rqp_sgd import settings as S
+from qlib.repro.rqp_sgd import table1 as T1
+from qlib.repro.rqp_sgd import theory as TH
 
 
 # ---------------------------------------------------------------------------- settings
