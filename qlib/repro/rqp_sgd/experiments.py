@@ -21,7 +21,7 @@ from ... import data as qdata
 from ...dpsgd import Task, train
 from ...rqp_privacy import dpsgd_noise_multiplier, solve_q
 from ...validation import check_choice, check_float, check_int, check_int_sequence
-from .settings import METHOD_NAMES, Setting
+from .settings import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, Setting
 
 __all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
            "best_sigma", "sigma_at_q", "sklearn_reference", "majority_rate"]
@@ -31,7 +31,7 @@ def _with_bias(X: np.ndarray) -> np.ndarray:
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
-def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: float = 0.2) -> Task:
+def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: float = DIAGNOSTIC_TEST_SIZE) -> Task:
     """Breast Cancer Wisconsin (Diagnostic) from scikit-learn: 80/20 split, standardised, bias appended."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split

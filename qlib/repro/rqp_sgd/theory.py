@@ -15,7 +15,7 @@ from ... import rqp
 from ... import rqp_privacy as P
 from ...validation import check_choice, check_float_sequence, check_int, check_seed
 from ..ledger import Row, claim, close
-from .settings import FIGURE1, FIGURE1_D, Setting
+from .settings import FIGURE1, FIGURE1_D, FIGURE1_QS, Setting
 
 __all__ = ["algorithm1_law", "algorithm1_rows", "EPS_GRID", "eps_table", "theorem1_solve_table", "theorem1_rows",
            "LOSS_CASES", "privacy_loss_table", "reference_coordinate_loss", "privacy_loss_rows",
@@ -242,7 +242,7 @@ def fig1_bounds(eps: float, q: float, setting: Setting, *, n: int, d: int, c_mod
     return rqp.utility_bound(q, s_rqp, **kw), s_rqp, rqp.utility_bound(1.0, s_pd, **kw), s_pd
 
 
-def fig1_curves(eps_grid, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, qs=(0.90, 0.95)) -> pd.DataFrame:
+def fig1_curves(eps_grid, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, qs=FIGURE1_QS) -> pd.DataFrame:
     """Figure 1: the bounds of RQP-SGD (per q) and Proj-DP-SGD (RDP and Gaussian calibration) per ε."""
     eps_grid = check_float_sequence("eps_grid", eps_grid, low=0.0, low_open=True)
     n = 445 * setting.m  # m/n = 1/445 (Figure 1's caption)
