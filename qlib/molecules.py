@@ -66,11 +66,13 @@ import io
 import os
 import tempfile
 import warnings
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from . import data as qdata
 from .validation import check_bool, check_callable, check_choice, check_str
@@ -85,6 +87,7 @@ __all__ = [
     "load_task",
     "Embedder",
     "register_embedder",
+    "unregister_embedder",
     "embedder",
     "embedder_names",
     "Embedding",
@@ -219,7 +222,7 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
         df = loader(name=name, path=str(path.parent)).get_data()
     if "Drug" not in df.columns or "Y" not in df.columns:
         raise ValueError(f"PyTDC returned columns {list(df.columns)} for {path}; expected Drug and Y")
-    y = np.asarray(df["Y"], dtype=np.float64)
+    y = np.asarray(pd.to_numeric(df["Y"], errors="coerce"), dtype=np.float64)
     keep = np.isfinite(y)
     smiles = [str(s) for s, k in zip(df["Drug"], keep) if k]
     y = y[keep]
@@ -227,7 +230,10 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
         raise ValueError(f"task file {path} holds no row with a finite label")
     if info.kind == "classification" and not np.isin(y, (0.0, 1.0)).all():
         raise ValueError(f"task file {path}: classification labels must be 0/1, got {np.unique(y)[:5]}")
-    return Task(name, info.kind, smiles, y, int((~keep).sum()), path)
+    # PyTDC drops rows without a label silently: count them in the file itself
+    raw = pd.read_csv(path, sep="\t", usecols=["Y"])
+    n_nan = int((~np.isfinite(pd.to_numeric(raw["Y"], errors="coerce").to_numpy(dtype=np.float64))).sum())
+    return Task(name, info.kind, smiles, y, max(n_nan, int((~keep).sum())), path)
 
 
 def _download_allowed(download: bool | None) -> bool:
@@ -269,6 +275,12 @@ def register_embedder(name: str, fn: Callable[[list[str]], np.ndarray], *, versi
     e = Embedder(name, fn, version, description)
     _EMBEDDERS[name] = e
     return e
+
+
+def unregister_embedder(name: str) -> None:
+    """Remove a registered embedder (``ValueError`` if ``name`` is not registered)."""
+    embedder(name)
+    del _EMBEDDERS[name]
 
 
 def embedder_names() -> list[str]:
@@ -449,7 +461,7 @@ def _read_entry(path: Path, e: Embedder, digest: str) -> Embedding | None:
                               StaleCacheWarning, stacklevel=3)
                 return None
             return Embedding(np.array(z["X"]), np.array(z["valid"]), e.name, e.version)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         warnings.warn(f"cache entry {path} is unreadable ({exc}): re-embedding and replacing it",
                       StaleCacheWarning, stacklevel=3)
         return None
