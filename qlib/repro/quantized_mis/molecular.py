@@ -51,7 +51,7 @@ from qlib.data import MissingDataError
 from qlib.engine import MLP, init_params, train
 from qlib.estimators import RQRecorder, RQUndefinedWarning, quantize_many, trajectory_stats
 from qlib.repro.ledger import Row, claim, close, missing, not_comparable
-from qlib.validation import check_float, check_int, check_seed
+from qlib.validation import check_array, check_choice, check_float, check_int, check_seed
 
 __all__ = [
     "QUANTIZERS", "COLUMNS", "PAPER_SETTINGS", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5",
@@ -249,14 +249,11 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
                quantizers: Sequence[str] = QUANTIZERS, keep_losses: bool = False) -> TaskRun:
     """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
     record r_Q^n of each quantizer along each trajectory and score each quantized final model."""
-    X = np.asarray(X, dtype=np.float32)
-    y = np.asarray(y, dtype=np.float64)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
-    if not np.isfinite(X).all() or not np.isfinite(y).all():
-        raise ValueError("X and y must be finite")
-    if kind not in ("classification", "regression"):
-        raise ValueError(f"kind must be 'classification' or 'regression', got {kind!r}")
+    X = check_array("X", X, ndim=2).astype(np.float32)
+    y = check_array("y", y, ndim=1)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) (one label per row of X), got {y.shape}")
+    check_choice("kind", kind, ("classification", "regression"))
     epochs = check_int("epochs", epochs, low=1)
     hidden = check_int("hidden", hidden, low=1)
     val, tr = split_indices(X.shape[0], runs=runs, val_frac=val_frac, subsample=subsample, seed=seed)
