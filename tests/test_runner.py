@@ -340,3 +340,15 @@ def test_prune_toc_keeps_only_executed(book, tmp_path):
     (out / "chapters/a/01-ok.ipynb").write_text("{}")
     assert runner._prune_toc(toc, out)["parts"][0]["chapters"][0]["sections"] == [{"glob": "chapters/a/[0-9]*"}]
     assert json.dumps(toc)  # the original is not modified
+
+
+def test_annotated_parameters_accept_their_declared_types(book):
+    src = book / "chapters/a/01-ok.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    nb.cells[1].source += "limit: int | None = 10\nwhich: str | list = 'all'\n"
+    nbformat.write(nb, src)
+    names = runner.notebooks(book)
+    ok = profiles.resolve(book, "smoke", names, ["a/01-ok.ipynb"], {"limit": None, "which": ["a", "b"]})
+    assert ok["a/01-ok.ipynb"]["limit"] is None and ok["a/01-ok.ipynb"]["which"] == ["a", "b"]
+    with pytest.raises(ProfileError, match=r"parameter 'limit' must be None \| int, got 'x'"):
+        profiles.resolve(book, "smoke", names, ["a/01-ok.ipynb"], {"limit": "x"})
