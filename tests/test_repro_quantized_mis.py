@@ -205,3 +205,16 @@ def test_figure2_text_follows_the_verdicts(tiny):
     nc = [not_comparable("Figure 2", "q", 0.86, reason="ρ undefined"),
           not_comparable("Figure 2 (ablation)", "q", None, None, reason="ρ undefined", kind="theory-check")]
     assert "cannot be compared" in R.figure2_text(nc) and "None" not in R.figure2_text(nc)
+
+
+def test_proof_fact_rows_come_from_the_mia_limits_checks():
+    from qlib.repro.quantized_mis.rows import proof_fact_rows
+
+    rows, table = proof_fact_rows(50, 5, 20, seed=0)
+    assert len(rows) == len(table) >= 4
+    assert {r.paper for r in rows} == {"001"}
+    wheres = " ".join(r.where for r in rows)
+    assert "Lemma B.1" in wheres and "Lemma B.2" in wheres and "Prop. C.3" in wheres and "C.4" in wheres
+    by = {r.where: r for r in rows}
+    assert all(r.passed for w, r in by.items() if w.startswith(("Lemma B.1", "Lemma B.2", "Proof of Prop. C.3")))
+    assert any(r.kind == "erratum" and r.verdict == "erratum confirmed" for r in rows)  # 001-C4

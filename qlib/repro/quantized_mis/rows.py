@@ -152,17 +152,15 @@ def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
 
 
 def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -> tuple[list[Row], pd.DataFrame]:
-    """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum) on random instances."""
-    from ...mia import checks
+    """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum 001-C4) on random instances
+    (the checks live with the other proof facts in :mod:`qlib.repro.mia_limits.erm_facts`)."""
+    from ..mia_limits import erm_facts
 
-    found = [checks.lemma_b1_random(b1_draws, seed), checks.lemma_b2_random(200, seed),
-             checks.erm_bound_random(bound_draws, seed), *checks.prop_c4_random(c4_draws, seed)]
-    # a Check flagged ``erratum`` passes when the printed statement holds: the erratum is confirmed
-    # when it does not
-    rows = [claim(c.where, c.quantity, c.expected, c.ours, (not c.passed) if c.erratum else c.passed,
-                  tolerance=c.tolerance, note=c.note, kind="erratum" if c.erratum else "paper-claim")
-            for c in found]
-    return rows, pd.DataFrame([c.__dict__ for c in found]).drop(columns=["id"])
+    rows = [*erm_facts.lemma_b1_random(b1_draws, seed), *erm_facts.lemma_b2_random(200, seed),
+            *erm_facts.erm_bound_random(bound_draws, seed), *erm_facts.prop_c4_random(c4_draws, seed)]
+    table = pd.DataFrame([{"where": r.where, "quantity": r.quantity, "expected": r.paper_value, "ours": r.ours,
+                           "verdict": r.verdict, "note": r.note} for r in rows])
+    return rows, table
 
 
 def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list[Row]:
