@@ -345,7 +345,7 @@ def test_prune_toc_keeps_only_executed(book, tmp_path):
 def test_annotated_parameters_accept_their_declared_types(book):
     src = book / "chapters/a/01-ok.ipynb"
     nb = nbformat.read(src, as_version=4)
-    nb.cells[1].source += "limit: int | None = 10\nwhich: str | list = 'all'\n"
+    nb.cells[1].source += "limit: \"Optional[int]\" = 10\nwhich: \"Union[str, list]\" = 'all'\n"
     nbformat.write(nb, src)
     names = runner.notebooks(book)
     ok = profiles.resolve(book, "smoke", names, ["a/01-ok.ipynb"], {"limit": None, "which": ["a", "b"]})

@@ -9,8 +9,8 @@ notebook and the parameter):
   what differs from the cell (nothing, today);
 * every key of an entry is a parameter of the notebook's cell (a misspelling is an error with a
   did-you-mean suggestion), its value has the cell value's type (ints pass for floats, ``None`` in the
-  cell accepts anything) or one of the types the cell declares by annotation
-  (``max_molecules: int | None = 1000``), and no entry sets a parameter the runner injects
+  cell accepts anything) or one of the types the cell declares by a quoted annotation
+  (``max_molecules: "Optional[int]" = 1000``), and no entry sets a parameter the runner injects
   (:data:`COMMON`);
 * every notebook key names a notebook of the book, once (a duplicate YAML key is an error).
 
@@ -132,9 +132,18 @@ _TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool, "list": (
 
 
 def _annotation_types(node) -> set[str]:
-    """``int | None`` → {"int", "None"} (a parameter that takes several types declares them so)."""
-    text = ast.unparse(node).strip("'\"")
-    return {t.strip().split("[")[0] for t in text.split("|")}
+    """``"Optional[int]"`` → {"int", "None"}, ``"Union[str, list]"`` → {"str", "list"}; ``int | None``
+    too. (Papermill recognises a parameter only with the quoted ``Optional``/``Union`` spelling.)"""
+    text = ast.unparse(node).strip().strip("'\"").replace(" ", "")
+    out: set[str] = set()
+    for part in text.split("|"):
+        if part.startswith("Optional[") and part.endswith("]"):
+            out |= {part[9:-1].split("[")[0], "None"}
+        elif part.startswith("Union[") and part.endswith("]"):
+            out |= {t.split("[")[0] for t in part[6:-1].split(",")}
+        else:
+            out.add(part.split("[")[0])
+    return out
 
 
 def declared_types(nb_path: Path) -> dict[str, set[str]]:
