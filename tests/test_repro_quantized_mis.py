@@ -158,7 +158,7 @@ def test_quantizer_rows():
     rows = R.quantizer_rows(th)
     kinds = {r.kind for r in rows}
     assert kinds == {"paper-number", "erratum", "theory-check"}
-    printed = [r for r in rows if r.where == "Table 1 (printed formula)"]
+    printed = [r for r in rows if r.where == "Table 1 (printed formula), Figure 5"]
     assert len(printed) == 4 and all(r.passed and 2 ** int(r.quantity[0]) < r.ours <= 2 ** int(r.quantity[0]) + 2 for r in printed)
     assert all(r.passed for r in rows if r.kind in ("paper-number", "theory-check"))
 
@@ -218,3 +218,24 @@ def test_proof_fact_rows_come_from_the_mia_limits_checks():
     by = {r.where: r for r in rows}
     assert all(r.passed for w, r in by.items() if w.startswith(("Lemma B.1", "Lemma B.2", "Proof of Prop. C.3")))
     assert any(r.kind == "erratum" and r.verdict == "erratum confirmed" for r in rows)  # 001-C4
+
+
+def test_figure6_and_figure8_rows():
+    import types
+
+    from qlib.repro.quantized_mis import rows as R
+
+    L, Q, Rn = 2, 3, 4
+    r = np.zeros((L, Q, Rn))
+    r[:, 2] = 1.0                                   # quantizer 2 is the least private on both laws
+    acc = np.ones((L, Q + 1, Rn))
+    acc[0, 3] = 0.97                                # keeps 97 % on law 0 ...
+    acc[1, 3] = 0.90                                # ... but only 90 % on law 1
+    cfg = {"runs": Rn, "epochs": 10}
+    res = types.SimpleNamespace(r=r, acc_val=acc, config=cfg)
+    (row,) = R.figure6_rows(res)
+    assert row.kind == "paper-claim" and row.passed is False and row.ours.startswith("1/2 laws")
+    acc[1, 3] = 0.99
+    assert R.figure6_rows(res)[0].passed is True
+    (f8,) = R.figure8_rows()
+    assert f8.verdict == "not comparable" and "Figure 8" in f8.where

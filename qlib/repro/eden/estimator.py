@@ -161,7 +161,7 @@ def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:
                           "bounded", f"×{min(kg):.2f} … ×{max(kg):.2f}", max(kg) < 1.2, tolerance="growth < 20%",
                           note="TF-MOT defaults (3 iterations, last unclipped); more iterations flatten it at more compute"))
     for b in bits:
-        rows.append(close(f"Corollary 2.4 (Fig. {'2' if b % 2 == 0 else '7'})", f"EDEN vNMSE at b = {b}, d = {dmax}",
+        rows.append(close(f"Theorem 2.3 / Corollary 2.4 (Fig. {'2' if b % 2 == 0 else '7'})", f"EDEN vNMSE at b = {b}, d = {dmax}",
                           eden.limit_vnmse(b), piv.loc[(b, dmax), "EDEN"], kind="theory-check", rtol=vnmse_rtol,
                           note="reference = our Corollary 2.4 limit (the curve the paper plots as theory)"))
     if "Kashin+SQ" in set(fig2["method"]):

@@ -42,7 +42,7 @@ def figure11_rows(fig11: pd.DataFrame, d: int, rtol: float = 0.05) -> list[Row]:
     pow2 = [p for p in ps if float(p * d).is_integer() and int(p * d) > 0 and (int(p * d) & (int(p * d) - 1)) == 0]
     for p in pow2:
         g = fig11[fig11["p"] == p].set_index("scheme")["vnmse"]
-        rows.append(close("App. I.4, Figure 11", f"sub-bit vs tail drop at p = {p} (pd a power of two)", g[TAIL],
+        rows.append(close("App. I.4, Figure 11 (Lemma 4.1)", f"sub-bit vs tail drop at p = {p} (pd a power of two)", g[TAIL],
                           g[SUBBIT], kind="theory-check", rtol=rtol,
                           note="reference = our tail-drop run at the same p"))
     other = fig11[(fig11["scheme"] == SUBBIT) & fig11["p"].isin([p for p in ps if p not in pow2])]
