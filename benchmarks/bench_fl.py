@@ -4,7 +4,9 @@
 * the batched-client engine (one vmap over the clients of a round) vs a per-client loop
   (goal, issue 13: ≥ 5× at 10 clients per round);
 * the share of a round spent compressing + decompressing the updates (the paper, §5.2: EDEN's
-  encoding is < 1 % of the gradient computation).
+  encoding is < 1 % of the gradient computation);
+* the wire format (qlib.wire): EDEN compress + to_bytes + from_bytes + decompress against one
+  forward + inverse FWHT pair at d = 2^20 (goal, issue 13: ≤ 3×).
 
 Figure 14's setting: LeNet-5 on MNIST, 50 one-class clients, 10 per round, 5 local steps of batch
 128 (``--batch`` to shrink it on a slow machine). Needs the MNIST files in the data directory.
@@ -20,9 +22,34 @@ import time
 
 import torch
 
-from qlib import fl
+from qlib import eden, fl, wire
+from qlib import hadamard as H
 from qlib.devices import resolve
 from qlib.repro.eden import federated as F
+
+
+def wire_speed(dev, logd=20, repeat=5):
+    """Median seconds of EDEN compress+decompress with and without the bytes, and of one FWHT pair."""
+    x = torch.randn(2**logd, device=dev)
+
+    def med(f):
+        f()
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            f()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    t_fwht = med(lambda: H.fwht(H.fwht(x)))
+    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.1f} ms")
+    for b in (1, 2, 4):
+        t_plain = med(lambda b=b: eden.decompress(eden.compress(x, b, 1)))
+        t_wire = med(lambda b=b: eden.decompress(wire.from_bytes(wire.to_bytes(eden.compress(x, b, 1)), device=dev)))
+        print(f"  b={b}: EDEN compress+decompress {1e3 * t_plain:.1f} ms ({t_plain / t_fwht:.2f}× FWHT pair); "
+              f"with to_bytes/from_bytes {1e3 * t_wire:.1f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×)")
 
 
 def main(argv=None):
@@ -37,6 +64,7 @@ def main(argv=None):
     dev = resolve(a.device)
     if dev.type == "cpu":
         torch.set_num_threads(a.threads)
+    wire_speed(dev)
     cd, _, _ = F._mnist_clients("one class", F.FIG14["clients"], a.data_dir, 0)
     kw = dict(rounds=a.rounds, clients_per_round=F.FIG14["clients_per_round"], local_steps=F.FIG14["local_steps"],
               batch_size=a.batch, client_lr=F.FIG14["MNIST"]["client_lr"], seed=0, device=dev)

@@ -424,7 +424,8 @@ def run(
     History columns: ``round``, ``train_acc`` / ``train_loss`` (mean over the sampled clients'
     local batches, as TFF reports training accuracy), ``test_acc`` and ``global_train_acc`` (the
     global model on ``test`` and on ``train_eval``, every ``eval_every`` rounds and at the last one), ``bits_per_client``, ``t_local`` and ``t_compress``
-    (seconds spent in local training and in compress + decompress).
+    (seconds spent in local training and in compress + decompress). A run whose client updates
+    stop being finite (divergence) has NaN in every column from that round on.
     """
     from torch.func import functional_call, grad, vmap
 
@@ -506,6 +507,11 @@ def run(
             accs, losses = list(acc_c), list(loss_c)
         _sync(dev)
         t1 = time.perf_counter()
+        if not bool(torch.isfinite(upd).all()):  # diverged: the remaining rounds are NaN, not an error
+            nan = float("nan")
+            rows += [{"round": q + 1, "train_acc": nan, "train_loss": nan, "test_acc": nan, "global_train_acc": nan,
+                      "bits_per_client": nan, "t_local": nan, "t_compress": nan} for q in range(r, rounds)]
+            break
         w = data.sizes[clients].to(x.dtype) if weighting == "examples" else None
         cb = [budgets[int(c)] for c in clients.cpu()]
         mean, _, nbits = compressed_mean(upd.detach(), method, cb, _derive(seed, r, 1), loss=loss, weights=w)

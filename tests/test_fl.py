@@ -178,3 +178,15 @@ def test_power_iteration_finds_top_eigenvector():
 
 def test_rolling_mean():
     np.testing.assert_allclose(fl.rolling_mean([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+
+
+def test_divergence_gives_nan_rounds_not_an_error():
+    cd = _toy()
+    cd.X[cd.order[cd.offsets[3]]] = float("inf")  # one example of client 3 poisons its gradient
+    torch.manual_seed(0)
+    res = fl.run(Tiny(), cd, method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
+                 client_lr=0.5, seed=1, device="cpu")
+    h = res.history
+    assert len(h) == 6 and h["round"].tolist() == list(range(1, 7))
+    first = int(h["train_acc"].isna().idxmax())
+    assert h["train_acc"].iloc[first:].isna().all() and h["train_acc"].iloc[:first].notna().all()
