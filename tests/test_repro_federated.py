@@ -33,8 +33,11 @@ def test_figure10_small(shared_data_dir):
     assert len(df) == 4 and (df["distance"] > 0).all()
     g = df.set_index(["method", "bits"])["distance"]
     assert g["EDEN", 8] < g["EDEN", 1] and g["QSGD", 8] < g["QSGD", 1]
-    row = F.claims_figure10(df)[0]
+    row, fair = F.claims_figure10(df)
     assert row.kind == "paper-claim" and row.passed == bool(g["EDEN", 1] < g["QSGD", 1] and g["EDEN", 8] < g["QSGD", 8])
+    sent = df.set_index(["method", "bits"])["bits_sent_per_coord"]
+    assert sent["EDEN", 1] == pytest.approx((128 + 64) / 123) and sent["QSGD", 8] == pytest.approx((9 * 123 + 32) / 123)
+    assert fair.kind == "paper-claim" and "/2 other runs" in fair.ours
 
 
 def test_claims_on_made_up_results():
