@@ -19,6 +19,13 @@ bits per rotated coordinate; a fractional budget ``b > 1`` packs every code at `
 coordinates use the larger codebook comes from shared coins the wire format does not see, so the
 sizes are ``⌈b⌉·D`` rather than ``≈ b·D``); the entropy-coded quantizer is not supported.
 
+The other fixed-length compressors of :mod:`qlib.compressors` (Hadamard+SQ, Kashin+SQ, QSGD,
+DRIVE, TernGrad, Count-Sketch, Float32) go through :func:`message_to_bytes` /
+:func:`message_from_bytes`: the same header idea (magic, version, compressor, seed, shape, CRC-32)
+followed by each field of the message, integer codes bit-packed at their width (SQ levels at ``b``
+bits, QSGD levels at ``⌈log2(s+1)⌉`` bits and signs at 1 bit, TernGrad's ternary values at 2 bits,
+DRIVE's signs at 1 bit), side values as float32 (float64 for DRIVE's scale).
+
 Errors (all :class:`WireError`, a ``ValueError``): :class:`TruncatedPayloadError` (too short/long),
 :class:`ChecksumError` (corrupt bytes, bad magic), :class:`UnsupportedFormatError` (unknown
 version/compressor/quantizer), :class:`HeaderMismatchError` (the header contradicts itself or the
@@ -51,6 +58,8 @@ __all__ = [
     "to_bytes",
     "from_bytes",
     "decompress_bytes",
+    "message_to_bytes",
+    "message_from_bytes",
 ]
 
 FORMAT_VERSION = 1
@@ -199,3 +208,103 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
 def decompress_bytes(data: bytes, **expected) -> torch.Tensor:
     """``qlib.eden.decompress(from_bytes(data, **expected))``: the rows of the decoded vectors."""
     return _eden.decompress(from_bytes(data, **expected))
+
+
+# ------------------------------------------------------------------------------------------------
+# The other compressors of the common interface
+# ------------------------------------------------------------------------------------------------
+_MSG = struct.Struct("<2sBBQBI")  # magic, version, n fields, seed, ndim, crc32
+_IDS = {"Hadamard+SQ": 2, "Kashin+SQ": 3, "QSGD": 4, "DRIVE": 5, "TernGrad": 6, "Count-Sketch": 7, "Float32": 8}
+
+
+def _fields(comp) -> list[tuple[str, object]]:
+    """(field, width) of a compressor's message: an int = packed code bits, a str = float dtype."""
+    name = comp.name
+    if name in ("Hadamard+SQ", "Kashin+SQ"):
+        return [("k", comp.bits), ("lo", "<f4"), ("hi", "<f4")]
+    if name == "QSGD":
+        return [("lev", max(1, math.ceil(math.log2(comp.levels + 1)))), ("neg", 1), ("norm", "<f4")]
+    if name == "DRIVE":
+        return [("sign", 1), ("scale", "<f8")]
+    if name == "TernGrad":
+        return [("t", 2), ("s", "<f4")]
+    if name == "Count-Sketch":
+        return [("T", "<f4")]
+    if name == "Float32":
+        return [("x", "<f4")]
+    raise UnsupportedFormatError(f"no wire format for compressor {name!r} (variable-length or EDEN: use to_bytes)")
+
+
+def message_to_bytes(message, compressor) -> bytes:
+    """The bytes of a :class:`qlib.compressors.Message` of a fixed-length compressor (not EDEN)."""
+    fields = _fields(compressor)
+    if message.compressor != compressor.name:
+        raise HeaderMismatchError(f"message is from {message.compressor!r}, not {compressor.name!r}")
+    head_shape = struct.pack(f"<B{len(message.shape)}I", _IDS[compressor.name], *message.shape)
+    parts = []
+    for name, width in fields:
+        t = message.data[name]
+        if name == "t":
+            t = t.to(torch.int16) + 1  # {-1, 0, 1} -> {0, 1, 2}
+        if isinstance(width, int):
+            flat = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
+            blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
+            dims = tuple(t.shape)
+        else:
+            blob = t.detach().cpu().numpy().astype(width).tobytes()
+            dims = tuple(t.shape)
+        parts.append(struct.pack(f"<B{len(dims)}II", len(dims), *dims, len(blob)) + blob)
+    body = head_shape + b"".join(parts)
+    head = _MSG.pack(MAGIC, FORMAT_VERSION, len(fields), message.seed, len(message.shape), 0)
+    crc = zlib.crc32(head[:-4] + body)
+    return head[:-4] + struct.pack("<I", crc) + body
+
+
+def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, device="cpu", dtype=torch.float32):
+    """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses
+    (``seed``: the one the receiver expects; ``dtype``: the precision the receiver decodes in, which
+    must be the sender's where the shared random signs depend on it, as DRIVE's do)."""
+    from .compressors import Message
+
+    fields = _fields(compressor)
+    data = bytes(data)
+    if len(data) < _MSG.size:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {_MSG.size}-byte header")
+    magic, version, nf, seed_, ndim, crc = _MSG.unpack_from(data)
+    if magic != MAGIC:
+        raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {magic!r})")
+    if zlib.crc32(data[: _MSG.size - 4] + data[_MSG.size:]) != crc:
+        raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
+    if version != FORMAT_VERSION:
+        raise UnsupportedFormatError(f"payload format version {version}, this reader knows {FORMAT_VERSION}")
+    _expect("seed", seed_, seed)
+    off = _MSG.size
+    try:
+        cid, *shape = struct.unpack_from(f"<B{ndim}I", data, off)
+        off += 1 + 4 * ndim
+        if cid != _IDS.get(compressor.name) or nf != len(fields):
+            raise HeaderMismatchError(f"payload compressor id {cid} does not match {compressor.name!r}")
+        out = {}
+        for name, width in fields:
+            (nd,) = struct.unpack_from("<B", data, off)
+            *dims, nbytes = struct.unpack_from(f"<{nd}II", data, off + 1)
+            off += 1 + 4 * nd + 4
+            blob = data[off : off + nbytes]
+            if len(blob) != nbytes:
+                raise TruncatedPayloadError("payload ends inside a field")
+            off += nbytes
+            if isinstance(width, int):
+                n = dims[-1] if dims else 1
+                rows = max(1, int(np.prod(dims[:-1]))) if dims else 1
+                arr = unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
+                t = torch.from_numpy(arr.astype(np.int64))
+                t = {"neg": t.bool(), "sign": t.bool(), "t": (t - 1).to(torch.int8), "k": t.to(torch.int32)}.get(name, t)
+            else:
+                t = torch.from_numpy(np.frombuffer(blob, width).astype(np.float64)).reshape(dims).to(dtype)
+            out[name] = t.to(device)
+    except struct.error as exc:
+        raise TruncatedPayloadError(f"payload ends inside the header: {exc}") from None
+    if off != len(data):
+        raise TruncatedPayloadError(f"payload has {len(data) - off} bytes after its last field")
+    batch = tuple(shape[:-1])
+    return Message(compressor.name, out, torch.full(batch, 8 * len(data), dtype=torch.long), int(seed_), tuple(shape))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from qlib import compressors as C
 from qlib import eden, wire
 
 
@@ -59,3 +60,30 @@ def test_decode_errors_are_named():
     assert issubclass(wire.WireError, ValueError)
     with pytest.raises(wire.UnsupportedFormatError):
         wire.to_bytes(eden.compress(x, 3, seed=1, quantizer="ee"))
+
+
+@pytest.mark.parametrize("make", [lambda: C.HadamardSQ(3), lambda: C.KashinSQ(2), lambda: C.QSGD(2), lambda: C.DRIVE(),
+                                  lambda: C.TernGrad(), lambda: C.CountSketch(1.0), lambda: C.Float32()])
+def test_other_compressors_roundtrip_bytes(make):
+    comp = make()
+    x = torch.randn(3, 300)
+    msg = comp.compress(x, 11)
+    raw = wire.message_to_bytes(msg, comp)
+    back = wire.message_from_bytes(raw, comp, seed=11)
+    torch.testing.assert_close(comp.decompress(back).double(), comp.decompress(msg).double(), rtol=1e-6, atol=1e-6)
+    # the bytes are the accounted bits up to byte padding and the per-field headers
+    assert 8 * len(raw) <= int(msg.nbits.sum()) + 8 * 3 * 8 + 8 * 64
+    with pytest.raises(wire.HeaderMismatchError, match="seed"):
+        wire.message_from_bytes(raw, comp, seed=12)
+    bad = bytearray(raw)
+    bad[-1] ^= 0xFF
+    with pytest.raises(wire.ChecksumError):
+        wire.message_from_bytes(bytes(bad), comp)
+
+
+def test_variable_length_and_wrong_compressor_rejected():
+    msg = C.QSGD(2).compress(torch.randn(50), 0)
+    with pytest.raises(wire.HeaderMismatchError):
+        wire.message_from_bytes(wire.message_to_bytes(msg, C.QSGD(2)), C.HadamardSQ(2))
+    with pytest.raises(wire.UnsupportedFormatError):
+        wire.message_to_bytes(C.SQHuffman(4).compress(torch.randn(50), 0), C.SQHuffman(4))
