@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from . import compressors as _C
 from . import eden as _eden
 from . import hadamard as _h
+from . import wire as _wire
 from .devices import resolve
 from .validation import (
     check_bool,
@@ -142,6 +143,54 @@ def make_compressor(method: str, bits: float) -> _C.Compressor:
     return cls(int(b))
 
 
+def _row(msg: _C.Message, i: int) -> _C.Message:
+    data = {k: (v[i : i + 1] if isinstance(v, torch.Tensor) else v) for k, v in msg.data.items()}
+    if "payload" in data:  # an EDEN payload: one row of it
+        pl = data["payload"]
+        data["payload"] = _eden.Payload(pl.indices[i : i + 1], pl.scale[i : i + 1], pl.seed, pl.bits, pl.d, pl.m,
+                                        pl.D, pl.quantizer, pl.n_rotations, pl.nbits[i : i + 1])
+    if "inner" in data:
+        data["inner"] = _row(data["inner"], i)
+    return _C.Message(msg.compressor, data, msg.nbits[i : i + 1], msg.seed, (1, *msg.shape[1:]))
+
+
+def _wire_one(comp, msg, dtype):
+    """(bytes, the message decoded back from them) of one client's message."""
+    if isinstance(comp, RandomMask):
+        raw, inner = _wire_one(comp.inner, msg.data["inner"], dtype)
+        return raw, _C.Message(msg.compressor, {"inner": inner, "m": msg.data["m"]}, msg.nbits, msg.seed, msg.shape)
+    if isinstance(comp, _C.EDEN):
+        raw = _wire.to_bytes(msg.data["payload"])
+        pl = _wire.from_bytes(raw, seed=msg.seed, device=msg.data["payload"].indices.device, dtype=dtype)
+        return raw, _C.Message(msg.compressor, {"payload": pl}, msg.nbits, msg.seed, msg.shape)
+    raw = _wire.message_to_bytes(msg, comp)
+    return raw, _wire.message_from_bytes(raw, comp, seed=msg.seed, dtype=dtype)
+
+
+def _through_wire(comp, msg, dtype):
+    """Every row of a batched message encoded and decoded on its own; (decoded batch, bits per row)."""
+    rows = msg.nbits.numel()
+    outs = [_wire_one(comp, _row(msg, i), dtype) for i in range(rows)]
+    sizes = torch.tensor([8 * len(raw) for raw, _ in outs], dtype=torch.long)
+    return _cat([m for _, m in outs], msg), sizes
+
+
+def _cat(msgs, like):
+    data = {}
+    for k, v in like.data.items():
+        if isinstance(v, torch.Tensor):
+            data[k] = torch.cat([m.data[k] for m in msgs])
+        elif isinstance(v, _eden.Payload):
+            ps = [m.data[k] for m in msgs]
+            data[k] = _eden.Payload(torch.cat([p.indices for p in ps]), torch.cat([p.scale for p in ps]), v.seed,
+                                    v.bits, v.d, v.m, v.D, v.quantizer, v.n_rotations, torch.cat([p.nbits for p in ps]))
+        elif isinstance(v, _C.Message):
+            data[k] = _cat([m.data[k] for m in msgs], v)
+        else:
+            data[k] = v
+    return _C.Message(like.compressor, data, like.nbits, like.seed, like.shape)
+
+
 def compressed_mean(
     xs: torch.Tensor,
     method: str,
@@ -150,16 +199,20 @@ def compressed_mean(
     *,
     loss: float = 0.0,
     weights: torch.Tensor | None = None,
+    wire: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One round of compressed mean estimation: each row of ``xs`` (n × d) is a client's vector,
     compressed at its budget ``bits[c]`` (clients sharing a budget form one batch, every row its own
     randomness) and decoded by the server. ``loss``: fraction of each EDEN message's rotated
-    coordinates lost at random (§4.2; EDEN only). Returns (weighted mean of the decoded rows, the
-    decoded rows, the message size in bits per client)."""
+    coordinates lost at random (§4.2; EDEN only). ``wire=True`` sends every client's message through
+    :mod:`qlib.wire` (encoded to bytes, checked and decoded) and counts its size as 8 × the number
+    of bytes, header included; ``wire=False`` uses the compressor's bit accounting. Returns
+    (weighted mean of the decoded rows, the decoded rows, the message size in bits per client)."""
     xs = check_tensor("xs", xs, ndim=2)
     check_choice("method", method, METHODS)
     seed = check_seed("seed", seed)
     loss = check_probability("loss", loss, open_high=True)
+    wire = check_bool("wire", wire)
     if loss > 0 and method != "EDEN":
         raise ValueError(f"loss > 0 (packet loss) is supported for method 'EDEN' only, got method {method!r}")
     n = xs.shape[0]
@@ -176,6 +229,10 @@ def compressed_mean(
         comp = make_compressor(method, b)
         gseed = _derive(seed, gi)
         msg = comp.compress(xs[rows], gseed)
+        if wire:  # every client's message really travels as bytes; its size is their length
+            msg, sizes = _through_wire(comp, msg, xs.dtype)
+        else:
+            sizes = msg.nbits.reshape(-1).cpu().long()
         if loss > 0:
             pl = msg.data["payload"]
             rec = _eden.received_mask(pl.D, loss, "random", seed=_derive(gseed, 1), batch=pl.batch_shape,
@@ -184,7 +241,7 @@ def compressed_mean(
         else:
             out = comp.decompress(msg)
         dec[rows] = out.to(xs.dtype)
-        nbits[rows] = msg.nbits.reshape(-1).cpu().long()
+        nbits[rows] = sizes
     if weights is None:
         mean = dec.mean(0)
     else:
@@ -411,6 +468,7 @@ def run(
     seed: int = 0,
     device: str = "auto",
     batched: bool = True,
+    wire: bool = True,
 ) -> FLResult:
     """FedAvg with compressed client updates and a server optimizer; returns the per-round history.
 
@@ -421,7 +479,8 @@ def run(
     (:func:`compressed_mean`); the server applies ``server_optimizer`` ("sgd": ``x += lr·mean``;
     "adam": Adam on the pseudo-gradient ``−mean`` with ``adam_betas``/``adam_eps``).
 
-    History columns: ``round``, ``train_acc`` / ``train_loss`` (mean over the sampled clients'
+    ``wire`` (default True) sends every update as bytes (:func:`compressed_mean`), so
+    ``bits_per_client`` is 8 × the bytes a client sends. History columns: ``round``, ``train_acc`` / ``train_loss`` (mean over the sampled clients'
     local batches, as TFF reports training accuracy), ``test_acc`` and ``global_train_acc`` (the
     global model on ``test`` and on ``train_eval``, every ``eval_every`` rounds and at the last one), ``bits_per_client``, ``t_local`` and ``t_compress``
     (seconds spent in local training and in compress + decompress). A run whose client updates
@@ -449,6 +508,7 @@ def run(
     eval_every = check_int("eval_every", eval_every, low=0)
     seed = check_seed("seed", seed)
     batched = check_bool("batched", batched)
+    wire = check_bool("wire", wire)
     if isinstance(bits, (list, tuple, np.ndarray, torch.Tensor)):
         budgets = [check_float(f"bits[{i}]", b, low=0.0, high=8.0, low_open=True) for i, b in enumerate(bits)]
         if len(budgets) != data.n_clients:
@@ -514,7 +574,8 @@ def run(
             break
         w = data.sizes[clients].to(x.dtype) if weighting == "examples" else None
         cb = [budgets[int(c)] for c in clients.cpu()]
-        mean, _, nbits = compressed_mean(upd.detach(), method, cb, _derive(seed, r, 1), loss=loss, weights=w)
+        mean, _, nbits = compressed_mean(upd.detach(), method, cb, _derive(seed, r, 1), loss=loss, weights=w,
+                                         wire=wire)
         _sync(dev)
         t2 = time.perf_counter()
         if server_optimizer == "sgd":

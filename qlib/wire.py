@@ -199,7 +199,7 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     scale = torch.from_numpy(body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64))
     if not bool(torch.isfinite(scale).all()) or bool((scale < 0).any()):
         raise HeaderMismatchError("payload scale is negative or not finite")
-    codes = torch.from_numpy(np.ascontiguousarray(unpack_bits(body[:, 8:], cb, D))).to(device)
+    codes = torch.from_numpy(np.array(unpack_bits(body[:, 8:], cb, D))).to(device)
     nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
     return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
                          int(n_rot), nbits)

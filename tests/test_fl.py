@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from qlib import compressors as C
-from qlib import data, fl
+from qlib import data, fl, wire
 
 
 class Tiny(nn.Module):
@@ -67,7 +67,7 @@ def test_float32_one_client_full_participation_is_local_sgd():
     loss.backward()
     want = torch.cat([(p - 0.3 * p.grad).reshape(-1) for p in m2.parameters()]).detach()
     torch.testing.assert_close(res.params, want, rtol=1e-6, atol=1e-7)
-    assert res.history["bits_per_client"].iloc[0] == 32 * want.numel()
+    assert 32 * want.numel() < res.history["bits_per_client"].iloc[0] <= 32 * want.numel() + 8 * 64  # + header
 
 
 def test_server_adam_first_step_is_signed_lr():
@@ -83,10 +83,13 @@ def test_server_adam_first_step_is_signed_lr():
 def test_budget_is_respected_and_subbit_masks():
     res = _run(bits=0.25)
     d = res.config["n_params"]
-    m = round(0.25 * d)
-    assert res.history["bits_per_client"].iloc[0] == 1 * 2 ** math.ceil(math.log2(m)) + 64
+    D = 2 ** math.ceil(math.log2(round(0.25 * d)))
+    # the bytes on the wire: header, the float64 scale, D one-bit codes
+    assert res.history["bits_per_client"].iloc[0] == 8 * (wire.HEADER.size + 8 + math.ceil(D / 8))
     res2 = _run(method="Hadamard+SQ", bits=0.25)
-    assert res2.history["bits_per_client"].iloc[0] == 2 ** math.ceil(math.log2(m)) + 64
+    assert D + 64 < res2.history["bits_per_client"].iloc[0] <= D + 64 + 8 * 64
+    res3 = _run(bits=0.25, wire=False)
+    assert res3.history["bits_per_client"].iloc[0] == D + 64 and torch.equal(res3.params, res.params)
 
 
 def test_random_mask_is_unbiased_and_exact_size():
@@ -102,8 +105,11 @@ def test_random_mask_is_unbiased_and_exact_size():
 
 def test_compressed_mean_per_client_budgets_and_loss():
     xs = torch.randn(6, 100, dtype=torch.float64)
-    mean, dec, nbits = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
+    mean, dec, nbits = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0, wire=False)
     assert nbits.tolist() == [128 + 64] * 2 + [256 + 64] * 2 + [512 + 64] + [64 + 64]
+    _, dec_w, nbytes = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
+    torch.testing.assert_close(dec_w, dec, rtol=0, atol=1e-12)  # decoded from the bytes: the same vectors
+    assert (nbytes - nbits).tolist() == [8 * (wire.HEADER.size + 8) - 64] * 6
     torch.testing.assert_close(mean, dec.mean(0))
     _, dec_l, _ = fl.compressed_mean(xs, "EDEN", 4, seed=0, loss=0.5)
     assert float(((dec_l - xs) ** 2).sum() / (xs**2).sum()) > float(((dec - xs) ** 2).sum() / (xs**2).sum())
