@@ -49,6 +49,8 @@ def test_claims_on_made_up_results():
     best, near = F.claims_figure14(fin14)
     assert not best.passed  # a tie is not "highest"
     assert near.passed
+    rows = F.claims_figure14(fin14.assign(final_test_acc=[0.2, 0.1, 0.3]))
+    assert [r.verdict for r in rows] == ["not comparable"] * 2 and "too few rounds" in rows[0].note
     df12 = pd.DataFrame({"dataset": "MNIST", "method": ["EDEN", "QSGD"] * 2, "bits": [1, 1, 2, 2],
                          "error": [0.1, 0.2, 0.05, 0.04]})
     r = F.claims_figure12(df12)[0]
