@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -107,7 +108,13 @@ def table1() -> pd.DataFrame:
 # Data
 # ------------------------------------------------------------------------------------------------
 def mnist_tensors(split: str = "train", data_dir=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """MNIST images normalised by the usual mean/sd, shape (n, 1, 28, 28) float32, labels int64."""
+    """MNIST images normalised by the usual mean/sd, shape (n, 1, 28, 28) float32, labels int64
+    (read once per split and data directory; callers must not modify them)."""
+    return _mnist_cached(split, os.fspath(_data.data_dir(data_dir)))
+
+
+@lru_cache(maxsize=4)
+def _mnist_cached(split: str, data_dir: str) -> tuple[torch.Tensor, torch.Tensor]:
     X, y = _data.load_mnist(split, data_dir=data_dir)
     Xt = (torch.from_numpy(X.astype(np.float32)) / 255 - MNIST_MEAN) / MNIST_STD
     return Xt.unsqueeze(1), torch.from_numpy(y)
