@@ -164,23 +164,30 @@ def _expect(name, got, want):
         raise HeaderMismatchError(f"payload header has {name}={got!r} but the receiver expects {name}={want!r}")
 
 
+def _open(data, header: struct.Struct):
+    """(bytes, header fields) after the checks every format shares: length, magic, checksum (the
+    header's last field, over the rest of the header and the body) and version (its second)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < header.size:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {header.size}-byte header")
+    fields = header.unpack_from(data)
+    if fields[0] != MAGIC:
+        raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {fields[0]!r})")
+    if zlib.crc32(data[: header.size - 4] + data[header.size:]) != fields[-1]:
+        raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
+    if fields[1] != FORMAT_VERSION:
+        raise UnsupportedFormatError(f"payload format version {fields[1]}, this reader knows {FORMAT_VERSION}")
+    return data, fields
+
+
 def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, seed: int | None = None,
                n_rotations: int | None = None, device="cpu", dtype=torch.float32) -> _eden.Payload:
     """Parse and check the bytes of :func:`to_bytes`; ``d``, ``bits``, ``seed``, ``n_rotations``
     are what the receiver expects (a mismatch raises :class:`HeaderMismatchError` naming the field);
     ``dtype`` is the precision the receiver decodes in (the scale travels as float64)."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    data = bytes(data)
-    if len(data) < HEADER.size:
-        raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {HEADER.size}-byte header")
-    (magic, version, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, crc) = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {magic!r})")
-    if zlib.crc32(data[: HEADER.size - 4] + data[HEADER.size:]) != crc:
-        raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
-    if version != FORMAT_VERSION:
-        raise UnsupportedFormatError(f"payload format version {version}, this reader knows {FORMAT_VERSION}")
+    data, (_, _, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, _) = _open(data, HEADER)
     if comp != _EDEN_ID or quant != 0:
         raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
     if not (math.isfinite(bits_) and 0 < bits_ <= _eden.MAX_BITS) or cb != _code_bits(bits_):
@@ -267,16 +274,7 @@ def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, devi
     from .compressors import Message
 
     fields = _fields(compressor)
-    data = bytes(data)
-    if len(data) < _MSG.size:
-        raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {_MSG.size}-byte header")
-    magic, version, nf, seed_, ndim, crc = _MSG.unpack_from(data)
-    if magic != MAGIC:
-        raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {magic!r})")
-    if zlib.crc32(data[: _MSG.size - 4] + data[_MSG.size:]) != crc:
-        raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
-    if version != FORMAT_VERSION:
-        raise UnsupportedFormatError(f"payload format version {version}, this reader knows {FORMAT_VERSION}")
+    data, (_, _, nf, seed_, ndim, _) = _open(data, _MSG)
     _expect("seed", seed_, seed)
     off = _MSG.size
     try:
