@@ -151,8 +151,9 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
              rounds: int = FIG10["rounds"], clients: int = FIG10["clients"], data_dir=None, seed: int = 0) -> pd.DataFrame:
     """Figure 10: distance ``‖w − w_ref‖`` after ``rounds`` rounds of distributed gradient descent
     on a9a (``clients`` equal contiguous shares) between each compressed run and the uncompressed
-    one, per method and budget, with the bits actually sent per coordinate (padding to a power of
-    two, Kashin's larger frame and the scalars included)."""
+    one, per method and budget, with the bits actually sent per coordinate: 8 × the length of a
+    client's message in bytes (:mod:`qlib.wire`: header, scalars, padding to a power of two and
+    Kashin's larger frame included)."""
     bits = check_float_sequence("bits", bits, low=0.0, low_open=True)
     X, y = a9a_tensors(data_dir)
     parts = _contiguous(X.shape[0], check_int("clients", clients, low=1))
@@ -162,7 +163,7 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     for m in methods:
         for b in bits:
             w = fl.logistic_regression(X, y, parts, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
-            sent = float(fl.make_compressor(m, b).compress(torch.ones(1, X.shape[1], dtype=X.dtype), 0).nbits[0])
+            sent = float(fl.compressed_mean(torch.ones(1, X.shape[1], dtype=X.dtype), m, b, 0)[2][0])  # 8 × bytes
             rows.append({"method": m, "bits": b, "bits_sent_per_coord": sent / X.shape[1],
                          "distance": float((w - ref).norm()), "ref_norm": float(ref.norm())})
     return pd.DataFrame(rows)
