@@ -66,3 +66,27 @@ def test_finals_window():
     f = F.finals(h, 2).iloc[0]
     assert f["final_train_acc"] == pytest.approx(0.4) and f["final_test_acc"] == pytest.approx(0.6)
     assert f["bits_per_coord"] == 2.0 and f["compress_share"] == pytest.approx(0.1)
+
+
+def test_cifar10_driver_on_a_tiny_fake_archive(tmp_path):
+    import io
+    import pickle
+    import tarfile
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    p = tmp_path / "cifar10" / "cifar-10-python.tar.gz"
+    p.parent.mkdir()
+    with tarfile.open(p, "w:gz") as tar:
+        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+            blob = pickle.dumps({b"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8), b"labels": list(range(10))})
+            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    df = F.figure_cifar10("13", rounds=1, batch_size=2, methods=["Float32", "EDEN"], data_dir=tmp_path, device="cpu")
+    fin = F.finals(df, 1)
+    assert fin["method"].tolist() == ["Float32", "EDEN"] and fin["final_test_acc"].between(0, 1).all()
+    assert F.claims_cifar10(fin, "13")[0].kind == "paper-claim"
+    assert F.available("CIFAR-10", tmp_path) and [r.kind for r in F.rows_figure13(fin, tmp_path)][1:] == [
+        "not-available-offline"]

@@ -55,12 +55,14 @@ __all__ = [
     "figure3_task",
     "figure13",
     "figure14",
+    "figure_cifar10",
     "finals",
     "claims_figure10",
     "claims_figure12",
     "claims_figure3",
     "claims_figure14",
     "rows_figure13",
+    "claims_cifar10",
     "rows_not_offline",
 ]
 
@@ -265,6 +267,40 @@ def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: 
                           client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=eval_every, seed=seed, device=device)
 
 
+CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
+
+
+def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
+    load = _data.load_cifar10 if dataset == "CIFAR-10" else _data.load_cifar100
+    mean, std = torch.tensor(CIFAR_MEAN).view(1, 3, 1, 1), torch.tensor(CIFAR_STD).view(1, 3, 1, 1)
+    X, y = load("train", data_dir=data_dir)
+    Xt, yt = load("test", data_dir=data_dir)
+    X = (torch.from_numpy(X).float() / 255 - mean) / std
+    Xt = (torch.from_numpy(Xt).float() / 255 - mean) / std
+    parts = _data.partition_iid(len(y), n_clients, seed=seed)
+    return fl.client_data(X, torch.from_numpy(y), parts), (Xt, torch.from_numpy(yt))
+
+
+def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, methods: Sequence[str] = LEARNING_METHODS,
+                   eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto",
+                   eval_size: int = 10000) -> pd.DataFrame:
+    """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
+    b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
+    :class:`qlib.fl.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
+    if figure == "13":
+        n, k, steps, lr, b = FIG13["clients"], FIG13["clients"], FIG13["local_steps"], 0.1, FIG13["CIFAR-10"]["bits"]
+    elif figure == "14":
+        n, k, steps, lr, b = (FIG14["clients"], FIG14["clients_per_round"], FIG14["local_steps"],
+                              FIG14["CIFAR-10"]["client_lr"], FIG14["bits"])
+    else:
+        raise ValueError(f"figure must be '13' or '14', got {figure!r}")
+    cd, test = _cifar_clients("CIFAR-10", n, data_dir, seed)
+    test = (test[0][:eval_size], test[1][:eval_size])
+    return federated_runs(fl.ResNet9, cd, [(m, b) for m in methods], test=test, rounds=rounds, clients_per_round=k,
+                          local_steps=steps, batch_size=batch_size, client_lr=lr, eval_every=eval_every, seed=seed,
+                          device=device)
+
+
 def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], methods: Sequence[str] = FIG3["methods"],
                     n_clients: int = 100, alpha: float = 0.3, local_steps: int = 10, hidden: int = 100,
                     data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000) -> pd.DataFrame:
@@ -463,7 +499,20 @@ def rows_figure13(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
         if not available(ds, data_dir):
             out.append(ledger.missing(f"Figure 13 / App. I.6 ({ds})", what, offline=True,
                                       reason=f"{ds} is not in the data directory (see qlib.data.load_{ds.lower().replace('-', '')})"))
+        elif ds == "CIFAR-100":
+            out.append(ledger.missing(f"Figure 13 / App. I.6 ({ds})", what,
+                                      reason="qlib.fl ships no ResNet-18; the CIFAR-100 panel is not run"))
     return out
+
+
+def claims_cifar10(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.Row]:
+    """App. I.6/I.7 (CIFAR-10): "EDEN achieves the highest accuracy" (final test accuracy, strictly
+    highest among the compressors)."""
+    g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
+    best = _strict_best(g, False)
+    return [ledger.claim(f"Figure {figure} (CIFAR-10)", "EDEN highest test accuracy among the compressors",
+                         "EDEN highest", ", ".join(f"{m} {v:.4f}" for m, v in g.items()), best == "EDEN",
+                         tolerance="strictly highest", note=note)]
 
 
 _OFFLINE_ITEMS = (("3", "Figure 3/9 (EMNIST)", "EMNIST", "FedAvg + server Adam training accuracy, b ∈ {0.1, 0.5, 1, 2, 4}"),
