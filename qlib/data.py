@@ -8,6 +8,13 @@ runner's ``--data-dir`` sets the environment variable for the notebooks it runs;
     mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz   (the four IDX files)
     a9a/a9a, a9a/a9a.t                                      (LIBSVM text)
     tdc/<lowercase task name>.tab                           (PyTDC's own files)
+    cifar10/cifar-10-python.tar.gz                          (the "python version" archive)
+    cifar100/cifar-100-python.tar.gz                        (the "python version" archive)
+    femnist/{train,test}/*.json                             (LEAF FEMNIST JSON shards)
+    shakespeare/{train,test}/*.json                         (LEAF Shakespeare JSON shards)
+
+Federated partitions of a labelled data set (:func:`partition_iid`, :func:`partition_by_class`,
+:func:`partition_dirichlet`) return one index array per client; they are seeded and deterministic.
 
 A missing file raises :class:`MissingDataError` naming the file and where to get it. Nothing is
 downloaded unless ``download=True`` is passed (or ``QLIB_DOWNLOAD=1`` is set), so tests and CI
@@ -37,6 +44,8 @@ MNIST_FILES = {
 }
 MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
 A9A_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
+CIFAR_URL = "https://www.cs.toronto.edu/~kriz/"
+LEAF_URL = "https://github.com/TalwalkarLab/leaf (run its data/<task>/preprocess.sh, copy data/train and data/test)"
 
 
 class MissingDataError(FileNotFoundError):
@@ -153,3 +162,173 @@ def load_a9a(
 def tdc_path(data_dir: str | os.PathLike | None = None) -> Path:
     """The folder to pass as PyTDC's ``path=`` (it reads ``<path>/<task>.tab`` offline when present)."""
     return _resolve_dir(data_dir) / "tdc"
+
+
+# ------------------------------------------------------------------------------------------------
+# CIFAR-10/100 and the LEAF federated data sets (read when a user has placed them; never shipped)
+# ------------------------------------------------------------------------------------------------
+def _load_cifar(kind: str, split: str, data_dir, download):
+    import pickle
+    import tarfile
+
+    from .validation import check_choice
+
+    check_choice("split", split, ("train", "test"))
+    name = f"cifar-{kind}-python.tar.gz"
+    path = require_file(f"cifar{kind}/{name}", data_dir_=data_dir, url=CIFAR_URL + name, download=download)
+    want = ([f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]) if kind == "10" \
+        else [split]
+    key = b"labels" if kind == "10" else b"fine_labels"
+    xs, ys = [], []
+    with tarfile.open(path, "r:gz") as tar:
+        members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
+        for w in want:
+            if w not in members:
+                raise ValueError(f"{path} has no member {w!r}: not the CIFAR-{kind} python archive")
+            d = pickle.load(tar.extractfile(members[w]), encoding="bytes")  # noqa: S301 - the user's own file
+            xs.append(np.asarray(d[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+            ys.append(np.asarray(d[key], dtype=np.int64))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def load_cifar10(split: str = "train", *, data_dir: str | os.PathLike | None = None, download: bool | None = None):
+    """CIFAR-10 from ``cifar10/cifar-10-python.tar.gz``: images (n, 3, 32, 32) uint8, labels (n,)."""
+    return _load_cifar("10", split, data_dir, download)
+
+
+def load_cifar100(split: str = "train", *, data_dir: str | os.PathLike | None = None, download: bool | None = None):
+    """CIFAR-100 from ``cifar100/cifar-100-python.tar.gz``: images (n, 3, 32, 32) uint8, fine labels (n,)."""
+    return _load_cifar("100", split, data_dir, download)
+
+
+def _leaf_shards(task: str, split: str, data_dir) -> list[Path]:
+    from .validation import check_choice
+
+    check_choice("split", split, ("train", "test"))
+    root = _resolve_dir(data_dir) / task / split
+    files = sorted(root.glob("*.json")) if root.is_dir() else []
+    if not files:
+        raise MissingDataError(
+            f"missing data files {root}/*.json (data directory {_resolve_dir(data_dir)}): the LEAF "
+            f"{task} split {split!r}. Get it from {LEAF_URL} into that folder, or point the data directory "
+            f"elsewhere (argument data_dir, or environment variable {ENV_VAR})."
+        )
+    return files
+
+
+def _leaf_users(task: str, split: str, data_dir):
+    import json
+
+    for f in _leaf_shards(task, split, data_dir):
+        with open(f) as fh:
+            blob = json.load(fh)
+        for u in blob["users"]:
+            yield u, blob["user_data"][u]
+
+
+def load_femnist(split: str = "train", *, data_dir: str | os.PathLike | None = None):
+    """Federated EMNIST (LEAF FEMNIST, one client per writer) from ``femnist/<split>/*.json``:
+    images (n, 28, 28) float32 in [0, 1] (LEAF stores 1 − intensity; returned as ink = 1 − value),
+    labels (n,) in 0..61, and one index array per writer (the natural client partition)."""
+    xs, ys, parts, n = [], [], [], 0
+    for _, ud in _leaf_users("femnist", split, data_dir):
+        x = 1.0 - np.asarray(ud["x"], dtype=np.float32).reshape(-1, 28, 28)
+        xs.append(x)
+        ys.append(np.asarray(ud["y"], dtype=np.int64))
+        parts.append(np.arange(n, n + len(x)))
+        n += len(x)
+    return np.concatenate(xs), np.concatenate(ys), parts
+
+
+#: the character vocabulary of the TFF Shakespeare task (ids 1..; 0 = padding, len + 1 = out of vocabulary)
+SHAKESPEARE_CHARS = "dhlptx@DHLPTX $(,048cgkoswCGKOSW[_#'/37;?bfjnrvzBFJNRVZ\"&*.26:\naeimquyAEIMQUY]!%)-159\r"
+
+
+def load_shakespeare(split: str = "train", *, data_dir: str | os.PathLike | None = None, seq_len: int = 80):
+    """Federated Shakespeare (LEAF, one client per speaking role) from
+    ``shakespeare/<split>/*.json``: token ids X (n, seq_len) and next-character targets Y
+    (n, seq_len) int64 over :data:`SHAKESPEARE_CHARS` (0 = left padding), and one index array per
+    client. LEAF's ``x`` are 80-character windows and ``y`` the character that follows."""
+    from .validation import check_int
+
+    seq_len = check_int("seq_len", seq_len, low=1)
+    table = {c: i + 1 for i, c in enumerate(SHAKESPEARE_CHARS)}
+    oov = len(SHAKESPEARE_CHARS) + 1
+    xs, ys, parts, n = [], [], [], 0
+    for _, ud in _leaf_users("shakespeare", split, data_dir):
+        rows = []
+        for window, nxt in zip(ud["x"], ud["y"]):
+            ids = [table.get(c, oov) for c in (window + nxt)[-(seq_len + 1):]]
+            rows.append([0] * (seq_len + 1 - len(ids)) + ids)
+        if not rows:
+            continue
+        arr = np.asarray(rows, dtype=np.int64)
+        xs.append(arr[:, :-1])
+        ys.append(arr[:, 1:])
+        parts.append(np.arange(n, n + len(arr)))
+        n += len(arr)
+    return np.concatenate(xs), np.concatenate(ys), parts
+
+
+# ------------------------------------------------------------------------------------------------
+# Federated partitions
+# ------------------------------------------------------------------------------------------------
+def partition_iid(n: int, n_clients: int, seed: int = 0) -> list[np.ndarray]:
+    """A uniformly random split of ``range(n)`` into ``n_clients`` parts of sizes differing by ≤ 1."""
+    from .validation import check_int, check_seed
+
+    n = check_int("n", n, low=1)
+    n_clients = check_int("n_clients", n_clients, low=1, high=n)
+    perm = np.random.default_rng(check_seed("seed", seed)).permutation(n)
+    return [np.sort(p) for p in np.array_split(perm, n_clients)]
+
+
+def partition_by_class(labels, n_clients: int, classes_per_client: int = 1, seed: int = 0) -> list[np.ndarray]:
+    """Label skew by shards (McMahan et al. 2017): sort the examples by label, cut them into
+    ``n_clients · classes_per_client`` equal shards and give every client ``classes_per_client``
+    shards. With ``classes_per_client=1`` and ``n_clients`` a multiple of the number of classes,
+    every class is split evenly over ``n_clients / n_classes`` clients, so every client holds a
+    single class (the severe label skew of App. I.7)."""
+    from .validation import check_array, check_int, check_seed
+
+    y = check_array("labels", labels, ndim=1, dtype="int")
+    n_clients = check_int("n_clients", n_clients, low=1)
+    cpc = check_int("classes_per_client", classes_per_client, low=1)
+    n_shards = n_clients * cpc
+    if n_shards > len(y):
+        raise ValueError(f"n_clients·classes_per_client must be <= len(labels) = {len(y)}, got {n_shards}")
+    rng = np.random.default_rng(check_seed("seed", seed))
+    classes = np.unique(y)
+    if cpc == 1 and n_clients % len(classes) == 0:  # exactly one class per client, classes split evenly
+        per = n_clients // len(classes)
+        return [np.sort(p) for c in classes for p in np.array_split(rng.permutation(np.flatnonzero(y == c)), per)]
+    order = np.lexsort((rng.random(len(y)), y))  # by label, random within a label
+    shards = np.array_split(order, n_shards)
+    pick = rng.permutation(n_shards).reshape(n_clients, cpc)
+    return [np.sort(np.concatenate([shards[j] for j in row])) for row in pick]
+
+
+def partition_dirichlet(labels, n_clients: int, alpha: float, seed: int = 0, min_size: int = 1) -> list[np.ndarray]:
+    """Dirichlet(α) label skew (Hsu et al. 2019): for every class, the shares of its examples across
+    the clients are drawn from Dirichlet(α·1); small α → each client dominated by few classes,
+    large α → i.i.d. Redraws (up to 100 times) until every client has ``min_size`` examples."""
+    from .validation import check_array, check_float, check_int, check_seed
+
+    y = check_array("labels", labels, ndim=1, dtype="int")
+    n_clients = check_int("n_clients", n_clients, low=1, high=len(y))
+    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
+    min_size = check_int("min_size", min_size, low=0)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    classes = np.unique(y)
+    for _ in range(100):
+        parts: list[list[np.ndarray]] = [[] for _ in range(n_clients)]
+        for c in classes:
+            idx = rng.permutation(np.flatnonzero(y == c))
+            share = rng.dirichlet(np.full(n_clients, alpha))
+            cuts = (np.cumsum(share)[:-1] * len(idx)).astype(int)
+            for k, chunk in enumerate(np.split(idx, cuts)):
+                parts[k].append(chunk)
+        out = [np.sort(np.concatenate(p)) for p in parts]
+        if min(len(p) for p in out) >= min_size:
+            return out
+    raise ValueError(f"could not give every client >= {min_size} examples with alpha={alpha}; lower min_size")
