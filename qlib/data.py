@@ -48,8 +48,32 @@ CIFAR_URL = "https://www.cs.toronto.edu/~kriz/"
 LEAF_URL = "https://github.com/TalwalkarLab/leaf (run its data/<task>/preprocess.sh, copy data/train and data/test)"
 
 
+#: md5 of the *uncompressed* MNIST IDX files, as published with the dataset (and checked by
+#: torchvision): robust to a re-gzipped copy, fails on a truncated or altered one
+MNIST_RAW_MD5 = {
+    "train-images-idx3-ubyte.gz": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte.gz": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte.gz": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte.gz": "27ae3e4e09519cfbb04c329615203637",
+}
+#: rows of the a9a files: UCI Adult's published train/test split (LIBSVM publishes no checksum)
+A9A_ROWS = {"a9a": 32561, "a9a.t": 16281}
+
+
 class MissingDataError(FileNotFoundError):
     """A dataset file is not in the data directory (the message says which and how to get it)."""
+
+    def __str__(self) -> str:  # the whole message, URL included, on the summary line of a traceback
+        return " ".join(str(a) for a in self.args)
+
+
+class CorruptDataError(ValueError):
+    """A dataset file is present but truncated or altered (the message names it and how to get it)."""
+
+
+def _corrupt(path: Path, what: str, url: str) -> CorruptDataError:
+    return CorruptDataError(f"data file {path} is {what}; replace it with a fresh copy from {url} "
+                            f"(or the offline copy's SOURCES.md)")
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
@@ -105,17 +129,26 @@ def require_file(
     )
 
 
-def _read_idx(path: Path) -> np.ndarray:
-    with gzip.open(path, "rb") as fh:
-        raw = fh.read()
+def _read_idx(path: Path, url: str = MNIST_URL) -> np.ndarray:
+    import hashlib
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError, zlib.error) as exc:  # truncated or not gzip at all
+        raise _corrupt(path, f"not a readable gzip file ({type(exc).__name__}: {exc})", url) from None
+    want = MNIST_RAW_MD5.get(path.name)
+    if want is not None and hashlib.md5(raw).hexdigest() != want:  # noqa: S324 - the published checksum
+        raise _corrupt(path, f"not the published MNIST file (md5 of its content differs from {want})", url)
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise ValueError(f"{path} is not an unsigned-byte IDX file")
+        raise _corrupt(path, "not an unsigned-byte IDX file", url)
     ndim = raw[3]
     dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
     offset = 4 + 4 * ndim
     data = np.frombuffer(raw, dtype=np.uint8, offset=offset)
     if data.size != int(np.prod(dims)):
-        raise ValueError(f"{path}: header says {dims} but holds {data.size} bytes")
+        raise _corrupt(path, f"truncated: its header says {dims} but it holds {data.size} bytes", url)
     return data.reshape(dims)
 
 
@@ -135,7 +168,7 @@ def load_mnist(
     for kind in ("images", "labels"):
         name = MNIST_FILES[(split, kind)]
         path = require_file(f"mnist/{name}", data_dir_=data_dir, url=MNIST_URL + name, download=download)
-        out.append(_read_idx(path))
+        out.append(_read_idx(path, MNIST_URL + name))
     images, labels = out
     if images.shape[0] != labels.shape[0]:
         raise ValueError(f"MNIST {split}: {images.shape[0]} images but {labels.shape[0]} labels")
@@ -155,7 +188,13 @@ def load_a9a(
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     name = "a9a" if split == "train" else "a9a.t"
     path = require_file(f"a9a/{name}", data_dir_=data_dir, url=A9A_URL + name, download=download)
-    X, y = load_svmlight_file(str(path), n_features=123)
+    try:
+        X, y = load_svmlight_file(str(path), n_features=123)
+    except ValueError as exc:  # a line cut in the middle, or not LIBSVM text
+        raise _corrupt(path, f"not a readable LIBSVM file ({exc})", A9A_URL + name) from None
+    if X.shape[0] != A9A_ROWS[name]:
+        raise _corrupt(path, f"truncated: {X.shape[0]} rows instead of {A9A_ROWS[name]} (UCI Adult's split)",
+                       A9A_URL + name)
     return X, y.astype(np.int64)
 
 

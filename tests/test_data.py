@@ -157,3 +157,45 @@ def test_leaf_loaders(tmp_path):
     ids = {c: i + 1 for i, c in enumerate(data.SHAKESPEARE_CHARS)}
     assert Xs[0].tolist() == [0, 0] + [ids[c] for c in "to be or"]
     assert Ys[0].tolist() == [0] + [ids[c] for c in "to be or "]
+
+
+def test_corrupt_or_truncated_files_are_named(tmp_path, shared_data_dir):
+    import gzip
+    import shutil
+
+    from qlib import data as D
+
+    mn = tmp_path / "mnist"
+    mn.mkdir()
+    for name in D.MNIST_FILES.values():
+        shutil.copy(shared_data_dir / "mnist" / name, mn / name)
+    good = (mn / "t10k-labels-idx1-ubyte.gz").read_bytes()
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(good[: len(good) // 2])      # a truncated download
+    with pytest.raises(D.CorruptDataError, match=r"t10k-labels-idx1-ubyte.gz is not a readable gzip file.*"
+                                                 r"https://ossci-datasets"):
+        D.load_mnist("test", data_dir=tmp_path)
+    raw = gzip.decompress(good)
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(raw[:-10]))  # valid gzip, missing bytes
+    with pytest.raises(D.CorruptDataError, match="not the published MNIST file"):
+        D.load_mnist("test", data_dir=tmp_path)
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(raw, mtime=0))  # re-gzipped: accepted
+    assert D.load_mnist("test", data_dir=tmp_path)[1].shape == (10000,)
+
+    a9 = tmp_path / "a9a"
+    a9.mkdir()
+    text = (shared_data_dir / "a9a" / "a9a.t").read_text()
+    (a9 / "a9a.t").write_text(text[: len(text) // 2].rsplit("\n", 1)[0] + "\n")  # half the rows
+    with pytest.raises(D.CorruptDataError, match=r"a9a.t is truncated: \d+ rows instead of 16281"):
+        D.load_a9a("test", data_dir=tmp_path)
+    (a9 / "a9a.t").write_text(text[: len(text) // 2])  # cut in the middle of a line
+    with pytest.raises(D.CorruptDataError, match="a9a.t"):
+        D.load_a9a("test", data_dir=tmp_path)
+
+
+def test_missing_data_error_line_keeps_the_url(tmp_path):
+    from qlib import data as D
+
+    with pytest.raises(D.MissingDataError) as info:
+        D.load_a9a("test", data_dir=tmp_path)
+    line = str(info.value).splitlines()[0]
+    assert "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/a9a.t" in line
