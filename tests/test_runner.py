@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def test_killed_run_leaves_no_half_written_notebook(book):
     (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
     proc = subprocess.Popen(
         [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
-         "run", "--profile", "smoke", "--only", "a/03", "--no-progress"],
+         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     tmp = book / "out/.tmp/a/03-slow.ipynb"
@@ -286,7 +287,7 @@ def test_sigint_gives_one_summary_line_and_exit_130(book):
     (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
     proc = subprocess.Popen(
         [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
-         "run", "--profile", "smoke", "--only", "a/03", "--no-progress"],
+         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     tmp = book / "out/.tmp/a/03-slow.ipynb"
@@ -298,7 +299,9 @@ def test_sigint_gives_one_summary_line_and_exit_130(book):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
     assert "0 ran, 0 skipped, 1 failed" in out and "(interrupted)" in out
-    assert "Traceback" not in out + err
+    assert "Traceback" not in out
+    # the runner itself prints no traceback (a kernel torn down mid-cell may log its own on stderr)
+    assert not re.search(r'File ".*(qlib/book|papermill/|nbclient/)', err), err
     assert not (book / "out/chapters/a/03-slow.ipynb").exists()
 
 
