@@ -28,14 +28,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .runner import Job, Outcome, RunReport, _discard, _error_line, dependencies, finish
+from .jobs import Job, Outcome, RunReport, _discard, _error_line, dependencies, finish
 
 
 def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
     """Run on a worker: execute one notebook in a private tree and return its bytes and results."""
     import socket
 
-    from .runner import _kernel_env, papermill_execute
+    from .jobs import _kernel_env, papermill_execute
 
     nb = payload["nb"]
     t0 = time.perf_counter()

@@ -22,9 +22,6 @@ import json
 import os
 import shutil
 import sys
-import time
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -32,8 +29,21 @@ import yaml
 
 from . import profiles as _profiles
 from .compare import FILENAME as COMPARISONS_FILE
-
-AGGREGATOR_PARTS = ("appendix",)  # notebooks that read every other notebook's results
+from .jobs import (  # noqa: F401 - re-exported: the runner's public vocabulary
+    AGGREGATOR_PARTS,
+    Job,
+    Outcome,
+    RunReport,
+    _device_name,
+    _discard,
+    _kernel_env,
+    chapter_id,
+    dependencies,
+    execute,
+    finish,
+    papermill_execute,
+    read_stamp,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +121,8 @@ def _hash_files(files: Iterable[Path], base: Path) -> str:
 
 
 #: book machinery that cannot change what a notebook computes or shows: editing it re-executes nothing
-MACHINERY = ("book/runner.py", "book/cli.py", "book/profiles.py", "book/__main__.py", "book/sphinx_ext.py")
+MACHINERY = ("book/runner.py", "book/distributed.py", "book/cli.py", "book/profiles.py", "book/__main__.py",
+             "book/sphinx_ext.py")
 
 
 def qlib_source_hash() -> str:
@@ -122,17 +133,6 @@ def qlib_source_hash() -> str:
     return _hash_files(files, pkg)
 
 
-def dependencies(root: Path, nb: str) -> list[str]:
-    """Notebooks whose results ``nb`` reads, declared in its metadata as
-    ``{"qlib": {"depends": ["<part>/<nb>.ipynb", …]}}``; the runner runs them first and re-runs
-    ``nb`` whenever one of them re-ran."""
-    meta = json.loads((Path(root) / "chapters" / nb).read_text()).get("metadata", {})
-    deps = (meta.get("qlib") or {}).get("depends") or []
-    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-        raise ValueError(f"chapters/{nb}: metadata qlib.depends must be a list of notebook paths, got {deps!r}")
-    return deps
-
-
 def _results_hash(results: Path, exclude: Path) -> str:
     files = [p for p in results.rglob(COMPARISONS_FILE) if exclude not in p.parents] if results.is_dir() else []
     return _hash_files(files, results)
@@ -141,111 +141,6 @@ def _results_hash(results: Path, exclude: Path) -> str:
 # ---------------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Outcome:
-    notebook: str
-    status: str  # "ran", "skipped", "failed"
-    seconds: float = 0.0
-    error: str = ""
-
-
-@dataclass
-class RunReport:
-    outcomes: list[Outcome] = field(default_factory=list)
-    interrupted: bool = False
-
-    @property
-    def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status == "failed"]
-
-    def summary(self) -> str:
-        counts = {s: sum(o.status == s for o in self.outcomes) for s in ("ran", "skipped", "failed")}
-        total = sum(o.seconds for o in self.outcomes)
-        head = f"{counts['ran']} ran, {counts['skipped']} skipped, {counts['failed']} failed in {total:.0f} s"
-        if self.interrupted:
-            head += " (interrupted)"
-        lines = [head]
-        lines += [f"FAILED {o.notebook}: {o.error}" for o in self.failures]
-        return "\n".join(lines)
-
-    def timings(self) -> str:
-        """One line per notebook that ran: seconds and name (what reproducing costs)."""
-        return "\n".join(f"  {o.seconds:7.1f} s  {o.status:7s} {o.notebook}" for o in self.outcomes if o.status != "skipped")
-
-
-def _error_line(exc: BaseException) -> str:
-    name = getattr(exc, "ename", None) or type(exc).__name__
-    value = getattr(exc, "evalue", None) or str(exc)
-    line = f"{name}: {value}".strip().splitlines()
-    return line[0][:300] if line else name
-
-
-def _fmt_param(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
-    """Hide papermill's injected-parameters cell in the book (tag it remove-cell) and put, in its
-    place, a compact box saying what ran: the profile, the device and every parameter whose value
-    differs from the notebook's own parameters cell (which the reader sees)."""
-    nb = json.loads(nb_path.read_text())
-    cells = nb.get("cells", [])
-    at = None
-    for i, cell in enumerate(cells):
-        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-        if "injected-parameters" in tags:
-            at = i
-            if "remove-cell" not in tags:
-                tags.append("remove-cell")
-    from .profiles import COMMON, cell_parameters
-
-    declared = cell_parameters(job.src)
-    changed = {k: v for k, v in job.params.items() if k not in COMMON and declared.get(k) != v}
-    lines = [f"**What ran:** profile `{job.params['profile']}`, device `{_device_name(job.params['device'])}`, "
-             f"{seconds:.0f} s."]
-    if changed:
-        lines.append("Parameters that differ from the cell below: "
-                     + "; ".join(f"`{k} = {_fmt_param(v)}` (cell: `{_fmt_param(declared.get(k))}`)"
-                                 for k, v in changed.items()) + ".")
-    else:
-        lines.append("Every parameter is the value in the cell below.")
-    box = {"cell_type": "markdown", "id": "qlib-what-ran", "metadata": {"tags": ["qlib-what-ran"]},
-           "source": ":::{admonition} What ran\n:class: note\n" + "\n".join(lines) + "\n:::\n"}
-    if at is not None:
-        cells.insert(at, box)
-    nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
-
-
-@dataclass
-class Job:
-    """One notebook to execute: where it comes from and goes, its parameters and input stamp."""
-
-    nb: str
-    src: Path
-    target: Path
-    stamp_file: Path
-    results: Path
-    params: dict[str, Any]
-    data: str = ""
-    stamp: str = ""
-    out: Path = Path(".")
-    replicate: int | None = None  # the seed of a replicate run (None: the book's own run)
-
-    @property
-    def label(self) -> str:
-        return self.nb if self.replicate is None else f"{self.nb} [seed {self.replicate}]"
-
-    @property
-    def aggregator(self) -> bool:
-        return Path(self.nb).parts[0] in AGGREGATOR_PARTS
-
-
-def chapter_id(nb: str) -> str:
-    """The id a notebook is known by (its path below ``chapters/`` without ``.ipynb``)."""
-    return nb[: -len(".ipynb")] if nb.endswith(".ipynb") else nb
-
-
 def plan(root: Path, out: Path, profile: str, params_by_nb: dict, selected: list[str], *, device: str,
          data: str, replicate: int | None = None) -> list[Job]:
     """The jobs for ``selected``, with the parameters each notebook receives (``replicate``: the
@@ -281,15 +176,6 @@ def replicate_seeds(root: Path, selected: list[str], params_by_nb: dict, replica
     return [b + r for r in range(1, replicates)]
 
 
-def read_stamp(stamp_file: Path) -> dict:
-    """A stamp's contents; an unreadable (truncated, foreign) stamp counts as absent."""
-    try:
-        data = json.loads(stamp_file.read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     """Hash of everything the notebook's output depends on: the notebook, its parameters, the
     ``qlib`` sources, and the result files of the notebooks it depends on (or, for the appendix, every
@@ -309,49 +195,6 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     return h.hexdigest()
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-class _kernel_env:
-    """Set environment variables for the kernels papermill starts, restoring the caller's after."""
-
-    def __init__(self, **env: str | None):
-        self.env = {k: v for k, v in env.items() if v}
-        self.saved: dict[str, str | None] = {}
-
-    def __enter__(self):
-        for k, v in self.env.items():
-            self.saved[k] = os.environ.get(k)
-            os.environ[k] = v
-        return self
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        return False
-
-
-def _device_name(device: str) -> str:
-    """What ``device`` resolved to on this machine (for the cost table of the appendix)."""
-    try:
-        import torch
-
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if str(device).startswith("cuda") and torch.cuda.is_available():
-            return f"{device} ({torch.cuda.get_device_name()})"
-    except Exception:  # noqa: BLE001 - best effort, for display only
-        pass
-    return str(device)
-
-
 def build_costs(out: Path) -> list[dict]:
     """The stamps of the notebooks executed into ``out``: notebook, profile, device, seconds, when."""
     rows = []
@@ -362,81 +205,6 @@ def build_costs(out: Path) -> list[dict]:
             rows.append({"notebook": nb, "profile": st.get("profile", ""), "device": st.get("device", ""),
                          "seconds": st.get("seconds"), "when": st.get("when")})
     return rows
-
-
-def _discard(job: Job, out: Path | None = None) -> None:
-    """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
-    comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
-    out = out or job.out
-    for stale in (job.target, job.stamp_file):
-        if stale.exists():
-            stale.unlink()
-    rows = job.results / COMPARISONS_FILE
-    if rows.exists():
-        dest = out / ".failed" / Path(job.nb).with_suffix("") / COMPARISONS_FILE
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(rows, dest)
-    tmp = out / ".tmp" / job.nb
-    if tmp.exists():
-        failed = out / ".failed" / job.nb
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, failed)
-
-
-def papermill_execute(src: Path, dest: Path, params: dict, cwd: Path, timeout: int | None) -> None:
-    """Run one notebook with papermill (the only place the runner calls it)."""
-    import papermill as pm
-
-    pm.execute_notebook(
-        str(src),
-        str(dest),
-        parameters=params,
-        kernel_name="python3",
-        cwd=str(cwd),
-        progress_bar=False,
-        execution_timeout=timeout,
-        report_mode=False,
-        # the kernel's "running over TCP without encryption" notice is noise on a local run
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
-    )
-
-
-def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
-    """Land an executed notebook in the book: annotate it, move it in atomically, write its stamp."""
-    _annotate(executed, job, seconds)
-    job.target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(executed, job.target)  # atomic: the book only ever sees complete notebooks
-    _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
-                                              "device": _device_name(job.params["device"]),
-                                              "seconds": round(seconds, 2), "when": time.time(),
-                                              "worker": where, "seed": job.params.get("seed")}))
-
-
-def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print) -> "Outcome":
-    """Execute one notebook in this process with papermill into a temporary file, then land it
-    (:func:`finish`); on failure keep the partial notebook and its rows under ``.failed/``."""
-    out = out or job.out
-    rel = Path(job.nb)
-    tmp = out / ".tmp" / rel
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    job.target.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    log(f"[run ] {job.label}")
-    try:
-        papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
-        dt = time.perf_counter() - t0
-        finish(job, tmp, dt)
-        log(f"[ ok ] {job.label} ({dt:.1f} s)")
-        return Outcome(job.label, "ran", dt)
-    except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
-        dt = time.perf_counter() - t0
-        failed = out / ".failed" / rel
-        _discard(job, out)
-        msg = _error_line(exc)
-        log(f"[FAIL] {job.label} ({dt:.1f} s): {msg}  — see {failed}")
-        if not getattr(exc, "ename", None):
-            log(traceback.format_exc(limit=3))
-        return Outcome(job.label, "failed", dt, msg)
 
 
 class OutputDirError(RuntimeError):
