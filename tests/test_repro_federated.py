@@ -90,3 +90,10 @@ def test_cifar10_driver_on_a_tiny_fake_archive(tmp_path):
     assert F.claims_cifar10(fin, "13")[0].kind == "paper-claim"
     assert F.available("CIFAR-10", tmp_path) and [r.kind for r in F.rows_figure13(fin, tmp_path)][1:] == [
         "not-available-offline"]
+
+
+def test_table1_row_says_it_is_a_table_of_settings():
+    from qlib.repro.eden import federated as F
+
+    (row,) = F.table1_rows()
+    assert "Table 1" in row.where and row.verdict == "not comparable" and "settings" in row.note
