@@ -1,0 +1,267 @@
+"""Compiled CPU kernel of the orthonormal Walsh–Hadamard transform, private to :mod:`qlib.hadamard`.
+
+``fwht_rows(x)`` returns ``x @ H_D / sqrt(D)`` for each row of a 2-D C-contiguous float32/float64
+array (Sylvester order, the order of ``scipy.linalg.hadamard``), single-threaded, out of place.
+
+Why numba (and not a dependency on a compiled peer such as ``fht-cpu``): numba ships wheels for
+Linux (x86-64, aarch64), macOS (x86-64, arm64) and Windows on every CPython that torch supports and is
+maintained by a large project; ``fht-cpu`` 1.0.1 ships wheels only for Linux and macOS arm64 (no
+Windows, no Intel macOS; elsewhere pip builds it from source, which needs a C++ compiler and OpenMP)
+and is a one-release project. Measured side by side (``benchmarks/bench_hadamard.py``) the kernel
+below is within the same class as ``fht-cpu``. Accuracy is the same as any radix-2 butterfly network
+(each output is a sum of ``D`` terms formed by ``log2 D`` additions, then one multiply by
+``1/sqrt(D)``).
+
+How it is fast (all in the LLVM code numba emits, checked for AVX2 vector instructions):
+
+* radix-8 passes: one pass over memory applies three levels (strides ``h, 2h, 4h``) with the eight
+  values in registers, so ``log8 D`` passes instead of ``log2 D``;
+* each stride ``h = 8^k`` gets its own compiled pass with ``h`` a compile-time constant and unsigned
+  indices: LLVM then sees that the eight streams do not overlap and vectorizes the loop without
+  run-time alias checks (with ``h`` a run-time value it does not vectorize, about 5× slower);
+* levels 0–2 (strides 1, 2, 4, within each group of eight) are one pass that also does the copy from
+  the input, so the out-of-place transform costs no extra pass;
+* cache blocking: levels 0–11 run on 2^12-element tiles (16 KiB in float32, in L1), levels 12–14 on
+  2^15-element blocks (in L2), and only the levels above 2^15 stream over the whole row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["fwht_rows"]
+
+_TILE = 2**12  # levels 0..11 done per tile (L1)
+_BLOCK = 2**15  # levels 12..14 done per block (L2)
+_BLOCK3 = 2**21  # levels 15..20 done per block (L3)
+_MAX_CONST_STRIDE = 8**7  # strides with a compiled constant-stride pass; larger ones use _r4 / _r2
+_U = np.arange(8, dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def _one(s):
+    return s / s  # 1 in the dtype of s (s > 0)
+
+
+@njit(cache=True, nogil=True)
+def _h8(src, dst, start, stop):
+    """Levels 0..2 (H_8 on each contiguous group of 8) of src[start:stop] into dst (may be src)."""
+    u1, u2, u3, u4, u5, u6, u7 = _U[1], _U[2], _U[3], _U[4], _U[5], _U[6], _U[7]
+    for g in range((stop - start) >> 3):
+        i = np.uint64(start + (g << 3))
+        a0 = src[i]
+        a1 = src[i + u1]
+        a2 = src[i + u2]
+        a3 = src[i + u3]
+        a4 = src[i + u4]
+        a5 = src[i + u5]
+        a6 = src[i + u6]
+        a7 = src[i + u7]
+        b0 = a0 + a1
+        b1 = a0 - a1
+        b2 = a2 + a3
+        b3 = a2 - a3
+        b4 = a4 + a5
+        b5 = a4 - a5
+        b6 = a6 + a7
+        b7 = a6 - a7
+        c0 = b0 + b2
+        c1 = b1 + b3
+        c2 = b0 - b2
+        c3 = b1 - b3
+        c4 = b4 + b6
+        c5 = b5 + b7
+        c6 = b4 - b6
+        c7 = b5 - b7
+        dst[i] = c0 + c4
+        dst[i + u1] = c1 + c5
+        dst[i + u2] = c2 + c6
+        dst[i + u3] = c3 + c7
+        dst[i + u4] = c0 - c4
+        dst[i + u5] = c1 - c5
+        dst[i + u6] = c2 - c6
+        dst[i + u7] = c3 - c7
+
+
+def _make_r8(h: int):
+    """The radix-8 pass at the constant stride h: levels with strides h, 2h, 4h over y[start:stop]
+    (a multiple of 8h long), times s."""
+    h1, h2, h3, h4, h5, h6, h7 = (np.uint64(k * h) for k in range(1, 8))
+
+    @njit(cache=True, nogil=True)
+    def r8(y, start, stop, s):
+        for i in range(start, stop, 8 * h):
+            for jj in range(h):
+                j = np.uint64(i + jj)
+                a0 = y[j]
+                a1 = y[j + h1]
+                a2 = y[j + h2]
+                a3 = y[j + h3]
+                a4 = y[j + h4]
+                a5 = y[j + h5]
+                a6 = y[j + h6]
+                a7 = y[j + h7]
+                b0 = a0 + a1
+                b1 = a0 - a1
+                b2 = a2 + a3
+                b3 = a2 - a3
+                b4 = a4 + a5
+                b5 = a4 - a5
+                b6 = a6 + a7
+                b7 = a6 - a7
+                c0 = b0 + b2
+                c1 = b1 + b3
+                c2 = b0 - b2
+                c3 = b1 - b3
+                c4 = b4 + b6
+                c5 = b5 + b7
+                c6 = b4 - b6
+                c7 = b5 - b7
+                y[j] = (c0 + c4) * s
+                y[j + h1] = (c1 + c5) * s
+                y[j + h2] = (c2 + c6) * s
+                y[j + h3] = (c3 + c7) * s
+                y[j + h4] = (c0 - c4) * s
+                y[j + h5] = (c1 - c5) * s
+                y[j + h6] = (c2 - c6) * s
+                y[j + h7] = (c3 - c7) * s
+
+    return r8
+
+
+_R8_1, _R8_2, _R8_3, _R8_4, _R8_5, _R8_6, _R8_7 = (_make_r8(8**k) for k in range(1, 8))
+
+
+@njit(cache=True, nogil=True)
+def _b4(y0, y1, y2, y3, s):
+    """Radix-4 butterflies between four equal-length slices (vectorizes for long slices)."""
+    for j in range(y0.shape[0]):
+        a0 = y0[j]
+        a1 = y1[j]
+        a2 = y2[j]
+        a3 = y3[j]
+        b0 = a0 + a1
+        b1 = a0 - a1
+        b2 = a2 + a3
+        b3 = a2 - a3
+        y0[j] = (b0 + b2) * s
+        y1[j] = (b1 + b3) * s
+        y2[j] = (b0 - b2) * s
+        y3[j] = (b1 - b3) * s
+
+
+@njit(cache=True, nogil=True)
+def _r4(y, start, stop, h, s):
+    """Levels with strides h, 2h over y[start:stop], times s."""
+    for i in range(start, stop, 4 * h):
+        _b4(y[i : i + h], y[i + h : i + 2 * h], y[i + 2 * h : i + 3 * h], y[i + 3 * h : i + 4 * h], s)
+
+
+@njit(cache=True, nogil=True)
+def _b2(y0, y1, s):
+    """Radix-2 butterflies between two equal-length slices (vectorizes for long slices)."""
+    for j in range(y0.shape[0]):
+        a0 = y0[j]
+        a1 = y1[j]
+        y0[j] = (a0 + a1) * s
+        y1[j] = (a0 - a1) * s
+
+
+@njit(cache=True, nogil=True)
+def _r2(y, start, stop, h, s):
+    """The level with stride h over y[start:stop], times s."""
+    for i in range(start, stop, 2 * h):
+        _b2(y[i : i + h], y[i + h : i + 2 * h], s)
+
+
+@njit(cache=True, nogil=True)
+def _r8(y, start, stop, h, s):
+    """Radix-8 pass at stride h (a power of 8) through its constant-stride compiled version."""
+    if h == 8:
+        _R8_1(y, start, stop, s)
+    elif h == 64:
+        _R8_2(y, start, stop, s)
+    elif h == 512:
+        _R8_3(y, start, stop, s)
+    elif h == 4096:
+        _R8_4(y, start, stop, s)
+    elif h == 32768:
+        _R8_5(y, start, stop, s)
+    elif h == 262144:
+        _R8_6(y, start, stop, s)
+    elif h == 2097152:
+        _R8_7(y, start, stop, s)
+    else:  # strides above 8^7 (rows above 2^24): two radix-4-then-radix-2 passes, still vectorized
+        _r4(y, start, stop, h, _one(s))
+        _r2(y, start, stop, 4 * h, s)
+
+
+@njit(cache=True, nogil=True)
+def _levels(y, start, stop, h, top, s):
+    """Levels with strides h, 2h, … < top over y[start:stop] (h a power of 8); the last pass
+    multiplies by s."""
+    one = _one(s)
+    while 8 * h <= top:
+        _r8(y, start, stop, h, s if 8 * h == top else one)
+        h *= 8
+    if 4 * h == top:
+        _r4(y, start, stop, h, s)
+    elif 2 * h == top:
+        _r2(y, start, stop, h, s)
+
+
+@njit(cache=True, nogil=True)
+def _row(src, dst, n, s):
+    """dst = H_n src * s for one contiguous row (src may be dst)."""
+    if n < 8:
+        for i in range(n):
+            dst[i] = src[i]
+        h = 1
+        while h < n:
+            f = s if 2 * h == n else _one(s)
+            _r2(dst, 0, n, h, f)
+            h *= 2
+        if n == 1:
+            dst[0] *= s
+        return
+    if n <= _TILE:
+        _h8(src, dst, 0, n)
+        if n == 8:
+            for i in range(8):
+                dst[i] *= s
+        else:
+            _levels(dst, 0, n, 8, n, s)
+        return
+    one = _one(s)
+    b3 = min(n, _BLOCK3)
+    for o3 in range(0, n, b3):
+        b = min(n, _BLOCK)
+        for o2 in range(o3, o3 + b3, b):
+            for o1 in range(o2, o2 + b, _TILE):
+                _h8(src, dst, o1, o1 + _TILE)
+                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
+            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
+        if b3 > b:
+            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+    if n > b3:
+        _levels(dst, 0, n, b3, n, s)
+
+
+@njit(cache=True, nogil=True)
+def _rows(src, dst, s):
+    n = src.shape[1]
+    for r in range(src.shape[0]):
+        _row(src[r], dst[r], n, s)
+
+
+def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``x @ H_D / sqrt(D)`` for each row of the 2-D C-contiguous float32/float64 array ``x``
+    (``D = x.shape[1]`` a power of two); ``out`` (same shape and dtype, C-contiguous; may be ``x``)
+    receives the result. The caller checks the arguments (:func:`qlib.hadamard.fwht` does)."""
+    if out is None:
+        out = np.empty_like(x)
+    n = x.shape[1]
+    if x.shape[0] and n:
+        _rows(x, out, x.dtype.type(1.0 / np.sqrt(n)))
+    return out
