@@ -19,6 +19,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e ".[book,test]"
+	# PyTDC without its dependencies (they pull ~7 GB and fail to import); the few its loaders need are in the book extra
+	$(PY) -m pip install -q --no-deps pytdc==1.1.15
 	touch $@
 
 install: $(VENV)/.installed

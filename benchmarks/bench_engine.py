@@ -4,7 +4,7 @@ The workload is one run of the synthetic study of paper 001 §5.1: a linear mode
 (257 parameters), n = 128 training points, full-batch Adam, and after every epoch the model
 quantized by the 8 quantizers and its per-sample losses on 128 validation points recorded
 (Algorithm 1). Both sides do exactly this; the loop uses ``torch.nn.Linear``, ``torch.optim.Adam``
-and ``qlib.quantizers.apply`` model by model, quantizer by quantizer, and ``qlib.estimators.r_q``
+and ``qlib.quantizers.apply`` model by model, quantizer by quantizer, and ``qlib.rqn.r_q``
 at the end. Measured side by side in one process at a reduced size, then projected to the paper's
 size (9 laws × 300 runs × 3000 epochs) linearly in model-epochs.
 
@@ -24,10 +24,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from qlib import engine, estimators, quantizers, synthetic
+from qlib import engine, quantizers, recorder, rqn, synthetic
+from qlib.repro.quantized_mis.paper import PAPER_QUANTIZERS
 
 PAPER_MODEL_EPOCHS = 9 * 300 * 3000
-NAMES = list(synthetic.PAPER_QUANTIZERS)
+NAMES = list(PAPER_QUANTIZERS)
 
 
 def data(K: int, n: int = 128, seed: int = 0):
@@ -61,15 +62,15 @@ def per_model_loop(th0, x, y, xv, yv, epochs: int, lr: float = 1e-4) -> np.ndarr
                     qlin.load_state_dict(quantizers.apply(lin.state_dict(), name))
                     losses[qi].append(F.binary_cross_entropy_with_logits(qlin(Xv).squeeze(-1), yv[k], reduction="none"))
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", estimators.RQUndefinedWarning)
+            warnings.simplefilter("ignore", rqn.RQUndefinedWarning)
             for qi in range(len(NAMES)):
-                out[qi, k] = estimators.r_q(torch.stack(losses[qi]))
+                out[qi, k] = rqn.r_q(torch.stack(losses[qi]))
     return out
 
 
 def batched(th0, x, y, xv, yv, epochs: int, lr: float = 1e-4, chunk_size=None) -> np.ndarray:
     model = engine.Linear(2 * x.shape[2])
-    rec = estimators.RQRecorder(model, NAMES, xv, yv, epochs=epochs, transform=synthetic.features)
+    rec = recorder.RQRecorder(model, NAMES, xv, yv, epochs=epochs, transform=synthetic.features)
     engine.train(model, th0, x, y, epochs=epochs, lr=lr, callbacks=[rec], transform=synthetic.features,
                  chunk_size=chunk_size)
     return rec.r

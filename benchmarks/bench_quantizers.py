@@ -30,8 +30,8 @@ def main() -> None:
     print(f"{'quantizer':12s} {'batched ms':>11s} {'loop ms':>10s} {'speed-up':>9s}")
     for name in Q.names():
         q = Q.get(name)
-        tb = best_of(lambda: q.batched(x), args.repeat)
-        tl = best_of(lambda: [q(r) for r in x], max(1, args.repeat // 2))
+        tb = best_of(lambda q=q: q.batched(x), args.repeat)
+        tl = best_of(lambda q=q: [q(r) for r in x], max(1, args.repeat // 2))
         print(f"{name:12s} {1e3 * tb:11.2f} {1e3 * tl:10.1f} {tl / tb:8.0f}x")
 
 

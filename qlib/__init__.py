@@ -1,15 +1,26 @@
 """qlib — executable reproduction of four papers on quantization, privacy and compression.
 
-One idea per module (see the README's Architecture section):
+Two kinds of code (see the README's Architecture section and CONTRIBUTING.md):
 
-* paper 001: ``quantizers``, ``estimators`` (r_Q^n, Algorithm 1), ``discriminator`` (MIS baselines),
-  ``engine`` (K models trained at once), ``synthetic`` (the Gaussian-mixture study);
-* paper 003: the ``mia`` package (exact MIS, bounds, ERM rates, the MIA game, overfitting,
-  discretised MNIST);
-* paper 002: ``hadamard``, ``eden``, ``compressors``;
-* paper 004: ``rqp``, ``rqp_privacy``, ``dpsgd``, ``rqp_experiments``;
-* shared: ``data`` (data directory, loaders), ``devices`` (``device="auto"``), ``book`` (papermill
-  runner, profiles, comparisons, style).
+**The library, one module per idea** — what a user imports:
+
+* ``quantizers`` (post-training quantizers, Table 1 of paper 001 as printed, batched), ``rqn``
+  (r_Q^n, Algorithm 1), ``recorder`` (the streaming recorder for training), ``mis`` (MIS from an
+  accuracy, binomial intervals), ``ranking`` (rank statistics), ``discriminator`` (MIS baselines),
+  ``engine`` (K small models trained at once), ``synthetic`` (the nine Gaussian-mixture laws),
+  ``molecules`` (PyTDC tasks, offline embedders, the embedding cache);
+* ``mia`` (exact MIS / Δ_n, bounds and C(P), the MIA game, ERM rates, overfitting, discretisation);
+* ``hadamard`` (FWHT, randomized rotation), ``eden``, ``compressors`` (EDEN and its baselines);
+* ``rqp`` (randomized projection, E_Q, the Theorem 2 bound), ``rqp_privacy`` (Theorem 1's ε,
+  DP-SGD noise), ``dpsgd`` (RQP-SGD, DP-SGD and baselines, many runs at once);
+* ``data`` (the data directory, loaders), ``devices`` (``device="auto"``), ``validation`` (the
+  argument checks every module uses).
+
+**The reproduction**, ``qlib.repro.<part>`` — one package per part of the book (``quantized_mis``,
+``mia_limits``, ``eden``, ``rqp_sgd``): the experiment drivers, the papers' printed values and their
+claims as functions returning ledger rows (``qlib.repro.ledger``).
+
+``qlib.book`` is the book machinery (chapter setup, papermill/Dask runner, profiles, the ledger page).
 """
 
 __version__ = "0.1.0"

@@ -1,10 +1,22 @@
-"""The baselines of paper 002 ({cite}`vargaftik2022eden`, spec §6) behind one interface.
+"""EDEN and the baselines of paper 002 ({cite}`vargaftik2022eden`, §5 and Appendix I) behind one interface.
 
-Every compressor is an object with ``compress(x, seed) -> Message`` and ``decompress(message) -> x̂``
-for a vector or a batch ``(*batch, d)`` of vectors (each row its own randomness), plus
-``mean(xs, seed)`` (the receiver's estimate of the mean of the rows; linear sketches sum before
-decoding) and ``roundtrip``. ``Message.nbits`` is the exact size of every row's message in bits;
-the seed is shared randomness and is not counted.
+The interface (:class:`Compressor`):
+
+* ``compress(x, seed) -> Message`` for a vector ``(d,)`` or a batch ``(*batch, d)`` of vectors
+  (float32/float64 tensor, finite, non-empty; every row gets its own randomness from the shared
+  ``seed``, an integer in [0, 2^63));
+* ``decompress(message) -> x̂`` with the shape and dtype of ``x`` (the receiver regenerates all
+  randomness from ``message.seed``);
+* ``roundtrip(x, seed) -> (x̂, nbits)`` and ``mean(xs, seed) -> (estimate of the mean of the rows,
+  total bits)`` (linear sketches sum before decoding and override it).
+
+A :class:`Message` holds the compressor's ``name``, its fields in ``data`` (tensors, one leading
+batch shape), ``nbits`` (a long tensor of shape ``batch``: the exact size of every row's message in
+bits, fixed- or variable-length), the ``seed`` (shared randomness, not counted) and the input
+``shape``. A subclass sets ``name`` and implements ``_compress(x, seed)`` (``x`` and ``seed``
+already validated) and ``_decompress(message)``; the base class validates and routes. Bit sizes
+use :data:`FLOAT_BITS` for a float32 side value and ``qlib.eden.SCALE_BITS`` for EDEN's and
+DRIVE's float64 scale.
 
 | class | what | bits per message |
 |---|---|---|
@@ -35,8 +47,10 @@ import torch
 
 from . import eden as _eden
 from . import hadamard as _h
+from .validation import check_float, check_int, check_seed
 
 __all__ = [
+    "FLOAT_BITS",
     "Message",
     "Compressor",
     "EDEN",
@@ -71,30 +85,22 @@ class Message:
         return int(self.nbits.sum())
 
 
-def _check_x(x):
-    _eden._check_x(x)
+FLOAT_BITS = 32  # a float32 side value (norm, min, max, a sketch counter)
 
 
-def _check_int_bits(bits):
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 8:
-        raise ValueError(f"bits must be an integer in [1, 8], got {bits!r}")
-    return int(bits)
-
-
-def _check_levels(name, k, lo):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < lo:
-        raise ValueError(f"{name} must be an int >= {lo}, got {k!r}")
-    return int(k)
+def _int_bits(bits) -> int:
+    return check_int("bits", bits, low=1, high=_eden.MAX_BITS)
 
 
 class Compressor:
-    """Base class: subclasses implement ``_compress(x, seed)`` and ``_decompress(message)``."""
+    """Base class: a subclass sets ``name`` and implements ``_compress(x, seed) -> Message`` and
+    ``_decompress(message) -> x̂``; :meth:`compress` / :meth:`decompress` validate and call them."""
 
     name = "compressor"
 
     def compress(self, x: torch.Tensor, seed: int) -> Message:
-        _check_x(x)
-        return self._compress(x, _eden._check_seed(seed))
+        x = _eden.check_vectors(x)
+        return self._compress(x, check_seed("seed", seed))
 
     def decompress(self, message: Message) -> torch.Tensor:
         if not isinstance(message, Message):
@@ -127,8 +133,7 @@ class EDEN(Compressor):
     name = "EDEN"
 
     def __init__(self, bits: float, **kw):
-        _eden._check_bits(bits)
-        self.bits, self.kw = float(bits), kw
+        self.bits, self.kw = _eden.check_bits(bits), kw
 
     def _compress(self, x, seed):
         pl = _eden.compress(x, self.bits, seed, **self.kw)
@@ -146,16 +151,16 @@ class DRIVE(Compressor):
     def _compress(self, x, seed):
         batch, d = x.shape[:-1], x.shape[-1]
         D = _h.next_power_of_two(d)
-        r = _h.rht(_h.pad_to_power_of_two(x), _eden._rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        r = _h.rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
         l1 = r.abs().sum(-1)
         S = torch.where(l1 > 0, (x * x).sum(-1) / l1.clamp_min(torch.finfo(x.dtype).tiny), torch.zeros_like(l1))
-        return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + 64), seed, tuple(x.shape))
+        return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + _eden.SCALE_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         sign, S = m.data["sign"], m.data["scale"]
         batch, D = sign.shape[:-1], sign.shape[-1]
         w = (sign.to(S.dtype) * 2 - 1) * S.unsqueeze(-1)
-        return _h.irht(w, _eden._rotation_signs(m.seed, batch, 1, D, S.dtype, S.device))[..., : m.shape[-1]]
+        return _h.irht(w, _h.rotation_signs(m.seed, batch, 1, D, S.dtype, S.device))[..., : m.shape[-1]]
 
 
 # -- stochastic quantization and its rotated variants --------------------------------------------
@@ -183,26 +188,26 @@ class HadamardSQ(Compressor):
     name = "Hadamard+SQ"
 
     def __init__(self, bits: int):
-        self.bits = _check_int_bits(bits)
+        self.bits = _int_bits(bits)
 
     def _compress(self, x, seed):
         batch, d = x.shape[:-1], x.shape[-1]
         D = _h.next_power_of_two(d)
-        r = _h.rht(_h.pad_to_power_of_two(x), _eden._rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        r = _h.rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
         k, lo, hi = _sq_encode(r, 2**self.bits, _h.generator(seed, "sq", x.device))
-        return Message(self.name, {"k": k, "lo": lo, "hi": hi}, _full(batch, self.bits * D + 64), seed, tuple(x.shape))
+        return Message(self.name, {"k": k, "lo": lo, "hi": hi}, _full(batch, self.bits * D + 2 * FLOAT_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         r = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
         batch, D = r.shape[:-1], r.shape[-1]
-        return _h.irht(r, _eden._rotation_signs(m.seed, batch, 1, D, r.dtype, r.device))[..., : m.shape[-1]]
+        return _h.irht(r, _h.rotation_signs(m.seed, batch, 1, D, r.dtype, r.device))[..., : m.shape[-1]]
 
 
 class KashinSQ(Compressor):
     """Kashin representation (Lyubarskii & Vershynin 2010) in the tight frame of a randomized
     Hadamard matrix with ``D_K ≥ d`` rows, then ``b``-bit SQ of the ``D_K`` coefficients.
 
-    Defaults of TF-MOT's ``KashinHadamardEncodingStage`` used by the authors' FL code (spec §6):
+    Defaults of TF-MOT's ``KashinHadamardEncodingStage`` used by the authors' FL code (our reading; the paper names no parameters):
     ``D_K = 2^⌈log2 d⌉``, doubled when ``d/D_K > 0.85``; 3 iterations, ``eta = 0.9``, ``delta = 1``,
     no clipping in the last one. Every coefficient costs ``b`` bits, i.e. ``b·D_K/d`` bits per
     coordinate (≈ 2b for power-of-two d) — the bit accounting of the authors' code.
@@ -211,15 +216,11 @@ class KashinSQ(Compressor):
     name = "Kashin+SQ"
 
     def __init__(self, bits: int, n_iters: int = 3, eta: float = 0.9, delta: float = 1.0, pad_threshold: float = 0.85):
-        self.bits = _check_int_bits(bits)
-        self.n_iters = _check_levels("n_iters", n_iters, 1)
-        if not 0 < eta <= 1:
-            raise ValueError(f"eta must be in (0, 1], got {eta}")
-        if not delta > 0:
-            raise ValueError(f"delta must be > 0, got {delta}")
-        if not 0 < pad_threshold <= 1:
-            raise ValueError(f"pad_threshold must be in (0, 1], got {pad_threshold}")
-        self.eta, self.delta, self.pad_threshold = float(eta), float(delta), float(pad_threshold)
+        self.bits = _int_bits(bits)
+        self.n_iters = check_int("n_iters", n_iters, low=1)
+        self.eta = check_float("eta", eta, low=0.0, high=1.0, low_open=True)
+        self.delta = check_float("delta", delta, low=0.0, low_open=True)
+        self.pad_threshold = check_float("pad_threshold", pad_threshold, low=0.0, high=1.0, low_open=True)
 
     def frame_size(self, d: int) -> int:
         D = _h.next_power_of_two(d)
@@ -252,10 +253,10 @@ class KashinSQ(Compressor):
         return coeffs + self._fwd(r, s, D)
 
     def _compress(self, x, seed):
-        batch, d = x.shape[:-1], x.shape[-1]
+        batch = x.shape[:-1]
         c = self.coefficients(x, seed)
         k, lo, hi = _sq_encode(c, 2**self.bits, _h.generator(seed, "sq", x.device))
-        nb = _full(batch, self.bits * c.shape[-1] + 64)
+        nb = _full(batch, self.bits * c.shape[-1] + 2 * FLOAT_BITS)
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
 
     def _decompress(self, m):
@@ -284,12 +285,12 @@ class QSGD(Compressor):
     def __init__(self, bits: int | None = None, levels: int | None = None):
         if (bits is None) == (levels is None):
             raise ValueError("give exactly one of bits (s = 2^bits − 1) or levels (s)")
-        self.levels = 2 ** _check_int_bits(bits) - 1 if bits is not None else _check_levels("levels", levels, 1)
+        self.levels = 2 ** _int_bits(bits) - 1 if bits is not None else check_int("levels", levels, low=1)
         self.bits = bits
 
     def _code_bits(self, lev, neg):
         w = math.ceil(math.log2(self.levels + 1))
-        return _full(lev.shape[:-1], (w + 1) * lev.shape[-1] + 32)
+        return _full(lev.shape[:-1], (w + 1) * lev.shape[-1] + FLOAT_BITS)
 
     def _compress(self, x, seed):
         lev, neg, norm = _qsgd_levels(x, self.levels, _h.generator(seed, "qsgd", x.device))
@@ -335,7 +336,7 @@ class QSGDElias(QSGD):
         for row in flat:
             nz = torch.nonzero(row).squeeze(-1)
             gaps = torch.diff(nz, prepend=torch.tensor([-1], device=nz.device))  # zeros skipped + 1
-            out.append(32 + int(elias_omega_length(gaps).sum() + nz.numel() + elias_omega_length(row[nz]).sum()))
+            out.append(FLOAT_BITS + int(elias_omega_length(gaps).sum() + nz.numel() + elias_omega_length(row[nz]).sum()))
         return torch.tensor(out, dtype=torch.long).reshape(lev.shape[:-1])
 
 
@@ -364,12 +365,12 @@ class SQHuffman(Compressor):
     name = "SQ+Huffman"
 
     def __init__(self, levels: int):
-        self.levels = _check_levels("levels", levels, 2)
+        self.levels = check_int("levels", levels, low=2)
 
     def _compress(self, x, seed):
         k, lo, hi = _sq_encode(x, self.levels, _h.generator(seed, "sq", x.device))
         flat = k.reshape(-1, k.shape[-1]).long()
-        nb = [64 + huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
+        nb = [2 * FLOAT_BITS + huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
         nb = torch.tensor(nb, dtype=torch.long).reshape(k.shape[:-1])
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
 
@@ -387,11 +388,11 @@ class CountSketch(Compressor):
     name = "Count-Sketch"
 
     def __init__(self, bits: float, rows: int = 1):
-        self.bits = _eden._check_bits(bits)
-        self.rows = _check_levels("rows", rows, 1)
+        self.bits = _eden.check_bits(bits)
+        self.rows = check_int("rows", rows, low=1)
 
     def columns(self, d: int) -> int:
-        return max(1, int(self.bits * d) // (32 * self.rows))
+        return max(1, int(self.bits * d) // (FLOAT_BITS * self.rows))
 
     def _hashes(self, seed, d, device):
         g = _h.generator(seed, "sketch", device)
@@ -407,7 +408,7 @@ class CountSketch(Compressor):
         T = torch.zeros((flat.shape[0], self.rows, c), dtype=x.dtype, device=x.device)
         for j in range(self.rows):
             T[:, j].index_add_(1, h[j], flat * sg[j].to(x.dtype))
-        nb = _full(batch, 32 * self.rows * c)
+        nb = _full(batch, FLOAT_BITS * self.rows * c)
         return Message(self.name, {"T": T.reshape(*batch, self.rows, c)}, nb, seed, tuple(x.shape))
 
     def _decode(self, T, seed, d):
@@ -434,7 +435,7 @@ class TernGrad(Compressor):
         p = torch.where(s > 0, x.abs() / torch.where(s > 0, s, torch.ones_like(s)), torch.zeros_like(x))
         keep = torch.rand(x.shape, generator=_h.generator(seed, "terngrad", x.device), device=x.device, dtype=x.dtype) < p
         t = (torch.sign(x) * keep).to(torch.int8)
-        return Message(self.name, {"t": t, "s": s.squeeze(-1)}, _full(x.shape[:-1], 2 * x.shape[-1] + 32), seed, tuple(x.shape))
+        return Message(self.name, {"t": t, "s": s.squeeze(-1)}, _full(x.shape[:-1], 2 * x.shape[-1] + FLOAT_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         return m.data["t"].to(m.data["s"].dtype) * m.data["s"].unsqueeze(-1)
@@ -446,7 +447,7 @@ class Float32(Compressor):
     name = "Float32"
 
     def _compress(self, x, seed):
-        return Message(self.name, {"x": x.to(torch.float32)}, _full(x.shape[:-1], 32 * x.shape[-1]), seed, tuple(x.shape))
+        return Message(self.name, {"x": x.to(torch.float32)}, _full(x.shape[:-1], FLOAT_BITS * x.shape[-1]), seed, tuple(x.shape))
 
     def _decompress(self, m):
         return m.data["x"]
@@ -456,7 +457,10 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
     """Largest integer parameter ``k`` in [lo, hi] with ``make(k).compress(x, seed)`` using at most
     ``bits`` bits per coordinate (mean over rows); bisection, assumes size grows with ``k``.
     Returns ``(k, compressor)`` or ``(None, None)`` when even ``make(lo)`` is over budget."""
-    b = _eden._check_bits(bits)
+    b = _eden.check_bits(bits)
+    lo = check_int("lo", lo, low=0)
+    hi = check_int("hi", hi, low=lo)
+    x = _eden.check_vectors(x)
     d = x.shape[-1]
 
     def ok(k):
@@ -471,144 +475,3 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return lo, make(lo)
-
-
-# ------------------------------------------------------------------------------------------------
-# Experiment helpers for the chapter (input laws, vNMSE/NMSE sweeps); the maths stays above.
-# ------------------------------------------------------------------------------------------------
-LAWS = ("lognormal", "normal", "exponential", "chi2", "halfnormal", "beta", "uniform")
-
-
-def input_law(name: str, shape, seed: int, dtype=torch.float32, device="cpu") -> torch.Tensor:
-    """I.i.d. coordinates from a synthetic law of the paper's figures (spec §7): LogNormal(0,1),
-    Normal(0,1), Exponential(1), χ²(1), HalfNormal(1), Beta(2,2), Uniform(0,1)."""
-    if name not in LAWS:
-        raise ValueError(f"law must be one of {LAWS}, got {name!r}")
-    g = _h.generator(_eden._check_seed(seed), "law-" + name, device)
-    shape = tuple(shape) if isinstance(shape, (tuple, list, torch.Size)) else (int(shape),)
-    z = lambda: torch.randn(shape, generator=g, dtype=torch.float64, device=device)  # noqa: E731
-    if name == "lognormal":
-        x = z().exp()
-    elif name == "normal":
-        x = z()
-    elif name == "exponential":
-        x = -torch.log1p(-torch.rand(shape, generator=g, dtype=torch.float64, device=device))
-    elif name == "chi2":
-        x = z() ** 2
-    elif name == "halfnormal":
-        x = z().abs()
-    elif name == "beta":  # Beta(2,2) = median of three uniforms
-        x = torch.rand((*shape, 3), generator=g, dtype=torch.float64, device=device).median(-1).values
-    else:
-        x = torch.rand(shape, generator=g, dtype=torch.float64, device=device)
-    return x.to(dtype)
-
-
-FIXED_LENGTH = {
-    "EDEN": lambda b: EDEN(b),
-    "Hadamard+SQ": lambda b: HadamardSQ(int(b)),
-    "Kashin+SQ": lambda b: KashinSQ(int(b)),
-    "QSGD": lambda b: QSGD(int(b)),
-    "Count-Sketch": lambda b: CountSketch(b),
-}
-
-
-def _timed(fn, device):
-    import time
-
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    out = fn()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return out, time.perf_counter() - t0
-
-
-def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device="cpu", dtype=torch.float32,
-                batched=False):
-    """vNMSE (mean, sd over ``trials`` vectors) and encode time per (method, b, d): a DataFrame.
-
-    ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b). Each trial is one
-    fresh vector of the ``law``; the encode time is the median over trials of one ``compress`` call
-    on one vector (Figures 2 and 7). ``batched=True`` compresses the ``trials`` vectors as one
-    batch (each row its own rotation) and reports the batch time per vector.
-    """
-    import pandas as pd
-
-    from .devices import resolve
-
-    dev = resolve(device)
-    if not isinstance(methods, dict):
-        methods = {m: FIXED_LENGTH[m] for m in methods}
-    rows = []
-    for d in dims:
-        xs = [input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)]
-        if batched:
-            xb = torch.stack(xs)
-        for b in bits:
-            for name, make in methods.items():
-                comp = make(b)
-                if batched:
-                    m, dt = _timed(lambda: comp.compress(xb, seed), dev)
-                    v = _eden.vnmse(xb, comp.decompress(m)).cpu().numpy()
-                    rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
-                                 "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(m.nbits.double().mean()) / d})
-                    continue
-                v, ts, nb = [], [], []
-                for t, x in enumerate(xs):
-                    m, dt = _timed(lambda: comp.compress(x, seed + t), dev)
-                    v.append(float(_eden.vnmse(x, comp.decompress(m))))
-                    ts.append(dt)
-                    nb.append(m.total_bits / d)
-                rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
-                             "encode_ms": 1e3 * float(np.median(ts)), "bits_per_coord": float(np.mean(nb))})
-    return pd.DataFrame(rows)
-
-
-def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32):
-    """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
-    (law, method, b), mean and sd over ``reps`` repetitions (Figure 8)."""
-    import pandas as pd
-
-    from .devices import resolve
-
-    dev = resolve(device)
-    if not isinstance(methods, dict):
-        methods = {m: FIXED_LENGTH[m] for m in methods}
-    rows = []
-    for law in laws:
-        for r in range(reps):
-            xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
-            for b in bits:
-                for name, make in methods.items():
-                    est, nb = make(b).mean(xs, seed + r)
-                    rows.append({"law": law, "method": name, "bits": b, "rep": r,
-                                 "nmse": _eden.nmse(xs, est), "bits_per_coord": nb / (n_clients * d)})
-    df = pd.DataFrame(rows)
-    return (df.groupby(["law", "method", "bits"], as_index=False)
-              .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))
-
-
-def variable_length_sweep(bits, d, laws=("lognormal",), trials=5, seed=0, dtype=torch.float64):
-    """Figure 5: vNMSE at budget b of EDEN (no EE), EDEN with 𝓘_Δb (ideal arithmetic code),
-    QSGD + Elias-ω and SQ + Huffman with their level counts fitted to the budget on the first trial
-    vector (:func:`fit_to_budget`); a scheme that cannot meet the budget is left out."""
-    import pandas as pd
-
-    rows = []
-    for law in laws:
-        xs = input_law(law, (trials, d), seed, dtype)
-        for b in bits:
-            cands = {"EDEN": EDEN(b), "EDEN+EE": EDEN(b, quantizer="ee")}
-            k, c = fit_to_budget(QSGDElias, xs[:1], b, seed, 1)
-            if c is not None:
-                cands["QSGD+Elias"] = c
-            k, c = fit_to_budget(SQHuffman, xs[:1], b, seed, 2)
-            if c is not None:
-                cands["SQ+Huffman"] = c
-            for name, comp in cands.items():
-                xh, nb = comp.roundtrip(xs, seed + 1)
-                rows.append({"law": law, "bits": b, "method": name, "vnmse": float(_eden.vnmse(xs, xh).mean()),
-                             "bits_per_coord": float(nb.double().mean()) / d})
-    return pd.DataFrame(rows)

@@ -28,9 +28,10 @@ import numpy as np
 import torch
 
 from . import devices
-from .estimators import binomial_ci, mis_from_accuracy
+from .mis import binomial_ci, mis_from_accuracy
+from .validation import check_array, check_int, check_seed, check_tensor
 
-__all__ = ["split_runs", "threshold_attack", "train_discriminators", "AttackResult"]
+__all__ = ["split_runs", "fit_thresholds", "threshold_attack", "train_discriminators", "AttackResult"]
 
 
 @dataclass
@@ -59,9 +60,9 @@ class AttackResult:
 
 def split_runs(n_runs: int, fractions=(0.5, 0.25, 0.25), seed: int = 0):
     """Random split of run indices into (train, early-stopping, test) index arrays."""
-    if isinstance(n_runs, bool) or not isinstance(n_runs, int) or n_runs < 3:
-        raise ValueError(f"n_runs must be an int >= 3 (train, early-stopping and test runs), got {n_runs!r}")
-    f = np.asarray(fractions, dtype=float)
+    n_runs = check_int("n_runs (train, early-stopping and test runs)", n_runs, low=3)
+    seed = check_seed("seed", seed)
+    f = check_array("fractions", fractions, ndim=1)
     if f.shape != (3,) or np.any(f <= 0) or not math.isclose(f.sum(), 1.0):
         raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
     perm = np.random.default_rng(seed).permutation(n_runs)
@@ -72,23 +73,18 @@ def split_runs(n_runs: int, fractions=(0.5, 0.25, 0.25), seed: int = 0):
     return np.sort(perm[:n_tr]), np.sort(perm[n_tr:n_tr + n_es]), np.sort(perm[n_tr + n_es:])
 
 
-def _check_losses(loss_in, loss_out):
-    li = torch.as_tensor(np.asarray(loss_in, dtype=np.float64) if not isinstance(loss_in, torch.Tensor) else loss_in).double()
-    lo = torch.as_tensor(np.asarray(loss_out, dtype=np.float64) if not isinstance(loss_out, torch.Tensor) else loss_out).double()
-    if li.ndim != 3 or lo.ndim != 3 or li.shape[:2] != lo.shape[:2]:
+def _loss_pair(loss_in, loss_out):
+    li = torch.from_numpy(check_array("loss_in", loss_in, ndim=3))
+    lo = torch.from_numpy(check_array("loss_out", loss_out, ndim=3))
+    if li.shape[:2] != lo.shape[:2]:
         raise ValueError(
             f"loss_in and loss_out must be (groups, runs, samples) with equal groups and runs, got "
             f"{tuple(li.shape)} and {tuple(lo.shape)}")
-    if not (torch.isfinite(li).all() and torch.isfinite(lo).all()):
-        raise ValueError("loss_in / loss_out contain non-finite values")
     return li, lo
 
 
-def _check_idx(name, idx, R):
-    idx = np.asarray(idx, dtype=np.int64)
-    if idx.ndim != 1 or idx.size < 1 or idx.min() < 0 or idx.max() >= R:
-        raise ValueError(f"{name} must be a non-empty 1-D array of run indices in [0, {R})")
-    return torch.from_numpy(idx)
+def _run_index(name, idx, R):
+    return torch.from_numpy(check_array(name, idx, ndim=1, dtype="int", low=0, high=R - 1))
 
 
 def fit_thresholds(loss_in: torch.Tensor, loss_out: torch.Tensor) -> torch.Tensor:
@@ -127,10 +123,10 @@ def threshold_attack(loss_in, loss_out, train_runs, test_runs, level: float = 0.
     ``loss_in`` (G, R, n_in): losses of each run's model on its own training points;
     ``loss_out`` (G, R, n_out): on fresh points. Returns an :class:`AttackResult` per group.
     """
-    li, lo = _check_losses(loss_in, loss_out)
+    li, lo = _loss_pair(loss_in, loss_out)
     G, R = li.shape[:2]
-    tr = _check_idx("train_runs", train_runs, R)
-    te = _check_idx("test_runs", test_runs, R)
+    tr = _run_index("train_runs", train_runs, R)
+    te = _run_index("test_runs", test_runs, R)
     if li.shape[2] != lo.shape[2]:
         raise ValueError("loss_in and loss_out need the same number of samples per run (balanced attack)")
     tau = fit_thresholds(li[:, tr].reshape(G, -1), lo[:, tr].reshape(G, -1))
@@ -160,21 +156,22 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
     improved for ``patience`` epochs.
     """
     dev = devices.resolve(device)
-    li, lo = _check_losses(loss_in, loss_out)
+    li, lo = _loss_pair(loss_in, loss_out)
     G, R, n = li.shape
-    if not isinstance(theta, torch.Tensor) or theta.ndim != 3 or theta.shape[:2] != (G, R):
-        raise ValueError(f"theta must be a (G={G}, R={R}, p) tensor")
+    check_tensor("theta", theta, ndim=3, convert=False)
+    if theta.shape[:2] != (G, R):
+        raise ValueError(f"theta must be a (G={G}, R={R}, p) tensor, got {tuple(theta.shape)}")
     if x_in.ndim != 4 or x_in.shape != x_out.shape or x_in.shape[1] != R or x_in.shape[2] != n:
         raise ValueError(f"x_in and x_out must be (laws, R={R}, n={n}, d) tensors of equal shape")
     gl = torch.arange(G) if group_law is None else torch.as_tensor(np.asarray(group_law), dtype=torch.long)
     if gl.shape != (G,) or gl.min() < 0 or gl.max() >= x_in.shape[0]:
         raise ValueError(f"group_law must map each of the {G} groups to a law in [0, {x_in.shape[0]})")
     for nm, v in (("hidden", hidden), ("epochs", epochs), ("patience", patience), ("runs_per_batch", runs_per_batch)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{nm} must be a positive int, got {v!r}")
-    tr = _check_idx("train_runs", train_runs, R)
-    es = _check_idx("es_runs", es_runs, R)
-    te = _check_idx("test_runs", test_runs, R)
+        check_int(nm, v, low=1)
+    seed = check_seed("seed", seed)
+    tr = _run_index("train_runs", train_runs, R)
+    es = _run_index("es_runs", es_runs, R)
+    te = _run_index("test_runs", test_runs, R)
     g = torch.Generator().manual_seed(seed)
     p, d = theta.shape[2], x_in.shape[3]
     # features, standardised on the training runs (per group for θ and loss, per law for x)
@@ -216,7 +213,7 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
     best_es = torch.full((G,), -1.0, device=dev)
     best_te = torch.zeros(G, device=dev)
     since = torch.zeros(G, dtype=torch.long)
-    for ep in range(epochs):
+    for _ep in range(epochs):
         perm = tr[torch.randperm(tr.numel(), generator=g)]
         for i in range(0, perm.numel(), runs_per_batch):
             out = logits(perm[i:i + runs_per_batch].to(dev))

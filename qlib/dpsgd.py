@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 import torch
 from torch.func import grad, vmap
 
 from . import devices
-from .rqp import check_bits, check_q, proj_det, randomized_projection
+from .rqp import proj_det, randomized_projection
+from .rqp_privacy import check_bits, check_q
+from .validation import check_array, check_choice, check_int, check_positive, check_seed, check_tensor
 
 METHODS = ("sgd", "dpsgd", "projdp", "rqp")
 MODELS = ("logreg", "svm", "softmax")
@@ -59,10 +60,13 @@ class Task:
     n_classes: int = 2
 
     def __post_init__(self):
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        if self.X_train.ndim != 2 or self.X_test.ndim != 2 or self.X_train.shape[1] != self.X_test.shape[1]:
-            raise ValueError("X_train and X_test must be 2-D with the same number of columns")
+        check_choice("model", self.model, MODELS)
+        check_int("n_classes", self.n_classes, low=2)
+        check_array("X_train", self.X_train, ndim=2)
+        check_array("X_test", self.X_test, ndim=2)
+        if self.X_train.shape[1] != self.X_test.shape[1]:
+            raise ValueError("X_train and X_test must have the same number of columns, got "
+                             f"{self.X_train.shape[1]} and {self.X_test.shape[1]}")
         if len(self.y_train) != len(self.X_train) or len(self.y_test) != len(self.X_test):
             raise ValueError("X and y must have the same number of rows")
 
@@ -88,13 +92,12 @@ class TrainResult:
 
 def _head(model: str):
     """φ(z, y): the loss as a function of the model's outputs z = W x (shape (K,), K = 1 if binary)."""
+    check_choice("model", model, MODELS)
     if model == "logreg":
         return lambda z, y: torch.nn.functional.softplus(z[0]) - y * z[0]
     if model == "svm":
         return lambda z, y: torch.relu(1.0 - y * z[0])
-    if model == "softmax":
-        return lambda z, y: torch.logsumexp(z, 0) - torch.gather(z, 0, y.reshape(1))[0]
-    raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    return lambda z, y: torch.logsumexp(z, 0) - torch.gather(z, 0, y.reshape(1))[0]  # softmax
 
 
 def loss_fn(model: str):
@@ -111,6 +114,8 @@ def per_example_grads(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Ten
 
 def clip_rows(g: torch.Tensor, clip: float) -> torch.Tensor:
     """g_j·min(1, clip/‖g_j‖₂) along the last axis."""
+    g = check_tensor("g", g, convert=False)
+    clip = check_positive("clip", clip)
     norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
     return g * torch.clamp(clip / norms.clamp_min(1e-30), max=1.0)
 
@@ -130,8 +135,9 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
         if weights is not None:
             g = g * weights[None, :, None]
         return g.sum(1)
-    if mode != "factored":
-        raise ValueError(f"mode must be 'factored' or 'full', got {mode!r}")
+    check_choice("mode", mode, ("factored", "full"))
+    check_choice("model", model, MODELS)
+    clip = check_positive("clip", clip)
     R, D = w.shape[0], X.shape[-1]
     W = w.reshape(R, -1, D)
     z = torch.einsum("rkd,rmd->rmk", W, X)
@@ -145,6 +151,9 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
 
 def predict(model: str, w: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Predicted labels (R, n) for weights w (R, d) on X (n, D), in the model's label coding."""
+    check_choice("model", model, MODELS)
+    check_tensor("w", w, ndim=2, convert=False)
+    check_tensor("X", X, ndim=2, convert=False)
     if model == "softmax":
         logits = torch.einsum("rkd,nd->rnk", w.reshape(w.shape[0], -1, X.shape[1]), X)
         return logits.argmax(-1)
@@ -186,36 +195,36 @@ def _batches(n: int, m: int, T: int, R: int, sampling: str, gen: torch.Generator
     return idx.permute(1, 0, 2)[:T], valid[:T]
 
 
-def train(task: Task, method: str, *, runs: int = 10, T: int, m: int, eta: float = 1.0, clip: float = 0.45,
-          sigma=0.0, q=1.0, b: int = 4, M: float = 0.3, sampling: str = "with_replacement", seed: int = 0,
-          device="auto", dtype=torch.float32, grad_mode: str = "factored") -> TrainResult:
+def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, clip: float,
+          sigma=0.0, q=1.0, b: int | None = None, M: float | None = None, sampling: str = "with_replacement",
+          seed: int = 0, device="auto", dtype=torch.float32, grad_mode: str = "factored") -> TrainResult:
     """Run ``runs`` independent runs of ``method`` on ``task`` for T iterations, batched.
 
     w_0 = 0. ``sigma``: std of G_t on the summed clipped gradient (ignored for "sgd").
-    ``q``: randomness coefficient of RQP ("rqp" only). ``sampling``: "with_replacement" (Algorithm 2)
+    ``q``: randomness coefficient of RQP ("rqp" only). ``b`` and ``M`` (bits and range of the
+    quantization set) are required for the projected methods ("projdp", "rqp") and ignored otherwise;
+    no hyperparameter defaults to a paper value. ``sampling``: "with_replacement" (Algorithm 2)
     or "epoch" (shuffled passes without replacement, short last batch). Same seed ⇒ same numbers.
     ``grad_mode``: "factored" (default) or "full" per-example gradients, see :func:`clipped_grad_sum`.
     Returns the last iterate w_T (Algorithm 2, step 7) and its train/test accuracy.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if grad_mode not in ("factored", "full"):
-        raise ValueError(f"grad_mode must be 'factored' or 'full', got {grad_mode!r}")
-    if sampling not in SAMPLINGS:
-        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
-    for name, v in (("runs", runs), ("T", T), ("m", m)):
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    for name, v in (("eta", eta), ("clip", clip), ("M", M)):
-        if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be finite and > 0, got {v!r}")
-    b = check_bits(b)
-    sig_np = np.asarray(sigma, dtype=float)
-    if not np.all(np.isfinite(sig_np)) or np.any(sig_np < 0):
-        raise ValueError(f"sigma must be finite and >= 0, got {sigma!r}")
-    check_q(q, b)
-    if m > task.n:
-        raise ValueError(f"m must be <= n = {task.n}, got {m}")
+    check_choice("method", method, METHODS)
+    check_choice("grad_mode", grad_mode, ("factored", "full"))
+    check_choice("sampling", sampling, SAMPLINGS)
+    runs = check_int("runs", runs, low=1)
+    T = check_int("T", T, low=1)
+    m = check_int("m", m, low=1, high=task.n)
+    eta = check_positive("eta", eta)
+    clip = check_positive("clip", clip)
+    seed = check_seed("seed", seed)
+    check_array("sigma", sigma, low=0.0)
+    projected = method in ("projdp", "rqp")
+    if projected:
+        if b is None or M is None:
+            raise ValueError(f"b (quantization bits) and M (range) must be given for method={method!r}, got b={b!r}, M={M!r}")
+        b = check_bits(b)
+        M = check_positive("M", M)
+        check_q(q, b)
 
     dev = devices.resolve(device)
     gen = torch.Generator(device=dev).manual_seed(int(seed))

@@ -1,6 +1,6 @@
 """EDEN: unbiased distributed mean estimation with any bit budget (paper 002, {cite}`vargaftik2022eden`).
 
-Sender (§2, spec §2.2–2.3): pad to ``D = 2^k`` → randomized Hadamard rotation ``r = RHT(x)`` from a
+Sender (§2): pad to ``D = 2^k`` → randomized Hadamard rotation ``r = RHT(x)`` from a
 shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → deterministic Lloyd–Max quantization
 for N(0, 1) with ``2^b`` values (cell indices sent) → one scalar ``S = ‖x‖²/⟨r, q⟩`` (unbiased scale,
 Theorem 2.1) or the biased MSE-optimal ``⟨r, q⟩/‖q‖²``. Receiver: ``x̂ = S · RHT^{-1}(q)``.
@@ -30,9 +30,14 @@ from scipy import optimize, stats
 from scipy.linalg import solve_banded
 
 from . import hadamard as _h
-from .devices import resolve
+from .validation import check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = [
+    "MAX_BITS",
+    "SCALE_BITS",
+    "check_bits",
+    "check_loss",
+    "check_vectors",
     "lloyd_max",
     "codebook",
     "quantizer_stats",
@@ -149,49 +154,45 @@ def lloyd_max(levels: int, tol: float = 1e-13) -> tuple[np.ndarray, np.ndarray]:
     """Lloyd–Max quantizer for N(0, 1) with ``levels`` values: ``(centroids, thresholds)``.
 
     Solves the two optimality conditions (centroid = center of mass of its cell, threshold =
-    midpoint of its neighbours) by Newton's method in float64 to ``max |g| < tol`` (spec §2.5; the
-    authors' shipped tables for b ≥ 6 are not converged).
+    midpoint of its neighbours) by Newton's method in float64 to ``max |g| < tol`` (the authors'
+    shipped tables for b ≥ 6 are not converged, so we solve rather than copy them).
     """
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"levels must be an int, got {type(levels).__name__}")
-    if not 1 <= levels <= 4096:
-        raise ValueError(f"levels must be in [1, 4096], got {levels}")
-    c, t = _lloyd_max_cached(int(levels), float(tol))
+    levels = check_int("levels", levels, low=1, high=4096)
+    tol = check_float("tol", tol, low=0.0, low_open=True)
+    c, t = _lloyd_max_cached(levels, tol)
     return np.array(c), np.array(t)
 
 
-def _check_int_bits(bits):
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= MAX_BITS:
-        raise ValueError(f"bits must be an integer in [1, {MAX_BITS}], got {bits!r}")
+def check_bits(bits, name: str = "bits") -> float:
+    """A bit budget per coordinate in ``(0, MAX_BITS]`` (integer, fractional or sub-bit) as float."""
+    return check_float(name, bits, low=0.0, high=float(MAX_BITS), low_open=True)
+
+
+def check_loss(loss, name: str = "loss") -> float:
+    """A loss rate in ``[0, 1)`` (the fraction of rotated coordinates that do not arrive)."""
+    return check_float(name, loss, low=0.0, high=1.0, high_open=True)
+
+
+def check_vectors(x, name: str = "x") -> torch.Tensor:
+    """A non-empty, finite floating tensor ``(*batch, d)``: what every compressor accepts.
+
+    Finiteness costs one reduction; the elementwise test runs only when the sum is not finite."""
+    x = check_tensor(name, x, finite=False, convert=False)
+    if x.dim() == 0:
+        raise ValueError(f"{name} must be a vector or a batch of vectors, got a scalar")
+    if not bool(torch.isfinite(x.sum())):
+        check_tensor(name, x, convert=False)
+    return x
 
 
 def codebook(bits: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``2^bits``-value Lloyd–Max codebook 𝓘_b of EDEN (``bits`` in 1..8)."""
-    _check_int_bits(bits)
-    return lloyd_max(2**bits)
-
-
-def _check_bits(bits) -> float:
-    if isinstance(bits, bool) or not isinstance(bits, (int, float, np.integer, np.floating)):
-        raise TypeError(f"bits must be a real number, got {type(bits).__name__}")
-    b = float(bits)
-    if not math.isfinite(b) or not 0 < b <= MAX_BITS:
-        raise ValueError(f"bits must be in (0, {MAX_BITS}], got {bits!r}")
-    return b
-
-
-def _check_fraction(name, p, lo_open=True):
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(p).__name__}")
-    p = float(p)
-    if not (math.isfinite(p) and 0.0 <= p < 1.0):
-        raise ValueError(f"{name} must be in [0, 1), got {p!r}")
-    return p
+    return lloyd_max(2 ** check_int("bits", bits, low=1, high=MAX_BITS))
 
 
 def mixture_moment(bits: float) -> float:
     """``E[Q(z)²]`` of the quantizer EDEN uses at budget ``bits ≥ 1`` (mixture for fractional b)."""
-    b = _check_bits(bits)
+    b = check_bits(bits)
     if b < 1:
         return quantizer_stats(codebook(1)[1])["E_Q2"]
     lo = int(math.floor(b))
@@ -209,8 +210,8 @@ def limit_vnmse(bits: float, loss: float = 0.0) -> float:
     (Corollary 4.2) and, under loss with received fraction ``p = 1 − loss``, ``1/(p·E[Q²]) − 1``
     (Lemma 4.3). Sub-bit and loss compose as ``A + AB + B`` (Lemma 4.1).
     """
-    b = _check_bits(bits)
-    p_recv = 1.0 - _check_fraction("loss", loss)
+    b = check_bits(bits)
+    p_recv = 1.0 - check_loss(loss)
     p_sub = b if b < 1 else 1.0
     return 1.0 / (p_sub * p_recv * mixture_moment(b)) - 1.0
 
@@ -220,11 +221,11 @@ def expected_vnmse(d: int, bits: float, loss: float = 0.0) -> float:
 
     The rotated-domain error is spread evenly over the ``D`` padded coordinates and the ``D − m``
     padding coordinates are dropped, so the measured vNMSE is ``(m/D)·B`` with ``B`` the limit of
-    the quantization stage (spec §2.4); for b < 1 the sparsification error ``A = d/m − 1``
+    the quantization stage; for b < 1 the sparsification error ``A = d/m − 1``
     composes with it as ``A + (1 + A)·(m/D)·B``.
     """
-    b = _check_bits(bits)
-    p_recv = 1.0 - _check_fraction("loss", loss)
+    b = check_bits(bits)
+    p_recv = 1.0 - check_loss(loss)
     m = max(1, int(round(b * d))) if b < 1 else int(d)
     D = _h.next_power_of_two(m)
     B = 1.0 / (p_recv * mixture_moment(b)) - 1.0
@@ -243,8 +244,7 @@ def rd_bound(bits) -> np.ndarray:
 # -- entropy-coded quantizer 𝓘_Δ (Appendix G) -----------------------------------------------------
 def ee_cells(delta: float, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Uniform cells ``[Δ(n − ½), Δ(n + ½)]``: returns (cell numbers n, thresholds) for |n| ≤ n_max."""
-    if not (isinstance(delta, (int, float, np.floating)) and math.isfinite(delta) and delta > 0):
-        raise ValueError(f"delta must be a finite positive number, got {delta!r}")
+    delta = check_float("delta", delta, low=0.0, low_open=True)
     if n_max is None:
         n_max = int(math.ceil(12.0 / delta)) + 2
     n = np.arange(-n_max, n_max + 1)
@@ -259,7 +259,7 @@ def ee_stats(delta: float) -> dict:
 @lru_cache(maxsize=None)
 def ee_delta(bits: float) -> float:
     """``Δ_b``: the smallest cell width whose entropy is at most ``bits`` (Appendix G.1)."""
-    b = _check_bits(bits) if bits <= MAX_BITS else float(bits)
+    b = check_float("bits", bits, low=0.0, low_open=True)  # entropy budgets may exceed MAX_BITS
     return float(optimize.brentq(lambda dl: ee_stats(dl)["entropy"] - b, 2e-3, 30.0, xtol=1e-14, rtol=1e-15))
 
 
@@ -267,7 +267,7 @@ def lm_entropy_coded_vnmse(bits: float) -> tuple[int, float]:
     """Figure 4's "Lloyd–Max + entropy coding" curve: the Lloyd–Max quantizer with the most levels
     whose entropy is ≤ ``bits`` (our reading, the paper gives no rule); returns (levels, vNMSE).
     For b < 1 the 2-level quantizer is sparsified (no entropy gain possible below one bit)."""
-    b = _check_bits(bits)
+    b = check_bits(bits)
     if b <= 1:
         return 2, limit_vnmse(b)
     lo, hi = 2, 2
@@ -317,28 +317,6 @@ class Payload:
         return int(self.nbits.sum())
 
 
-def _check_x(x):
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a float32/float64 tensor, got {x.dtype}")
-    if x.dim() == 0 or x.shape[-1] == 0 or x.numel() == 0:
-        raise ValueError(f"x must be a non-empty vector or batch of vectors, got shape {tuple(x.shape)}")
-    # one cheap reduction first; the elementwise check only when the sum is not finite (or overflowed)
-    if not bool(torch.isfinite(x.sum())) and not bool(torch.isfinite(x).all()):
-        raise ValueError("x must be finite (it contains NaN or inf)")
-
-
-def _check_seed(seed):
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    return int(seed)
-
-
-def _rotation_signs(seed, batch, k, D, dtype, device):
-    return _h.rademacher((*batch, k, D), _h.generator(seed, "rotation", device), dtype, device)
-
-
 def _coins(seed, batch, D, f, device):
     g = _h.generator(seed, "frac-bits", device)
     return torch.rand((*batch, D), generator=g, device=device) < f
@@ -375,7 +353,7 @@ def _lm_table(bits: int, dtype, device) -> torch.Tensor:
 
 def _lm_quantize(u: torch.Tensor, bits: int) -> torch.Tensor:
     """Cell code ``2k + (u < 0)`` (uint8). A value on a threshold goes to the cell closer to zero
-    (footnote 4); ``u = 0`` counts as positive (spec §2.3)."""
+    (footnote 4); ``u = 0`` counts as positive (our convention: sign(0) = +1)."""
     table, pos, lut = _lm_host_tables(bits)
     neg = (u < 0).to(torch.uint8)
     if len(pos) == 0:
@@ -451,15 +429,12 @@ def compress(
     ``n_rotations``: number of chained RHTs (1 in the paper). A zero vector gives ``S = 0`` and
     decodes to exact zeros (the scale doubles as the paper's one-bit zero flag).
     """
-    _check_x(x)
-    b = _check_bits(bits)
-    seed = _check_seed(seed)
-    if scale not in ("unbiased", "mse"):
-        raise ValueError(f"scale must be 'unbiased' or 'mse', got {scale!r}")
-    if quantizer not in ("lm", "ee"):
-        raise ValueError(f"quantizer must be 'lm' or 'ee', got {quantizer!r}")
-    if isinstance(n_rotations, bool) or not isinstance(n_rotations, int) or not 1 <= n_rotations <= 8:
-        raise ValueError(f"n_rotations must be an int in [1, 8], got {n_rotations!r}")
+    x = check_vectors(x)
+    b = check_bits(bits)
+    seed = check_seed("seed", seed)
+    scale = check_choice("scale", scale, ("unbiased", "mse"))
+    quantizer = check_choice("quantizer", quantizer, ("lm", "ee"))
+    n_rotations = check_int("n_rotations", n_rotations, low=1, high=8)
     batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
     v = x
     m = d
@@ -468,7 +443,7 @@ def compress(
         keep = _subsample(seed, batch, d, m, dev)
         v = torch.gather(x, -1, keep) * (d / m)
     D = _h.next_power_of_two(m)
-    r = _h.rht(_h.pad_to_power_of_two(v), _rotation_signs(seed, batch, n_rotations, D, dt, dev))
+    r = _h.rht(_h.pad_to_power_of_two(v), _h.rotation_signs(seed, batch, n_rotations, D, dt, dev))
     norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
     zero = norm2 == 0
     eta = torch.where(zero, torch.zeros_like(norm2), math.sqrt(D) / norm2.sqrt())
@@ -513,9 +488,8 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int | None = No
     loss pattern, Lemma 4.3 / Figure 11); ``"random"``: a uniformly random subset of that size
     (``seed`` required).
     """
-    loss = _check_fraction("loss", loss)
-    if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 1:
-        raise ValueError(f"D must be a positive int, got {D!r}")
+    loss = check_loss(loss)
+    D = check_int("D", D, low=1)
     lost = int(round(loss * D))
     if lost >= D:
         raise ValueError(f"loss={loss} drops every one of the D={D} coordinates")
@@ -524,7 +498,7 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int | None = No
         mask = torch.arange(D, device=dev) < D - lost
         return mask.expand(*batch, D)
     if mode == "random":
-        g = _h.generator(_check_seed(seed if seed is not None else -1), "loss", dev)
+        g = _h.generator(check_seed("seed", seed), "loss", dev)
         keys = torch.rand((*batch, D), generator=g, device=dev)
         order = keys.argsort(-1)
         mask = torch.ones((*batch, D), dtype=torch.bool, device=dev)
@@ -562,7 +536,7 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
         q = torch.where(received, q, torch.zeros_like(q)) / p.clamp_min(1.0 / D)
         q = torch.where(p > 0, q, torch.zeros_like(q))
     w = q * S.unsqueeze(-1)
-    signs = _rotation_signs(payload.seed, batch, payload.n_rotations, D, dt, dev)
+    signs = _h.rotation_signs(payload.seed, batch, payload.n_rotations, D, dt, dev)
     v = _h.irht(w, signs)[..., : payload.m]
     if payload.m == payload.d:
         return v
@@ -574,7 +548,7 @@ def roundtrip(x: torch.Tensor, bits: float, seed: int, *, loss: float = 0.0, los
     """``decompress(compress(x, bits, seed, **kw), received)`` with a loss pattern of rate ``loss``."""
     pl = compress(x, bits, seed, **kw)
     rec = None
-    if _check_fraction("loss", loss) > 0:
+    if check_loss(loss) > 0:
         rec = received_mask(pl.D, loss, loss_mode, seed=seed, batch=pl.batch_shape, device=x.device)
     return decompress(pl, rec)
 
@@ -608,13 +582,13 @@ def mean_estimate(
     Clients sharing a budget are compressed as one batch (each row has its own rotation); groups use
     independent seed streams derived from ``seed``.
     """
-    _check_x(xs)
+    xs = check_vectors(xs, "xs")
     if xs.dim() != 2:
         raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
-    seed = _check_seed(seed)
+    seed = check_seed("seed", seed)
     n = xs.shape[0]
-    bs = _per_client("bits", bits, n, _check_bits)
-    ls = _per_client("loss", loss, n, lambda v: _check_fraction("loss", v))
+    bs = _per_client("bits", bits, n, check_bits)
+    ls = _per_client("loss", loss, n, check_loss)
     total = torch.zeros(xs.shape[1], dtype=xs.dtype, device=xs.device)
     nbits = 0
     for gi, b in enumerate(sorted(set(bs))):
@@ -632,10 +606,10 @@ def mean_estimate(
 def nmse_theory(xs: torch.Tensor, bits, loss=0.0) -> float:
     """Lemma 2.2: ``NMSE = Σ_c vNMSE(c)·‖x_c‖² / (n Σ_c ‖x_c‖²)`` with each client's vNMSE from
     :func:`expected_vnmse` (its budget, its loss rate, the padding convention)."""
-    _check_x(xs)
+    xs = check_vectors(xs, "xs")
     n, d = xs.shape
-    bs = _per_client("bits", bits, n, _check_bits)
-    ls = _per_client("loss", loss, n, lambda v: _check_fraction("loss", v))
+    bs = _per_client("bits", bits, n, check_bits)
+    ls = _per_client("loss", loss, n, check_loss)
     w = (xs.double() ** 2).sum(-1).cpu().numpy()
     v = np.array([expected_vnmse(d, b, lo) for b, lo in zip(bs, ls)])
     return float((v * w).sum() / (n * w.sum()))
@@ -654,36 +628,3 @@ def nmse(xs: torch.Tensor, mean_hat: torch.Tensor) -> float:
     xs = xs.double()
     err = ((mean_hat.double() - xs.mean(0)) ** 2).sum()
     return float(err / (xs**2).sum(-1).mean())
-
-
-def loss_subbit_sweep(d: int, fractions, trials: int = 5, seed: int = 0, law_sampler=None, dtype=torch.float64):
-    """Figure 11: vNMSE at each fraction ``p`` of coordinates kept/received, for 1-bit EDEN with
-    sub-bit sparsification (``bits = p``, mask before the rotation), a tail drop of ``1 − p`` of the
-    rotated coordinates, and a uniformly random loss; with the theory ``π/(2p) − 1`` and the
-    padding-corrected expectation. Returns a DataFrame (one row per p and scheme)."""
-    import pandas as pd
-
-    if law_sampler is None:
-        g = torch.Generator().manual_seed(_check_seed(seed))
-        x = torch.randn(trials, d, generator=g, dtype=dtype).exp()
-    else:
-        x = law_sampler((trials, d))
-    rows = []
-    for p in fractions:
-        p = float(p)
-        runs = {"sub-bit (mask before rotation)": dict(bits=p)}
-        if p < 1:
-            runs["tail drop (after rotation)"] = dict(bits=1, loss=1 - p, loss_mode="tail")
-            runs["random loss (after rotation)"] = dict(bits=1, loss=1 - p, loss_mode="random")
-        for name, kw in runs.items():
-            b = kw.pop("bits")
-            pl = compress(x, b, seed)
-            rec = None
-            if kw:
-                rec = received_mask(pl.D, kw["loss"], kw["loss_mode"], seed=seed + 1, batch=pl.batch_shape)
-            v = vnmse(x, decompress(pl, rec))
-            sent = pl.nbits.double().mean().item() if rec is None else float(rec.sum(-1).double().mean()) + SCALE_BITS
-            rows.append({"p": p, "scheme": name, "vnmse": float(v.mean()), "sd": float(v.std()),
-                         "bits_per_coord": sent / d, "theory": limit_vnmse(p),
-                         "expected_padded": expected_vnmse(d, p) if name.startswith("sub") else limit_vnmse(1, 1 - p)})
-    return pd.DataFrame(rows)

@@ -4,12 +4,8 @@ Every model has its own data, its own initialisation and its own Adam state; the
 stacked along a leading dimension and trained together (one batched matmul per layer, one Adam
 update for all), which is the same computation as training each alone with ``torch.optim.Adam``
 (tests/test_engine.py checks it to float tolerance). The model family is pluggable: a *model* is
-an object with
-
-* ``n_params`` — the length p of one model's flat parameter vector θ;
-* ``init(K, generator, dtype)`` — (K, p) initial parameters (``torch.nn.Linear``'s default init);
-* ``forward(theta, X)`` — outputs (K, n) (one output per sample) from θ (K, p) and X (K, n, d);
-* ``unflatten(theta)`` — dict name → (K, *shape) tensors (the layers, for per-tensor quantization).
+any object satisfying the :class:`Model` protocol (``n_params``, ``init``, ``unflatten``, ``prepare``,
+``apply``; optionally ``vjp`` for an analytic gradient, see :class:`AnalyticModel`).
 
 Two families ship: :class:`Linear` (one linear layer + bias; with ``qlib.synthetic.features`` the
 logistic model on [x, x²] of paper 001 §5.1) and :class:`MLP` (two layers, ReLU). Losses per sample:
@@ -25,15 +21,49 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 
 from . import devices
+from .validation import check_choice, check_float, check_int, check_seed, check_tensor
 
-__all__ = ["Linear", "MLP", "LOSSES", "per_sample_loss", "init_params", "train", "TrainResult", "Callback",
+__all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
+           "init_params", "train", "TrainResult", "Callback", "check_data", "param_sizes",
            "default_chunk_size"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What :func:`train` and :class:`qlib.recorder.RQRecorder` need of a model family.
+
+    * ``n_params`` — the length p of one model's flat parameter vector θ;
+    * ``init(K, generator, dtype)`` — (K, p) initial parameters;
+    * ``unflatten(theta)`` — dict name → (..., *shape) tensors, the layers in the order of θ (for
+      per-tensor quantization, :func:`param_sizes`);
+    * ``prepare(X)`` — the data X (K, n, d) in whatever form ``apply`` wants (done once per chunk);
+    * ``apply(theta, data)`` — outputs (K, n) from θ (K, p), or (Q, K, n) from θ (Q, K, p).
+    """
+
+    @property
+    def n_params(self) -> int: ...
+
+    def init(self, K: int, generator: torch.Generator, dtype: torch.dtype = ...) -> torch.Tensor: ...
+
+    def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]: ...
+
+    def prepare(self, X: torch.Tensor) -> Any: ...
+
+    def apply(self, theta: torch.Tensor, data: Any) -> torch.Tensor: ...
+
+
+@runtime_checkable
+class AnalyticModel(Model, Protocol):
+    """A :class:`Model` with ``vjp(theta, data, grad_out)`` = ∂/∂θ of Σ grad_out·apply(θ, data),
+    (K, p): :func:`train` then skips autograd."""
+
+    def vjp(self, theta: torch.Tensor, data: Any, grad_out: torch.Tensor) -> torch.Tensor: ...
 
 
 def _nn_linear_init(K: int, fan_in: int, fan_out: int, generator: torch.Generator,
@@ -57,8 +87,7 @@ class Linear:
     in_features: int
 
     def __post_init__(self):
-        if isinstance(self.in_features, bool) or not isinstance(self.in_features, int) or self.in_features < 1:
-            raise ValueError(f"in_features must be a positive int, got {self.in_features!r}")
+        check_int("in_features", self.in_features, low=1)
 
     @property
     def n_params(self) -> int:
@@ -101,6 +130,10 @@ class MLP:
 
     in_features: int
     hidden: int = 128
+
+    def __post_init__(self):
+        check_int("in_features", self.in_features, low=1)
+        check_int("hidden", self.hidden, low=1)
 
     @property
     def n_params(self) -> int:
@@ -163,18 +196,28 @@ LOSSES: dict[str, tuple[Callable, Callable]] = {
 }
 
 
+def loss_functions(loss: str) -> tuple[Callable, Callable]:
+    """The per-sample loss ``ℓ(out, y)`` called ``loss`` and its derivative ``∂ℓ/∂out``."""
+    check_choice("loss", loss, sorted(LOSSES))
+    return LOSSES[loss]
+
+
 def per_sample_loss(loss: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Per-sample loss of outputs ``out`` against targets ``y`` (broadcast over leading dims)."""
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
-    return LOSSES[loss][0](out, y)
+    return loss_functions(loss)[0](out, y)
+
+
+def param_sizes(model: Model) -> list[int]:
+    """Sizes of the model's tensors (``unflatten``) in the order of the flat θ: the blocks of
+    per-tensor quantization (``qlib.quantizers.quantize_many(..., split=...)``)."""
+    parts = model.unflatten(torch.zeros(1, model.n_params))
+    return [int(t[0].numel()) for t in parts.values()]
 
 
 def init_params(model, K: int, seed: int | torch.Generator, dtype=torch.float32) -> torch.Tensor:
     """(K, p) initial parameters, reproducible from an int seed or a torch.Generator."""
-    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
-        raise ValueError(f"K (number of models) must be a positive int, got {K!r}")
-    g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
+    check_int("K (number of models)", K, low=1)
+    g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(check_seed("seed", seed))
     return model.init(K, g, dtype)
 
 
@@ -209,11 +252,10 @@ class TrainResult:
     train_loss: torch.Tensor
 
 
-def _check_data(X: torch.Tensor, y: torch.Tensor, K: int | None, name: str = "X") -> None:
-    if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
-        raise TypeError(f"{name} and its targets must be torch tensors")
-    if X.ndim != 3:
-        raise ValueError(f"{name} must have shape (K models, n samples, d features), got {tuple(X.shape)}")
+def check_data(X: torch.Tensor, y: torch.Tensor, K: int | None = None, name: str = "X") -> None:
+    """``X`` (K, n, d) and its targets ``y`` (K, n), finite tensors, for ``K`` models (None: any)."""
+    check_tensor(name, X, ndim=3, convert=False, finite=False)
+    check_tensor(f"targets of {name}", y, convert=False, finite=False)
     if y.shape != X.shape[:2]:
         raise ValueError(f"targets of {name} must have shape (K, n) = {tuple(X.shape[:2])}, got {tuple(y.shape)}")
     if K is not None and X.shape[0] != K:
@@ -253,30 +295,22 @@ def train(
     ``transform`` (e.g. ``qlib.synthetic.features``) is applied to each chunk's X on the device.
     ``callbacks``: :class:`Callback` objects, or callables ``fn(epoch, theta, models)``.
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
-        raise ValueError(f"epochs must be a non-negative int, got {epochs!r}")
-    if not (isinstance(lr, (int, float)) and lr > 0 and math.isfinite(lr)):
-        raise ValueError(f"lr must be a finite positive number, got {lr!r}")
-    if len(betas) != 2 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+    epochs = check_int("epochs", epochs, low=0)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    if len(betas) != 2:
         raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
-    if not (eps > 0):
-        raise ValueError(f"eps must be > 0, got {eps!r}")
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
-    if not isinstance(theta0, torch.Tensor) or theta0.ndim != 2 or theta0.shape[1] != model.n_params:
-        raise ValueError(
-            f"theta0 must have shape (K, {model.n_params}), got "
-            f"{tuple(theta0.shape) if isinstance(theta0, torch.Tensor) else type(theta0).__name__}"
-        )
-    if not torch.isfinite(theta0).all():
-        raise ValueError("theta0 contains non-finite values")
-    _check_data(X, y, theta0.shape[0])
+    b1, b2 = (check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(betas))
+    eps = check_float("eps", eps, low=0.0, low_open=True)
+    lossfn, lossgrad = loss_functions(loss)
+    check_tensor("theta0", theta0, ndim=2, convert=False)
+    if theta0.shape[1] != model.n_params:
+        raise ValueError(f"theta0 must have shape (K, {model.n_params}), got {tuple(theta0.shape)}")
+    check_data(X, y, theta0.shape[0])
     dev = devices.resolve(device)
     K = theta0.shape[0]
     if chunk_size is None:
         chunk_size = default_chunk_size(dev, K)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
     cbs = []
     for c in callbacks:
         if all(hasattr(c, h) for h in ("on_chunk_start", "on_epoch_end", "on_chunk_end")):
@@ -285,11 +319,9 @@ def train(
             cbs.append(_FnCallback(c))
         else:
             raise TypeError(f"callbacks must be Callback-like objects or callables, got {type(c).__name__}")
-    lossfn, lossgrad = LOSSES[loss]
     dtype = theta0.dtype
     out_theta = torch.empty_like(theta0, device="cpu")
     hist = torch.empty(epochs, K, dtype=dtype) if record_loss else torch.empty(0)
-    b1, b2 = betas
     analytic = hasattr(model, "vjp")
     for start in range(0, K, chunk_size):
         sl = slice(start, min(K, start + chunk_size))

@@ -1,6 +1,6 @@
 """Fast Walsh–Hadamard transform, the randomized Hadamard rotation and power-of-two padding.
 
-The rotation every compressor of paper 002 (EDEN, {cite}`vargaftik2022eden`, §2.4 of our spec)
+The rotation every compressor of paper 002 (EDEN, {cite}`vargaftik2022eden`, §2)
 uses is one *randomized Hadamard transform* (RHT): ``RHT(v) = H_D (s ∘ v) / sqrt(D)`` with ``s`` an
 i.i.d. Rademacher vector drawn from a seed shared by sender and receiver and ``H_D`` the Sylvester
 Hadamard matrix (``H_1 = [1]``, ``H_2k = [[H_k, H_k], [H_k, -H_k]]``). The normalized ``H_D/sqrt(D)``
@@ -21,6 +21,8 @@ import math
 import numpy as np
 import torch
 
+from .validation import check_int, check_seed, check_str, check_tensor
+
 __all__ = [
     "fwht",
     "hadamard_matrix",
@@ -31,6 +33,8 @@ __all__ = [
     "rht",
     "irht",
     "generator",
+    "rotation_signs",
+    "check_signs",
 ]
 
 _RADIX_LOG2 = 4  # 16×16 factors: measured fastest on CPU (benchmarks/bench_hadamard.py)
@@ -47,11 +51,7 @@ def is_power_of_two(n: int) -> bool:
 
 def next_power_of_two(n: int) -> int:
     """Smallest power of two ``>= n`` (``n >= 1``)."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    return 1 << (int(n) - 1).bit_length()
+    return 1 << (check_int("n", n, low=1) - 1).bit_length()
 
 
 def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") -> torch.Tensor:
@@ -67,13 +67,12 @@ def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") ->
     return _H_CACHE[key]
 
 
-def _check_float(x, name="x"):
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor (float32/float64), got {x.dtype}")
+def _vectors(x, name="x"):
+    # finiteness is not checked here: the transform is linear and runs on every message
+    x = check_tensor(name, x, finite=False, nonempty=False, convert=False)
     if x.dim() == 0:
         raise ValueError(f"{name} must have at least one dimension, got a scalar")
+    return x
 
 
 def _stages(y: torch.Tensor, n: int, inner: int) -> torch.Tensor:
@@ -101,7 +100,7 @@ def fwht(x: torch.Tensor) -> torch.Tensor:
     leading dimensions, float32/float64, CPU/CUDA, differentiable (no in-place ops on the input). The
     transform is its own inverse. ``D`` must be a power of two (pad with :func:`pad_to_power_of_two`).
     """
-    _check_float(x)
+    _vectors(x)
     n = x.shape[-1]
     if not is_power_of_two(n):
         raise ValueError(
@@ -130,7 +129,7 @@ def fwht(x: torch.Tensor) -> torch.Tensor:
 
 def pad_to_power_of_two(x: torch.Tensor) -> torch.Tensor:
     """Zero-pad the last dimension of ``x`` to the next power of two (no copy if already one)."""
-    _check_float(x)
+    _vectors(x)
     d = x.shape[-1]
     if d == 0:
         raise ValueError("x must have a non-empty last dimension")
@@ -144,12 +143,10 @@ def generator(seed: int, purpose: str = "rotation", device="cpu") -> torch.Gener
     """A torch.Generator for one (seed, purpose) stream; sender and receiver derive the same one.
 
     Independent streams for the rotation, the fractional-bit coins and the sub-bit mask come from
-    ``numpy.random.SeedSequence([seed, hash(purpose)])`` (spec §2.11): nothing but the seed is shared.
+    ``numpy.random.SeedSequence([seed, hash(purpose)])`` (the paper's shared randomness, §2): nothing but the seed is shared.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
+    seed = check_seed("seed", seed)
+    purpose = check_str("purpose", purpose)
     tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
     state = np.random.SeedSequence([int(seed), tag]).generate_state(2, dtype=np.uint32)
     g = torch.Generator(device=torch.device(device))
@@ -177,11 +174,26 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     return signs.reshape(shape)
 
 
+def rotation_signs(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.float32, device="cpu") -> torch.Tensor:
+    """The Rademacher signs of ``k`` chained rotations for every vector of a batch: shape
+    ``(*batch, k, D)``, drawn from the seed's ``"rotation"`` stream (:func:`generator`).
+
+    This is the ONE source of rotation randomness: every compressor that rotates (EDEN, DRIVE,
+    Hadamard+SQ) calls it with the shared seed, so sender and receiver rebuild the same rotation
+    and two compressors given the same seed use the same rotation. Pass the result to :func:`rht`
+    and :func:`irht`.
+    """
+    k = check_int("k", k, low=1)
+    D = check_int("D", D, low=1)
+    batch = tuple(check_int(f"batch[{i}]", b, low=0) for i, b in enumerate(batch))
+    return rademacher((*batch, k, D), generator(seed, "rotation", device), dtype, device)
+
+
 def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     """Randomized Hadamard rotation(s): for each row ``s_j`` of ``signs`` (shape ``(k, D)`` or
     ``(…, k, D)``), ``x ← fwht(s_j ∘ x)``. ``k = 1`` is the single RHT of the paper; ``k ≥ 2`` gives
-    a rotation whose output law is closer to a uniform one (spec §2.4)."""
-    _check_rot(x, signs)
+    a rotation whose output law is closer to a uniform one (the paper's theorems assume a uniform rotation, §2)."""
+    check_signs(x, signs)
     for j in range(signs.shape[-2]):
         x = fwht(x * signs[..., j, :])
     return x
@@ -189,15 +201,18 @@ def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
 
 def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
-    _check_rot(y, signs)
+    check_signs(y, signs)
     for j in reversed(range(signs.shape[-2])):
         y = fwht(y) * signs[..., j, :]
     return y
 
 
-def _check_rot(x, signs):
-    _check_float(x)
-    if not isinstance(signs, torch.Tensor) or signs.dim() < 2:
-        raise ValueError("signs must be a tensor of shape (k, D) or (..., k, D)")
+def check_signs(x: torch.Tensor, signs: torch.Tensor) -> None:
+    """Raise unless ``x`` is a floating tensor and ``signs`` a ``(k, D)`` / ``(…, k, D)`` tensor
+    whose ``D`` is the last dimension of ``x`` (the arguments of :func:`rht` / :func:`irht`)."""
+    _vectors(x)
+    signs = check_tensor("signs", signs, finite=False, convert=False)
+    if signs.dim() < 2:
+        raise ValueError(f"signs must have shape (k, D) or (..., k, D), got shape {tuple(signs.shape)}")
     if signs.shape[-1] != x.shape[-1]:
         raise ValueError(f"signs has length {signs.shape[-1]} but x has last dimension {x.shape[-1]}")

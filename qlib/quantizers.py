@@ -10,8 +10,8 @@ sign          Sign          sign(θ_j), with sign(0) = +1
 ternary33     1.58b 33%     0 for the 33 % of coordinates of smallest |θ_j|, else sign(θ_j)
 ternary50     1.58b 50%     same with 50 %
 ternary90     1.58b 90%     same with 90 %
-bits2..bits5  b bits        sign(θ_j)·(α/s)·m_j, s = 2^(b−1), α = 2^round(log2 max|θ|),
-                            m_j = clip(⌈s|θ_j|/α⌉, 1, s)   (2^b levels, no zero level)
+bits2..bits5  b bits        sign(θ_j)·(α/s)·int(1 + clip(s|θ_j|/α, 0, s)), s = 2^(b−1),
+                            α = 2^round(log2 max|θ|)   (Table 1 as printed; the default)
 ============  ============  ==========================================================
 
 Decisions where the paper is silent or self-contradictory (see the quantizers chapter):
@@ -22,13 +22,18 @@ Decisions where the paper is silent or self-contradictory (see the quantizers ch
 * **Exact sparsity.** Exactly k = ⌊x·d + ½⌋ coordinates are zeroed: the k smallest |θ_j|, ties broken
   by position (lower index first), rather than a quantile threshold that over- or under-shoots on
   ties. Exact zeros of the input that are not among the k stay 0 (0 is a level of this quantizer).
-* **b bits.** The printed formula ``int(1 + clip(s|θ|/α, 0, s))`` (``int`` = truncation) uses s + 1
-  magnitudes — 2^b + 2 levels whenever max|θ| ≥ α — and is not idempotent (a value on the grid
-  moves one level up; 2 bits can double α). We keep the paper's grid, scale and rounding direction
-  (magnitudes rounded *up* to the next multiple of α/s) but cap at s magnitudes, which makes it a
-  true b-bit quantizer (2^b levels) and a projection (Q∘Q = Q). It agrees with the printed formula
-  everywhere except on grid points (measure zero) and for |θ_j| ≥ α, which the printed formula maps
-  to (s+1)α/s. The printed formula is available as ``get("bits4", variant="printed")``.
+* **b bits: the printed formula is the default.** Table 1 prints
+  ``(α/s)·int(1 + clip(s|θ|/α, 0, s))`` (``int`` = truncation). Taken literally it uses s + 1
+  magnitudes — 2^b + 2 levels whenever max|θ| ≥ α — and is not idempotent (a value on the grid moves
+  one level up). We implement it as printed (``variant="printed"``, the default), because that is
+  what the paper says it ran.
+* **b bits, capped variant** (``variant="capped"``): the same grid, scale and rounding direction
+  (magnitudes rounded *up* to the next multiple of α/s) capped at s magnitudes,
+  ``(α/s)·clip(⌈s|θ|/α⌉, 1, s)``. Rationale: it is a true b-bit code (2^b levels) and a projection
+  (Q∘Q = Q), which the name "b bits" suggests. It agrees with the printed formula everywhere except
+  on grid points (measure zero) and for |θ_j| ≥ α, which the printed formula maps to (s+1)α/s. The
+  quantizers and synthetic-study chapters show how much the choice moves r_Q^n, Table 2 and the
+  ranking.
 * sign(0) = +1 for Sign and b bits (neither has a zero level); an all-zero θ is returned unchanged by
   b bits (α would be 0).
 * Scope: ``"tensor"`` (default) quantizes each weight matrix and bias with its own α / quantile;
@@ -45,6 +50,8 @@ from typing import Callable, Mapping
 import torch
 from torch import nn
 
+from .validation import check_choice, check_str, check_tensor
+
 __all__ = [
     "Quantizer",
     "get",
@@ -53,7 +60,9 @@ __all__ = [
     "quantize",
     "quantize_batch",
     "quantize_many",
+    "check_names",
     "apply",
+    "VARIANTS",
     "SCOPES",
     "n_zeros",
     "distinct_per_row",
@@ -61,19 +70,12 @@ __all__ = [
 ]
 
 SCOPES = ("tensor", "model")
-VARIANTS = ("default", "printed")
+#: b-bit variants: "printed" = Table 1 literally (the default), "capped" = 2^b levels (module docstring)
+VARIANTS = ("printed", "capped")
 
 
-def _check_tensor(x: object, arg: str = "theta") -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{arg} must be a torch.Tensor, got {type(x).__name__}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"{arg} must have a floating-point dtype (float32/float64), got {x.dtype}")
-    if x.numel() == 0:
-        raise ValueError(f"{arg} is empty (shape {tuple(x.shape)}); quantizers need at least one value")
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{arg} contains NaN or inf; quantizers accept finite values only")
-    return x
+def _check_tensor(x: object, arg: str = "theta", ndim=None) -> torch.Tensor:
+    return check_tensor(arg, x, ndim=ndim, convert=False)
 
 
 def _sign_pos0(x: torch.Tensor) -> torch.Tensor:
@@ -119,7 +121,7 @@ def _rows_bits(x: torch.Tensor, bits: int) -> torch.Tensor:
     alpha = _alpha(x)
     safe_alpha = torch.where(alpha > 0, alpha, torch.ones_like(alpha))
     m = torch.clamp(torch.ceil(s * x.abs() / safe_alpha), 1.0, s)
-    out = _sign_pos0(x) * (safe_alpha / s) * m
+    out = _sign_pos0(x) * (safe_alpha * m) / s
     return torch.where(alpha > 0, out, torch.zeros_like(out))
 
 
@@ -128,7 +130,7 @@ def _rows_bits_printed(x: torch.Tensor, bits: int) -> torch.Tensor:
     alpha = _alpha(x)
     safe_alpha = torch.where(alpha > 0, alpha, torch.ones_like(alpha))
     m = torch.trunc(1.0 + torch.clamp(s * x.abs() / safe_alpha, 0.0, s))
-    out = _sign_pos0(x) * (safe_alpha / s) * m
+    out = _sign_pos0(x) * (safe_alpha * m) / s
     return torch.where(alpha > 0, out, torch.zeros_like(out))
 
 
@@ -151,9 +153,7 @@ class Quantizer:
 
     def batched(self, thetas: torch.Tensor) -> torch.Tensor:
         """Quantize each row of ``thetas`` (K, d) as its own parameter vector, in one call."""
-        _check_tensor(thetas, "thetas")
-        if thetas.dim() != 2:
-            raise ValueError(f"thetas must be 2-D (K models, d parameters), got shape {tuple(thetas.shape)}")
+        _check_tensor(thetas, "thetas", ndim=2)
         return self._rows(thetas)
 
     def __repr__(self) -> str:
@@ -200,56 +200,79 @@ _REGISTRY = {v: _build(v) for v in VARIANTS}
 
 def names() -> list[str]:
     """The quantizer names, in the paper's column order (identity first)."""
-    return list(_REGISTRY["default"])
+    return list(_REGISTRY["printed"])
 
 
 def labels() -> dict[str, str]:
     """name → the paper's label ("1.58b 33%", "2 bits", …)."""
-    return {k: q.label for k, q in _REGISTRY["default"].items()}
+    return {k: q.label for k, q in _REGISTRY["printed"].items()}
 
 
-def get(name: str, *, variant: str = "default") -> Quantizer:
+def check_names(names, arg: str = "quantizers") -> list[str]:
+    """A non-empty list of known quantizer names (one str is a list of one); ValueError naming the
+    unknown one."""
+    if isinstance(names, str):
+        names = [names]
+    names = list(names)
+    if not names:
+        raise ValueError(f"{arg} must name at least one quantizer")
+    known = _REGISTRY["printed"]
+    for nm in names:
+        check_str(f"{arg} entry", nm)
+        if nm not in known:
+            raise ValueError(f"unknown quantizer {nm!r} in {arg}; known: {', '.join(known)}")
+    return names
+
+
+def get(name: str, *, variant: str = "printed") -> Quantizer:
     """The quantizer called ``name`` (see :func:`names`).
 
-    ``variant="printed"`` gives Table 1's b-bit formula literally (s + 1 magnitudes, not
-    idempotent) for comparison; other quantizers are the same in both variants.
+    ``variant``: the b-bit formula — ``"printed"`` (Table 1 literally, the default) or ``"capped"``
+    (2^b levels, idempotent; see the module docstring). Other quantizers are the same in both.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"quantizer name must be a str, got {type(name).__name__}")
-    if variant not in _REGISTRY:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    check_str("quantizer name", name)
+    check_choice("variant", variant, VARIANTS)
     try:
         return _REGISTRY[variant][name]
     except KeyError:
         raise ValueError(f"unknown quantizer {name!r}; known: {', '.join(names())}") from None
 
 
-def quantize(name: str, theta: torch.Tensor) -> torch.Tensor:
-    """``get(name)(theta)``."""
-    return get(name)(theta)
+def quantize(name: str, theta: torch.Tensor, *, variant: str = "printed") -> torch.Tensor:
+    """``get(name, variant=variant)(theta)``."""
+    return get(name, variant=variant)(theta)
 
 
-def quantize_batch(name: str, thetas: torch.Tensor) -> torch.Tensor:
+def quantize_batch(name: str, thetas: torch.Tensor, *, variant: str = "printed") -> torch.Tensor:
     """``get(name).batched(thetas)``: quantize each row of a (K, d) stack of parameter vectors."""
-    return get(name).batched(thetas)
+    return get(name, variant=variant).batched(thetas)
 
 
-def quantize_many(names, thetas: torch.Tensor) -> torch.Tensor:
+def quantize_many(names, thetas: torch.Tensor, *, split=None, variant: str = "printed") -> torch.Tensor:
     """Several quantizers on the rows of ``thetas`` (K, d) in one pass: a (len(names), K, d) tensor.
 
     Equal, value for value, to stacking ``quantize_batch(name, thetas)`` over ``names`` (tests
     check it exactly), but the ternary quantizers share one stable argsort of |θ| and the b-bit
     quantizers one scale α — what makes recording every quantizer at every epoch affordable.
+
+    ``split``: sizes of consecutive column blocks quantized each on its own (per-tensor scope: a
+    model's weight and bias, e.g. ``[t.shape[-1] ... ]`` of its layers); ``None`` = the whole row.
     """
-    if isinstance(names, str):
-        names = [names]
+    names = check_names(names, "names")
+    check_choice("variant", variant, VARIANTS)
+    _check_tensor(thetas, "thetas", ndim=2)
+    if split is not None:
+        sizes = [int(v) for v in split]
+        if any(v < 1 for v in sizes) or sum(sizes) != thetas.shape[1]:
+            raise ValueError(f"split must be positive block sizes summing to {thetas.shape[1]}, got {sizes}")
+        if len(sizes) > 1:
+            return torch.cat([_quantize_many_rows(names, blk, variant)
+                              for blk in torch.split(thetas, sizes, dim=1)], dim=2)
+    return _quantize_many_rows(names, thetas, variant)
+
+
+def _quantize_many_rows(names, x: torch.Tensor, variant: str) -> torch.Tensor:
     qs = [get(n) for n in names]
-    if not qs:
-        raise ValueError("names must list at least one quantizer")
-    _check_tensor(thetas, "thetas")
-    if thetas.dim() != 2:
-        raise ValueError(f"thetas must be 2-D (K models, d parameters), got shape {tuple(thetas.shape)}")
-    x = thetas
     K, d = x.shape
     a = x.abs()
     pos0 = _sign_pos0(x)
@@ -275,14 +298,17 @@ def quantize_many(names, thetas: torch.Tensor) -> torch.Tensor:
             s = float(2 ** (int(q.name[4:]) - 1))
             o = out[i]
             torch.mul(u, s, out=o)
-            o.ceil_().clamp_(1.0, s).mul_(pos0).mul_(safe / s)
+            if variant == "printed":
+                o.clamp_(0.0, s).add_(1.0).trunc_()
+            else:
+                o.ceil_().clamp_(1.0, s)
+            o.mul_(safe).div_(s).mul_(pos0)
             o.masked_fill_(~(alpha > 0).expand_as(o), 0.0)
     return out
 
 
 def _quantize_state(state: Mapping[str, torch.Tensor], q: Quantizer, scope: str) -> dict[str, torch.Tensor]:
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
+    check_choice("scope", scope, SCOPES)
     out = dict(state)
     keys = [k for k, v in state.items() if isinstance(v, torch.Tensor) and torch.is_floating_point(v) and v.numel() > 0]
     if not keys:
@@ -324,13 +350,12 @@ def apply(model, name: str, *, scope: str = "tensor"):
 
 def distinct_per_row(x: torch.Tensor) -> torch.Tensor:
     """Number of distinct values in each row of a 2-D tensor (vectorised: sort, count changes)."""
-    if x.dim() != 2 or x.shape[1] == 0:
-        raise ValueError(f"x must be 2-D with at least one column, got shape {tuple(x.shape)}")
+    check_tensor("x", x, ndim=2, floating=False, finite=False, convert=False)
     srt = torch.sort(x, dim=1).values
     return 1 + (srt[:, 1:] != srt[:, :-1]).sum(dim=1)
 
 
-def level_stats(thetas: torch.Tensor, *, variant: str = "default"):
+def level_stats(thetas: torch.Tensor, *, variant: str = "printed"):
     """Per quantizer, on the rows of ``thetas`` (K, d): distinct levels (max and mean over rows),
     mean fraction of zeros, and the requested fraction — the numbers behind Table 1's chapter."""
     import pandas as pd

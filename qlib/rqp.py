@@ -11,7 +11,9 @@ utility bound (Theorem 2).
 * :func:`pmf` — the output law of one step, Φ-cell masses mixed with (A, B) (proof of Theorem 1).
 * :func:`quantization_error` — E_Q of Theorem 2 as printed; :func:`utility_bound` — eq. (11).
 
-Privacy (Theorem 1) lives in :mod:`qlib.rqp_privacy`; its public names are re-exported here.
+Privacy (Theorem 1's ε_t and its solvers) lives in :mod:`qlib.rqp_privacy`; this module only uses
+its checks and log-space helpers. No paper setting (M = 0.3, b = 4, …) is a default here: every
+function takes them as arguments (the paper's values are in :mod:`qlib.repro.rqp_sgd.settings`).
 Ties at cell midpoints (probability zero for continuous inputs) are broken by floor(· + 1/2), i.e.
 upward.
 """
@@ -22,25 +24,11 @@ import numpy as np
 import torch
 from scipy.special import ndtr
 
-from .rqp_privacy import _log_mix, _log_phi_diff
-from .rqp_privacy import (  # noqa: F401  (re-exported)
-    check_bits,
-    check_positive,
-    check_q,
-    composition_factor,
-    dpsgd_epsilon,
-    dpsgd_noise_multiplier,
-    eps_step,
-    eps_total,
-    gaussian_sigma,
-    per_step_target,
-    q_min,
-    rr_limit,
-    solve_q,
-    solve_sigma,
-)
+from .rqp_privacy import check_bits, check_q, check_sigma, log_mix, log_phi_diff
+from .validation import check_array, check_choice, check_int, check_positive, check_tensor
 
 __all__ = [
+    "ADJACENCIES",
     "levels",
     "spacing",
     "nearest_index",
@@ -53,15 +41,12 @@ __all__ = [
     "kappa",
     "quantization_error",
     "utility_bound",
+    "adjacent_shift",
     "coordinate_privacy_loss",
-    "eps_step",
-    "eps_total",
-    "solve_q",
-    "solve_sigma",
-    "gaussian_sigma",
-    "dpsgd_noise_multiplier",
-    "dpsgd_epsilon",
 ]
+
+#: neighbouring mini-batches: "replace-one" (one example swapped) or "add-remove" (one example more)
+ADJACENCIES = ("replace-one", "add-remove")
 
 
 def spacing(b: int, M: float) -> float:
@@ -77,17 +62,9 @@ def levels(b: int, M: float, *, dtype=torch.float64, device=None) -> torch.Tenso
     return -M + spacing(b, M) * i
 
 
-def _check_tensor(x) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
-    return x
-
-
 def nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
     """Index i* of Proj^D(x): clamp(floor((clip(x, ±M) + M)/Δ + 1/2), 0, 2^b − 1) (int64)."""
-    x = _check_tensor(x)
+    x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
     y = (x.clamp(-M, M) + M) / spacing(b, M)
@@ -117,7 +94,7 @@ def randomized_projection(x: torch.Tensor, b: int, M: float, q, generator: torch
     q = 1 returns Proj^D(x) for any generator. Every call draws the same amount of randomness
     (one uniform and one integer per coordinate), so a seeded generator gives identical numbers.
     """
-    x = _check_tensor(x)
+    x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
     qt = _q_tensor(q, b, x)
@@ -142,9 +119,7 @@ def _cells(mu, sigma_l, b, M, q, *, exact: bool):
     semi-infinite when ``exact``), broadcast: (lo, hi, mu, sigma_l, q, 2^b)."""
     b = check_bits(b)
     M = check_positive("M", M)
-    sl = np.asarray(sigma_l, float)
-    if np.any(~np.isfinite(sl)) or np.any(sl <= 0):
-        raise ValueError(f"sigma_l must be finite and > 0, got {sigma_l!r}")
+    sl = check_sigma(sigma_l, "sigma_l")
     qa = check_q(q, b)
     L = 2**b
     h = M / (L - 1)
@@ -152,7 +127,7 @@ def _cells(mu, sigma_l, b, M, q, *, exact: bool):
     lo, hi = lv - h, lv + h
     if exact:
         lo[0], hi[-1] = -np.inf, np.inf
-    mu_, sl_, qa_ = np.broadcast_arrays(np.asarray(mu, float), sl, qa)
+    mu_, sl_, qa_ = np.broadcast_arrays(check_array("mu", mu), sl, qa)
     return lo, hi, mu_, sl_, qa_, L
 
 
@@ -164,8 +139,7 @@ def pmf(mu, sigma_l, b: int, M: float, q, *, edges: str = "exact") -> np.ndarray
     sums to 1. ``edges="paper"``: every cell finite, [Q_i − h, Q_i + h), as in the paper — sums to
     less than 1 (the mass beyond ±(M + h) is lost).
     """
-    if edges not in ("exact", "paper"):
-        raise ValueError(f"edges must be 'exact' or 'paper', got {edges!r}")
+    check_choice("edges", edges, ("exact", "paper"))
     lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=edges == "exact")
     z = lambda e: (e - mu_[..., None]) / sl_[..., None]  # noqa: E731
     p = ndtr(z(hi)) - ndtr(z(lo))
@@ -178,17 +152,17 @@ def log_pmf(mu, sigma_l, b: int, M: float, q) -> np.ndarray:
     """log of :func:`pmf` with ``edges="exact"``, in log space (finite even for q = 1 and far cells)."""
     lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=True)
     with np.errstate(invalid="ignore"):
-        lp = _log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
+        lp = log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
     A = ((L * qa_ - 1.0) / (L - 1))[..., None]
     B = ((1.0 - qa_) / (L - 1))[..., None]
-    return _log_mix(lp, A, B)
+    return log_mix(lp, A, B)
 
 
 def exact_mse(x, b: int, M: float, q) -> np.ndarray:
     """E[(Proj^R(x) − x)²] per coordinate, exactly from the pmf of Algorithm 1 (numpy, float64)."""
     b = check_bits(b)
     qa = check_q(q, b)
-    xa = np.asarray(x, float)
+    xa = check_array("x", x)
     lv = levels(b, M).numpy()
     i_star = nearest_index(torch.as_tensor(xa), b, M).numpy()
     sq = (lv[None, :] - xa.reshape(-1, 1)) ** 2  # (n, L)
@@ -212,8 +186,7 @@ def quantization_error(q, b: int, M: float, d: int):
     """
     b = check_bits(b)
     M = check_positive("M", M)
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d (number of parameters) must be an integer >= 1, got {d!r}")
+    d = check_int("d (number of parameters)", d, low=1)
     qa = check_q(q, b)
     out = d * M**2 * (qa / (2**b - 1) ** 2 + kappa(b) * (1.0 - qa))
     return float(out) if np.ndim(out) == 0 else out
@@ -223,72 +196,67 @@ def utility_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, T: int,
                   variant: str = "paper", m: int | None = None):
     """Right-hand side of eq. (11): M²/(2ηT) + E_Q + ηρ²/2 + E_N, E_N = ησ²d (``variant="paper"``).
 
-    ``variant="corrected"`` applies the errata of the spec: diameter (2M)² instead of M², E_Q/(2η)
+    ``variant="corrected"`` applies the slips of the proof (§3, proof of Theorem 2): diameter (2M)² instead of M², E_Q/(2η)
     instead of E_Q, and E_N = ησ²d/(2m²) (G_t is scaled by η/m in Algorithm 2; needs ``m``).
     ``sigma`` may be 0 (no noise) or an array.
     """
-    if variant not in ("paper", "corrected"):
-        raise ValueError(f"variant must be 'paper' or 'corrected', got {variant!r}")
+    check_choice("variant", variant, ("paper", "corrected"))
     eta = check_positive("eta", eta)
     rho = check_positive("rho", rho)
     M = check_positive("M", M)
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T (iterations) must be an integer >= 1, got {T!r}")
-    s = np.asarray(sigma, float)
-    if np.any(~np.isfinite(s)) or np.any(s < 0):
-        raise ValueError(f"sigma must be finite and >= 0, got {sigma!r}")
+    T = check_int("T (iterations)", T, low=1)
+    s = check_array("sigma", sigma, low=0.0)
     EQ = quantization_error(q, b, M, d)
     if variant == "paper":
         out = M**2 / (2 * eta * T) + EQ + eta * rho**2 / 2 + eta * s**2 * d
     else:
-        if m is None or m < 1:
-            raise ValueError("variant='corrected' needs the mini-batch size m >= 1")
+        if m is None:
+            raise ValueError("m (mini-batch size) must be an integer >= 1 for variant='corrected', got None")
+        m = check_int("m (mini-batch size)", m, low=1)
         out = (2 * M) ** 2 / (2 * eta * T) + np.asarray(EQ) / (2 * eta) + eta * rho**2 / 2 + eta * s**2 * d / (2 * m**2)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int,
+def adjacent_shift(*, eta: float, rho: float, m: int, adjacency: str) -> float:
+    """Largest move of f_sgd (one coordinate) between adjacent mini-batches of size m.
+
+    Each clipped gradient has norm ≤ ρ and the sum is scaled by η/m (Algorithm 2), so replacing one
+    example (``"replace-one"``) moves it by at most 2ηρ/m, adding or removing one (``"add-remove"``,
+    the adjacency of the RDP accountant of the baselines) by at most ηρ/m. The paper states
+    neither; Theorem 1's proof only says "adjacent".
+    """
+    eta = check_positive("eta", eta)
+    rho = check_positive("rho", rho)
+    m = check_int("m (mini-batch size)", m, low=1)
+    check_choice("adjacency", adjacency, ADJACENCIES)
+    return (2.0 if adjacency == "replace-one" else 1.0) * eta * rho / m
+
+
+def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, adjacency: str,
                             n_mu: int = 801, n_shift: int = 11) -> float:
     """Largest log-ratio of one RQP step's output law between adjacent mini-batches, on ONE coordinate.
 
-    A direct check of Theorem 1 (not from the paper): replacing one example moves f_sgd by at most
-    2ηρ/m (each clipped gradient has norm ≤ ρ), and f_sgd lies in [−M − ηρ, M + ηρ] (w_t ∈ [−M, M]).
-    We maximise max_i |log P_μ(Q_i) − log P_μ'(Q_i)| over a grid of μ in that range and shifts
-    |μ − μ'| ≤ 2ηρ/m, with the exact (semi-infinite end cells) law of :func:`pmf`. The result is a
-    lower bound on the per-step ε of the d-dimensional mechanism (whose coordinates can all move).
+    A direct check of Theorem 1 (not from the paper). f_sgd = w_t − (η/m)·(sum of clipped
+    gradients + noise mean 0) lies in the feasible range [−M − ηρ, M + ηρ] (w_t ∈ [−M, M], the mean
+    clipped gradient has norm ≤ ρ), and adjacent mini-batches move it by at most
+    :func:`adjacent_shift` (``adjacency`` is required: the result depends on it). We maximise
+    max_i |log P_μ(Q_i) − log P_μ'(Q_i)| over a grid of μ in the feasible range and shifts
+    |μ − μ'| ≤ shift, with μ' clipped to the feasible range too (both means must be attainable), with
+    the exact (semi-infinite end cells) law of :func:`pmf`. The result is a lower bound on the
+    per-step ε of the d-dimensional mechanism (whose coordinates can all move).
     """
     b = check_bits(b)
     M = check_positive("M", M)
-    rho = check_positive("rho", rho)
-    eta = check_positive("eta", eta)
     sigma = check_positive("sigma", sigma)
     check_q(q, b)
+    n_mu = check_int("n_mu", n_mu, low=2)
+    n_shift = check_int("n_shift", n_shift, low=2)
+    shift = adjacent_shift(eta=eta, rho=rho, m=m, adjacency=adjacency)
+    lo, hi = -M - eta * rho, M + eta * rho
     sl = eta * sigma / m
-    mu = np.linspace(-M - eta * rho, M + eta * rho, n_mu)
-    shifts = np.linspace(-2 * eta * rho / m, 2 * eta * rho / m, n_shift)
-    mu2 = mu[:, None] + shifts[None, :]
+    mu = np.linspace(lo, hi, n_mu)
+    shifts = np.linspace(-shift, shift, n_shift)
+    mu2 = np.clip(mu[:, None] + shifts[None, :], lo, hi)
     logp = log_pmf(mu, sl, b, M, q)  # (n_mu, L)
     logp2 = log_pmf(mu2, sl, b, M, q)  # (n_mu, n_shift, L)
     return float(np.max(np.abs(logp[:, None, :] - logp2)))
-
-
-def fig1_bounds(eps, q, *, b=4, M=0.3, rho=0.45, eta=1.0, T=445, m=1, n=445, d=30, delta=1e-7,
-                c_mode="paper", baseline="rdp"):
-    """Figure 1 reconstruction at one ε: (RQP bound, its σ, Proj-DP bound, its σ).
-
-    RQP: σ solved from T·(m/n)·ε_t(q, σ) = ε, then eq. (11). Proj-DP-SGD: q = 1 and σ = z·ρ with z
-    from the RDP accountant at (ε, δ) (``baseline="rdp"``) or the classic Gaussian mechanism
-    σ = ρ·sqrt(2 log(1.25/δ))/ε (``baseline="gaussian"``).
-    """
-    s_rqp = solve_sigma(eps, q, b=b, M=M, rho=rho, eta=eta, m=m, T=T, n=n, c_mode=c_mode)
-    if baseline == "rdp":
-        s_pd = dpsgd_noise_multiplier(eps, delta, m / n, T) * rho
-    elif baseline == "gaussian":
-        s_pd = gaussian_sigma(eps, delta, rho)
-    else:
-        raise ValueError(f"baseline must be 'rdp' or 'gaussian', got {baseline!r}")
-    kw = dict(b=b, M=M, rho=rho, eta=eta, T=T, d=d)
-    return utility_bound(q, s_rqp, **kw), s_rqp, utility_bound(1.0, s_pd, **kw), s_pd
-
-
-__all__.append("fig1_bounds")

@@ -30,19 +30,22 @@ from __future__ import annotations
 
 import functools
 import math
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp, ndtr
+
+from .validation import check_array, check_choice, check_float, check_int, check_positive
 
 C_MODES = ("paper", "plus")
 COMPOSITIONS = ("paper", "amplified")
 
 __all__ = [
     "check_bits",
-    "check_positive",
     "check_q",
+    "check_sigma",
+    "log_phi_diff",
+    "log_mix",
     "q_min",
     "rr_limit",
     "eps_step",
@@ -59,30 +62,15 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------- validation
 def check_bits(b) -> int:
-    """``b`` must be an integer ≥ 1 (number of quantization bits)."""
-    if isinstance(b, bool) or not isinstance(b, Integral):
-        raise TypeError(f"b (quantization bits) must be an integer >= 1, got {type(b).__name__}")
-    if b < 1 or b > 30:
-        raise ValueError(f"b (quantization bits) must be in [1, 30], got {b}")
-    return int(b)
+    """``b`` must be an integer in [1, 30] (number of quantization bits)."""
+    return check_int("b (quantization bits)", b, low=1, high=30)
 
 
-def check_positive(name: str, x) -> float:
-    """A finite real number > 0 (scalars only)."""
-    if isinstance(x, bool) or not isinstance(x, Real):
-        raise TypeError(f"{name} must be a real number > 0, got {type(x).__name__}")
-    x = float(x)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {x}")
-    return x
-
-
-def _positive_array(name: str, x) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if arr.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must be finite and > 0, got {x!r}")
+def check_sigma(sigma, name: str = "sigma") -> np.ndarray:
+    """A noise std (scalar or array): finite and > 0 everywhere (float64 array)."""
+    arr = check_array(name, sigma, low=0.0)
+    if np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0, got {sigma!r}")
     return arr
 
 
@@ -97,20 +85,15 @@ def check_q(q, b: int) -> np.ndarray:
     The paper's Algorithm 1 states q ∈ [1/(2^b − 1), 1); we accept the closed range [1/2^b, 1]
     (1/2^b: output independent of the input; 1: the deterministic projection).
     """
-    arr = np.asarray(q, dtype=float)
     lo = q_min(b)
-    if not np.all(np.isfinite(arr)) or np.any(arr < lo - 1e-15) or np.any(arr > 1.0):
+    arr = check_array("q", q)
+    if np.any(arr < lo - 1e-15) or np.any(arr > 1.0):
         raise ValueError(f"q must be in [1/2^b, 1] = [{lo:g}, 1] for b={b}, got {q!r}")
     return np.clip(arr, lo, 1.0)
 
 
-def _check_mode(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
-
 # ---------------------------------------------------------------------------------- Theorem 1
-def _log_phi_diff(lo, hi):
+def log_phi_diff(lo, hi):
     """log(Φ(hi) − Φ(lo)) for lo < hi, accurate in both tails (elementwise)."""
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -122,7 +105,7 @@ def _log_phi_diff(lo, hi):
     return np.where(lo >= 0, up, np.where(hi <= 0, low, straddle))
 
 
-def _log_mix(log_p, A, B):
+def log_mix(log_p, A, B):
     """log(A·p + B) with A ≥ 0, B ≥ 0, from log p (elementwise)."""
     with np.errstate(divide="ignore"):
         terms = np.stack(np.broadcast_arrays(np.log(A) + log_p, np.log(B)), axis=0)
@@ -147,43 +130,35 @@ def eps_step(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, c_mo
     M = check_positive("M", M)
     rho = check_positive("rho", rho)
     eta = check_positive("eta", eta)
-    m = _check_batch(m)
-    _check_mode("c_mode", c_mode, C_MODES)
+    m = check_int("m (mini-batch size)", m, low=1)
+    check_choice("c_mode", c_mode, C_MODES)
     q_arr = check_q(q, b)
-    s_arr = _positive_array("sigma", sigma)
+    s_arr = check_sigma(sigma)
     L = 2**b
     h = M / (L - 1)
     C = M - eta * rho if c_mode == "paper" else M + eta * rho
     s = eta * s_arr / m
     A = (L * q_arr - 1.0) / (L - 1)
     B = (1.0 - q_arr) / (L - 1)
-    log_num = _log_mix(_log_phi_diff(-h / s, h / s), A, B)
-    log_den = _log_mix(_log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
+    log_num = log_mix(log_phi_diff(-h / s, h / s), A, B)
+    log_den = log_mix(log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
     with np.errstate(invalid="ignore"):
         out = np.where(A <= 0, 0.0, log_num - log_den)  # q = 1/2^b: both pmfs uniform, ε_t = 0
     return float(out) if out.ndim == 0 else out
 
 
-def _check_batch(m) -> int:
-    if isinstance(m, bool) or not isinstance(m, Integral) or m < 1:
-        raise ValueError(f"m (mini-batch size) must be an integer >= 1, got {m!r}")
-    return int(m)
-
-
 def composition_factor(T: int, m: int, n: int) -> float:
     """T·m/n, the paper's multiplier from per-step to total ε (1.010989 for Diagnostic)."""
-    if isinstance(T, bool) or not isinstance(T, Integral) or T < 1:
-        raise ValueError(f"T (iterations) must be an integer >= 1, got {T!r}")
-    m = _check_batch(m)
-    if isinstance(n, bool) or not isinstance(n, Integral) or n < m:
-        raise ValueError(f"n (training-set size) must be an integer >= m={m}, got {n!r}")
+    T = check_int("T (iterations)", T, low=1)
+    m = check_int("m (mini-batch size)", m, low=1)
+    n = check_int("n (training-set size)", n, low=m)
     return T * m / n
 
 
 def eps_total(q, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition="paper"):
     """Total ε of T steps: T·(m/n)·ε_t (``composition="paper"``), or the pure-DP subsampling
     bound T·log(1 + (m/n)(e^{ε_t} − 1)) (``"amplified"``, which is never smaller)."""
-    _check_mode("composition", composition, COMPOSITIONS)
+    check_choice("composition", composition, COMPOSITIONS)
     et = np.asarray(eps_step(q, sigma, b=b, M=M, rho=rho, eta=eta, m=m, c_mode=c_mode))
     k = composition_factor(T, m, n)
     if composition == "paper":
@@ -196,7 +171,7 @@ def eps_total(q, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
 def per_step_target(eps: float, *, m: int, T: int, n: int, composition: str = "paper") -> float:
     """The ε_t that makes the total equal ``eps`` (inverse of the composition)."""
     eps = check_positive("eps", eps)
-    _check_mode("composition", composition, COMPOSITIONS)
+    check_choice("composition", composition, COMPOSITIONS)
     k = composition_factor(T, m, n)
     if composition == "paper":
         return eps / k
@@ -215,7 +190,7 @@ def solve_q(eps, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
     """
     b = check_bits(b)
     target = per_step_target(eps, m=m, T=T, n=n, composition=composition)
-    sig = _positive_array("sigma", sigma)
+    sig = check_sigma(sigma)
     kw = dict(b=b, M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)
     lo, hi = q_min(b), 1.0 - 1e-12
 
@@ -269,9 +244,7 @@ def gaussian_sigma(eps, delta, sens: float = 1.0) -> float:
     σ = sens·sqrt(2 log(1.25/δ))/ε. Dwork & Roth require ε < 1; the paper omits it (erratum), so
     ε ≥ 1 is accepted here and only the formula is evaluated."""
     eps = check_positive("eps", eps)
-    delta = check_positive("delta", delta)
-    if delta >= 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     sens = check_positive("sens", sens)
     return sens * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
 
@@ -284,15 +257,6 @@ def _rdp_event(z: float, rate: float, steps: int):
     )
 
 
-def _check_rate_steps(rate, steps):
-    rate = check_positive("sample_rate", rate)
-    if rate > 1:
-        raise ValueError(f"sample_rate must be in (0, 1], got {rate}")
-    if isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
-    return rate, int(steps)
-
-
 def dpsgd_epsilon(z: float, delta: float, sample_rate: float, steps: int) -> float:
     """ε of DP-SGD with noise multiplier z (std z·clip on the clipped sum), from dp-accounting's
     RdpAccountant (Poisson-subsampled Gaussian, add-or-remove-one, default orders)."""
@@ -300,7 +264,8 @@ def dpsgd_epsilon(z: float, delta: float, sample_rate: float, steps: int) -> flo
 
     z = check_positive("z (noise multiplier)", z)
     delta = check_positive("delta", delta)
-    rate, steps = _check_rate_steps(sample_rate, steps)
+    rate = check_float("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    steps = check_int("steps", steps, low=1)
     acc = RdpAccountant()
     acc.compose(_rdp_event(z, rate, steps))
     return float(acc.get_epsilon(delta))
@@ -313,7 +278,8 @@ def dpsgd_noise_multiplier(eps: float, delta: float, sample_rate: float, steps: 
     """
     eps = check_positive("eps", eps)
     delta = check_positive("delta", delta)
-    rate, steps = _check_rate_steps(sample_rate, steps)
+    rate = check_float("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    steps = check_int("steps", steps, low=1)
     return _calibrate(eps, delta, rate, steps)
 
 

@@ -211,3 +211,84 @@ def test_figures_fit_the_column_without_overlapping_text(smoke):
                 problems.append(f"{f.parent.relative_to(out / '_results')} figure {rec['figure']}: {p}")
     assert n > 0, "no figure was checked (qlib.book.style hook not installed?)"
     assert not problems, "\n".join(problems)
+
+
+_LAYOUT_JS = """
+() => {
+  const main = document.querySelector('main article, article.bd-article, main');
+  const col = main.getBoundingClientRect();
+  const scrolls = el => { for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX; if (o === 'auto' || o === 'scroll') return e; } return null; };
+  const over = [];
+  for (const el of main.querySelectorAll('table, img, figure')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const box = scrolls(el) || el;
+    const b = box.getBoundingClientRect();
+    if (b.right > col.right + 2 || b.left < col.left - 2) over.push(el.tagName + ' ' + Math.round(b.right) + '>' + Math.round(col.right));
+  }
+  const clipped = [];
+  for (const m of main.querySelectorAll('mjx-container')) {
+    const r = m.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const sc = scrolls(m);
+    const lim = sc ? null : col.right;
+    if (lim !== null && r.right > lim + 2) clipped.push(m.textContent.slice(0, 40));
+  }
+  return {over, clipped};
+}
+"""
+
+
+@pytest.mark.browser
+def test_reader_layout_at_desktop_and_phone_widths(html):
+    """At 1400 px: the ledger's verdict column is on screen, no table or figure overflows the content
+    column, every part index links its chapters, the landing page shows the counts and provenance.
+    At 390 px: no displayed maths runs past the column without a scrollbar of its own."""
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    from playwright.sync_api import sync_playwright
+
+    srv = _serve(site)
+    base = f"http://127.0.0.1:{srv.server_port}/"
+    problems: list[str] = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            wide = browser.new_page(viewport={"width": 1400, "height": 900})
+            wide.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+            wide.goto(base + "chapters/appendix/01-comparisons.html", wait_until="networkidle")
+            th = wide.locator("th", has_text="verdict").first
+            box = th.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 1400, f"ledger verdict column off screen: {box}"
+            wide.goto(base + "chapters/intro/index.html", wait_until="networkidle")
+            text = wide.locator("main").inner_text()
+            assert "This build" in text and "Commit" in text and "paper-number" in text, "no provenance/counts"
+            for part in ("quantized-mis", "mia-limits", "eden", "rqp-sgd"):
+                wide.goto(base + f"chapters/{part}/index.html", wait_until="networkidle")
+                hrefs = wide.eval_on_selector_all("main a", "els => els.map(e => e.getAttribute('href') || '')")
+                for nb in runner.notebooks(ROOT):
+                    if nb.startswith(part + "/"):
+                        stem = Path(nb).stem
+                        if not any(stem + ".html" in h for h in hrefs):
+                            problems.append(f"{part}/index does not link {stem}")
+            pages = sorted(p.relative_to(site).as_posix() for p in (site / "chapters").rglob("*.html"))
+            phone = browser.new_page(viewport={"width": 390, "height": 844})
+            phone.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+            for rel in pages:
+                wide.goto(base + rel, wait_until="networkidle")
+                res = wide.evaluate(_LAYOUT_JS)
+                problems += [f"{rel} @1400: overflows the column: {o}" for o in res["over"]]
+                phone.goto(base + rel, wait_until="networkidle")
+                if phone.locator(".math").count():
+                    try:
+                        phone.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
+                    except Exception:
+                        pass
+                res = phone.evaluate(_LAYOUT_JS)
+                problems += [f"{rel} @390: maths clipped: {c!r}" for c in res["clipped"]]
+            browser.close()
+    finally:
+        srv.shutdown()
+    assert not problems, "\n".join(problems)

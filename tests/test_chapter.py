@@ -31,7 +31,7 @@ def test_default_out_dir_and_bad_arguments(tmp_path, monkeypatch):
 
 
 def test_infer_chapter_id(tmp_path, monkeypatch):
-    monkeypatch.setenv("JPY_SESSION_NAME", "/home/u/book/chapters/mia-limits/02-overfitting.ipynb")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "book" / "chapters" / "mia-limits" / "02-overfitting.ipynb"))
     assert infer_chapter_id() == "mia-limits/02-overfitting"
     monkeypatch.delenv("JPY_SESSION_NAME")
     (tmp_path / "chapters" / "eden").mkdir(parents=True)

@@ -100,3 +100,16 @@ def test_old_files_are_named(tmp_path):
 def test_bad_chapter_name(tmp_path):
     with pytest.raises(ValueError):
         Comparisons("", tmp_path)
+
+
+def test_distinct_errata_counts_each_erratum_once(tmp_path):
+    from qlib.book.compare import distinct_errata
+
+    c = Comparisons("mia-limits/01-x", tmp_path)
+    for nu in (0.1, 0.2, 0.3):
+        c.check(f"Eq. 23 as printed (erratum 003-E1), ν={nu}", "acc", 1, 2, True, kind="erratum")
+    c.check("Prop. B.1 (erratum 003-E5)", "P(E)", 0.998, 0.49, True, kind="erratum")
+    c.check("Lemma X", "typo", "a", "b", False, kind="erratum")
+    d = distinct_errata(gather(tmp_path)).set_index("erratum")
+    assert len(d) == 3 and d.loc["003-E1", "rows"] == 3 and d.loc["003-E1", "confirmed"] == 3
+    assert d.loc["Lemma X", "confirmed"] == 0

@@ -1,6 +1,6 @@
 """Tests of qlib.compressors: DRIVE ≡ EDEN at b = 1, unbiasedness of the stochastic baselines,
 exactness of the Kashin representation, exact bit accounting (Elias-ω, Huffman), the Figure 2
-trends (spec §8.2 item 26) and bad input."""
+trends and bad input."""
 
 import math
 
@@ -26,7 +26,7 @@ def test_drive_equals_eden_at_one_bit(d):
     a = C.DRIVE().roundtrip(x, 5)[0]
     b = C.EDEN(1).roundtrip(x, 5)[0]
     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
-    # and S·q = ‖x‖²/‖r‖₁ · sign(r) elementwise (spec §8.1 item 11)
+    # and S·q = ‖x‖²/‖r‖₁ · sign(r) elementwise
     pl = eden.compress(x, 1, 5)
     q = eden._dequantize(pl.indices, 1, "lm", None, F64, "cpu")
     m = C.DRIVE().compress(x, 5)
@@ -156,9 +156,13 @@ def test_float32_and_interface():
 
 
 def test_bad_input():
-    for bad in (0, 9, 2.5):
-        with pytest.raises(ValueError, match="bits"):
+    for bad in (0, 9):
+        with pytest.raises(ValueError, match="bits must be an integer in \\[1, 8\\]"):
             C.HadamardSQ(bad)
+    with pytest.raises(TypeError, match="bits"):
+        C.HadamardSQ(2.5)
+    with pytest.raises(ValueError, match="seed"):
+        C.DRIVE().compress(torch.ones(4), -1)
     with pytest.raises(ValueError, match="levels"):
         C.SQHuffman(1)
     with pytest.raises(ValueError):
@@ -174,30 +178,3 @@ def test_bad_input():
         assert torch.equal(c.roundtrip(z, 0)[0].float(), z), c.name  # zero in, exact zero out
 
 
-@pytest.mark.parametrize(
-    "law,mean,var",
-    [("lognormal", math.exp(0.5), (math.e - 1) * math.e), ("normal", 0, 1), ("exponential", 1, 1), ("chi2", 1, 2),
-     ("halfnormal", math.sqrt(2 / math.pi), 1 - 2 / math.pi), ("beta", 0.5, 0.05), ("uniform", 0.5, 1 / 12)],
-)
-def test_input_laws_moments(law, mean, var):
-    x = C.input_law(law, 200_000, 3, torch.float64)
-    se = math.sqrt(var / 200_000)
-    assert abs(x.mean().item() - mean) < 6 * se
-    assert x.var().item() == pytest.approx(var, rel=0.1 if law == "lognormal" else 0.03)
-    assert torch.equal(x, C.input_law(law, 200_000, 3, torch.float64))  # seeded
-
-
-def test_sweeps_agree_with_theory():
-    df = C.vnmse_sweep(["EDEN", "QSGD"], [2], [2**12], trials=4, seed=1)
-    e = df[df["method"] == "EDEN"].iloc[0]
-    assert e["vnmse"] == pytest.approx(eden.limit_vnmse(2), rel=0.05) and e["bits_per_coord"] == 2 + 64 / 4096
-    assert df[df["method"] == "QSGD"].iloc[0]["bits_per_coord"] == 3 + 32 / 4096
-    nm = C.nmse_sweep(["EDEN"], [1], 2**12, n_clients=5, laws=("normal",), reps=3, seed=2)
-    assert nm.iloc[0]["nmse"] == pytest.approx(eden.limit_vnmse(1) / 5, rel=0.1)
-    vl = C.variable_length_sweep([2], 2**10, trials=2, seed=0)
-    assert set(vl["method"]) == {"EDEN", "EDEN+EE", "QSGD+Elias", "SQ+Huffman"}
-    fitted = vl[vl["method"].isin(["QSGD+Elias", "SQ+Huffman"])]
-    # fitted on the first vector; other vectors and seeds give codes of slightly different length
-    assert (fitted["bits_per_coord"] <= 2 * 1.05).all() and (fitted["bits_per_coord"] > 1.5).all()
-    with pytest.raises(ValueError, match="law"):
-        C.input_law("cauchy", 10, 0)

@@ -72,3 +72,130 @@ def test_a9a_offline_copy(shared_data_dir):
 
 def test_tdc_path(shared_data_dir):
     assert (data.tdc_path(shared_data_dir) / "ames.tab").is_file()
+
+
+# -- federated partitions and the loaders of data sets that are not shipped --------------------------
+def test_partition_iid_covers_everything_once():
+    parts = data.partition_iid(103, 10, seed=1)
+    allidx = np.concatenate(parts)
+    assert sorted(allidx.tolist()) == list(range(103))
+    assert {len(p) for p in parts} == {10, 11}
+    assert [p.tolist() for p in parts] == [p.tolist() for p in data.partition_iid(103, 10, seed=1)]
+    with pytest.raises(ValueError, match="n_clients"):
+        data.partition_iid(5, 6)
+
+
+def test_partition_one_class_per_client():
+    y = np.repeat(np.arange(10), [50, 61, 47, 55, 52, 49, 58, 60, 44, 51])
+    parts = data.partition_by_class(y, 50, 1, seed=0)
+    assert len(parts) == 50 and sorted(np.concatenate(parts).tolist()) == list(range(len(y)))
+    assert all(len(np.unique(y[p])) == 1 for p in parts)
+    assert np.bincount([y[p[0]] for p in parts]).tolist() == [5] * 10
+    two = data.partition_by_class(y, 20, 2, seed=0)
+    assert max(len(np.unique(y[p])) for p in two) <= 3 and sorted(np.concatenate(two).tolist()) == list(range(len(y)))
+
+
+def test_partition_dirichlet_skew_depends_on_alpha():
+    y = np.repeat(np.arange(10), 200)
+
+    def mean_classes(alpha):
+        parts = data.partition_dirichlet(y, 20, alpha, seed=0)
+        assert sorted(np.concatenate(parts).tolist()) == list(range(len(y)))
+        # effective number of classes per client (inverse Simpson index)
+        eff = [1 / np.sum((np.bincount(y[p], minlength=10) / len(p)) ** 2) for p in parts]
+        return float(np.mean(eff))
+
+    assert mean_classes(0.05) < 2.5 < 9.0 < mean_classes(1000.0)
+    with pytest.raises(ValueError, match="alpha"):
+        data.partition_dirichlet(y, 20, 0.0)
+
+
+@pytest.mark.parametrize("loader, relpath", [(data.load_cifar10, "cifar10/cifar-10-python.tar.gz"),
+                                             (data.load_cifar100, "cifar100/cifar-100-python.tar.gz")])
+def test_cifar_missing_names_file_and_source(tmp_path, monkeypatch, loader, relpath):
+    monkeypatch.delenv(data.DOWNLOAD_ENV_VAR, raising=False)
+    with pytest.raises(data.MissingDataError) as exc:
+        loader("train", data_dir=tmp_path)
+    assert str(tmp_path / relpath) in str(exc.value) and "cs.toronto.edu" in str(exc.value)
+
+
+def test_cifar10_reader(tmp_path):
+    import io
+    import pickle
+    import tarfile
+
+    rng = np.random.default_rng(0)
+    p = tmp_path / "cifar10" / "cifar-10-python.tar.gz"
+    p.parent.mkdir()
+    with tarfile.open(p, "w:gz") as tar:
+        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+            blob = pickle.dumps({b"data": rng.integers(0, 256, (2, 3072), dtype=np.uint8), b"labels": [1, 7]})
+            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    X, y = data.load_cifar10("train", data_dir=tmp_path)
+    assert X.shape == (10, 3, 32, 32) and y.tolist() == [1, 7] * 5
+    assert data.load_cifar10("test", data_dir=tmp_path)[0].shape == (2, 3, 32, 32)
+
+
+def test_leaf_loaders(tmp_path):
+    import json
+
+    with pytest.raises(data.MissingDataError, match="femnist"):
+        data.load_femnist("train", data_dir=tmp_path)
+    (tmp_path / "femnist" / "train").mkdir(parents=True)
+    blob = {"users": ["a", "b"], "num_samples": [1, 2],
+            "user_data": {"a": {"x": [[1.0] * 784], "y": [3]}, "b": {"x": [[0.0] * 784, [0.5] * 784], "y": [4, 61]}}}
+    (tmp_path / "femnist" / "train" / "s0.json").write_text(json.dumps(blob))
+    X, y, parts = data.load_femnist("train", data_dir=tmp_path)
+    assert X.shape == (3, 28, 28) and float(X[0].max()) == 0.0 and float(X[1].min()) == 1.0
+    assert y.tolist() == [3, 4, 61] and [p.tolist() for p in parts] == [[0], [1, 2]]
+    (tmp_path / "shakespeare" / "train").mkdir(parents=True)
+    sblob = {"users": ["r"], "num_samples": [1], "user_data": {"r": {"x": ["to be or"], "y": [" "]}}}
+    (tmp_path / "shakespeare" / "train" / "s.json").write_text(json.dumps(sblob))
+    Xs, Ys, sp = data.load_shakespeare("train", data_dir=tmp_path, seq_len=10)
+    ids = {c: i + 1 for i, c in enumerate(data.SHAKESPEARE_CHARS)}
+    assert Xs[0].tolist() == [0, 0] + [ids[c] for c in "to be or"]
+    assert Ys[0].tolist() == [0] + [ids[c] for c in "to be or "]
+
+
+def test_corrupt_or_truncated_files_are_named(tmp_path, shared_data_dir):
+    import gzip
+    import shutil
+
+    from qlib import data as D
+
+    mn = tmp_path / "mnist"
+    mn.mkdir()
+    for name in D.MNIST_FILES.values():
+        shutil.copy(shared_data_dir / "mnist" / name, mn / name)
+    good = (mn / "t10k-labels-idx1-ubyte.gz").read_bytes()
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(good[: len(good) // 2])      # a truncated download
+    with pytest.raises(D.CorruptDataError, match=r"t10k-labels-idx1-ubyte.gz is not a readable gzip file.*"
+                                                 r"https://ossci-datasets"):
+        D.load_mnist("test", data_dir=tmp_path)
+    raw = gzip.decompress(good)
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(raw[:-10]))  # valid gzip, missing bytes
+    with pytest.raises(D.CorruptDataError, match="not the published MNIST file"):
+        D.load_mnist("test", data_dir=tmp_path)
+    (mn / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(raw, mtime=0))  # re-gzipped: accepted
+    assert D.load_mnist("test", data_dir=tmp_path)[1].shape == (10000,)
+
+    a9 = tmp_path / "a9a"
+    a9.mkdir()
+    text = (shared_data_dir / "a9a" / "a9a.t").read_text()
+    (a9 / "a9a.t").write_text(text[: len(text) // 2].rsplit("\n", 1)[0] + "\n")  # half the rows
+    with pytest.raises(D.CorruptDataError, match=r"a9a.t is truncated: \d+ rows instead of 16281"):
+        D.load_a9a("test", data_dir=tmp_path)
+    (a9 / "a9a.t").write_text(text[: len(text) // 2])  # cut in the middle of a line
+    with pytest.raises(D.CorruptDataError, match="a9a.t"):
+        D.load_a9a("test", data_dir=tmp_path)
+
+
+def test_missing_data_error_line_keeps_the_url(tmp_path):
+    from qlib import data as D
+
+    with pytest.raises(D.MissingDataError) as info:
+        D.load_a9a("test", data_dir=tmp_path)
+    line = str(info.value).splitlines()[0]
+    assert "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/a9a.t" in line

@@ -51,7 +51,7 @@ def test_threshold_attack_bad_input():
     li = np.zeros((2, 5, 3))
     with pytest.raises(ValueError, match="groups, runs"):
         D.threshold_attack(li, np.zeros((2, 4, 3)), [0], [1])
-    with pytest.raises(ValueError, match="non-finite"):
+    with pytest.raises(ValueError, match="loss_in must be finite"):
         D.threshold_attack(li + np.nan, li, [0], [1])
     with pytest.raises(ValueError, match="test_runs"):
         D.threshold_attack(li, li, [0], [7])

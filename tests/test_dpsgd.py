@@ -5,7 +5,14 @@ import pytest
 import torch
 
 from qlib import dpsgd, rqp
-from qlib import rqp_experiments as E
+from qlib.repro.rqp_sgd import experiments as E
+from qlib.repro.rqp_sgd import settings as S
+
+HP = dict(runs=1, eta=1.0, clip=0.45, b=4, M=0.3)  # the hyperparameters train() requires
+
+
+def _train(task, method, **kw):
+    return dpsgd.train(task, method, **{**HP, **kw})
 
 
 def _data(model, R=3, m=6, D=5, K=4, seed=0):
@@ -91,16 +98,16 @@ def test_mnist_task_subset(shared_data_dir):
 
 def test_same_seed_same_numbers(diag):
     kw = dict(runs=3, T=10, m=10, sigma=0.5, q=0.6)
-    a = dpsgd.train(diag, "rqp", seed=4, **kw)
-    b = dpsgd.train(diag, "rqp", seed=4, **kw)
-    c = dpsgd.train(diag, "rqp", seed=5, **kw)
+    a = _train(diag, "rqp", seed=4, **kw)
+    b = _train(diag, "rqp", seed=4, **kw)
+    c = _train(diag, "rqp", seed=5, **kw)
     assert torch.equal(a.w, b.w) and not torch.equal(a.w, c.w)
 
 
 def test_per_run_sigma_and_zero_noise_is_sgd(diag):
     # batches are drawn before the loop, so with the same seed DP-SGD at σ = 0 is clipped SGD, run by run
-    sgd = dpsgd.train(diag, "sgd", runs=3, T=20, m=10, seed=1)
-    dp = dpsgd.train(diag, "dpsgd", runs=3, T=20, m=10, sigma=[0.0, 0.0, 5.0], seed=1)
+    sgd = _train(diag, "sgd", runs=3, T=20, m=10, seed=1)
+    dp = _train(diag, "dpsgd", runs=3, T=20, m=10, sigma=[0.0, 0.0, 5.0], seed=1)
     torch.testing.assert_close(dp.w[:2], sgd.w[:2])
     assert not torch.allclose(dp.w[2], sgd.w[2])
 
@@ -108,15 +115,15 @@ def test_per_run_sigma_and_zero_noise_is_sgd(diag):
 def test_projected_weights_are_levels(diag):
     lv = rqp.levels(4, 0.3, dtype=torch.float32)
     for method, q in (("projdp", 1.0), ("rqp", 0.4)):
-        w = dpsgd.train(diag, method, runs=4, T=5, m=10, sigma=0.3, q=q, seed=0).w
+        w = _train(diag, method, runs=4, T=5, m=10, sigma=0.3, q=q, seed=0).w
         assert torch.all((w[..., None] - lv).abs().min(-1).values < 1e-6)
-    w = dpsgd.train(diag, "dpsgd", runs=2, T=5, m=10, sigma=0.3, seed=0).w
+    w = _train(diag, "dpsgd", runs=2, T=5, m=10, sigma=0.3, seed=0).w
     assert not torch.all((w[..., None] - lv).abs().min(-1).values < 1e-6)
 
 
 def test_single_step_by_hand(diag):
     # one DP-SGD step from w0 = 0 re-derived from the same random draws
-    res = dpsgd.train(diag, "dpsgd", runs=2, T=1, m=10, sigma=0.7, eta=0.5, seed=9, dtype=torch.float64)
+    res = _train(diag, "dpsgd", runs=2, T=1, m=10, sigma=0.7, eta=0.5, seed=9, dtype=torch.float64)
     g = torch.Generator().manual_seed(9)
     idx = torch.randint(0, diag.n, (1, 2, 10), generator=g)[0]
     X = torch.as_tensor(diag.X_train)[idx]
@@ -139,14 +146,14 @@ def test_epoch_sampling_covers_each_example_once():
 
 def test_learning_sanity(diag):
     # clipped SGD for one epoch learns the Diagnostic task (majority rate 62.7 %); q = 1/2^b RQP does not
-    good = dpsgd.train(diag, "sgd", runs=5, T=46, m=10, seed=0).test_acc
+    good = _train(diag, "sgd", runs=5, T=46, m=10, seed=0).test_acc
     assert np.median(good) >= 0.9
-    noise = dpsgd.train(diag, "rqp", runs=5, T=46, m=10, sigma=0.1, q=1 / 16, seed=0).test_acc
+    noise = _train(diag, "rqp", runs=5, T=46, m=10, sigma=0.1, q=1 / 16, seed=0).test_acc
     assert np.median(noise) < 0.8
 
 
 def test_sweep_shapes_and_q(diag):
-    sw = E.rqp_sweep(diag, E.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], runs=2)
+    sw = E.rqp_sweep(diag, S.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], runs=2)
     assert len(sw) == 4 and list(sw["run"]) == [0, 1, 0, 1]
     np.testing.assert_allclose(sw["q"].to_numpy()[[0, 2]], [0.2273, 1.0], atol=1e-4)
     s, q, a = E.best_sigma(sw)
@@ -154,35 +161,62 @@ def test_sweep_shapes_and_q(diag):
 
 
 def test_baseline_sigma():
-    assert E.baseline_sigma(1.0, E.DIAGNOSTIC, 455) == pytest.approx(1.4669 * 0.45, rel=2e-3)
+    assert E.baseline_sigma(1.0, S.DIAGNOSTIC, 455) == pytest.approx(1.4669 * 0.45, rel=2e-3)
 
 
 def test_table1_arithmetic():
-    diag = E.PAPER_TABLE1[["Diagnostic (LogReg)", "Diagnostic (SVM)"]].to_numpy().ravel()
+    diag = S.PAPER_TABLE1[["Diagnostic (LogReg)", "Diagnostic (SVM)"]].to_numpy().ravel()
     off = [v for v in diag if not any(abs(v - round(100 * k / 2 / 114, 2)) < 1e-9 for k in range(229))]
     assert off == [96.92]
-    t = E.PAPER_TABLE1["Diagnostic (SVM)"]
+    t = S.PAPER_TABLE1["Diagnostic (SVM)"]
     assert (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(0.3585, abs=1e-4)
 
 
 def test_bad_input(diag):
     with pytest.raises(ValueError, match="method"):
-        dpsgd.train(diag, "adam", T=1, m=10)
+        _train(diag, "adam", T=1, m=10)
     with pytest.raises(ValueError, match="sampling"):
-        dpsgd.train(diag, "sgd", T=1, m=10, sampling="poisson")
+        _train(diag, "sgd", T=1, m=10, sampling="poisson")
     with pytest.raises(ValueError, match="clip"):
-        dpsgd.train(diag, "sgd", T=1, m=10, clip=0.0)
+        _train(diag, "sgd", T=1, m=10, clip=0.0)
     with pytest.raises(ValueError, match="M"):
-        dpsgd.train(diag, "projdp", T=1, m=10, M=-0.3)
+        _train(diag, "projdp", T=1, m=10, M=-0.3)
     with pytest.raises(ValueError, match="sigma"):
-        dpsgd.train(diag, "dpsgd", T=1, m=10, sigma=-1.0)
+        _train(diag, "dpsgd", T=1, m=10, sigma=-1.0)
     with pytest.raises(ValueError, match="q must be in"):
-        dpsgd.train(diag, "rqp", T=1, m=10, sigma=1.0, q=0.01)
+        _train(diag, "rqp", T=1, m=10, sigma=1.0, q=0.01)
     with pytest.raises(ValueError, match="b"):
-        dpsgd.train(diag, "rqp", T=1, m=10, sigma=1.0, b=0)
+        _train(diag, "rqp", T=1, m=10, sigma=1.0, b=0)
     with pytest.raises(ValueError, match="m must be"):
-        dpsgd.train(diag, "sgd", T=1, m=1000)
+        _train(diag, "sgd", T=1, m=1000)
     with pytest.raises(ValueError, match="one value per run"):
-        dpsgd.train(diag, "dpsgd", runs=3, T=1, m=10, sigma=[0.1, 0.2])
+        _train(diag, "dpsgd", runs=3, T=1, m=10, sigma=[0.1, 0.2])
     with pytest.raises(ValueError, match="model"):
         E.diagnostic_task("softmax")
+    with pytest.raises(ValueError, match="b \\(quantization bits\\) and M"):
+        dpsgd.train(diag, "rqp", runs=1, T=1, m=10, eta=1.0, clip=0.45, sigma=1.0, q=0.9)
+    with pytest.raises(TypeError, match="eta"):
+        dpsgd.train(diag, "sgd", runs=1, T=1, m=10, clip=0.45)
+
+
+def test_no_paper_defaults():
+    import inspect
+
+    params = inspect.signature(dpsgd.train).parameters
+    for name in ("runs", "eta", "clip"):
+        assert params[name].default is inspect.Parameter.empty
+    assert params["b"].default is None and params["M"].default is None
+
+
+def test_helpers_reject_bad_input():
+    g = torch.ones(2, 3)
+    with pytest.raises(ValueError, match="clip"):
+        dpsgd.clip_rows(g, float("nan"))
+    with pytest.raises(ValueError, match="g must be finite"):
+        dpsgd.clip_rows(torch.tensor([[float("nan"), 1.0]]), 0.45)
+    with pytest.raises(ValueError, match="model"):
+        dpsgd.predict("tree", torch.zeros(1, 3), torch.zeros(4, 3))
+    with pytest.raises(ValueError, match="X must have ndim 2"):
+        dpsgd.predict("logreg", torch.zeros(1, 3), torch.zeros(3))
+    with pytest.raises(ValueError, match="model"):
+        dpsgd.loss_fn("tree")

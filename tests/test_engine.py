@@ -165,3 +165,29 @@ def test_cuda_matches_cpu():
     a = engine.train(model, th0, X, y, epochs=20, lr=1e-2, device="cpu").theta
     b = engine.train(model, th0, X, y, epochs=20, lr=1e-2, device="cuda").theta
     torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_model_protocol_and_public_accessors():
+    lin, mlp = engine.Linear(3), engine.MLP(3, hidden=4)
+    assert isinstance(lin, engine.AnalyticModel) and isinstance(mlp, engine.Model)
+    assert not isinstance(mlp, engine.AnalyticModel)                 # no vjp: trained with autograd
+    assert engine.param_sizes(lin) == [3, 1] and engine.param_sizes(mlp) == [12, 4, 4, 1]
+    assert sum(engine.param_sizes(mlp)) == mlp.n_params
+    fn, grad = engine.loss_functions("mse")
+    out, y = torch.tensor([[1.0, 3.0]]), torch.tensor([[0.0, 1.0]])
+    assert torch.equal(fn(out, y), torch.tensor([[1.0, 4.0]])) and torch.equal(grad(out, y), torch.tensor([[2.0, 4.0]]))
+    with pytest.raises(ValueError, match="loss must be one of"):
+        engine.loss_functions("hinge")
+    with pytest.raises(ValueError, match="targets of X"):
+        engine.check_data(torch.zeros(2, 3, 1), torch.zeros(2, 4))
+
+
+def test_non_finite_theta0_and_bad_seed():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    th0[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="theta0 must be finite"):
+        engine.train(model, th0, X, y, epochs=1)
+    with pytest.raises(ValueError, match="seed"):
+        engine.init_params(model, 2, -1)

@@ -1,5 +1,5 @@
 """Tests of qlib.hadamard: the transform equals the Sylvester matrix, is orthonormal and an
-involution, the RHT is inverted exactly, padding, bad input (spec §8.1 item 14)."""
+involution, the RHT is inverted exactly, padding, bad input."""
 
 import math
 
@@ -11,8 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qlib import hadamard as H
-
-
 
 
 @pytest.mark.parametrize("k", range(0, 7))
@@ -27,7 +25,7 @@ def test_fwht_equals_scipy_sylvester(k):
 def test_fwht_matches_radix2_butterfly(k):
     D = 2**k
     x = torch.randn(D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    y = x.clone().reshape(1, D)  # textbook in-place radix-2 butterfly (spec §2.4)
+    y = x.clone().reshape(1, D)  # textbook in-place radix-2 butterfly
     h = 2
     while h <= D:
         v = y.view(-1, h)
@@ -113,3 +111,23 @@ def test_bad_input():
         H.rht(torch.randn(8), torch.ones(1, 16))
     with pytest.raises(ValueError, match="seed"):
         H.generator(-1)
+
+
+def test_rotation_signs_public_stream():
+    s = H.rotation_signs(7, (3,), 2, 64, torch.float64)
+    assert s.shape == (3, 2, 64) and set(s.unique().tolist()) == {-1.0, 1.0}
+    assert torch.equal(s, H.rotation_signs(7, (3,), 2, 64, torch.float64))  # the receiver rebuilds it
+    assert not torch.equal(s, H.rotation_signs(8, (3,), 2, 64, torch.float64))
+    # the "rotation" stream of generator(): exactly the Rademacher draw of that stream
+    ref = H.rademacher((3, 2, 64), H.generator(7, "rotation"), torch.float64)
+    assert torch.equal(s, ref)
+    x = torch.randn(3, 64, dtype=torch.float64)
+    assert torch.allclose(H.irht(H.rht(x, s), s), x, atol=1e-12)
+    with pytest.raises(ValueError, match="k must be"):
+        H.rotation_signs(0, (), 0, 8)
+    with pytest.raises(ValueError, match="seed"):
+        H.rotation_signs(-1, (), 1, 8)
+    with pytest.raises(ValueError, match="signs must have shape"):
+        H.check_signs(x, torch.ones(64))
+    with pytest.raises(ValueError, match="length"):
+        H.check_signs(x, torch.ones(1, 32))

@@ -25,3 +25,8 @@ def test_paper_items_and_uncovered():
 def test_restatements_and_cut_numbers_are_not_items():
     text = "Theorem 3.1. A.\nTheorem C.1 (Theorem 3.1). A again.\nCorollary 5.\nCorollary 5.4.1. B.\n"
     assert stated_results(text) == {"Theorem 3.1", "Corollary 5.4.1"}
+
+
+def test_abbreviated_plural_figures():
+    assert items_in("§5.2.2 / Figs. 3–4") == {"Figure 3", "Figure 4"}
+    assert items_in("App. F.2 / Fig. 9") == {"Figure 9"}

@@ -1,4 +1,4 @@
-"""Theorem 5.4, C(P), Corollary 5.4.1 and Appendix C lemmas of paper 003 (reference values: spec §8)."""
+"""Theorem 5.4, C(P), Corollary 5.4.1 and Appendix C lemmas of paper 003 (reference values computed outside this code base)."""
 
 import math
 

@@ -4,11 +4,10 @@ import math
 
 import numpy as np
 
-from qlib.mia import C_P, discretise as D
-
-PAPER_C = {20: 4.30, 50: 6.74, 100: 9.20}
-PAPER_DELTA = {(1000, 20): 0.07, (1000, 50): 0.11, (1000, 100): 0.15, (5000, 20): 0.03, (5000, 50): 0.05,
-               (5000, 100): 0.07, (10000, 20): 0.02, (10000, 50): 0.03, (10000, 100): 0.05}
+from qlib.mia import C_P
+from qlib.mia import discretise as D
+from qlib.repro.mia_limits.simulations import PAPER_TABLE1_C as PAPER_C
+from qlib.repro.mia_limits.simulations import PAPER_TABLE1_DELTA as PAPER_DELTA
 
 
 def test_table1_delta_column_is_the_corollary_bound():

@@ -32,7 +32,7 @@ def test_erm_matches_lemma_c2_on_random_problems_and_uniform_ties():
     for _ in range(10):
         K, m, n = int(rng.integers(2, 5)), int(rng.integers(2, 4)), int(rng.integers(1, 12))
         L, p = rng.random((K, m)), rng.dirichlet(np.ones(m))
-        ref = exact.delta_finite_theta(p, n, lambda c: np.argmin(c @ L.T, 1))
+        ref = exact.delta_finite_theta(p, n, lambda c, L=L: np.argmin(c @ L.T, 1))
         assert math.isclose(mia.erm_delta(L, p, n), ref, rel_tol=1e-9, abs_tol=1e-15)
     # uniform ties on a tie-heavy problem = average of the two deterministic joint laws, checked by direct TV
     L, p, n = np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 0.5]]), np.array([0.5, 0.3, 0.2]), 6

@@ -30,7 +30,7 @@ def test_multinomial_pmf_sums_to_one():
     assert math.isclose(np.exp(exact.log_multinomial_pmf(exact.count_vectors(9, 3), p)).sum(), 1.0, rel_tol=1e-13)
 
 
-# spec §2.1 table: Bernoulli(0.3), n = 2, θ̂ = mean, Δ = 0.294
+# Bernoulli(0.3), n = 2, θ̂ = mean: the 3 × 2 joint tables by hand give Δ = 0.294
 @pytest.mark.parametrize("nu,best,printed,sec", [(0.5, 0.647, 0.647, 0.706), (0.2, 0.842, 0.800, 0.790),
                                                   (0.7, 0.7081, 0.763, 0.973), (0.9, 0.900, 0.921, 1.000)])
 def test_spec_table_eq23(nu, best, printed, sec):

@@ -1,4 +1,4 @@
-"""The MIA game simulated literally vs the exact accuracies (paper 003 §1.2, TC-02, TC-10)."""
+"""The MIA game simulated literally vs the exact accuracies (paper 003 §2, Theorem 3.1)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Gaussian empirical mean: Theorem 5.1 made exact, Prop. G.1, Remark 5.1 (paper 003, spec §3.3)."""
+"""Gaussian empirical mean: Theorem 5.1 made exact, Prop. G.1, Remark 5.1 (paper 003, Theorem 5.1, App. G)."""
 
 import math
 
@@ -57,5 +57,5 @@ def test_bad_input():
         g.tv_gauss_shift_scale(0.1, 1.5, 2)
     with pytest.raises(ValueError, match="eps"):
         g.remark51_n(1.0, 1, 1.5)
-    with pytest.raises(ValueError, match="n >= 2"):
+    with pytest.raises(ValueError, match="n must be an integer >= 2"):
         g.prop_g1_tv(1.0, 1, 1)

@@ -71,19 +71,23 @@ def test_ternary_ties_broken_by_position():
 def test_bits_exact_values_hand_computed():
     # max|x| = 1.3 -> log2 = 0.378 -> round 0 -> alpha = 1; 2 bits: s = 2, grid {0.5, 1}
     x = t([0.1, -0.5, 0.51, -0.99, 1.3])
-    assert Q.get("bits2")(x).tolist() == [0.5, -0.5, 1.0, -1.0, 1.0]
+    assert Q.get("bits2", variant="capped")(x).tolist() == [0.5, -0.5, 1.0, -1.0, 1.0]
     # printed formula: int(1 + clip(2|x|, 0, 2)) -> [1, 2, 2, 2, 3] * 0.5
     assert Q.get("bits2", variant="printed")(x).tolist() == [0.5, -1.0, 1.0, -1.0, 1.5]
     # 3 bits, s = 4: ceil(4|x|) clipped to [1, 4] -> [1, 2, 3, 4, 4] / 4
-    assert Q.get("bits3")(x).tolist() == [0.25, -0.5, 0.75, -1.0, 1.0]
+    assert Q.get("bits3", variant="capped")(x).tolist() == [0.25, -0.5, 0.75, -1.0, 1.0]
 
 
 def test_bits_alpha_is_a_rounded_power_of_two():
     # max|x| = 5 -> log2 5 = 2.32 -> alpha = 4; max|x| = 6 -> log2 6 = 2.58 -> alpha = 8
-    y5 = Q.get("bits4")(t([5.0, 0.3]))
-    y6 = Q.get("bits4")(t([6.0, 0.3]))
+    y5 = Q.get("bits4", variant="capped")(t([5.0, 0.3]))
+    y6 = Q.get("bits4", variant="capped")(t([6.0, 0.3]))
     assert y5.tolist() == [4.0, 0.5]  # s = 8: 0.3*8/4 = 0.6 -> 1 -> 4/8
     assert y6.tolist() == [6.0, 1.0]  # 6*8/8 = 6 -> 6; 0.3 -> 1 -> 8/8
+    # the default (printed) formula: int(1 + clip(s|x|/alpha, 0, s)) -> 5: int(1 + 8) = 9 -> 4.5;
+    # 0.3: int(1.6) = 1 -> 0.5; with alpha = 8: 6 -> int(7) = 7 -> 7.0; 0.3 -> int(1.3) = 1 -> 1.0
+    assert Q.get("bits4")(t([5.0, 0.3])).tolist() == [4.5, 0.5]
+    assert Q.get("bits4")(t([6.0, 0.3])).tolist() == [7.0, 1.0]
 
 
 def test_all_zero_vector():
@@ -108,7 +112,7 @@ def test_any_shape_and_dtype_preserved():
 def test_figure5_grid_levels():
     grid = torch.linspace(-1, 1, 2001, dtype=torch.float64)
     for b in (2, 3, 4, 5):
-        y = Q.get(f"bits{b}")(grid)
+        y = Q.get(f"bits{b}", variant="capped")(grid)
         s = 2 ** (b - 1)
         expected = sorted({sgn * k / s for sgn in (-1, 1) for k in range(1, s + 1)})
         assert sorted(set(y.tolist())) == expected
@@ -124,7 +128,7 @@ def test_figure5_grid_levels():
 def test_idempotent(a):
     x = t(a)
     for name in ALL:
-        q = Q.get(name)
+        q = Q.get(name, variant="capped")
         y = q(x)
         assert torch.equal(q(y), y), name
 
@@ -166,7 +170,7 @@ def test_bits_level_set(a):
     alpha = 2.0 ** round(math.log2(float(np.abs(a).max())))
     for b in (2, 3, 4, 5):
         s = 2 ** (b - 1)
-        y = Q.get(f"bits{b}")(x)
+        y = Q.get(f"bits{b}", variant="capped")(x)
         levels = {sgn * alpha * k / s for sgn in (-1, 1) for k in range(1, s + 1)}
         assert set(y.tolist()) <= levels
         assert len(set(y.tolist())) <= 2**b
@@ -183,7 +187,7 @@ def _printed_reference(a: np.ndarray, b: int) -> np.ndarray:
     s = 2 ** (b - 1)
     alpha = 2.0 ** np.round(np.log2(np.abs(a).max()))
     m = np.trunc(1 + np.clip(s * np.abs(a) / alpha, 0, s))
-    return np.where(a >= 0, 1.0, -1.0) * alpha / s * m
+    return np.where(a >= 0, 1.0, -1.0) * (alpha * m) / s
 
 
 @settings(max_examples=100, deadline=None)
@@ -198,7 +202,7 @@ def test_printed_variant_matches_numpy_reference_and_default_off_grid(a):
         alpha = 2.0 ** np.round(np.log2(np.abs(a).max()))
         u = s * np.abs(a) / alpha
         off = (u < s) & (u != np.floor(u))
-        np.testing.assert_array_equal(Q.get(f"bits{b}")(x).numpy()[off], yp[off])
+        np.testing.assert_array_equal(Q.get(f"bits{b}", variant="capped")(x).numpy()[off], yp[off])
 
 
 @settings(max_examples=60, deadline=None)
@@ -244,8 +248,10 @@ def test_level_stats_counts():
     for name in TERNARY:
         assert df.loc[name, "levels_max"] == 3
         assert df.loc[name, "zero_fraction"] == Q.n_zeros(Q.get(name).zero_fraction, 101) / 101
+    capped = Q.level_stats(x, variant="capped").set_index("name")
     for b in (2, 3, 4, 5):
-        assert df.loc[f"bits{b}", "levels_max"] <= 2**b
+        assert capped.loc[f"bits{b}", "levels_max"] <= 2**b
+        assert df.loc[f"bits{b}", "levels_max"] <= 2**b + 2     # printed: s + 1 magnitudes
     assert df.loc["identity", "levels_max"] == 101
     assert Q.distinct_per_row(torch.tensor([[1.0, 1.0, 2.0], [0.0, 0.0, 0.0]])).tolist() == [2, 1]
 
@@ -263,27 +269,27 @@ def test_cuda_matches_cpu():
 @pytest.mark.parametrize("name", ALL)
 def test_rejects_bad_tensors(name):
     q = Q.get(name)
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match="theta must be finite"):
         q(torch.tensor([1.0, float("nan")]))
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match="theta must be finite"):
         q(torch.tensor([1.0, float("inf")]))
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="non-empty"):
         q(torch.tensor([]))
     with pytest.raises(TypeError, match="floating-point"):
         q(torch.tensor([1, 2, 3]))
-    with pytest.raises(TypeError, match="torch.Tensor"):
+    with pytest.raises(TypeError, match="theta must be a tensor"):
         q([1.0, 2.0])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="thetas must have ndim 2"):
         q.batched(torch.randn(2, 3, 4))
 
 
 def test_rejects_unknown_names_scopes_variants():
     with pytest.raises(ValueError, match="unknown quantizer 'bits8'.*known: identity"):
         Q.get("bits8")
-    with pytest.raises(TypeError, match="name must be a str"):
+    with pytest.raises(TypeError, match="quantizer name must be a string"):
         Q.get(4)
     with pytest.raises(ValueError, match="variant must be one of"):
-        Q.get("bits2", variant="paper")
+        Q.get("bits2", variant="default")
     with pytest.raises(ValueError, match="scope must be one of"):
         Q.apply(torch.nn.Linear(2, 1), "sign", scope="layer")
     with pytest.raises(TypeError, match="nn.Module or a state dict"):

@@ -42,8 +42,9 @@ def test_notebook_parameters_cell(nb):
     book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
     cells = [c for c in book.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(cells) == 1, f"{nb}: exactly one cell tagged 'parameters'"
-    names = {t.id for node in ast.parse(cells[0].source).body if isinstance(node, ast.Assign) for t in node.targets
-             if isinstance(t, ast.Name)}
+    names = set(profiles.cell_parameters(ROOT / "chapters" / nb))
+    assert names == {t.id for node in ast.parse(cells[0].source).body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
     missing = set(profiles.COMMON) - names
     assert not missing, f"{nb}: parameters cell lacks {sorted(missing)}"
     for prof in profiles.PROFILES:

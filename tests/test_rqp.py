@@ -6,6 +6,7 @@ import torch
 from scipy import stats
 
 from qlib import rqp
+from qlib import rqp_privacy as P
 
 M = 0.3
 
@@ -202,32 +203,6 @@ def test_utility_bound_terms_and_monotonicity():
     assert c == pytest.approx(4 * M**2 / 890 + 0.2098 / 2 + 0.45**2 / 2 + 0.01 * 30 / 2, rel=1e-12)
 
 
-FIG1 = {  # eps: (RQP q=0.90 bound, sigma, RQP q=0.95 bound, sigma, ProjDP RDP bound, sigma, ProjDP Gaussian bound, sigma)
-    0.10: (3.42776, 0.31192, 3.44568, 0.32324, 63.9467, 1.4587, 19854.7, 25.7259),
-    0.25: (1.72280, 0.20115, 1.59019, 0.20648, 24.9576, 0.9100, 3176.85, 10.2903),
-    0.50: (1.12468, 0.14326, 0.95462, 0.14645, 13.2246, 0.6611, 794.298, 5.1452),
-    1.00: (0.81589, 0.10115, 0.63158, 0.10335, 7.2438, 0.4875, 198.659, 2.5726),
-    2.00: (0.65573, 0.06995, 0.46719, 0.07212, 4.1395, 0.3663, 49.750, 1.2863),
-}
-
-
-@pytest.mark.parametrize("eps", sorted(FIG1))
-def test_fig1_reconstruction(eps):
-    ref = FIG1[eps]
-    u95, s95, upd, spd = rqp.fig1_bounds(eps, 0.95)  # RDP-calibrated baseline (dp-accounting)
-    kw = dict(b=4, M=0.3, rho=0.45, eta=1.0, T=445, d=30)
-    s90 = rqp.solve_sigma(eps, 0.90, b=4, M=0.3, rho=0.45, eta=1.0, m=1, T=445, n=445)
-    u90 = rqp.utility_bound(0.90, s90, **kw)
-    sg = rqp.gaussian_sigma(eps, 1e-7, 0.45)  # classic Gaussian-mechanism baseline
-    ug = rqp.utility_bound(1.0, sg, **kw)
-    ours = (u90, s90, u95, s95, upd, spd, ug, sg)
-    np.testing.assert_allclose(ours[0::2], ref[0::2], rtol=1e-4, atol=0)  # bounds: 1e-4 relative
-    np.testing.assert_allclose(ours[1::2], ref[1::2], rtol=0, atol=5e-5)  # sigmas: printed to 4 decimals
-    assert u95 < upd and u95 < ug
-    if eps >= 0.25:
-        assert u90 > u95
-
-
 # ---------------------------------------------------------------------------- bad input
 def test_bad_input():
     x = torch.zeros(3, dtype=torch.float64)
@@ -263,15 +238,16 @@ def test_log_pmf_matches_pmf_and_is_finite():
     assert np.all(np.isfinite(rqp.log_pmf(mu, 1e-3, 4, M, 1.0)))
 
 
-KW1 = dict(M=0.3, rho=0.45, eta=1.0, m=10)
+KW1 = dict(M=0.3, rho=0.45, eta=1.0, m=10, adjacency="replace-one")
+KWP = dict(M=0.3, rho=0.45, eta=1.0, m=10)
 
 
 def test_coordinate_loss_limits():
     assert rqp.coordinate_privacy_loss(1 / 16, 0.5, b=4, **KW1) == pytest.approx(0.0, abs=1e-12)
     for q in (0.3, 0.9):
         # never above the randomized-response limit, and reaches it as σ → 0 (edge cells of mass → 1 vs → 0)
-        assert rqp.coordinate_privacy_loss(q, 0.5, b=4, **KW1) <= rqp.rr_limit(q, 4) + 1e-12
-        assert rqp.coordinate_privacy_loss(q, 1e-3, b=4, **KW1) == pytest.approx(rqp.rr_limit(q, 4), abs=1e-6)
+        assert rqp.coordinate_privacy_loss(q, 0.5, b=4, **KW1) <= P.rr_limit(q, 4) + 1e-12
+        assert rqp.coordinate_privacy_loss(q, 1e-3, b=4, **KW1) == pytest.approx(P.rr_limit(q, 4), abs=1e-6)
     assert rqp.coordinate_privacy_loss(0.9, 1e4, b=4, **KW1) < 1e-3
 
 
@@ -284,7 +260,7 @@ def test_theorem1_eps_below_exact_one_coordinate_loss():
     from scipy.stats import norm
 
     q, s, b = 0.9, 1.0, 4
-    eps_t = rqp.eps_step(q, s, b=b, **KW1)
+    eps_t = P.eps_step(q, s, b=b, **KWP)
     L, h, sl, D = 16, 0.3 / 15, 1.0 / 10, 2 * 0.45 / 10
     lv = np.linspace(-0.3, 0.3, L)
     lo, hi = lv - h, lv + h
@@ -297,8 +273,43 @@ def test_theorem1_eps_below_exact_one_coordinate_loss():
     best = max(np.max(np.abs(np.log(law(mu)) - np.log(law(mu + D)))) for mu in np.linspace(-0.75, 0.75 - D, 301))
     assert best > eps_t + 0.4  # 1.585 vs 1.023
     assert rqp.coordinate_privacy_loss(q, s, b=b, **KW1) == pytest.approx(best, rel=1e-3)
-    # deterministic projection (q = 1) at σ = 1.1: the formula says 0.92, one coordinate leaks ≈ 8
-    assert rqp.eps_step(1.0, 1.1, b=4, **KW1) < 1 < rqp.coordinate_privacy_loss(1.0, 1.1, b=4, **KW1)
+    # deterministic projection (q = 1) at σ = 1.1: the formula says 0.92, one coordinate leaks ≈ 7.4
+    assert P.eps_step(1.0, 1.1, b=4, **KWP) < 1 < rqp.coordinate_privacy_loss(1.0, 1.1, b=4, **KW1)
+
+
+@pytest.mark.parametrize("sigma, expected", [(1.1, 7.42), (2.0, 2.30)])
+def test_coordinate_loss_q1_independent(sigma, expected):
+    """q = 1, replace-one: both means must stay in the feasible range [−M − ηρ, M + ηρ] = [−0.75, 0.75].
+    Independent: scipy quad of the normal density over the end cell (−∞, Q_0 + h), written relative
+    to the far tail so that it does not underflow, at the worst pair μ = 0.75, μ' = 0.75 − 2ηρ/m."""
+    from scipy import integrate
+
+    sl, D, edge = sigma / 10, 0.09, -0.3 + 0.02
+    lo_z = (edge - 0.75) / sl  # the farther mean: log Φ(lo_z) from the integral of φ(z)/φ(lo_z)
+
+    def log_cdf(z):
+        val, _ = integrate.quad(lambda t: np.exp(-0.5 * (t * t - z * z)), -np.inf, z, epsabs=0, epsrel=1e-12)
+        return np.log(val) - 0.5 * z * z - 0.5 * np.log(2 * np.pi)
+
+    ref = log_cdf((edge - 0.75 + D) / sl) - log_cdf(lo_z)
+    assert ref == pytest.approx(expected, abs=0.005)
+    ours = rqp.coordinate_privacy_loss(1.0, sigma, b=4, **KW1)
+    assert ours == pytest.approx(ref, rel=1e-6)
+    # the old grid let the shifted mean leave the range (μ' = 0.84) and reported more (8.08 at σ = 1.1)
+    assert ours < expected + 0.01
+
+
+def test_coordinate_loss_adjacency():
+    kw = dict(KW1)
+    kw.pop("adjacency")
+    assert rqp.adjacent_shift(eta=1.0, rho=0.45, m=10, adjacency="replace-one") == pytest.approx(0.09)
+    assert rqp.adjacent_shift(eta=1.0, rho=0.45, m=10, adjacency="add-remove") == pytest.approx(0.045)
+    rep = rqp.coordinate_privacy_loss(0.9, 1.0, b=4, adjacency="replace-one", **kw)
+    add = rqp.coordinate_privacy_loss(0.9, 1.0, b=4, adjacency="add-remove", **kw)
+    eps_t = P.eps_step(0.9, 1.0, b=4, **KWP)
+    assert add < eps_t < rep  # q < 1: Theorem 1 holds under add/remove, fails under replace-one
+    with pytest.raises(ValueError, match="adjacency"):
+        rqp.coordinate_privacy_loss(0.9, 1.0, b=4, adjacency="swap", **kw)
 
 
 # ---------------------------------------------------------------------------- properties (hypothesis)
@@ -323,3 +334,12 @@ def test_outputs_are_levels_and_projection_is_nearest(b, M, xs, u, seed):
     det = rqp.proj_det(x, b, M)
     dist = (x.clamp(-M, M)[:, None] - lv).abs()
     assert torch.allclose((x.clamp(-M, M) - det).abs(), dist.min(1).values, atol=1e-12 * M)
+
+
+def test_nan_inputs_raise():
+    with pytest.raises(ValueError, match="mu"):
+        rqp.pmf(float("nan"), 0.1, 4, 0.3, 0.9)
+    with pytest.raises(ValueError, match="x must be finite"):
+        rqp.exact_mse([0.1, float("nan")], 4, 0.3, 0.9)
+    with pytest.raises(ValueError, match="x must be finite"):
+        rqp.randomized_projection(torch.tensor([float("inf")]), 4, 0.3, 0.9)

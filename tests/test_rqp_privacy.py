@@ -11,7 +11,7 @@ KW = dict(M=0.3, rho=0.45, eta=1.0, m=10)
 DIAG = dict(KW, T=46, n=455)
 
 
-# ---------------------------------------------------------------------------- pinned values (spec §5.2.9)
+# ---------------------------------------------------------------------------- pinned values
 @pytest.mark.parametrize(
     "q,sigma,b,paper,plus",
     [
@@ -40,7 +40,7 @@ def test_eps_step_matches_direct_formula():
     assert P.eps_step(q, s, b=b, M=M, rho=rho, eta=eta, m=m) == pytest.approx(math.log(num / den), rel=1e-12)
 
 
-# ---------------------------------------------------------------------------- properties (spec §5.2.8)
+# ---------------------------------------------------------------------------- properties
 @pytest.mark.parametrize("b", [2, 3, 4])
 @pytest.mark.parametrize("c_mode", ["paper", "plus"])
 def test_eps_step_properties(b, c_mode):
@@ -68,7 +68,7 @@ def test_tiny_sigma_is_finite():
     assert np.isfinite(P.eps_step(1.0, 0.05, b=4, **KW))
 
 
-# ---------------------------------------------------------------------------- composition (spec §5.2.11)
+# ---------------------------------------------------------------------------- composition
 def test_composition_factors():
     assert P.composition_factor(46, 10, 455) == pytest.approx(1.010989, abs=1e-6)
     assert P.composition_factor(938, 64, 60000) == pytest.approx(1.000533, abs=1e-6)
@@ -84,7 +84,7 @@ def test_amplified_never_smaller():
         np.testing.assert_allclose(a, 46 * 10 / 455 * P.eps_step(q, s, b=4, **KW), rtol=1e-12)
 
 
-# ---------------------------------------------------------------------------- solver (spec §3.6, §5.2.10)
+# ---------------------------------------------------------------------------- solver
 FIG2 = {  # sigma: (a) b=4 eps=.5, (b) b=3 eps=.5, (c) b=4 eps=1, (d) b=3 eps=1
     1e-9: (0.0985, 0.1898, 0.1520, 0.2775),
     0.1: (0.1002, 0.1898, 0.1559, 0.2775),
@@ -160,7 +160,7 @@ def test_infeasible_pair_explains():
         P.solve_q(0.05, 0.1, b=4, q_floor=1 / 15, **DIAG)
 
 
-# ---------------------------------------------------------------------------- baselines (spec §2.5, §5.2.12-13)
+# ---------------------------------------------------------------------------- baselines
 def test_gaussian_mechanism_constant():
     assert P.gaussian_sigma(1.0, 1e-7) == pytest.approx(5.716859, abs=1e-6)
     assert P.gaussian_sigma(1.0, 1e-7, 0.45) == pytest.approx(2.572587, abs=1e-6)

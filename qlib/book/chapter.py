@@ -72,9 +72,10 @@ class Chapter:
     threads: int | None
     _limits: Any = field(default=None, repr=False)
 
-    def record(self, rows):
-        """Record comparison rows (``qlib.repro`` results) in this chapter's ledger."""
-        return self.cmp.record(rows)
+    def record(self, rows) -> None:
+        """Record comparison rows (``qlib.repro`` results) in this chapter's ledger. Returns nothing,
+        so that a recording cell shows no stray output (``ch.cmp.record`` returns the verdicts)."""
+        self.cmp.record(rows)
 
 
 def chapter(

@@ -196,14 +196,21 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["paper", *KINDS, "reproduced", "of paper items"])
 
 
+ERRATUM_ID = r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)"
+
+
 def distinct_errata(df: pd.DataFrame) -> pd.DataFrame:
-    """Confirmed errata counted once each (many rows can test one erratum at several points): one
-    line per (paper, where) of the erratum rows, with how many rows test it."""
+    """Errata counted once each (many rows can test one erratum at several points): a row's
+    ``where`` names its erratum as ``"… (erratum 003-E1)"``; a row without an id is its own erratum.
+    One line per erratum, with how many rows test it and how many confirm it."""
     e = df[df["kind"] == "erratum"]
     if e.empty:
-        return pd.DataFrame(columns=["paper", "where", "rows", "confirmed"])
-    g = e.groupby(["paper", "where"], sort=True)
-    return pd.DataFrame({"rows": g.size(), "confirmed": g["verdict"].apply(lambda v: int((v == "erratum confirmed").sum()))}).reset_index()
+        return pd.DataFrame(columns=["paper", "erratum", "rows", "confirmed"])
+    ids = e["where"].str.extract(ERRATUM_ID, expand=False)
+    e = e.assign(erratum=ids.fillna(e["where"]))
+    g = e.groupby(["paper", "erratum"], sort=True)
+    return pd.DataFrame({"rows": g.size(),
+                         "confirmed": g["verdict"].apply(lambda v: int((v == "erratum confirmed").sum()))}).reset_index()
 
 
 def book_order(df: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,9 @@ notebook and the parameter):
   what differs from the cell (nothing, today);
 * every key of an entry is a parameter of the notebook's cell (a misspelling is an error with a
   did-you-mean suggestion), its value has the cell value's type (ints pass for floats, ``None`` in the
-  cell accepts anything), and no entry sets a parameter the runner injects (:data:`COMMON`);
+  cell accepts anything) or one of the types the cell declares by a quoted annotation
+  (``max_molecules: "Optional[int]" = 1000``), and no entry sets a parameter the runner injects
+  (:data:`COMMON`);
 * every notebook key names a notebook of the book, once (a duplicate YAML key is an error).
 
 A user profile is any other YAML file (``--profile path/to/mine.yml``): its entries apply over the
@@ -110,15 +112,44 @@ def cell_parameters(nb_path: Path) -> dict[str, Any]:
     src = "".join(cells[0]["source"]) if isinstance(cells[0]["source"], list) else cells[0]["source"]
     out: dict[str, Any] = {}
     for node in ast.parse(src).body:
-        if isinstance(node, ast.Assign):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
                 value = _UNKNOWN
-            for t in node.targets:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
                 if isinstance(t, ast.Name):
                     out[t.id] = value
+                    if isinstance(node, ast.AnnAssign):
+                        _ANNOTATIONS.setdefault(str(nb_path), {})[t.id] = _annotation_types(node.annotation)
     return out
+
+
+_ANNOTATIONS: dict[str, dict[str, set[str]]] = {}
+_TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool, "list": (list, tuple), "dict": dict,
+          "None": type(None)}
+
+
+def _annotation_types(node) -> set[str]:
+    """``"Optional[int]"`` → {"int", "None"}, ``"Union[str, list]"`` → {"str", "list"}; ``int | None``
+    too. (Papermill recognises a parameter only with the quoted ``Optional``/``Union`` spelling.)"""
+    text = ast.unparse(node).strip().strip("'\"").replace(" ", "")
+    out: set[str] = set()
+    for part in text.split("|"):
+        if part.startswith("Optional[") and part.endswith("]"):
+            out |= {part[9:-1].split("[")[0], "None"}
+        elif part.startswith("Union[") and part.endswith("]"):
+            out |= {t.split("[")[0] for t in part[6:-1].split(",")}
+        else:
+            out.add(part.split("[")[0])
+    return out
+
+
+def declared_types(nb_path: Path) -> dict[str, set[str]]:
+    """The types a notebook's parameters cell declares by annotation (``tasks: str | list = "all"``)."""
+    cell_parameters(nb_path)
+    return _ANNOTATIONS.get(str(nb_path), {})
 
 
 def _type_ok(default: Any, value: Any) -> bool:
@@ -138,14 +169,26 @@ def _type_name(v: Any) -> str:
             tuple: "a list", dict: "a mapping"}.get(type(v), type(v).__name__)
 
 
-def check_entry(where: str, nb: str, params: dict[str, Any], declared: dict[str, Any]) -> None:
-    """Every parameter of ``params`` is declared by the notebook, with the declared value's type."""
+def check_entry(where: str, nb: str, params: dict[str, Any], declared: dict[str, Any],
+                types: dict[str, set[str]] | None = None) -> None:
+    """Every parameter of ``params`` is declared by the notebook, with the declared value's type (or
+    one of the types its annotation lists)."""
     for key, value in params.items():
         if key not in declared:
             close = difflib.get_close_matches(key, list(declared), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; it declares {', '.join(sorted(declared))}"
             raise ProfileError(f"{where}: {nb}: unknown parameter {key!r}{hint}")
         default = declared[key]
+        allowed = (types or {}).get(key)
+        if allowed:
+            ok_types = tuple(t for name in allowed for t in (_TYPES.get(name, object),) for t in
+                             (t if isinstance(t, tuple) else (t,)))
+            if isinstance(value, bool) and "bool" not in allowed:
+                ok_types = ()
+            if not isinstance(value, ok_types):
+                raise ProfileError(f"{where}: {nb}: parameter {key!r} must be {' | '.join(sorted(allowed))}, "
+                                   f"got {value!r}")
+            continue
         if not _type_ok(default, value):
             raise ProfileError(f"{where}: {nb}: parameter {key!r} must be {_type_name(default)} like the "
                                f"notebook's {default!r}, got {value!r}")
@@ -192,8 +235,9 @@ def resolve(root: Path, name: str | Path, notebooks: list[str], selected: list[s
         if missing:
             raise ProfileError(f"{path}: no entry for {', '.join(missing)}")
     declared = {nb: cell_parameters(root / "chapters" / nb) for nb in notebooks}
+    types = {nb: declared_types(root / "chapters" / nb) for nb in notebooks}
     for nb, params in data.items():
-        check_entry(str(path), nb, params, declared[nb])
+        check_entry(str(path), nb, params, declared[nb], types[nb])
     out = {}
     overrides = dict(overrides or {})
     used: set[str] = set()
@@ -201,7 +245,7 @@ def resolve(root: Path, name: str | Path, notebooks: list[str], selected: list[s
         params = dict(data.get(nb, {}))
         for key, value in overrides.items():
             if key in declared[nb]:
-                check_entry("--set", nb, {key: value}, declared[nb])
+                check_entry("--set", nb, {key: value}, declared[nb], types[nb])
                 params[key] = value
                 used.add(key)
         out[nb] = params

@@ -87,23 +87,22 @@ def overlaps(fig) -> list[str]:
     return found
 
 
-def _check_open_figures(*_args) -> None:
-    import matplotlib.pyplot as plt
-
-    for num in plt.get_fignums():
-        fig = plt.figure(num)
-        w0 = float(fig.get_size_inches()[0])
-        scaled = fit_to_column(fig)
-        rec = {"figure": len(_STATE["records"]) + 1, "width_in": round(w0, 2), "scaled_to_column": scaled,
-               "overlaps": overlaps(fig)}
-        _STATE["records"].append(rec)
-    if _STATE["log"] is not None and plt.get_fignums():
+def check_figure(fig) -> dict:
+    """Fit ``fig`` to the column and record its overlap checks (see the module docstring)."""
+    w0 = float(fig.get_size_inches()[0])
+    scaled = fit_to_column(fig)
+    rec = {"figure": len(_STATE["records"]) + 1, "width_in": round(w0, 2), "scaled_to_column": scaled,
+           "overlaps": overlaps(fig)}
+    _STATE["records"].append(rec)
+    if _STATE["log"] is not None:
         _STATE["log"].parent.mkdir(parents=True, exist_ok=True)
         _STATE["log"].write_text(json.dumps(_STATE["records"], indent=1))
+    return rec
 
 
 def _install_hook() -> None:
-    """Run the checks on the figures of each cell just before the inline backend shows them."""
+    """Check every figure as IPython turns it into the PNG the page shows (``plt.show()``, the end of
+    a cell, or ``display(fig)`` alike): wrap the inline backend's PNG formatter."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover
@@ -111,16 +110,27 @@ def _install_hook() -> None:
     ip = get_ipython()
     if ip is None:
         return
-    import matplotlib.pyplot  # noqa: F401 - activates the inline backend, which registers its flush
-    from matplotlib_inline.backend_inline import flush_figures
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    callbacks = ip.events.callbacks["post_execute"]
-    for cb in list(callbacks):
-        if getattr(cb, "__name__", "") == "_check_open_figures":
-            ip.events.unregister("post_execute", cb)
-    flush_registered = any(cb is flush_figures for cb in callbacks)
-    if flush_registered:
-        ip.events.unregister("post_execute", flush_figures)
-    ip.events.register("post_execute", _check_open_figures)
-    if flush_registered:
-        ip.events.register("post_execute", flush_figures)
+    # load the (lazily imported) inline backend now: it registers its figure formatters when first
+    # imported, which would otherwise replace the wrapper below at the first figure
+    plt.switch_backend(matplotlib.get_backend())
+
+    for mime in ("image/png", "image/svg+xml"):
+        fmt = ip.display_formatter.formatters.get(mime)
+        if fmt is None:
+            continue
+        try:
+            orig = fmt.lookup_by_type(Figure)
+        except KeyError:
+            continue
+        if getattr(orig, "_qlib_checked", False):
+            continue
+
+        def wrapped(fig, *args, _orig=orig, **kwargs):
+            check_figure(fig)
+            return _orig(fig, *args, **kwargs)
+
+        wrapped._qlib_checked = True
+        fmt.for_type(Figure, wrapped)

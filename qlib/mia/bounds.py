@@ -4,10 +4,10 @@ Paper 003 §5.2 and App. C/G: Theorem 5.4 (max_A Δ_n = (1/2) Σ_j E|B_j/n − p
 injective algorithm of the empirical law), De Moivre's closed form (Eq. 37), Corollary 5.4.1
 (c·C(P)/√n ≤ max Δ_n ≤ C(P)/(2√n)), the diversity constant C(P) = Σ_j sqrt(p_j(1 − p_j)) with
 its entropy bounds (Lemmas C.4, C.5, Eq. 17–19), Lemma C.1 (infinite C(P): slow rates) and the
-Bernoulli closed forms (Lemma C.3 and its threshold generalisation, spec §3.2).
+Bernoulli closed forms (Lemma C.3 and its generalisation to a threshold on the sum, our derivation).
 
-Errata (spec §7): Corollary 5.4.1's proof claims −(3/2) ln 2 + 1 > 0 (it is −0.0397); the stated
-constant c = 0.2974 nevertheless holds numerically (observed infimum 0.366, :func:`cor541_ratio`).
+Errata: Corollary 5.4.1's proof claims −(3/2) ln 2 + 1 > 0 (it is −0.0397); the stated
+constant c = 0.2974 nevertheless holds numerically (the infimum of :func:`cor541_ratio` over the grids of the chapter is computed there).
 Eq. 19 needs the *natural* logarithm.
 """
 
@@ -18,8 +18,9 @@ import math
 import numpy as np
 from scipy.special import gammaln, zeta
 
-from ._checks import positive, prob_vector, sample_size
-from .exact import MAX_STATES, count_vectors, delta_discrete_algorithm
+from qlib.validation import check_choice, check_float, check_int, check_positive, check_probability
+
+from .exact import MAX_STATES, check_prob_vector, delta_discrete_algorithm
 
 COR541_C = math.exp(1.5 * math.log(2) - 1 - 1 / 3) / math.sqrt(2 * math.pi)  #: stated constant, 0.29744
 COR541_LIMIT = 1 / math.sqrt(2 * math.pi)  #: n → ∞ limit of the ratio, 0.398942
@@ -45,8 +46,9 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
     ``method``: 'binomial' (sum over binomial pmfs, O(K n)), 'demoivre' (Eq. 37, O(K)) or
     'enumerate' (TV of the injective algorithm over all count vectors, Eq. 31/32 and 24).
     """
-    p = prob_vector(p)
-    n = sample_size(n)
+    p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
+    check_choice("method", method, ("binomial", "demoivre", "enumerate"))
     if method == "binomial":
         from scipy.stats import binom
 
@@ -62,30 +64,27 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
 
 def C_P(p) -> float:
     """The diversity constant C(P) = Σ_j sqrt(p_j (1 − p_j)) (paper 003, §5.2)."""
-    p = prob_vector(p, allow_zero=True)
+    p = check_prob_vector("p", p, allow_zero=True)
     return float(np.sqrt(p * (1 - p)).sum())
 
 
 def gini_simpson(p) -> float:
     """Gini–Simpson index Σ p_j (1 − p_j) (= 1 − Σ p_j², computed without cancellation)."""
-    p = prob_vector(p, allow_zero=True)
+    p = check_prob_vector("p", p, allow_zero=True)
     return float((p * (1 - p)).sum())
 
 
 def shannon(p) -> float:
     """Shannon entropy in nats (natural log, as Eq. 19 requires)."""
-    p = prob_vector(p, allow_zero=True)
+    p = check_prob_vector("p", p, allow_zero=True)
     q = p[p > 0]
     return float(-(q * np.log(q)).sum())
 
 
 def C_P_range(delta: float, K: int) -> tuple[float, float]:
     """Lemma C.5: (inf, max) of C(P) over laws on K atoms with max_j p_j = δ ∈ [1/K, 1)."""
-    if K < 2:
-        raise ValueError(f"K must be >= 2, got {K}")
-    delta = float(delta)
-    if not (1.0 / K - 1e-15 <= delta < 1.0):
-        raise ValueError(f"delta must lie in [1/K, 1) = [{1 / K:.6g}, 1), got {delta}")
+    K = check_int("K", K, low=2)
+    delta = check_float("delta", delta, low=1.0 / K - 1e-15, high=1.0, high_open=True)
     mx = math.sqrt(delta * (1 - delta)) + math.sqrt((1 - delta) * (K - 2 + delta))
     f = math.floor(1.0 / delta + 1e-12)
     r = max(0.0, delta * f)
@@ -95,19 +94,19 @@ def C_P_range(delta: float, K: int) -> tuple[float, float]:
 
 def cor541_ratio(p, n: int) -> float:
     """R = max_A Δ_n · sqrt(n) / C(P), the ratio bounded by Corollary 5.4.1 (c ≤ R ≤ 1/2)."""
-    return max_delta_discrete(p, n, "demoivre") * math.sqrt(sample_size(n)) / C_P(p)
+    return max_delta_discrete(p, n, "demoivre") * math.sqrt(check_int("n", n, low=1, integral_float=True)) / C_P(p)
 
 
 def cor541_condition(p, n: int) -> bool:
     """The corollary's condition: n ≥ 5 and n > 1/p_j for every atom j (erratum: j = 1..K)."""
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     return bool(n >= 5 and np.all(n > 1.0 / p))
 
 
 def sample_size_discrete(C: float, eps: float) -> int:
     """Smallest n with C/(2 sqrt n) ≤ ε, i.e. n = ⌈(C/(2ε))²⌉ (Corollary 5.4.1's sample-size rule)."""
-    C = positive(C, "C")
-    eps = positive(eps, "eps")
+    C = check_positive("C", C)
+    eps = check_positive("eps", eps)
     n = math.ceil((C / (2 * eps)) ** 2)
     while C / (2 * math.sqrt(n)) > eps:  # guard against rounding of the square
         n += 1
@@ -116,22 +115,20 @@ def sample_size_discrete(C: float, eps: float) -> int:
 
 def bernoulli_max_delta(p: float, n: int) -> float:
     """Lemma C.3 of paper 003: θ̂ = max_j z_j on Bernoulli(p) data has Δ_n = 2p(1 − p)^n."""
-    p = float(p)
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1), got {p}")
-    return 2 * p * (1 - p) ** sample_size(n)
+    p = check_probability("p", p, open_low=True, open_high=True)
+    return 2 * p * (1 - p) ** check_int("n", n, low=1, integral_float=True)
 
 
 def bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
-    """θ̂ = 1{Σ z_j ≥ m} on Bernoulli(p) data: Δ_n = 2p(1 − p)·P(Bin(n − 1, p) = m − 1) (spec §3.2)."""
+    """θ̂ = 1{Σ z_j ≥ m} on Bernoulli(p) data: Δ_n = 2p(1 − p)·P(Bin(n − 1, p) = m − 1).
+
+    Derivation (Lemma C.2 with two output cells): only training sets whose sum is m − 1 or m matter;
+    it reduces to Lemma C.3 at m = 1."""
     from scipy.stats import binom
 
-    p = float(p)
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1), got {p}")
-    n = sample_size(n)
-    if not 1 <= m <= n:
-        raise ValueError(f"m must lie in 1..n = 1..{n}, got {m}")
+    p = check_probability("p", p, open_low=True, open_high=True)
+    n = check_int("n", n, low=1, integral_float=True)
+    m = check_int("m", m, low=1, high=n)
     return float(2 * p * (1 - p) * binom.pmf(m - 1, n - 1, p))
 
 
@@ -144,7 +141,8 @@ def log_bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
 
 def kl_bernoulli(t: float, p: float) -> float:
     """KL(Bern(t) ‖ Bern(p)) in nats."""
-    t, p = float(t), float(p)
+    t = check_probability("t", t)
+    p = check_probability("p", p, open_low=True, open_high=True)
     out = 0.0
     if t > 0:
         out += t * math.log(t / p)
@@ -160,10 +158,8 @@ def power_law_max_delta(a: float, n: int, J: int = 200_000) -> tuple[float, floa
     Σ_{j>J} p_j(1 − p_j)^n, which lies in [T(1 − n p_{J+1}), T] with T = ζ(a, J+1)/ζ(a) (valid
     when n p_{J+1} < 1, where (1/2)E|B/n − p| = p(1 − p)^n exactly). ``value`` is the midpoint.
     """
-    a = float(a)
-    if a <= 1:
-        raise ValueError(f"a must be > 1 (summable law), got {a}")
-    n = sample_size(n)
+    a = check_float("a", a, low=1.0, low_open=True)
+    n = check_int("n", n, low=1, integral_float=True)
     j = np.arange(1, J + 1, dtype=np.float64)
     z = zeta(a)
     p = j ** (-a) / z
@@ -178,7 +174,7 @@ def power_law_max_delta(a: float, n: int, J: int = 200_000) -> tuple[float, floa
 
 def entropy_bound_chain(p) -> dict:
     """The quantities of Eq. 17–19 and Lemma C.4 for one law (natural log)."""
-    p = prob_vector(p, allow_zero=True)
+    p = check_prob_vector("p", p, allow_zero=True)
     K = p.size
     C, G, H = C_P(p), gini_simpson(p), shannon(p)
     return {

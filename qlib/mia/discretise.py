@@ -1,10 +1,10 @@
 """Simulation 2 of paper 003 (§6, Table 1): discretising MNIST and its diversity constant C(P).
 
-Protocol (paper 003 §6, spec §4.2): fit MiniBatchKMeans with K = 20, 50, 100 clusters on three
+Protocol (paper 003 §6 and its footnote 2): fit MiniBatchKMeans with K = 20, 50, 100 clusters on three
 disjoint sets of 1000 held-out training images; C(P) is computed from the cluster frequencies of
-the remaining images (cluster index only — the reading that reproduces the paper's 4.30 / 6.74 /
-9.20; over (cluster, label) pairs it is much larger, :func:`cluster_label_law`); the Δ column of
-Table 1 is C(P)/(2√n) (the upper bound of Corollary 5.4.1).
+the remaining images, either of the cluster index (:func:`cluster_law`, the reading the book
+compares with Table 1) or of the (cluster, label) pair (:func:`cluster_label_law`, the law of the
+discretised data point); the Δ column of Table 1 is C(P)/(2√n) (the upper bound of Corollary 5.4.1).
 
 Classifier (paper: 784-256-256-10 ReLU network, cross-entropy, Adam lr 0.01, 500 iterations; the
 paper does not say how discretised images are formed nor how models are tested). Our documented

@@ -33,15 +33,26 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from ._checks import loss_matrix, prob_vector, sample_size
-from .exact import MAX_STATES, count_vectors, log_multinomial_pmf
+from qlib.validation import check_array, check_choice, check_int
+
+from .exact import MAX_STATES, check_prob_vector, count_vectors, log_multinomial_pmf
 
 TIES = ("best", "worst", "uniform")
 
 
+def check_loss_matrix(name: str, losses, m: int | None = None) -> np.ndarray:
+    """A finite K × m float64 loss matrix with K >= 2 candidate rows and (if given) m atom columns."""
+    arr = check_array(name, losses, ndim=2)
+    if arr.shape[0] < 2:
+        raise ValueError(f"{name} must have K >= 2 candidate rows, got K = {arr.shape[0]}")
+    if m is not None and arr.shape[1] != m:
+        raise ValueError(f"{name} must have one column per atom of p ({m}), got {arr.shape[1]}")
+    return arr
+
+
 def _problem(losses, p):
-    p = prob_vector(p)
-    L = loss_matrix(losses, p.size)
+    p = check_prob_vector("p", p)
+    L = check_loss_matrix("losses", losses, p.size)
     risk = L @ p
     order = np.argsort(risk, kind="stable")
     return L[order], p, risk[order], order
@@ -98,10 +109,9 @@ def erm_exact(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_ST
 
     Enumerates the C(n+m−1, m−1) count vectors (ValueError above ``max_states``).
     """
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+    check_choice("ties", ties, TIES)
     L, p, _, order = _problem(losses, p)
-    n = sample_size(n)
+    n = check_int("n", n, low=1, integral_float=True)
     K, m = L.shape
     N = count_vectors(n, m, max_states=max_states)
     logP = log_multinomial_pmf(N, p)
@@ -151,7 +161,7 @@ def chernoff_exponent(gap, p, *, closed: bool = False) -> float:
     This is the rate of P(mean of n copies of L < 0) (open set, ties to θ̄_1): +inf when L ≥ 0 a.s.
     With ``closed=True``, the rate of P(mean ≤ 0): −log P(L = 0) when L ≥ 0 a.s.
     """
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     g = np.asarray(gap, dtype=np.float64)
     if np.all(g >= 0):
         if not closed:
@@ -173,7 +183,7 @@ def chernoff_exponent(gap, p, *, closed: bool = False) -> float:
 def chernoff_exponents(losses, p, *, closed: bool = False) -> np.ndarray:
     """Per-candidate Chernoff exponents of P(L̄_k < 0), k = 2..K (sorted candidates)."""
     G = loss_gaps(losses, p)
-    if np.any(G @ prob_vector(p) <= 0):
+    if np.any(G @ check_prob_vector("p", p) <= 0):
         raise ValueError("H1.2 requires a unique best candidate (δ_2 > 0); two rows have equal population risk")
     return np.array([chernoff_exponent(g, p, closed=closed) for g in G])
 
@@ -196,7 +206,7 @@ def cramer_transform(Y: np.ndarray, p, x: np.ndarray) -> float:
 
     +inf outside the convex hull of the atoms (the supremum is then unbounded).
     """
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     lp = np.log(p)
     Y = np.asarray(Y, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
@@ -253,7 +263,7 @@ def cramer_rate_eq11(losses, p) -> float:
     optimal). Intended for small K as an independent check of :func:`chernoff_rate`.
     """
     G = loss_gaps(losses, p)
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     delta = G @ p
     if np.any(delta <= 0):
         raise ValueError("H1.2 requires δ_2 > 0")
@@ -265,7 +275,7 @@ def cramer_rate_eq11(losses, p) -> float:
             continue  # Y_j ≥ −1 a.s.: the open set {x_j < −1} has probability 0
         # tilted law achieving the Chernoff exponent of coordinate j
         lp = np.log(p)
-        fp = lambda s: float(np.exp(lp + s * G[j] - logsumexp(lp + s * G[j])) @ G[j])  # noqa: E731
+        fp = lambda s, g=G[j], lp=lp: float(np.exp(lp + s * g - logsumexp(lp + s * g)) @ g)  # noqa: E731
         lo = -1.0
         while fp(lo) > 0:
             lo *= 2
@@ -281,7 +291,7 @@ def cramer_rate_eq11(losses, p) -> float:
         Nb = W[int(np.sum(s2 > 1e-12)):].T  # null space of row in c-space
         B = V @ Nb
 
-        def obj(u):
+        def obj(u, x0=x0, B=B):
             return cramer_transform(Y, p, x0 + B @ u)
 
         if B.shape[1]:
@@ -311,7 +321,7 @@ class GapStatistics:
 def gap_statistics(losses, p) -> GapStatistics:
     """δ_k, σ_k², covariances, c_k, Λ, σ², 1/(2σ²) and r_Q = δ_2²/(2σ²) (paper 001, Thm 3.3, Prop. C.3)."""
     G = loss_gaps(losses, p)
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     delta = G @ p
     if delta[0] <= 0:
         raise ValueError("Theorem 3.3 quantities need δ_2 > 0 (a unique best candidate)")
@@ -366,7 +376,7 @@ def prop_c4_inf(Lam, *, restrict_to_range: bool = True, tol: float = 1e-10) -> f
 def lemma_b1_bounds(P, Q) -> tuple[float, float, float]:
     """Lemma B.1 of paper 001 for laws on {1..K}: (|a − b|, TV(P, Q), (|a − b| + a + b)/2),
     with a = 1 − P(1), b = 1 − Q(1)."""
-    P, Q = prob_vector(P, "P", allow_zero=True), prob_vector(Q, "Q", allow_zero=True)
+    P, Q = check_prob_vector("P", P, allow_zero=True), check_prob_vector("Q", Q, allow_zero=True)
     if P.size != Q.size:
         raise ValueError("P and Q must live on the same K atoms")
     a, b = 1 - P[0], 1 - Q[0]
@@ -382,7 +392,7 @@ def schur_inverse_diag(M, j: int) -> float:
 
 
 __all__ = [
-    "TIES", "ERMExact", "erm_exact", "erm_log_delta", "erm_delta", "loss_gaps", "chernoff_exponent",
+    "TIES", "check_loss_matrix", "ERMExact", "erm_exact", "erm_log_delta", "erm_delta", "loss_gaps", "chernoff_exponent",
     "chernoff_exponents", "chernoff_rate", "cramer_transform", "cramer_rate_eq11", "GapStatistics",
     "gap_statistics", "prop_c4_closed_form", "prop_c4_inf", "lemma_b1_bounds", "schur_inverse_diag",
 ]

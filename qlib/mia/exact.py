@@ -20,16 +20,31 @@ pair has mass P(F(N) = θ)·p_k.
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 
 import numpy as np
 from scipy.special import gammaln
 
-from ._checks import prior, prob_vector, sample_size
+from qlib.validation import check_array, check_int, check_probability
 
 #: enumeration of more count vectors than this raises instead of hanging (override per call)
 MAX_STATES = 10_000_000
+#: tolerance on the sum of a probability vector
+PROB_ATOL = 1e-9
+
+
+def check_prob_vector(name: str, p, *, allow_zero: bool = False) -> np.ndarray:
+    """A law on K atoms: a finite non-empty 1-D float64 vector, entries > 0 (>= 0 with
+    ``allow_zero``; atoms of mass 0 are otherwise to be dropped), summing to 1 within ``PROB_ATOL``."""
+    arr = check_array(name, p, ndim=1)
+    if allow_zero and arr.min() < 0:
+        raise ValueError(f"{name} must have entries >= 0, got min {arr.min()}")
+    if not allow_zero and arr.min() <= 0:
+        raise ValueError(f"{name} must have entries in (0, 1] (drop atoms of mass 0), got min {arr.min()}")
+    s = float(arr.sum())
+    if abs(s - 1.0) > PROB_ATOL:
+        raise ValueError(f"{name} must sum to 1 (within {PROB_ATOL}), got sum {s!r}")
+    return arr
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,7 +64,7 @@ def bayes_accuracy(q_member, p_nonmember, nu: float) -> float:
 
     ``q_member``: mass of the member pair (θ̂, z_1); ``p_nonmember``: mass of (θ̂, z_0), same shape.
     """
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     q = np.asarray(q_member, dtype=np.float64)
     p = np.asarray(p_nonmember, dtype=np.float64)
     if q.shape != p.shape:
@@ -64,13 +79,13 @@ def printed_eq23_accuracy(q_member, p_nonmember, nu: float) -> float:
 
 def bayes_attack_table(q_member, p_nonmember, nu: float) -> np.ndarray:
     """The Bayes-optimal attack φ*(θ, z) = 1{(1 − ν) q ≥ ν p} ("member") on the cells of the table."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     return (1 - nu) * np.asarray(q_member, dtype=np.float64) >= nu * np.asarray(p_nonmember, dtype=np.float64)
 
 
 def attack_accuracy(attack, q_member, p_nonmember, nu: float) -> float:
     """Acc(φ) = ν·P_nonmember(φ = 0) + (1 − ν)·P_member(φ = 1) (Eq. 20) for a 0/1 table ``attack``."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     a = np.asarray(attack, dtype=bool)
     q = np.asarray(q_member, dtype=np.float64)
     p = np.asarray(p_nonmember, dtype=np.float64)
@@ -79,7 +94,7 @@ def attack_accuracy(attack, q_member, p_nonmember, nu: float) -> float:
 
 def brute_force_accuracies(q_member, p_nonmember, nu: float, max_cells: int = 16) -> np.ndarray:
     """Accuracies of *all* 2^{cells} attacks on a small table (at most ``max_cells`` cells)."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     q = np.asarray(q_member, dtype=np.float64).ravel()
     p = np.asarray(p_nonmember, dtype=np.float64).ravel()
     c = q.size
@@ -91,7 +106,7 @@ def brute_force_accuracies(q_member, p_nonmember, nu: float, max_cells: int = 16
 
 def sec_from_acc(acc: float, nu: float) -> float:
     """Sec_n = ν_*^{-1}(1 − sup Acc) with ν_* = min(ν, 1 − ν) (Eq. 2 of paper 003)."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     return (1.0 - float(acc)) / min(nu, 1 - nu)
 
 
@@ -102,7 +117,7 @@ def mis_from_acc(acc: float) -> float:
 
 def accuracy_bounds(delta: float, nu: float) -> tuple[float, float]:
     """Theorem 3.1 of paper 003: ν_* − ν_*Δ ≤ Acc(φ) ≤ 1 − ν_* + ν_*Δ for every attack."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     ns = min(nu, 1 - nu)
     return ns - ns * float(delta), 1 - ns + ns * float(delta)
 
@@ -125,9 +140,8 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
 
     Raises ValueError when S = C(n+K−1, K−1) exceeds ``max_states``, instead of hanging.
     """
-    n = sample_size(n)
-    if K < 1:
-        raise ValueError(f"K must be >= 1, got {K}")
+    n = check_int("n", n, low=1, integral_float=True)
+    K = check_int("K", K, low=1)
     S = n_count_vectors(n, K)
     if S > max_states:
         raise ValueError(
@@ -150,7 +164,7 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
 
 def log_multinomial_pmf(counts: np.ndarray, p) -> np.ndarray:
     """log P(N = counts) for N ~ Multinomial(Σ counts, p) (Eq. 31); rows of ``counts``."""
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     counts = np.asarray(counts)
     n = counts.sum(-1)
     return gammaln(n + 1) - gammaln(counts + 1).sum(-1) + (counts * np.log(p)).sum(-1)
@@ -175,8 +189,8 @@ def joint_tables(p, n: int, F=None, *, max_states: int = MAX_STATES):
     the same θ). ``None`` is the injective algorithm (θ̂ = N). Returns ``(q_member, p_nonmember)``,
     two (L, K) arrays over the L distinct parameters and the K atoms.
     """
-    p = prob_vector(p)
-    n = sample_size(n)
+    p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
     counts = count_vectors(n, p.size, max_states=max_states)
     lab = np.arange(counts.shape[0]) if F is None else _labels(F, counts)
     L = int(lab.max()) + 1
@@ -195,8 +209,8 @@ def delta_discrete_algorithm(p, n: int, F=None, *, max_states: int = MAX_STATES)
 
 def delta_finite_theta(p, n: int, F, *, max_states: int = MAX_STATES) -> float:
     """Lemma C.2 of paper 003: Δ_n = (1/2) Σ_j Σ_l |E[(p_j − N_j/n) 1{N ∈ D_l}]|."""
-    p = prob_vector(p)
-    n = sample_size(n)
+    p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
     counts = count_vectors(n, p.size, max_states=max_states)
     lab = _labels(F, counts)
     P = np.exp(log_multinomial_pmf(counts, p))
@@ -207,31 +221,32 @@ def delta_finite_theta(p, n: int, F, *, max_states: int = MAX_STATES) -> float:
 
 
 def max_acc_discrete(p, n: int, nu: float) -> float:
-    """Best accuracy against the worst (injective) algorithm for any ν (spec §3.1):
+    """Best accuracy against the worst (injective) algorithm for any ν (corrected Eq. 23 applied to
+    the joint laws of Eq. 31/32, whose cells sum binomially over the atoms):
     1/2 + (1/2) Σ_k E|(1 − ν) B_k/n − ν p_k|, B_k ~ Bin(n, p_k)."""
     from scipy.stats import binom
 
-    p = prob_vector(p)
-    n = sample_size(n)
-    nu = prior(nu)
+    p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     b = np.arange(n + 1)
     pmf = binom.pmf(b[None, :], n, p[:, None])
     return 0.5 + 0.5 * float((pmf * np.abs((1 - nu) * b[None, :] / n - nu * p[:, None])).sum())
 
 
 def sec_discrete(p, n: int, nu: float) -> float:
-    """Sec_n of the injective algorithm for prior ν (spec §3.1)."""
+    """Sec_n of the injective algorithm for prior ν (Eq. 2 of paper 003 with :func:`max_acc_discrete`)."""
     return sec_from_acc(max_acc_discrete(p, n, nu), nu)
 
 
 def all_partitions_labels(S: int, L: int, rng: np.random.Generator) -> np.ndarray:
-    """A random labelling of S count vectors into {0..L−1} (a random deterministic F, TC-04)."""
+    """A random labelling of S count vectors into {0..L−1} (a random deterministic algorithm F, to test the maximality of Theorem 5.4)."""
     return rng.integers(0, L, size=S)
 
 
 __all__ = [
     "tv_discrete", "bayes_accuracy", "printed_eq23_accuracy", "bayes_attack_table", "attack_accuracy",
-    "brute_force_accuracies", "sec_from_acc", "mis_from_acc", "accuracy_bounds",
+    "brute_force_accuracies", "check_prob_vector", "PROB_ATOL", "sec_from_acc", "mis_from_acc", "accuracy_bounds",
     "delta_lower_bound_from_acc", "n_count_vectors", "count_vectors", "log_multinomial_pmf",
     "joint_tables", "delta_discrete_algorithm", "delta_finite_theta", "max_acc_discrete", "sec_discrete",
 ]

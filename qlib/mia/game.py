@@ -1,4 +1,4 @@
-"""The membership-inference game of paper 003 (§1.2 of the spec), simulated literally.
+"""The membership-inference game of paper 003 (§2, Eq. 1–2), simulated literally.
 
 One trial: a training set z_1..z_n ~ P, θ̂ = A(z); T ~ Bernoulli(ν); a fresh z_0 ~ P and a uniformly
 chosen training point U; the test point z̃ = T·z_0 + (1 − T)·U; the attack φ(θ̂, z̃) ∈ {0, 1}
@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import prior, prob_vector, sample_size
+from qlib.validation import check_choice, check_int, check_probability
+
+from .exact import check_prob_vector
 from .gaussian import gaussian_bayes_log_ratio
 
 
@@ -40,11 +42,10 @@ def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials
                       seed: int | np.random.Generator = 0, chunk: int = 20_000,
                       convention: str = "003") -> GameResult:
     """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally)."""
-    n = sample_size(n)
-    nu = prior(nu)
-    trials = sample_size(trials, "trials")
-    if convention not in ("003", "001"):
-        raise ValueError(f"convention must be '003' or '001', got {convention!r}")
+    n = check_int("n", n, low=1, integral_float=True)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
+    trials = check_int("trials", trials, low=1, integral_float=True)
+    check_choice("convention", convention, ("003", "001"))
     if convention == "001" and nu != 0.5:
         raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -73,7 +74,7 @@ def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials
 # ---- discrete data, injective algorithm (θ̂ = count vector) -----------------------------------
 def discrete_sampler(p):
     """sample(rng, shape) drawing atom indices 0..K−1 with probabilities p."""
-    p = prob_vector(p)
+    p = check_prob_vector("p", p)
     cdf = np.cumsum(p)
     cdf[-1] = 1.0
     return lambda rng, shape: np.searchsorted(cdf, rng.random(shape), side="right")
@@ -90,9 +91,9 @@ def count_algorithm(K: int):
 
 
 def discrete_bayes_attack(p, n: int, nu: float):
-    """Bayes attack against the injective algorithm: "member" iff (1 − ν) N_k/n ≥ ν p_k (spec §3.1)."""
-    p = prob_vector(p)
-    nu = prior(nu)
+    """Bayes attack against the injective algorithm: "member" iff (1 − ν) N_k/n ≥ ν p_k (the Bayes rule of the corrected Eq. 23)."""
+    p = check_prob_vector("p", p)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     return lambda N, z: (1 - nu) * N[np.arange(N.shape[0]), z] / n >= nu * p[z]
 
 
@@ -109,7 +110,7 @@ def mean_algorithm(data):
 
 def gaussian_bayes_attack(n: int, nu: float):
     """Bayes attack against the empirical mean of N(0, I_d) data: log q/p ≥ log(ν/(1 − ν))."""
-    nu = prior(nu)
+    nu = check_probability("nu", nu, open_low=True, open_high=True)
     thr = math.log(nu / (1 - nu))
     return lambda theta, z: gaussian_bayes_log_ratio(math.sqrt(n) * theta, z, n) >= thr
 

@@ -1,4 +1,4 @@
-"""Empirical-mean algorithms on Gaussian data: Theorem 5.1 of paper 003 made exact (spec §3.3).
+"""Empirical-mean algorithms on Gaussian data: Theorem 5.1 of paper 003 made exact.
 
 For P = N(μ, Σ) on R^d and θ̂_n = (1/n) Σ z_j (or any injective function of it), whitening gives,
 with ρ = n^{-1/2}, Δ_n = TV(N(0, I_2d), N(0, diag((1+ρ)I_d, (1−ρ)I_d))), independent of μ, Σ:
@@ -16,15 +16,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate
 from scipy.special import gammaln
 from scipy.stats import chi, chi2, norm
 
-from ._checks import positive, sample_size
+from qlib.validation import check_float, check_int, check_positive, check_probability
 
 
 def _dim(d) -> int:
-    return sample_size(d, "d")
+    return check_int("d", d, low=1, integral_float=True)
 
 
 def _p_ax_minus_by_gt(a: float, b: float, c: float, d: int) -> float:
@@ -32,7 +31,7 @@ def _p_ax_minus_by_gt(a: float, b: float, c: float, d: int) -> float:
 
     Substituting y = u² removes the y^{d/2−1} singularity at 0; the integral over u is taken by
     composite Gauss–Legendre, split at the kink u_0 = sqrt(max(0, −c/b)) where the SF argument
-    crosses 0 (without the split the error is ~3e−7; with it, below 1e−10 on the spec's table).
+    crosses 0 (without the split the error is ~3e−7; with it, below 1e−10 against the d = 2 closed form and the mixture form).
     """
     y0 = max(0.0, -c / b)
     umax = math.sqrt(chi2.isf(1e-18, d))
@@ -46,7 +45,7 @@ def _p_ax_minus_by_gt(a: float, b: float, c: float, d: int) -> float:
 
 def gaussian_mean_delta(n: int, d: int) -> float:
     """Exact Δ_n of the empirical mean on N(μ, Σ) data in R^d (chi-square integral form)."""
-    n, d = sample_size(n), _dim(d)
+    n, d = check_int("n", n, low=1, integral_float=True), _dim(d)
     if n == 1:
         return 1.0
     rho = 1 / math.sqrt(n)
@@ -56,7 +55,7 @@ def gaussian_mean_delta(n: int, d: int) -> float:
 
 def gaussian_mean_delta_d2(n: int) -> float:
     """d = 2 closed form: ((1+ρ)/2)(1−ρ²)^{(1−ρ)/ρ} − (1/2)(1−ρ²)^{1/ρ}."""
-    n = sample_size(n)
+    n = check_int("n", n, low=1, integral_float=True)
     if n == 1:
         return 1.0
     r = 1 / math.sqrt(n)
@@ -83,15 +82,14 @@ def _composite_gl(f, edges, width: float = 0.5) -> float:
 
 
 def tv_gauss_shift_scale(a: float, s2: float, d: int) -> float:
-    """‖N(0, I_d) − N(a e_1, s² I_d)‖_TV for s² < 1 (inner formula of spec §3.3).
+    """‖N(0, I_d) − N(a e_1, s² I_d)‖_TV for s² < 1 (the inner distance of the last step of App. G).
 
     E_{x~N(0,I)}[(1 − f_2/f_1)_+], with the coordinates orthogonal to e_1 integrated in closed form
     (χ²_{d−1} survival functions) and x_1 by composite Gauss–Legendre split at the kinks A(x_1) = 0.
     """
     d = _dim(d)
-    a, s2 = float(a), float(s2)
-    if not 0 < s2 < 1:
-        raise ValueError(f"s2 must lie in (0, 1), got {s2}")
+    a = check_float("a", a)
+    s2 = check_float("s2", s2, low=0.0, high=1.0, low_open=True, high_open=True)
     B = 0.5 * (1 - 1 / s2)
     k = d - 1
     qa, qb, qc = 0.5 - 0.5 / s2, a / s2, -(a * a) / (2 * s2) - 0.5 * d * math.log(s2)
@@ -115,7 +113,7 @@ def tv_gauss_shift_scale(a: float, s2: float, d: int) -> float:
 
 def gaussian_mean_delta_mixture(n: int, d: int) -> float:
     """Δ_n = E_v TV(N(0, I_d), N(v/√n, ((n−1)/n) I_d)), v ~ N(0, I_d) (independent check)."""
-    n, d = sample_size(n), _dim(d)
+    n, d = check_int("n", n, low=1, integral_float=True), _dim(d)
     if n == 1:
         return 1.0
     s2 = (n - 1) / n
@@ -132,7 +130,7 @@ def m1(d: int) -> float:
 
 def gaussian_mean_bound(n: int, d: int) -> float:
     """Theorem 5.1 made explicit for Gaussian data: Δ_n ≤ √d/(2n) + m_1/(2√n)."""
-    n, d = sample_size(n), _dim(d)
+    n, d = check_int("n", n, low=1, integral_float=True), _dim(d)
     return math.sqrt(d) / (2 * n) + m1(d) / (2 * math.sqrt(n))
 
 
@@ -143,28 +141,26 @@ def gaussian_mean_limit(d: int) -> float:
 
 def prop_g1_tv(beta_norm: float, n: int, d: int) -> float:
     """Exact ‖N(0, I_d) − N(β/√n, ((n−1)/n) I_d)‖_TV (left side of Proposition G.1), n ≥ 2."""
-    n = sample_size(n)
-    if n < 2:
-        raise ValueError(f"Proposition G.1 needs n >= 2, got {n}")
-    return tv_gauss_shift_scale(float(beta_norm) / math.sqrt(n), (n - 1) / n, d)
+    n = check_int("n", n, low=2, integral_float=True)
+    beta_norm = check_float("beta_norm", beta_norm, low=0.0)
+    return tv_gauss_shift_scale(beta_norm / math.sqrt(n), (n - 1) / n, d)
 
 
 def prop_g1_bound(beta_norm: float, n: int, d: int) -> float:
     """Right side of Proposition G.1: √d/(2n) + ‖β‖/(2√n)."""
-    return math.sqrt(_dim(d)) / (2 * sample_size(n)) + float(beta_norm) / (2 * math.sqrt(n))
+    return math.sqrt(_dim(d)) / (2 * check_int("n", n, low=1, integral_float=True)) + float(beta_norm) / (2 * math.sqrt(n))
 
 
 def remark51_n(c: float, d: int, eps: float) -> int:
     """Remark 5.1's sufficient sample size ⌈ε^{-2} c² (1 + √d/c²)^{3/2}⌉."""
-    c, eps, d = positive(c, "c"), positive(eps, "eps"), _dim(d)
-    if eps >= 1:
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    c, d = check_positive("c", c), _dim(d)
+    eps = check_probability("eps", eps, open_low=True, open_high=True)
     return math.ceil(c * c / eps**2 * (1 + math.sqrt(d) / c**2) ** 1.5)
 
 
 def remark51_n_exact(c: float, d: int, eps: float) -> float:
     """Exact threshold n* solving c x + (√d/2) x² = ε with x = n^{-1/2}."""
-    c, eps, d = positive(c, "c"), positive(eps, "eps"), _dim(d)
+    c, eps, d = check_positive("c", c), check_positive("eps", eps), _dim(d)
     sd = math.sqrt(d)
     x = (-c + math.sqrt(c * c + 2 * eps * sd)) / sd
     return 1.0 / (x * x)
@@ -176,7 +172,7 @@ def remark51_lhs(c: float, d: int, n: float) -> float:
 
 
 def gaussian_bayes_log_ratio(u: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    """log q/p of the member vs non-member pair at (u = √n(θ̂ − μ), w = z̃ − μ), whitened (spec §3.3)."""
+    """log q/p of the member vs non-member pair at (u = √n(θ̂ − μ), w = z̃ − μ), whitened (the Gaussian joint laws of the member and non-member pairs)."""
     rho = 1 / math.sqrt(n)
     d = u.shape[-1]
     uu, ww, uw = (u * u).sum(-1), (w * w).sum(-1), (u * w).sum(-1)

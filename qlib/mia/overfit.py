@@ -11,22 +11,23 @@
   validation points with squared loss ≤ ε; several seeds are trained at once as one batched model.
 * Prop. B.1 (App. B.2): Δ_n ≥ P(max_{i≠j} |x_iᵀx_j| ≤ (s+1)/(3n) − 1) for x uniform on √s·S^{s−1};
   P(E) by Monte Carlo through the Bartlett decomposition of Wishart(s, I_n) (:func:`prob_event_E`).
-  The paper's explicit bound 1 − s^{3 − ln(s)/4} under n ≤ (s+1)/(3(√(s ln s) + 1)) is false
-  (erratum); the condition n ≤ (s+1)/(3(√s·ln s + 1)) makes it hold.
+  The proof's step P(E) ≥ 1 − s^{3 − ln(s)/4} under n ≤ (s+1)/(3(√(s ln s) + 1)) fails (P(E) is
+  near 1/2 at s = 10⁶), so the explicit bound on Δ_n is unproven there (P(E) only bounds Δ_n from
+  below, so the bound is not refuted); under n ≤ (s+1)/(3(√s·ln s + 1)) the step holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
-
-import contextlib
 
 import numpy as np
 import torch
 
+from qlib.validation import check_int, check_positive
+
 from ..devices import resolve
-from ._checks import positive, sample_size
 
 DEFAULT_THRESHOLDS = (0.5, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
@@ -59,7 +60,7 @@ def ols_losses(d: int, n: int, trials: int, *, noise_sd: float = 1.0, seed: int 
 
     Returns (train_loss of z_1, fresh loss of an independent z_0), one pair per trial, batched.
     """
-    d, n, trials = sample_size(d, "d"), sample_size(n), sample_size(trials, "trials")
+    d, n, trials = check_int("d", d, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True), check_int("trials", trials, low=1, integral_float=True)
     rng = np.random.default_rng(seed)
     beta = rng.standard_normal((trials, d))
     X = rng.standard_normal((trials, n, d))
@@ -125,11 +126,10 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
     uniform biases; full-batch Adam on the MSE. Fractions are recorded at iteration 0 and every
     ``eval_every`` iterations (and at ``iters``).
     """
-    n, d, width, iters = (sample_size(v, k) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
-    lr = positive(lr, "lr")
+    n, d, width, iters = (check_int(k, v, low=1, integral_float=True) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
+    lr = check_positive("lr", lr)
     dev = resolve(device)
     seeds = list(seeds)
-    S = len(seeds)
     thr = torch.tensor(np.asarray(thresholds, dtype=np.float64), dtype=torch.float32, device=dev)
     Xs, Ys, Xv, Yv, params = [], [], [], [], []
     for s in seeds:
@@ -186,7 +186,7 @@ def wishart_gram_bartlett(s: int, n: int, reps: int, rng: np.random.Generator) -
 
 def prob_event_E(s: int, n: int, reps: int = 2000, *, seed: int = 0) -> float:
     """Monte-Carlo P(max_{i≠j} |x_iᵀx_j| ≤ (s+1)/(3n) − 1) for n points uniform on √s·S^{s−1}."""
-    s, n = sample_size(s, "s"), sample_size(n)
+    s, n = check_int("s", s, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True)
     rng = np.random.default_rng(seed)
     hits = 0
     for start in range(0, reps, 200):  # chunks keep the (reps, n, n) arrays small

@@ -22,12 +22,12 @@ RESULTS = ("Theorem", "Lemma", "Proposition", "Corollary")
 
 
 def _kind(word: str) -> str:
-    w = word.lower()
+    w = word.lower().rstrip(".")
     if w.endswith("ies"):
         w = w[:-3] + "y"
-    elif w.endswith("s") and w not in ("figs",):
+    elif w.endswith("s"):
         w = w[:-1]
-    return _KIND.get(w, _KIND.get(w.rstrip("s"), word.title()))
+    return _KIND.get(w, _KIND.get(w + ".", word.title()))
 
 
 def _expand(a: str, b: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""r_Q^n (Algorithm 1 of paper 001), the recording callback, rankings and binomial intervals."""
+"""r_Q^n (Algorithm 1 of paper 001) (qlib.rqn), the recording callback (qlib.recorder), rankings
+(qlib.ranking) and binomial intervals (qlib.mis)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from qlib import engine, estimators as E, quantizers, synthetic
+from qlib import engine, mis, quantizers, ranking, recorder, rqn, synthetic
 
 
 def algorithm1_literal(L: np.ndarray) -> float:
@@ -32,20 +33,20 @@ def algorithm1_literal(L: np.ndarray) -> float:
 def test_matches_literal_algorithm_without_duplicates():
     rng = np.random.default_rng(0)
     L = rng.exponential(size=(40, 25)) + np.linspace(0, 0.5, 40)[:, None]
-    assert E.r_q(L) == pytest.approx(algorithm1_literal(L), rel=1e-12)
+    assert rqn.r_q(L) == pytest.approx(algorithm1_literal(L), rel=1e-12)
 
 
 def test_two_models_closed_form():
     # L_1 = (0, 0), L_2 = (a, b): δ = (a+b)/2, σ² = (a−b)²/2 (ddof 1), r = δ²/(2σ²)
     a, b = 0.3, 0.1
     L = np.array([[0.0, 0.0], [a, b]])
-    assert E.r_q(L) == pytest.approx(((a + b) / 2) ** 2 / (a - b) ** 2, rel=1e-12)
+    assert rqn.r_q(L) == pytest.approx(((a + b) / 2) ** 2 / (a - b) ** 2, rel=1e-12)
 
 
 def test_min_form_equals_lambda_form():
     rng = np.random.default_rng(1)
     L = rng.normal(size=(30, 50)) + rng.normal(size=(30, 1))
-    s = E.trajectory_stats(L)
+    s = rqn.trajectory_stats(L)
     terms = s.delta[1:] ** 2 / (2 * s.sigma2[1:])
     assert s.r_q == pytest.approx(terms.min(), rel=1e-12)
     assert s.r_q == pytest.approx(s.delta[1] ** 2 / (2 * np.nanmax(s.lam)), rel=1e-12)
@@ -61,9 +62,9 @@ def test_duplicates_removed_and_literal_algorithm_would_divide_zero_by_zero():
     with np.errstate(all="ignore"):
         lit = algorithm1_literal(L)                           # δ_2 = 0 and 0/0 from the copies of θ̄_1
     assert np.isnan(lit) or lit == 0.0
-    s = E.trajectory_stats(L)
+    s = rqn.trajectory_stats(L)
     assert s.n_distinct == 6 and s.n_rows == 12
-    assert E.r_q(L) == pytest.approx(algorithm1_literal(base), rel=1e-12)
+    assert rqn.r_q(L) == pytest.approx(algorithm1_literal(base), rel=1e-12)
 
 
 @settings(max_examples=30, deadline=None)
@@ -74,31 +75,31 @@ def test_invariant_to_row_order_and_copies(seed, K, n):
     perm = rng.permutation(K)
     copies = rng.integers(0, K, size=5)
     L2 = np.concatenate([L[perm], L[copies]])
-    assert E.r_q(L2) == pytest.approx(E.r_q(L), rel=1e-9, abs=0)
+    assert rqn.r_q(L2) == pytest.approx(rqn.r_q(L), rel=1e-9, abs=0)
 
 
 def test_fewer_than_two_distinct_is_nan_with_warning():
-    with pytest.warns(E.RQUndefinedWarning):
-        assert math.isnan(E.r_q(np.ones((7, 4))))
-    with pytest.warns(E.RQUndefinedWarning):
-        assert math.isnan(E.r_q(np.arange(5.0)[None]))
+    with pytest.warns(rqn.RQUndefinedWarning):
+        assert math.isnan(rqn.r_q(np.ones((7, 4))))
+    with pytest.warns(rqn.RQUndefinedWarning):
+        assert math.isnan(rqn.r_q(np.arange(5.0)[None]))
 
 
 def test_tie_in_mean_gives_zero_and_constant_shift_never_binds():
     L = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])       # rows 1, 2 tie in mean, σ > 0
-    assert E.r_q(L) == 0.0
+    assert rqn.r_q(L) == 0.0
     # a model differing from θ̄_1 by a positive constant has σ_k = 0: never the minimum
     L = np.array([[0.0, 1.0, 2.0], [1.0, 2.0, 3.0]])
-    assert E.r_q(L) == math.inf
+    assert rqn.r_q(L) == math.inf
     L3 = np.vstack([L, [[0.0, 2.0, 4.0]]])
-    s = E.trajectory_stats(L3)
+    s = rqn.trajectory_stats(L3)
     assert math.isfinite(s.r_q) and s.r_q == pytest.approx(1.0 ** 2 / (2 * 1.0))
 
 
 def test_numpy_and_torch_agree():
     rng = np.random.default_rng(3)
     L = rng.normal(size=(10, 8))
-    assert E.r_q(torch.from_numpy(L).float()) == pytest.approx(E.r_q(L.astype(np.float32)), rel=1e-12)
+    assert rqn.r_q(torch.from_numpy(L).float()) == pytest.approx(rqn.r_q(L.astype(np.float32)), rel=1e-12)
 
 
 @pytest.mark.parametrize("bad, exc", [
@@ -111,36 +112,43 @@ def test_numpy_and_torch_agree():
 ])
 def test_bad_input(bad, exc):
     with pytest.raises(exc):
-        E.r_q(bad)
+        rqn.r_q(bad)
 
 
 def test_bad_ddof():
     with pytest.raises(ValueError, match="ddof"):
-        E.r_q(np.eye(3), ddof=2)
+        rqn.r_q(np.eye(3), ddof=2)
 
 
 # ----------------------------------------------------------------------------- fused quantizers
+@pytest.mark.parametrize("variant", quantizers.VARIANTS)
 @pytest.mark.parametrize("scope", ["model", "tensor"])
-def test_quantize_many_equals_quantizers_module(scope):
+def test_quantize_many_equals_quantizers_module(scope, variant):
     model = engine.Linear(30)
     th = engine.init_params(model, 50, 0)
     th[0, :5] = 0.0                                   # exact zeros and ties
     th[1, :10] = 0.25
     names = quantizers.names()
-    got = E.quantize_many(model, th, names, scope)
+    split = engine.param_sizes(model) if scope == "tensor" else None
+    assert split in (None, [30, 1])
+    got = quantizers.quantize_many(names, th, split=split, variant=variant)
     for i, nm in enumerate(names):
         if scope == "model":
-            ref = quantizers.quantize_batch(nm, th)
+            ref = quantizers.quantize_batch(nm, th, variant=variant)
         else:
-            ref = torch.cat([quantizers.quantize_batch(nm, t) for t in model.unflatten(th).values()], dim=1)
+            ref = torch.cat([quantizers.quantize_batch(nm, t, variant=variant)
+                             for t in model.unflatten(th).values()], dim=1)
         assert torch.equal(got[i], ref), nm
 
 
 def test_unknown_quantizer_and_scope():
     with pytest.raises(ValueError, match="unknown quantizer"):
-        E.check_quantizer_names(["bits7"])
+        quantizers.check_names(["bits7"])
+    with pytest.raises(ValueError, match="split"):
+        quantizers.quantize_many(["sign"], torch.zeros(2, 4), split=[3, 2])
+    model, _, _, _, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
     with pytest.raises(ValueError, match="scope"):
-        E.quantize_many(engine.Linear(3), torch.zeros(2, 4), ["sign"], "layer")
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, scope="layer")
 
 
 # ----------------------------------------------------------------------------- the recorder
@@ -158,17 +166,17 @@ def _tiny_setup(R=3, n=32, d=6, epochs=60, seed=0):
 def test_recorder_equals_r_q_on_each_trajectory():
     model, th0, X, Y, Xv, Yv, epochs = _tiny_setup()
     names = ["sign", "ternary50", "bits2", "bits4"]
-    rec = E.RQRecorder(model, names, Xv, Yv, epochs=epochs, transform=synthetic.features, keep_losses=True, block=7)
+    rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=epochs, transform=synthetic.features, keep_losses=True, block=7)
     res = engine.train(model, th0, X, Y, epochs=epochs, lr=3e-2, transform=synthetic.features, callbacks=[rec],
                        chunk_size=4)
     # the recorded losses are those of the quantized models of every epoch (checked on the last)
-    thq = E.quantize_many(model, res.theta, names)
+    thq = quantizers.quantize_many(names, res.theta, split=engine.param_sizes(model))
     last = engine.per_sample_loss("logistic", model.forward(thq, synthetic.features(Xv)), Yv)
     torch.testing.assert_close(rec.losses[-1], last)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", E.RQUndefinedWarning)
-        ref = np.array([[E.r_q(rec.losses[:, q, k]) for k in range(X.shape[0])] for q in range(len(names))])
-        nd = np.array([[E.trajectory_stats(rec.losses[:, q, k]).n_distinct for k in range(X.shape[0])]
+        warnings.simplefilter("ignore", rqn.RQUndefinedWarning)
+        ref = np.array([[rqn.r_q(rec.losses[:, q, k]) for k in range(X.shape[0])] for q in range(len(names))])
+        nd = np.array([[rqn.trajectory_stats(rec.losses[:, q, k]).n_distinct for k in range(X.shape[0])]
                        for q in range(len(names))])
     np.testing.assert_allclose(rec.r, ref, rtol=1e-4)
     np.testing.assert_array_equal(rec.n_distinct, nd)
@@ -177,69 +185,69 @@ def test_recorder_equals_r_q_on_each_trajectory():
 
 def test_recorder_nan_when_model_never_changes():
     model, th0, X, Y, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
-    rec = E.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, transform=synthetic.features)
+    rec = recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, transform=synthetic.features)
     engine.train(model, th0, X, Y, epochs=5, lr=1e-9, transform=synthetic.features, callbacks=[rec])
     assert np.isnan(rec.r).all()
-    with pytest.warns(E.RQUndefinedWarning):
+    with pytest.warns(rqn.RQUndefinedWarning):
         rec.finish()
 
 
 def test_recorder_bad_input():
     model, th0, X, Y, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
     with pytest.raises(ValueError, match="unknown quantizer"):
-        E.RQRecorder(model, ["nope"], Xv, Yv, epochs=5)
+        recorder.RQRecorder(model, ["nope"], Xv, Yv, epochs=5)
     with pytest.raises(ValueError, match="epochs"):
-        E.RQRecorder(model, ["sign"], Xv, Yv, epochs=0)
-    with pytest.raises(ValueError, match="shape"):
-        E.RQRecorder(model, ["sign"], Xv[0], Yv, epochs=5)
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=0)
+    with pytest.raises(ValueError, match="ndim 3"):
+        recorder.RQRecorder(model, ["sign"], Xv[0], Yv, epochs=5)
     bad = Xv.clone()
     bad[0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="non-finite"):
-        E.RQRecorder(model, ["sign"], bad, Yv, epochs=5)
+        recorder.RQRecorder(model, ["sign"], bad, Yv, epochs=5)
 
 
 # ----------------------------------------------------------------------------- rankings, intervals
 def test_spearman_matches_scipy():
     rng = np.random.default_rng(4)
     a, b = rng.normal(size=(7, 8)), rng.normal(size=(7, 8))
-    np.testing.assert_allclose(E.spearman(a, b), [stats.spearmanr(a[i], b[i])[0] for i in range(7)])
+    np.testing.assert_allclose(ranking.spearman(a, b), [stats.spearmanr(a[i], b[i])[0] for i in range(7)])
 
 
 def test_ranks_one_is_largest():
-    np.testing.assert_array_equal(E.ranks([0.1, 3.0, 2.0]), [3, 1, 2])
+    np.testing.assert_array_equal(ranking.ranks([0.1, 3.0, 2.0]), [3, 1, 2])
 
 
 def test_binomial_ci_matches_scipy_clopper_pearson():
     for k, n in ((0, 10), (3, 10), (10, 10), (512, 1000)):
         ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-        lo, hi = E.binomial_ci(k, n)
+        lo, hi = mis.binomial_ci(k, n)
         assert lo == pytest.approx(ci.low, abs=1e-12) and hi == pytest.approx(ci.high, abs=1e-12)
     with pytest.raises(ValueError):
-        E.binomial_ci(5, 3)
+        mis.binomial_ci(5, 3)
 
 
 def test_mis_from_accuracy():
-    np.testing.assert_allclose(E.mis_from_accuracy([0.5, 1.0, 0.75]), [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(mis.mis_from_accuracy([0.5, 1.0, 0.75]), [1.0, 0.0, 0.5])
     with pytest.raises(ValueError):
-        E.mis_from_accuracy(1.5)
+        mis.mis_from_accuracy(1.5)
 
 
 def test_rank_stability_is_perfect_without_run_noise_and_errors():
     rng = np.random.default_rng(5)
     per_law = rng.normal(size=(3, 8, 1))
     r = np.repeat(per_law, 20, axis=2) + 1e-9 * rng.normal(size=(3, 8, 20))
-    st_ = E.rq_rank_stability(r, [2, 5, 20], n_subsets=10)
+    st_ = ranking.rq_rank_stability(r, [2, 5, 20], n_subsets=10)
     assert np.allclose(st_["spearman"], 1.0)
-    cm = E.rank_confusion(st_["ranks"][0], st_["full_ranks"])
+    cm = ranking.rank_confusion(st_["ranks"][0], st_["full_ranks"])
     assert cm.sum() == 10 * 3 * 8 and np.trace(cm) == cm.sum()
     with pytest.raises(ValueError, match="k_run"):
-        E.run_subsets(20, 1, 5)
+        ranking.run_subsets(20, 1, 5)
     with pytest.raises(ValueError, match="k_run"):
-        E.run_subsets(20, 21, 5)
+        ranking.run_subsets(20, 21, 5)
 
 
 def test_rank_stability_subsets_reproducible():
-    a = E.run_subsets(30, 5, 4, seed=3)
-    b = E.run_subsets(30, 5, 4, seed=3)
+    a = ranking.run_subsets(30, 5, 4, seed=3)
+    b = ranking.run_subsets(30, 5, 4, seed=3)
     np.testing.assert_array_equal(a, b)
     assert all(len(set(row)) == 5 for row in a)

@@ -1,82 +1,45 @@
-"""The experiments of paper 004 (RQP-SGD): datasets, the paper's settings, Table 1 and Figure 2.
+"""The experiments of paper 004 (RQP-SGD): datasets, Table 1 and Figure 2 drivers.
 
-Settings the paper states (§4): Diagnostic — m = 10, η = 1, T = 46; MNIST — m = 64, η = 1, T = 938;
-per-example clip 0.45; M = 0.3; b = 4; DP-SGD / Proj-DP-SGD at (1, 1e-7); RQP-SGD at (1, 0); 10 runs.
-
-Settings it leaves unstated, chosen here (each is a keyword so a notebook can change it):
+The paper's settings are in :mod:`.settings`. Settings it leaves unstated, chosen here (each is a
+keyword so a notebook can change it):
 
 * Diagnostic = scikit-learn's ``load_breast_cancer`` (same data as UCI WDBC), one 80/20
   ``train_test_split(random_state=split_seed)`` (455/114), StandardScaler fit on the training split,
   bias feature 1 appended. Labels {0, 1} for logreg, {−1, +1} for the SVM.
 * MNIST = the IDX files via :func:`qlib.data.load_mnist`, pixels/255, bias appended, d = 10·785.
-* Baseline σ = z·clip with z from dp-accounting's RDP accountant (Poisson rate m/n, T steps, δ = 1e-7).
+* Baseline σ = z·clip with z from dp-accounting's RDP accountant (Poisson rate m/n, T steps, δ).
 * RQP σ (Table 1): swept on a grid with q from Theorem 1 at (ε, b); the σ with the best median
   test accuracy is reported ("tuned on test", as the paper appears to have done).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from . import data as qdata
-from .dpsgd import Task, train
-from .rqp_privacy import dpsgd_noise_multiplier, solve_q
+from ... import data as qdata
+from ...dpsgd import Task, train
+from ...rqp_privacy import dpsgd_noise_multiplier, solve_q
+from ...validation import check_choice, check_float, check_int, check_int_sequence
+from .settings import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, Setting
 
-__all__ = ["Setting", "DIAGNOSTIC", "MNIST", "diagnostic_task", "mnist_task", "baseline_sigma", "rqp_sweep",
-           "run_methods", "summarise", "PAPER_TABLE1"]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The paper's hyperparameters for one dataset (§4)."""
-
-    m: int
-    T: int
-    eta: float = 1.0
-    clip: float = 0.45
-    M: float = 0.3
-    b: int = 4
-    delta: float = 1e-7
-
-
-DIAGNOSTIC = Setting(m=10, T=46)
-MNIST = Setting(m=64, T=938)
-
-# Table 1 of the paper: median (std) test accuracy in %, 10 runs.
-PAPER_TABLE1 = pd.DataFrame(
-    {
-        "Diagnostic (LogReg)": [97.37, 96.92, 94.30, 95.18],
-        "Diagnostic (SVM)": [98.68, 96.49, 69.74, 94.74],
-        "MNIST (LogReg)": [87.25, 86.02, 84.32, 84.81],
-    },
-    index=["Non-Private", "DP-SGD", "Proj-DP-SGD", "RQP-SGD"],
-)
-PAPER_TABLE1_STD = pd.DataFrame(
-    {
-        "Diagnostic (LogReg)": [0.56, 1.80, 1.41, 1.42],
-        "Diagnostic (SVM)": [0.68, 1.24, 18.37, 1.53],
-        "MNIST (LogReg)": [0.07, 0.33, 0.29, 0.30],
-    },
-    index=PAPER_TABLE1.index,
-)
-METHOD_NAMES = {"sgd": "Non-Private", "dpsgd": "DP-SGD", "projdp": "Proj-DP-SGD", "rqp": "RQP-SGD"}
+__all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
+           "best_sigma", "sigma_at_q", "sklearn_reference", "majority_rate"]
 
 
 def _with_bias(X: np.ndarray) -> np.ndarray:
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
-def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: float = 0.2) -> Task:
+def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: float = DIAGNOSTIC_TEST_SIZE) -> Task:
     """Breast Cancer Wisconsin (Diagnostic) from scikit-learn: 80/20 split, standardised, bias appended."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    if model not in ("logreg", "svm"):
-        raise ValueError(f"model must be 'logreg' or 'svm' for the Diagnostic data, got {model!r}")
+    check_choice("model", model, ("logreg", "svm"))
+    split_seed = check_int("split_seed", split_seed, low=0)
+    test_size = check_float("test_size", test_size, low=0.0, high=1.0, low_open=True, high_open=True)
     X, y = load_breast_cancer(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, random_state=split_seed)
     sc = StandardScaler().fit(Xtr)
@@ -90,7 +53,9 @@ def mnist_task(*, data_dir=None, n_train: int | None = None, n_test: int | None 
     """MNIST softmax regression: pixels/255, bias appended; optional random subsets (for small profiles)."""
     Xtr, ytr = qdata.load_mnist("train", data_dir=data_dir)
     Xte, yte = qdata.load_mnist("test", data_dir=data_dir)
-    rng = np.random.default_rng(subset_seed)
+    check_int("n_train", n_train, low=1, allow_none=True)
+    check_int("n_test", n_test, low=1, allow_none=True)
+    rng = np.random.default_rng(check_int("subset_seed", subset_seed, low=0))
     if n_train is not None and n_train < len(ytr):
         keep = rng.choice(len(ytr), n_train, replace=False)
         Xtr, ytr = Xtr[keep], ytr[keep]
@@ -101,24 +66,32 @@ def mnist_task(*, data_dir=None, n_train: int | None = None, n_test: int | None 
     return Task("mnist-softmax", "softmax", f(Xtr), ytr, f(Xte), yte, 10)
 
 
+def _setting(setting) -> Setting:
+    if not isinstance(setting, Setting):
+        raise TypeError(f"setting must be a Setting, got {type(setting).__name__}")
+    return setting
+
+
 def baseline_sigma(eps: float, setting: Setting, n: int) -> float:
     """σ of DP-SGD / Proj-DP-SGD at (ε, δ): z·clip, z from the RDP accountant (rate m/n, T steps)."""
+    setting = _setting(setting)
     return dpsgd_noise_multiplier(eps, setting.delta, setting.m / n, setting.T) * setting.clip
 
 
 def rqp_q(eps: float, sigma, setting: Setting, n: int, *, b: int | None = None, c_mode: str = "paper"):
     """q from Theorem 1 so that RQP-SGD is (ε, 0)-DP at noise σ (array in, array out)."""
-    s = setting
+    s = _setting(setting)
     return solve_q(eps, sigma, b=s.b if b is None else b, M=s.M, rho=s.clip, eta=s.eta, m=s.m, T=s.T, n=n,
                    c_mode=c_mode)
 
 
-def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None = None, runs: int = 10,
+def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None = None, runs: int,
               seed: int = 0, c_mode: str = "paper", sampling: str = "with_replacement", device="auto") -> pd.DataFrame:
     """RQP-SGD over a σ grid with q = q(ε, σ) from Theorem 1: one batched call for all σ × runs.
 
     Returns one row per (σ, run): sigma, q, run, acc (test accuracy in %).
     """
+    setting = _setting(setting)
     b = setting.b if b is None else b
     sig = np.asarray(sigmas, dtype=float)
     qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=c_mode))
@@ -130,13 +103,13 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
                          "run": np.tile(np.arange(runs), S), "acc": 100 * res.test_acc})
 
 
-def run_methods(task: Task, setting: Setting, *, eps: float = 1.0, rqp_sigma: float, runs: int = 10,
+def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, runs: int,
                 seed: int = 0, sampling: str = "with_replacement", device="auto", c_mode: str = "paper") -> pd.DataFrame:
     """The four methods of Table 1 on one task; one row per (method, run) with acc in %.
 
     DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ). RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1).
     """
-    s = setting
+    s = _setting(setting)
     sig_b = baseline_sigma(eps, s, task.n)
     q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=c_mode))
     rows = []
@@ -167,8 +140,6 @@ def sigma_at_q(sweep: pd.DataFrame, q_target: float) -> float:
     return float(s.loc[(s["q"] - q_target).abs().idxmin(), "sigma"])
 
 
-__all__ += ["rqp_q", "best_sigma", "sigma_at_q", "PAPER_TABLE1_STD", "METHOD_NAMES"]
-
 
 def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
     """Test accuracy (%) of scikit-learn's converged, non-private fit on the same preprocessing, one
@@ -178,7 +149,7 @@ def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
     from sklearn.svm import LinearSVC
 
     out = []
-    for s in split_seeds:
+    for s in check_int_sequence("split_seeds", split_seeds, low=0):
         t = diagnostic_task(model, split_seed=int(s))
         clf = LogisticRegression(max_iter=5000, fit_intercept=False) if model == "logreg" else \
             LinearSVC(fit_intercept=False, max_iter=20000)
@@ -186,4 +157,8 @@ def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
     return np.asarray(out)
 
 
-__all__ += ["sklearn_reference"]
+
+def majority_rate(task: Task) -> float:
+    """Test accuracy (%) of the classifier that always predicts the training set's majority class."""
+    vals, counts = np.unique(task.y_train, return_counts=True)
+    return float(100 * np.mean(task.y_test == vals[np.argmax(counts)]))

@@ -1,0 +1,101 @@
+"""Speed of the federated engine (qlib.fl) in Figure 14's setting — side by side, interleaved, in one run:
+
+* rounds/s with EDEN (b = 0.05) vs uncompressed (Float32) updates;
+* the batched-client engine (one vmap over the clients of a round) vs a per-client loop
+  (goal, issue 13: ≥ 5× at 10 clients per round);
+* the share of a round spent compressing + decompressing the updates (the paper, §5.2: EDEN's
+  encoding is < 1 % of the gradient computation);
+* the wire format (qlib.wire): EDEN compress + to_bytes + from_bytes + decompress against one
+  forward + inverse FWHT pair at d = 2^20 (goal, issue 13: ≤ 3×).
+
+Figure 14's setting: LeNet-5 on MNIST, 50 one-class clients, 10 per round, 5 local steps of batch
+128 (``--batch`` to shrink it on a slow machine). Needs the MNIST files in the data directory.
+
+    .venv/bin/python benchmarks/bench_fl.py [--device cpu|cuda|auto] [--rounds 3] [--batch 128]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from qlib import eden, fl, wire
+from qlib import hadamard as H
+from qlib.devices import resolve
+from qlib.repro.eden import federated as F
+
+
+def wire_speed(dev, logd=20, repeat=5):
+    """Median seconds of EDEN compress+decompress with and without the bytes, and of one FWHT pair."""
+    x = torch.randn(2**logd, device=dev)
+
+    def med(f):
+        f()
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            f()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    t_fwht = med(lambda: H.fwht(H.fwht(x)))
+    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.1f} ms")
+    for b in (1, 2, 4):
+        t_plain = med(lambda b=b: eden.decompress(eden.compress(x, b, 1)))
+        t_wire = med(lambda b=b: eden.decompress(wire.from_bytes(wire.to_bytes(eden.compress(x, b, 1)), device=dev)))
+        print(f"  b={b}: EDEN compress+decompress {1e3 * t_plain:.1f} ms ({t_plain / t_fwht:.2f}× FWHT pair); "
+              f"with to_bytes/from_bytes {1e3 * t_wire:.1f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=F.FIG14["batch_size"])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--data-dir", default=None)
+    a = ap.parse_args(argv)
+    dev = resolve(a.device)
+    if dev.type == "cpu":
+        torch.set_num_threads(a.threads)
+    wire_speed(dev)
+    cd, _, _ = F._mnist_clients("one class", F.FIG14["clients"], a.data_dir, 0)
+    kw = dict(rounds=a.rounds, clients_per_round=F.FIG14["clients_per_round"], local_steps=F.FIG14["local_steps"],
+              batch_size=a.batch, client_lr=F.FIG14["MNIST"]["client_lr"], seed=0, device=dev)
+    cases = {
+        "EDEN b=0.05, batched": dict(method="EDEN", bits=F.FIG14["bits"], batched=True),
+        "Float32, batched": dict(method="Float32", batched=True),
+        "EDEN b=0.05, client loop": dict(method="EDEN", bits=F.FIG14["bits"], batched=False),
+    }
+    res = {k: [] for k in cases}
+    torch.manual_seed(0)
+    model = fl.LeNet5()
+    fl.run(model, cd, **{**kw, "rounds": 1}, method="EDEN", bits=0.05)  # warm-up
+    for _ in range(a.repeat):  # interleaved: a busy machine slows every case alike
+        for k, c in cases.items():
+            t0 = time.perf_counter()
+            r = fl.run(model, cd, **kw, **c)
+            res[k].append((time.perf_counter() - t0, r.history["t_local"].sum(), r.history["t_compress"].sum()))
+    print(f"device {dev}, {a.rounds} rounds × {a.repeat} repeats, 10 clients/round, 5 local steps, batch {a.batch}, "
+          f"LeNet-5 ({sum(p.numel() for p in model.parameters())} parameters)")
+    print(f"{'case':28s} {'rounds/s':>9s} {'local s/round':>14s} {'compress s/round':>17s} {'compress share':>15s}")
+    med = {}
+    for k, v in res.items():
+        wall = statistics.median(t for t, _, _ in v)
+        loc = statistics.median(lo for _, lo, _ in v) / a.rounds
+        comp = statistics.median(c for _, _, c in v) / a.rounds
+        med[k] = (wall, loc, comp)
+        print(f"{k:28s} {a.rounds / wall:9.3f} {loc:14.4f} {comp:17.4f} {100 * comp / loc:14.2f}%")
+    eden_b, f32, loop = med["EDEN b=0.05, batched"], med["Float32, batched"], med["EDEN b=0.05, client loop"]
+    print(f"EDEN vs uncompressed rounds/s: {f32[0] / eden_b[0]:.3f}×;  batched engine vs client loop "
+          f"(local training): {loop[1] / eden_b[1]:.2f}× (goal ≥ 5×)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Membership-inference security (MIS) from an attack's accuracy (paper 001, Theorem A.2).
+
+MIS_n = 2(1 − sup_φ Acc_n(φ)): every attack φ of balanced accuracy ``acc`` bounds the MIS from
+above by 2(1 − acc). :func:`binomial_ci` gives the Clopper–Pearson interval of an accuracy measured
+as successes / trials, which maps to an interval of that upper bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import check_array, check_probability
+
+__all__ = ["binomial_ci", "mis_from_accuracy"]
+
+
+def binomial_ci(successes, trials, level: float = 0.95):
+    """Clopper–Pearson interval for a binomial proportion (vectorised): (lo, hi) arrays."""
+    from scipy import stats
+
+    check_probability("level", level, open_low=True, open_high=True)
+    k = check_array("successes", successes, low=0)
+    n = check_array("trials", trials, low=1)
+    if np.any(k > n):
+        raise ValueError("successes must be <= trials")
+    a = (1 - level) / 2
+    lo = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
+    hi = np.where(k < n, stats.beta.ppf(1 - a, k + 1, n - k), 1.0)
+    return lo, hi
+
+
+def mis_from_accuracy(acc):
+    """MIS estimate 2(1 − acc) of an attack of balanced accuracy ``acc`` (Thm A.2, paper 001)."""
+    acc = check_array("acc", acc, low=0.0, high=1.0)
+    return 2.0 * (1.0 - acc)

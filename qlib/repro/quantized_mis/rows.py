@@ -1,0 +1,458 @@
+"""The comparisons of the quantized-MIS chapters (paper 001) as functions returning ledger rows.
+
+Each function computes what a chapter compares and returns ``list[qlib.repro.ledger.Row]`` (kind
+set per row); the helpers returning frames or dicts feed the chapters' tables and prose.
+
+* chapter 01 (quantizers): :func:`quantizer_rows`;
+* chapter 02 (theory): :func:`eq11_rows`, :func:`theorem31_rows`, :func:`theorem33_rows`,
+  :func:`proof_fact_rows`, :func:`algorithm1_rows`;
+* chapter 03 (synthetic study): :func:`table2_rows`, :func:`spearman_table`, :func:`figure2_rows`,
+  :func:`claim_rows`, :func:`cost_rows`, :func:`variant_effect`;
+* chapter 04 (ranking stability): :func:`stability`, :func:`stability_rows`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ... import quantizers as QZ
+from ...ranking import rank_confusion, rq_rank_stability, spearman, threshold_rank_stability
+from ...rqn import r_q
+from ..ledger import Row, claim, close, not_comparable
+from .paper import (
+    PAPER_COST_BASELINE,
+    PAPER_COST_RQ,
+    PAPER_MEAN_SPEARMAN,
+    PAPER_RHO_LEVEL,
+    PAPER_RUNS_BASELINE,
+    PAPER_RUNS_RQ,
+    STUDY_SETTINGS,
+)
+from .study import StudyResult, claim_table, run_study, table2
+
+__all__ = ["quantizer_rows", "eq11_rows", "theorem31_rows", "theorem33_rows", "proof_fact_rows",
+           "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "figure2_text", "claim_rows", "cost_rows",
+           "variant_effect", "stability", "stability_rows", "first_k", "scale_note", "rate_table",
+           "adaptive_table", "confusion", "FIGURE2_ATOL"]
+
+
+# ----------------------------------------------------------------------------------- chapter 01
+def quantizer_rows(thetas: torch.Tensor, n_grid: int = 2001) -> list[Row]:
+    """Table 1 on random parameter vectors ``thetas`` (K, d): sparsity and level counts of each
+    quantizer, idempotence; the level counts of the b-bit formulas (printed and capped) on Figure
+    5's grid of ``n_grid`` points of [−1, 1] (where max|θ| = α, so every level is reached)."""
+    d = thetas.shape[1]
+    grid = torch.linspace(-1, 1, n_grid, dtype=torch.float64)
+    stats = QZ.level_stats(thetas).set_index("name")
+    rows: list[Row] = []
+    for name in QZ.names():
+        q = QZ.get(name)
+        if q.zero_fraction is not None:
+            k = QZ.n_zeros(q.zero_fraction, d)
+            rows.append(close("Table 1 / §5.1", f"{q.label}: fraction of zeros", q.zero_fraction,
+                              float(stats.loc[name, "zero_fraction"]), atol=0.5 / d + 1e-12, kind="paper-number",
+                              note=f"exactly k = {k} of d = {d} zeroed in every vector"))
+        if q.levels is not None and not name.startswith("bits"):
+            rows.append(close("Table 1", f"{q.label}: distinct levels (max over vectors)", q.levels,
+                              int(stats.loc[name, "levels_max"]), kind="paper-number"))
+        if name.startswith("bits"):
+            b = int(name[4:])
+            n_p = int(QZ.get(name)(grid).unique().numel())
+            n_c = int(QZ.get(name, variant="capped")(grid).unique().numel())
+            rows.append(claim("Table 1 (printed formula), Figure 5", f"{b} bits as printed: more than 2^b levels on [−1, 1]",
+                              f"a {b}-bit code: ≤ {2 ** b}", n_p, n_p > 2 ** b, kind="erratum", tolerance="> 2^b",
+                              note="int(1 + clip(·, 0, s)) has s + 1 magnitudes (2^b + 2 levels); "
+                                   "the default follows the printed formula all the same"))
+            rows.append(claim("Table 1 (capped variant), Figure 5", f"{b} bits, capped: distinct levels on [−1, 1]",
+                              f"= {2 ** b}", n_c, n_c == 2 ** b, kind="theory-check", tolerance="exact",
+                              note="our capped variant against the 2^b levels of a b-bit code"))
+    for name in QZ.names():
+        q = QZ.get(name, variant="capped")
+        y = q.batched(thetas)
+        same = int((q.batched(y) == y).all(dim=1).sum())
+        rows.append(claim("App. D", f"{q.label}{' (capped)' if name.startswith('bits') else ''}: "
+                          f"idempotent on {thetas.shape[0]} random vectors", "Q∘Q = Q",
+                          f"{same} / {thetas.shape[0]}", same == thetas.shape[0], kind="theory-check",
+                          tolerance="exact"))
+    rows.append(claim("Table 1 vs §5.1", "1.58b x%: which coordinates are zeroed",
+                      "as printed: the largest (|θ_j| ≥ q)", "the x% smallest (§5.1 text)", True,
+                      kind="erratum", note="the printed case distinction is reversed relative to the text; "
+                                           "we follow the text"))
+    return rows
+
+
+# ----------------------------------------------------------------------------------- chapter 02
+def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
+    """Eq. 11 computed literally against the per-candidate Chernoff exponent (our reduction by the
+    contraction principle): theory-check rows, and the table of exponents."""
+    from ...mia import chernoff_rate, erm
+
+    rows, table = [], []
+    for name, (L, p) in toys.items():
+        ch, lit = chernoff_rate(L, p), erm.cramer_rate_eq11(L, p)
+        rows.append(close("Theorem 3.1 / eq. 11", f"C_P^1 ({name}): eq. 11 literally vs per-k Chernoff", ch, lit,
+                          rtol=1e-8, kind="theory-check", note="equivalence by the contraction principle"))
+        table.append({"toy": name, "per-k Chernoff exponents": np.round(erm.chernoff_exponents(L, p), 6),
+                      "C_P^1 (Chernoff)": ch, "eq. 11 literally": lit})
+    return rows, pd.DataFrame(table)
+
+
+def rate_table(L, p, ns) -> pd.DataFrame:
+    """−log Δ_n / n (exact) and its (½ log n)/n-corrected version for each n."""
+    from ...mia import erm_log_delta
+
+    out = []
+    for n in ns:
+        ld = erm_log_delta(L, p, n)
+        out.append({"n": n, "log Δ_n": ld, "log10 Δ_n": ld / math.log(10), "−log Δ_n / n": -ld / n,
+                    "corrected": -(ld + 0.5 * math.log(n)) / n})
+    return pd.DataFrame(out)
+
+
+def theorem31_rows(tables: dict) -> list[Row]:
+    """Theorem 3.1 on exact Δ_n: −(1/n) log Δ_n ≥ C_P^1 and decreasing (``tables``: name → (rate
+    table, C_P^1))."""
+    rows = []
+    for name, (t, c) in tables.items():
+        r = t["−log Δ_n / n"].to_numpy()
+        rows.append(claim("Theorem 3.1", f"{name}: −(1/n) log(1 − MIS_n) ≥ C_P^1 and decreasing, n ≤ {t['n'].max()}",
+                          f"limit ≥ C_P^1 = {c:.5f}",
+                          f"{r[-1]:.5f} at n = {t['n'].max()} (corrected {t['corrected'].iloc[-1]:.5f})",
+                          bool(np.all(r >= c) and np.all(np.diff(r) < 0)), kind="paper-claim",
+                          tolerance="exact values"))
+    return rows
+
+
+def adaptive_table(adaptive, p, ns, gap_exponent: float) -> tuple[pd.DataFrame, object]:
+    """The size-adaptive toy of Theorem 3.3: ratio −log Δ_n/(n δ_2²), corrected, per-n Chernoff."""
+    from ...mia import chernoff_rate, erm_log_delta, gap_statistics
+
+    g = gap_statistics(adaptive(ns[-1]), p)
+    target = g.rate
+    out = []
+    for n in ns:
+        d2 = n ** -gap_exponent
+        ld = erm_log_delta(adaptive(n), p, n)
+        out.append({"n": n, "δ_2": d2, "√n δ_2": math.sqrt(n) * d2, "log Δ_n": ld, "ratio": -ld / (n * d2 ** 2),
+                    "corrected": -(ld + math.log(math.sqrt(n) * d2 * math.sqrt(2 * target))) / (n * d2 ** 2),
+                    "C_P^1(n)/δ_2²": chernoff_rate(adaptive(n), p) / d2 ** 2})
+    return pd.DataFrame(out), g
+
+
+def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
+    r = ad["ratio"].to_numpy()
+    return [claim("Theorem 3.3", f"ratio −log(1 − MIS_n)/(n δ_2²) at n = {ad['n'].iloc[-1]}",
+                  f"limit ≥ 1/(2σ²) = {target:.4f}", f"{r[-1]:.4f} (decreasing: {bool(np.all(np.diff(r) < 0))})",
+                  bool(np.all(r >= target)), kind="paper-claim", tolerance="exact values, finite n")]
+
+
+def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -> tuple[list[Row], pd.DataFrame]:
+    """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum 001-C4) on random instances
+    (the checks live with the other proof facts in :mod:`qlib.repro.mia_limits.erm_facts`)."""
+    from ..mia_limits import erm_facts
+
+    rows = [*erm_facts.lemma_b1_random(b1_draws, seed), *erm_facts.lemma_b2_random(200, seed),
+            *erm_facts.erm_bound_random(bound_draws, seed), *erm_facts.prop_c4_random(c4_draws, seed)]
+    table = pd.DataFrame([{"where": r.where, "quantity": r.quantity, "expected": r.paper_value, "ours": r.ours,
+                           "verdict": r.verdict, "note": r.note} for r in rows])
+    return rows, table
+
+
+def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list[Row]:
+    """Algorithm 1 (:func:`qlib.rqn.r_q`) on a validation set whose empirical law is exactly ``p``
+    against the exact (δ_2)²/(2σ²) of ``qlib.mia.gap_statistics`` (our second computation):
+    population variance (ddof=0) and the default unbiased one (exact factor (M−1)/M)."""
+    from ...mia import gap_statistics
+
+    val = np.repeat(np.arange(len(p)), np.asarray(val_copies))
+    perm = np.random.default_rng(seed).permutation(len(p))
+    M = val.size
+    rows = []
+    for name, L in toys.items():
+        exact_r = gap_statistics(L, p).r_q
+        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=0 ({name}) vs (δ_2)²/(2σ²)", exact_r,
+                          float(r_q(L[perm][:, val], ddof=0)), rtol=1e-9, kind="theory-check",
+                          note="validation law = p exactly; population variance"))
+        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=1 default ({name}) vs (δ_2)²/(2σ²)·(M−1)/M",
+                          exact_r * (M - 1) / M, float(r_q(L[perm][:, val])), rtol=1e-9, kind="theory-check",
+                          note=f"unbiased variance: exact factor (M−1)/M, M = {M}"))
+    return rows
+
+
+# ----------------------------------------------------------------------------------- chapter 03
+def scale_note(res: StudyResult) -> str:
+    """'100 runs × 3000 epochs (paper 300 × 3000)' for notes and prose."""
+    c = res.config
+    return (f"{c['runs']} runs × {c['epochs']} epochs per law (paper {STUDY_SETTINGS['runs']} × "
+            f"{STUDY_SETTINGS['epochs']})")
+
+
+def table2_rows(res: StudyResult, atol: float = 0.03) -> tuple[list[Row], dict]:
+    """Table 2's quantized cells (validation accuracy, mean over runs) at ±``atol``.
+
+    The identity column is NOT compared: the laws' centre scale (``qlib.synthetic.CENTRE_SCALE``)
+    was calibrated on it, so it is not an independent check. Returns the rows and a summary
+    (cells compared, passed, identity cells left out, median/max deviation) for the prose.
+    """
+    t2 = table2(res)
+    labels = QZ.labels()
+    note = (f"validation accuracy, mean over runs; {scale_note(res)}; our centre scheme is a stand-in "
+            "for the paper's (unstated)")
+    rows = []
+    cmpd = t2[np.isfinite(t2.paper) & (t2.quantizer != "identity")]
+    for r in cmpd.itertuples():
+        rows.append(close("Table 2", f"accuracy, {labels[r.quantizer]}, σ={r.sigma:g}, {r.k_modes} modes",
+                          r.paper, r.ours, atol=atol, kind="paper-number", note=note))
+    train_id = res.acc_train[:, 0].mean(axis=1)
+    rows.append(claim("Table 2", "the unquantized model interpolates its n training points (n < 257 parameters)",
+                      "> 0.999", f"training accuracy min {train_id.min():.4f}", bool(train_id.min() > 0.999),
+                      kind="theory-check", tolerance="> 0.999",
+                      note="our reading: Table 2 / Figure 6 'training accuracy' can only be held-out accuracy"))
+    dev = (cmpd.ours - cmpd.paper).abs()
+    n_id = int((np.isfinite(t2.paper) & (t2.quantizer == "identity")).sum())
+    summary = {"compared": int(len(cmpd)), "passed": int(sum(r.passed for r in rows[:-1])),
+               "identity_left_out": n_id, "atol": atol,
+               "median_dev": float(np.median(dev)) if len(dev) else math.nan,
+               "max_dev": float(np.max(dev)) if len(dev) else math.nan,
+               "identity_dev": float((t2[t2.quantizer == "identity"].ours - t2[t2.quantizer == "identity"].paper)
+                                     .abs().median())}
+    return rows, summary
+
+
+def spearman_table(res: StudyResult) -> pd.DataFrame:
+    """Per law, Spearman ρ between r_Q^n (mean / median over runs) and the two baseline MIS
+    estimates (identity column dropped), with a final 'mean' row."""
+    from ...synthetic import law_labels
+
+    r_mean, r_med = res.r_summary("mean"), res.r_summary("median")
+    disc, thr = res.disc_mis[:, 1:], res.thr_mis[:, 1:]
+    rho = pd.DataFrame({
+        "law": law_labels(res.config["grid"]),
+        "ρ(r mean, discriminator)": spearman(r_mean, disc),
+        "ρ(r median, discriminator)": spearman(r_med, disc),
+        "ρ(r mean, threshold)": spearman(r_mean, thr),
+        "ρ(r median, threshold)": spearman(r_med, thr),
+        "ρ(discriminator, threshold)": spearman(disc, thr),
+        "runs with r undefined": np.isnan(res.r).sum(axis=(1, 2)),
+    })
+    mean_row = rho.drop(columns="law").mean(numeric_only=True)
+    return pd.concat([rho, pd.DataFrame([{"law": "mean", **mean_row}])], ignore_index=True)
+
+
+FIGURE2_ATOL = 0.1
+
+
+def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = FIGURE2_ATOL) -> list[Row]:
+    """Figure 2's mean ρ = 0.86: the paper's pairing (mean r_Q^n against the discriminator) is the
+    paper-number row; our variant (median r_Q^n against the threshold attack) is an ablation
+    (theory-check) compared with our paper-pairing value."""
+    mean = rho.set_index("law").loc["mean"]
+    paper_pair = float(mean["ρ(r mean, discriminator)"])
+    ours_pair = float(mean["ρ(r median, threshold)"])
+    q = "mean Spearman ρ over the laws, r_Q^n (mean over runs) vs discriminator MIS"
+    rows = []
+    if np.isfinite(paper_pair):
+        rows.append(close("Figure 2", q, PAPER_MEAN_SPEARMAN, paper_pair, atol=atol, kind="paper-number",
+                          note=scale_note(res)))
+    else:
+        rows.append(not_comparable("Figure 2", q, PAPER_MEAN_SPEARMAN, reason="ρ undefined: every panel constant"))
+    qa = "ablation: mean ρ of r_Q^n (median over runs) vs threshold MIS, against the paper's pairing"
+    if np.isfinite(paper_pair) and np.isfinite(ours_pair):
+        rows.append(close("Figure 2 (ablation)", qa, paper_pair, ours_pair, atol=atol, kind="theory-check",
+                          note="reference = our ρ(r mean, discriminator); a second estimator pair"))
+    else:
+        rows.append(not_comparable("Figure 2 (ablation)", qa, paper_pair, ours_pair, kind="theory-check",
+                                   reason="ρ undefined: every panel constant"))
+    return rows
+
+
+def figure2_text(f2: list[Row]) -> str:
+    """One paragraph on :func:`figure2_rows`' two rows, from their values and verdicts."""
+    paper, abl = f2
+    if paper.passed is None:
+        first = (f"Figure 2's pairing (mean $r_Q^n$ against the discriminator) cannot be compared with the "
+                 f"paper's mean ρ = {paper.paper_value}: {paper.note}.")
+    else:
+        first = (f"Figure 2's pairing (mean $r_Q^n$ against the discriminator): mean ρ = {paper.ours:.3f} against "
+                 f"the paper's {paper.paper_value} ({paper.tolerance}) — **{paper.verdict}** ({paper.note}).")
+    if abl.passed is None:
+        second = "The ablation (median $r_Q^n$ against the threshold attack) has no reference value here."
+    else:
+        second = (f"Our ablation (median $r_Q^n$ against the threshold attack) gives {abl.ours:.3f}: it "
+                  f"{abl.verdict} with the paper's pairing ({abl.paper_value:.3f}).")
+    return first + " " + second
+
+
+def claim_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
+    """§5.1.2's qualitative claims per law, on r_Q^n (mean over runs) and the discriminator MIS
+    (paper-claim rows), with the same counts for the median and the threshold attack (table only)."""
+    vals = {"r_Q^n (mean)": res.r_summary("mean"), "r_Q^n (median)": res.r_summary("median"),
+            "discriminator MIS": res.disc_mis[:, 1:], "threshold MIS": res.thr_mis[:, 1:]}
+    rows, table = [], []
+    for what, v in vals.items():
+        for c, ok in claim_table(v, res.names).items():
+            table.append({"estimate": what, "claim": c, "laws where it holds": f"{int(ok.sum())}/{len(ok)}"})
+            if what in ("r_Q^n (mean)", "discriminator MIS"):
+                rows.append(claim("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws",
+                                  f"{int(ok.sum())}/{len(ok)} laws", bool(ok.all()), kind="paper-claim",
+                                  tolerance="every law", note=scale_note(res)))
+    return rows, pd.DataFrame(table)
+
+
+def cost_rows(res: StudyResult) -> list[Row]:
+    s = res.seconds
+    return [
+        not_comparable("§5.1.2 Computational cost", "time of the r_Q^n ranking (all laws)", PAPER_COST_RQ,
+                       f"{s['train_and_r_q']:.0f} s",
+                       reason=f"{scale_note(res)}, different hardware"),
+        not_comparable("§5.1.2 Computational cost", "time of the baseline MIS", PAPER_COST_BASELINE,
+                       f"{s['discriminator'] + s['threshold']:.0f} s",
+                       reason="our discriminator is batched over laws × quantizers and trained on final models only"),
+    ]
+
+
+def variant_effect(**study_kwargs) -> tuple[pd.DataFrame, dict]:
+    """How much the b-bit formula (printed vs capped, ``qlib.quantizers.VARIANTS``) changes the
+    study: runs :func:`run_study` for both and returns, per quantizer, mean r_Q^n (mean over runs,
+    then over laws), mean Table 2 accuracy and mean rank under each variant, and a summary (mean
+    Spearman ρ between the two r_Q^n rankings over laws, largest accuracy change)."""
+    res = {v: run_study(**study_kwargs, variant=v) for v in QZ.VARIANTS}
+    a, b = (res[v] for v in QZ.VARIANTS)
+    from ...ranking import ranks
+
+    ra, rb = a.r_summary("mean"), b.r_summary("mean")
+    acc_a, acc_b = a.acc_val.mean(axis=2)[:, 1:], b.acc_val.mean(axis=2)[:, 1:]
+    labels = QZ.labels()
+    frame = pd.DataFrame({
+        "quantizer": [labels[q] for q in a.names],
+        f"r_Q^n ({QZ.VARIANTS[0]})": np.nanmean(ra, axis=0),
+        f"r_Q^n ({QZ.VARIANTS[1]})": np.nanmean(rb, axis=0),
+        f"accuracy ({QZ.VARIANTS[0]})": acc_a.mean(axis=0),
+        f"accuracy ({QZ.VARIANTS[1]})": acc_b.mean(axis=0),
+        f"mean rank ({QZ.VARIANTS[0]})": ranks(ra, axis=-1).mean(axis=0),
+        f"mean rank ({QZ.VARIANTS[1]})": ranks(rb, axis=-1).mean(axis=0),
+    })
+    summary = {"rho": float(np.nanmean(spearman(ra, rb))), "max_acc_change": float(np.abs(acc_a - acc_b).max()),
+               "laws": ra.shape[0], "runs": a.config["runs"], "epochs": a.config["epochs"]}
+    return frame, summary
+
+
+# ----------------------------------------------------------------------------------- chapter 04
+def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets_baseline: int,
+              seed: int = 0) -> dict:
+    """Rank stability of r_Q^n (mean and median over runs) and of the threshold MIS for each
+    k_run (≤ the study's runs): the three :mod:`qlib.ranking` results and the mean-ρ curve."""
+    k_runs = [int(k) for k in k_runs if k <= res.r.shape[2]]
+    st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
+          "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
+          "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
+                                                    k_runs, n_subsets_baseline, seed=seed)}
+    curve = pd.DataFrame({"k_run": k_runs, **{k: np.nanmean(v["spearman"], axis=(1, 2)) for k, v in st.items()}})
+    return {"k_runs": k_runs, "st": st, "curve": curve}
+
+
+def first_k(curve: pd.DataFrame, col: str, level: float = PAPER_RHO_LEVEL) -> int | None:
+    """The smallest k_run whose mean ρ reaches ``level`` (None: none of those tried)."""
+    hit = curve[curve[col] >= level]
+    return int(hit.k_run.iloc[0]) if len(hit) else None
+
+
+def stability_rows(res: StudyResult, stab: dict) -> tuple[list[Row], pd.DataFrame | None]:
+    """The claims of §5.1.2 / Figures 1 and 7 on rank stability; also the per-quantizer fraction of
+    subsets at the final rank with k_run = 50 (None where 50 was not tried)."""
+    curve, k_runs, st = stab["curve"], stab["k_runs"], stab["st"]["r_Q^n mean"]
+    R = res.r.shape[2]
+    note = f"reference ranking from {R} runs (paper {STUDY_SETTINGS['runs']}); mean over subsets and laws"
+    rows: list[Row] = []
+    at = curve.set_index("k_run")
+    q20 = f"r_Q^n ranking: mean Spearman ρ to the full ranking > {PAPER_RHO_LEVEL} at k_run = {PAPER_RUNS_RQ}"
+    if PAPER_RUNS_RQ in k_runs:
+        rho = float(at.loc[PAPER_RUNS_RQ, "r_Q^n mean"])
+        rows.append(claim("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", f"{rho:.3f}", bool(rho > PAPER_RHO_LEVEL),
+                          kind="paper-claim", tolerance=f"> {PAPER_RHO_LEVEL}", note=note))
+    else:
+        rows.append(not_comparable("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", kind="paper-claim",
+                                   reason=f"k_run = {PAPER_RUNS_RQ} not tried (runs = {R})"))
+    kb, kr = first_k(curve, "threshold MIS"), first_k(curve, "r_Q^n mean")
+    rows.append(not_comparable("Figure 7 / App. E.2", f"runs the baseline needs to reach ρ = {PAPER_RHO_LEVEL}",
+                               f"≈ {PAPER_RUNS_BASELINE}", "not within the k_run tried" if kb is None else kb,
+                               reason="our baseline curve is the loss-threshold attack refitted per subset, "
+                                      "not the discriminator"))
+    qf = f"r_Q^n needs fewer runs than the baseline to reach ρ = {PAPER_RHO_LEVEL}"
+    pv = f"≈ 15–{PAPER_RUNS_RQ} vs ≈ {PAPER_RUNS_BASELINE}"
+    if kr is not None and kb is not None:
+        rows.append(claim("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}", kr < kb,
+                          kind="paper-claim", tolerance="fewer runs", note=note))
+    else:
+        rows.append(not_comparable("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}",
+                                   kind="paper-claim",
+                                   reason=f"{'neither curve' if kr is None and kb is None else 'r_Q^n' if kr is None else 'the baseline'}"
+                                          f" never reaches ρ = {PAPER_RHO_LEVEL} within k_run ≤ {max(k_runs)}"))
+    frac_table = None
+    if 50 in k_runs:
+        pr = st["ranks"][k_runs.index(50)]
+        frac = (np.rint(pr) == st["full_ranks"][None]).mean(axis=(0, 1))
+        labels = QZ.labels()
+        frac_table = pd.DataFrame({"quantizer": [labels[q] for q in res.names],
+                                   "at its final rank (k_run = 50)": frac.round(3)})
+        others = [i for i, q in enumerate(res.names) if q not in ("bits2", "ternary33")]
+        rows.append(claim("Figure 1", "with 50 runs each quantizer (but 2 bits, 1.58b 33%) at its final rank ≥ 90% "
+                          "of the time", "≥ 0.90", f"min {frac[others].min():.2f}", bool(frac[others].min() >= 0.9),
+                          kind="paper-claim", tolerance="≥ 0.90", note="pooled over the laws; " + note))
+    fr = st["full_ranks"]
+    i = {q: res.names.index(q) for q in ("bits5", "bits4", "bits3", "ternary90", "ternary50")}
+    Q = len(res.names)
+    order_ok = ((fr[:, i["bits5"]] == Q) & (fr[:, i["bits4"]] == Q - 1) & (fr[:, i["bits3"]] == Q - 2)
+                & (fr[:, i["ternary90"]] == 1) & (fr[:, i["ternary50"]] == 2))
+    rows.append(claim("§5.1.2", "full ranking: 5 bits < 4 bits < 3 bits least private; 1.58b 90% then 50% most private",
+                      "all datasets", f"{int(order_ok.sum())}/{len(order_ok)} laws", bool(order_ok.all()),
+                      kind="paper-claim", tolerance="every law", note=note))
+    if PAPER_RUNS_RQ in k_runs:
+        pr = np.rint(st["ranks"][k_runs.index(PAPER_RUNS_RQ)])
+        stable = float((pr[:, :, i["bits5"]] == fr[None, :, i["bits5"]]).mean())
+        rows.append(claim("§5.1.2", f"after {PAPER_RUNS_RQ} runs the 5 bits quantizer keeps its final rank",
+                          "consistently", f"{stable:.2f} of subsets × laws", stable >= 0.9, kind="paper-claim",
+                          tolerance="≥ 0.90 of subsets", note=note))
+    return rows, frac_table
+
+
+def confusion(stab: dict, k: int) -> np.ndarray | None:
+    """Row-normalised rank confusion (full-run rank × k-run rank) of r_Q^n (mean), or None."""
+    if k not in stab["k_runs"]:
+        return None
+    st = stab["st"]["r_Q^n mean"]
+    cm = rank_confusion(st["ranks"][stab["k_runs"].index(k)], st["full_ranks"])
+    return cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+
+
+#: App. E.1 on Figure 6: "the least private quantizers do preserve most of the original performance";
+#: "most" is read as at least this share of the unquantized model's validation accuracy
+FIGURE6_KEEP = 0.95
+
+
+def figure6_rows(res: StudyResult) -> list[Row]:
+    """Figure 6 / App. E.1: per law, does the least private quantizer (largest mean r_Q^n) keep
+    most of the original accuracy? One paper-claim row over the laws."""
+    r_mean = res.r.mean(axis=2)                                               # (L, Q)
+    rel = res.acc_val[:, 1:].mean(axis=2) / res.acc_val[:, :1].mean(axis=2)   # (L, Q)
+    least = r_mean.argmax(axis=1)
+    kept = rel[np.arange(len(least)), least]
+    n_ok = int((kept >= FIGURE6_KEEP).sum())
+    return [claim("App. E.1, Figure 6", "the least private quantizer keeps most of the original accuracy (per law)",
+                  f"most (read: ≥ {FIGURE6_KEEP:.0%})", f"{n_ok}/{len(kept)} laws; min {kept.min():.3f}",
+                  n_ok == len(kept), kind="paper-claim", tolerance=f"relative accuracy ≥ {FIGURE6_KEEP}",
+                  note=f"at {scale_note(res)}")]
+
+
+def figure8_rows() -> list[Row]:
+    """Figure 8 (PCA pictures of the nine laws): drawn, but not comparable — the paper does not give
+    how its mixture centres are placed, so ours are a stand-in (Table 2's accuracies test the laws)."""
+    return [not_comparable("App. E, Figure 8", "PCA projection of the nine synthetic laws", "picture",
+                           "drawn (stand-in centres)", kind="paper-claim",
+                           reason="the paper does not give its centre scheme; ours is a stand-in, so the picture "
+                                  "is shown for orientation and Table 2's accuracies are the comparison of the laws")]

@@ -1,0 +1,277 @@
+"""The synthetic study of paper 001 §5.1 (experiment driver) and its cache.
+
+:func:`run_study` trains every law × run model at once (:func:`qlib.engine.train`), records r_Q^n for
+every quantizer (:class:`qlib.recorder.RQRecorder`), and estimates the two baseline MIS
+(:mod:`qlib.discriminator`). The result is cached under a key of the configuration AND of the
+sources of every module the study runs (:func:`code_hash`), so a code change never reuses a stale
+result. Chapter 03 runs it and saves it to its results folder; chapter 04 declares 03 as a dependency
+and reads it from there (:func:`load_study`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ... import devices, engine, quantizers
+from ... import discriminator as disc
+from ...ranking import average_runs
+from ...recorder import RQRecorder
+from ...rqn import RQUndefinedWarning
+from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
+from ...validation import check_choice, check_int
+from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
+
+__all__ = ["StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
+           "load_study", "table2", "claim_table"]
+
+#: the modules whose code decides a study's result (the cache key hashes their sources)
+STUDY_MODULES = ("qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
+                 "qlib.quantizers", "qlib.synthetic", "qlib.validation", "qlib.devices",
+                 "qlib.repro.quantized_mis.study")
+#: file name of a study saved by chapter 03 in its results folder
+STUDY_FILE = "study.npz"
+
+
+def code_hash(modules: Sequence[str] = STUDY_MODULES) -> str:
+    """SHA-256 (16 hex digits) of the source files of ``modules``, in order."""
+    h = hashlib.sha256()
+    for m in modules:
+        spec = importlib.util.find_spec(m)
+        if spec is None or spec.origin is None:
+            raise ValueError(f"module {m!r} has no source file to hash")
+        h.update(m.encode())
+        h.update(Path(spec.origin).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def study_key(config: dict) -> str:
+    """Cache key of a study: its configuration and the code that runs it (:func:`code_hash`)."""
+    blob = json.dumps(config, sort_keys=True) + code_hash()
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class StudyResult:
+    """Everything the chapter tabulates. Axes: L laws, Q quantizers (``names``), R runs.
+
+    ``r`` (L, Q, R) r_Q^n per run; ``n_distinct`` (L, Q, R); ``acc_val`` / ``acc_train``
+    (L, Q+1, R) accuracies of the final quantized models, identity first (``acc_names``);
+    ``loss_in`` / ``loss_out`` (L, Q+1, R, min(n, n_val)) losses of the final quantized models on
+    the (first) training points / on fresh points (the negatives of the baselines); ``thr_*`` and ``disc_*``
+    (L, Q+1) the loss-threshold and discriminator MIS estimates with their intervals;
+    ``seconds`` the wall time of each stage.
+    """
+
+    config: dict
+    names: list
+    acc_names: list
+    r: np.ndarray
+    n_distinct: np.ndarray
+    acc_val: np.ndarray
+    acc_train: np.ndarray
+    loss_in: np.ndarray
+    loss_out: np.ndarray
+    thr_mis: np.ndarray
+    thr_lo: np.ndarray
+    thr_hi: np.ndarray
+    disc_mis: np.ndarray
+    disc_lo: np.ndarray
+    disc_hi: np.ndarray
+    seconds: dict
+
+    _ARRAYS = ("r", "n_distinct", "acc_val", "acc_train", "loss_in", "loss_out", "thr_mis", "thr_lo",
+               "thr_hi", "disc_mis", "disc_lo", "disc_hi")
+
+    def save(self, path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = json.dumps({"config": self.config, "names": self.names, "acc_names": self.acc_names,
+                           "seconds": self.seconds})
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+        os.close(fd)
+        np.savez_compressed(tmp, meta=np.array(meta), **{k: getattr(self, k) for k in self._ARRAYS})
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path) -> "StudyResult":
+        with np.load(path) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in cls._ARRAYS}
+        return cls(meta["config"], meta["names"], meta["acc_names"], seconds=meta["seconds"], **arrays)
+
+    # summaries ---------------------------------------------------------------------------
+    def r_summary(self, how: str = "mean") -> np.ndarray:
+        """(L, Q) r_Q^n averaged over runs ('mean' or 'median', NaN runs ignored)."""
+        return average_runs(self.r, 2, how)
+
+
+def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTINGS["epochs"],
+              n: int = STUDY_SETTINGS["n"], n_val: int = STUDY_SETTINGS["n"], lr: float = STUDY_SETTINGS["lr"],
+              names: Sequence[str] = PAPER_QUANTIZERS, grid: Sequence[tuple[float, int]] = GRID,
+              centre_scale: float = CENTRE_SCALE, scope: str = "tensor", seed: int = 0,
+              law_seed: int = 0, discriminator: bool = True, disc_hidden: int = 16,
+              disc_epochs: int = 30, disc_patience: int = 8, disc_lr: float = 1e-2,
+              disc_runs_per_batch: int = 2,
+              device="auto", chunk_size: int | None = None, block: int = 50,
+              variant: str = "printed", cache_dir=None) -> StudyResult:
+    """The synthetic study of paper 001 §5.1 at any scale (paper: the defaults).
+
+    All L·runs models (one fresh training set of ``n`` points and one fresh validation set of
+    ``n_val`` points per run) are trained together by :func:`qlib.engine.train` (full-batch Adam,
+    ``lr``, ``epochs``) with :class:`qlib.recorder.RQRecorder` recording every epoch for every
+    quantizer. The validation points double as the baselines' negatives (fresh, never trained on).
+    ``variant``: the b-bit formula (``qlib.quantizers.VARIANTS``).
+    With ``cache_dir``, the result is stored under :func:`study_key` — a hash of the configuration
+    AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
+    """
+    names = quantizers.check_names(names, "names")
+    if "identity" in names:
+        raise ValueError("names must list quantizers only; the identity model is always added")
+    for nm, v, lo in (("runs", runs, 3), ("epochs", epochs, 1), ("n", n, 2), ("n_val", n_val, 2)):
+        check_int(nm, v, low=lo)
+    check_choice("variant", variant, quantizers.VARIANTS)
+    config = dict(runs=runs, epochs=epochs, n=n, n_val=n_val, lr=lr, names=list(names),
+                  grid=[list(map(float, g)) for g in grid], centre_scale=centre_scale, scope=scope,
+                  seed=seed, law_seed=law_seed, discriminator=discriminator, disc_hidden=disc_hidden,
+                  disc_epochs=disc_epochs, disc_patience=disc_patience, disc_lr=disc_lr,
+                  disc_runs_per_batch=disc_runs_per_batch, variant=variant)
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"study-{study_key(config)}.npz"
+        if path.is_file():
+            return StudyResult.load(path)
+    dev = devices.resolve(device)
+    seconds = {}
+    t0 = time.perf_counter()
+    laws = make_laws(law_seed, grid=grid, centre_scale=centre_scale)
+    L, R = len(laws), runs
+    g = torch.Generator().manual_seed(seed)
+    x_tr, y_tr = sample(laws, (R, n), g)
+    x_va, y_va = sample(laws, (R, n_val), g)
+    K = L * R
+    model = engine.Linear(2 * laws[0].dim)
+    theta0 = engine.init_params(model, K, torch.Generator().manual_seed(seed + 1))
+    rec = RQRecorder(model, names, x_va.reshape(K, n_val, -1), y_va.reshape(K, n_val),
+                     epochs=epochs, transform=features, scope=scope, device=dev, block=block,
+                     variant=variant)
+    res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), epochs=epochs,
+                       lr=lr, callbacks=[rec], device=dev, chunk_size=chunk_size, transform=features)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RQUndefinedWarning)
+        rec.finish()
+    seconds["train_and_r_q"] = time.perf_counter() - t0
+
+    # final models: accuracies and losses, identity first
+    t1 = time.perf_counter()
+    acc_names = ["identity"] + list(names)
+    Qa = len(acc_names)
+    acc_val = np.empty((Qa, K))
+    acc_tr = np.empty((Qa, K))
+    nneg = min(n, n_val)
+    loss_in = np.empty((Qa, K, nneg), dtype=np.float32)
+    loss_out = np.empty((Qa, K, nneg), dtype=np.float32)
+    thq_all = torch.empty(Qa, K, model.n_params)
+    cs = 256
+    lossfn = engine.loss_functions("logistic")[0]
+    split = engine.param_sizes(model) if scope == "tensor" else None
+    for s0 in range(0, K, cs):
+        sl = slice(s0, min(K, s0 + cs))
+        thq = quantizers.quantize_many(acc_names, res.theta[sl].to(dev), split=split, variant=variant)
+        thq_all[:, sl] = thq.cpu()
+        for xs, ys, acc, lo_arr in ((x_tr, y_tr, acc_tr, loss_in), (x_va, y_va, acc_val, loss_out)):
+            xx = features(xs.reshape(K, xs.shape[2], -1)[sl].to(dev))
+            yy = ys.reshape(K, -1)[sl].to(dev)
+            out = model.apply(thq, model.prepare(xx))
+            acc[:, sl] = ((out > 0).float() == yy).float().mean(dim=-1).cpu().numpy()
+            lo_arr[:, sl] = lossfn(out, yy)[..., :nneg].cpu().numpy()
+    seconds["final_models"] = time.perf_counter() - t1
+
+    # baselines, one per (law, quantizer) including the identity model
+    t2 = time.perf_counter()
+    li = loss_in.reshape(Qa, L, R, nneg).transpose(1, 0, 2, 3)              # (L, Qa, R, nneg)
+    lo = loss_out.reshape(Qa, L, R, nneg).transpose(1, 0, 2, 3)
+    tr_runs, es_runs, te_runs = disc.split_runs(R, seed=seed)
+    thr = disc.threshold_attack(li.reshape(L * Qa, R, nneg), lo.reshape(L * Qa, R, nneg),
+                                np.concatenate([tr_runs, es_runs]), te_runs)
+    seconds["threshold"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    if discriminator:
+        th = thq_all.reshape(Qa, L, R, -1).transpose(0, 1).reshape(L * Qa, R, -1)
+        group_law = np.repeat(np.arange(L), Qa)
+        dres = disc.train_discriminators(
+            th, x_tr[:, :, :nneg], li.reshape(L * Qa, R, nneg), x_va[:, :, :nneg], lo.reshape(L * Qa, R, nneg),
+            tr_runs, es_runs, te_runs, group_law=group_law, hidden=disc_hidden, lr=disc_lr,
+            epochs=disc_epochs, patience=disc_patience, runs_per_batch=disc_runs_per_batch, seed=seed,
+            device=dev)
+        dm, dl, dh = (a.reshape(L, Qa) for a in (dres.mis, dres.mis_lo, dres.mis_hi))
+    else:
+        dm = dl = dh = np.full((L, Qa), np.nan)
+    seconds["discriminator"] = time.perf_counter() - t3
+    seconds["total"] = time.perf_counter() - t0
+
+    out = StudyResult(
+        config=config, names=list(names), acc_names=acc_names,
+        r=rec.r.reshape(len(names), L, R).transpose(1, 0, 2),
+        n_distinct=rec.n_distinct.reshape(len(names), L, R).transpose(1, 0, 2),
+        acc_val=acc_val.reshape(Qa, L, R).transpose(1, 0, 2),
+        acc_train=acc_tr.reshape(Qa, L, R).transpose(1, 0, 2),
+        loss_in=li, loss_out=lo,
+        thr_mis=thr.mis.reshape(L, Qa), thr_lo=thr.mis_lo.reshape(L, Qa), thr_hi=thr.mis_hi.reshape(L, Qa),
+        disc_mis=dm, disc_lo=dl, disc_hi=dh, seconds=seconds)
+    if cache_dir is not None:
+        out.save(path)
+    return out
+
+
+def load_study(results_dir, chapter: str = "quantized-mis/03-synthetic-study") -> StudyResult:
+    """The study saved by chapter ``chapter`` under ``results_dir`` (the runner's results folder)."""
+    path = Path(results_dir) / chapter / STUDY_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: run {chapter} first (it is a declared dependency)")
+    return StudyResult.load(path)
+
+
+def table2(res: StudyResult, which: str = "acc_val"):
+    """Table 2 as (ours, paper) long frame: law, quantizer, accuracy (mean over runs), ratio to
+    the identity model, the paper's accuracy and ratio (NaN where the law is not in the paper)."""
+    import pandas as pd
+
+    check_choice("which", which, ("acc_val", "acc_train"))
+    acc = getattr(res, which).mean(axis=2)                                # (L, Q+1)
+    rows = []
+    for li, (s, k) in enumerate(res.config["grid"]):
+        paper = PAPER_TABLE2.get((float(s), int(k)))
+        for qi, name in enumerate(res.acc_names):
+            p = paper[PAPER_TABLE2_COLUMNS.index(name)] if paper and name in PAPER_TABLE2_COLUMNS else np.nan
+            pid = paper[-1] if paper else np.nan
+            rows.append({"sigma": float(s), "k_modes": int(k), "quantizer": name, "ours": acc[li, qi],
+                         "ours_ratio": acc[li, qi] / acc[li, 0], "paper": p, "paper_ratio": p / pid})
+    return pd.DataFrame(rows)
+
+
+def claim_table(values: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The paper's qualitative claims of §5.1.2, per law, for values (L, Q) where larger = more
+    private (r_Q^n or MIS): 4/5 bits the two least private, 1.58b 90% the most private, Sign less
+    private than 1.58b 33%. Returns law-wise booleans."""
+    v = np.asarray(values, dtype=np.float64)
+    names = list(names)
+    idx = {n: names.index(n) for n in ("bits4", "bits5", "ternary90", "sign", "ternary33")}
+    order = np.argsort(np.where(np.isnan(v), np.inf, v), axis=1)          # least private first
+    two_least = np.sort(order[:, :2], axis=1)
+    want = np.sort([idx["bits4"], idx["bits5"]])
+    return {
+        "4 and 5 bits are the two least private": (two_least == want).all(axis=1),
+        "1.58b 90% is the most private": np.nanargmax(v, axis=1) == idx["ternary90"],
+        "Sign is less private than 1.58b 33%": v[:, idx["sign"]] < v[:, idx["ternary33"]],
+    }

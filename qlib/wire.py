@@ -1,0 +1,308 @@
+"""Wire format of EDEN messages: real bytes, bit-packed codes, a checked header, named decode errors.
+
+:func:`to_bytes` turns a :class:`qlib.eden.Payload` into the bytes a client sends and
+:func:`from_bytes` turns them back into a payload, rejecting anything that does not match:
+
+``header (44 bytes, little-endian)``::
+
+    magic "QW" | version u8 | compressor u8 (1 = EDEN) | quantizer u8 (0 = Lloyd–Max)
+    | n_rotations u8 | code_bits u8 | reserved u8 | d u32 | m u32 | D u32 | rows u32
+    | seed u64 | bits f64 | crc32 u32 (of the header before it and the body)
+
+``body``: per row, the scale ``S`` as float64, then the ``D`` cell codes packed at ``code_bits``
+bits each (least significant bit first), the row padded to a whole byte.
+
+Decisions: the seed travels in the header (8 bytes) so a receiver can check it derives the same
+rotation; sub-bit budgets send the ``m = round(b·d)`` kept coordinates' codes at 1 bit (the random
+mask itself is regenerated from the seed, never sent as a bitmap); integer budgets pack exactly ``b``
+bits per rotated coordinate; a fractional budget ``b > 1`` packs every code at ``⌈b⌉`` bits (which
+coordinates use the larger codebook comes from shared coins the wire format does not see, so the
+sizes are ``⌈b⌉·D`` rather than ``≈ b·D``); the entropy-coded quantizer is not supported.
+
+The other fixed-length compressors of :mod:`qlib.compressors` (Hadamard+SQ, Kashin+SQ, QSGD,
+DRIVE, TernGrad, Count-Sketch, Float32) go through :func:`message_to_bytes` /
+:func:`message_from_bytes`: the same header idea (magic, version, compressor, seed, shape, CRC-32)
+followed by each field of the message, integer codes bit-packed at their width (SQ levels at ``b``
+bits, QSGD levels at ``⌈log2(s+1)⌉`` bits and signs at 1 bit, TernGrad's ternary values at 2 bits,
+DRIVE's signs at 1 bit), side values as float32 (float64 for DRIVE's scale).
+
+Errors (all :class:`WireError`, a ``ValueError``): :class:`TruncatedPayloadError` (too short/long),
+:class:`ChecksumError` (corrupt bytes, bad magic), :class:`UnsupportedFormatError` (unknown
+version/compressor/quantizer), :class:`HeaderMismatchError` (the header contradicts itself or the
+receiver's expected ``d``, ``bits``, ``seed`` or ``n_rotations``).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import zlib
+
+import numpy as np
+import torch
+
+from . import eden as _eden
+from . import hadamard as _h
+from .validation import check_int
+
+__all__ = [
+    "FORMAT_VERSION",
+    "HEADER",
+    "WireError",
+    "TruncatedPayloadError",
+    "ChecksumError",
+    "UnsupportedFormatError",
+    "HeaderMismatchError",
+    "pack_bits",
+    "unpack_bits",
+    "to_bytes",
+    "from_bytes",
+    "decompress_bytes",
+    "message_to_bytes",
+    "message_from_bytes",
+]
+
+FORMAT_VERSION = 1
+MAGIC = b"QW"
+HEADER = struct.Struct("<2sBBBBBBIIIIQdI")
+_EDEN_ID = 1
+
+
+class WireError(ValueError):
+    """A payload that cannot be decoded."""
+
+
+class TruncatedPayloadError(WireError):
+    """The byte string is shorter or longer than its header says."""
+
+
+class ChecksumError(WireError):
+    """The bytes were altered (checksum or magic does not match)."""
+
+
+class UnsupportedFormatError(WireError):
+    """Unknown format version, compressor or quantizer."""
+
+
+class HeaderMismatchError(WireError):
+    """The header contradicts itself or what the receiver expects."""
+
+
+def _lut(bits: int) -> np.ndarray:
+    per = 8 // bits
+    v = np.arange(256, dtype=np.uint8)[:, None]
+    return (v >> (np.arange(per, dtype=np.uint8) * bits)) & ((1 << bits) - 1)
+
+
+_LUTS = {b: _lut(b) for b in (2, 4)}
+
+
+def pack_bits(codes, bits: int) -> np.ndarray:
+    """Pack non-negative integer codes ``< 2^bits`` of shape (rows, n) into a (rows, ⌈n·bits/8⌉)
+    uint8 array, least significant bit first; every row starts on a byte. 1, 2, 4 and 8 bits take
+    a fast path (whole codes per byte); other widths go through bit planes."""
+    bits = check_int("bits", bits, low=1, high=8)
+    c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
+    if c.ndim != 2:
+        raise ValueError(f"codes must be (rows, n), got shape {tuple(c.shape)}")
+    c = c.astype(np.uint8, copy=False)
+    rows, n = c.shape
+    if bits == 8:
+        return np.ascontiguousarray(c)
+    if bits == 1:
+        return np.packbits(c, axis=-1, bitorder="little")
+    if bits in (2, 4):
+        per = 8 // bits
+        g = np.pad(c, ((0, 0), (0, (-n) % per))).reshape(rows, -1, per)
+        out = g[..., 0].copy()
+        for j in range(1, per):
+            out |= g[..., j] << (j * bits)
+        return out
+    planes = ((c[..., None] >> np.arange(bits, dtype=np.uint8)) & 1).reshape(rows, n * bits)
+    return np.packbits(planes, axis=-1, bitorder="little")
+
+
+def unpack_bits(packed, bits: int, n: int) -> np.ndarray:
+    """Inverse of :func:`pack_bits`: (rows, bytes) uint8 → (rows, n) uint8 codes."""
+    bits = check_int("bits", bits, low=1, high=8)
+    p = packed.cpu().numpy() if isinstance(packed, torch.Tensor) else np.asarray(packed, dtype=np.uint8)
+    rows = p.shape[0]
+    if bits == 8:
+        return p[:, :n]
+    if bits == 1:
+        return np.unpackbits(p, axis=-1, count=n, bitorder="little")
+    if bits in (2, 4):
+        return _LUTS[bits][p].reshape(rows, -1)[:, :n]
+    planes = np.unpackbits(p, axis=-1, count=n * bits, bitorder="little").reshape(rows, n, bits)
+    return (planes << np.arange(bits, dtype=np.uint8)).sum(-1, dtype=np.uint8)
+
+
+def _code_bits(bits: float) -> int:
+    return 1 if bits < 1 else int(math.ceil(bits))
+
+
+def to_bytes(payload: _eden.Payload) -> bytes:
+    """The bytes of an EDEN payload (a vector's message, or a batch's rows one after another)."""
+    if not isinstance(payload, _eden.Payload):
+        raise TypeError(f"payload must be a qlib.eden.Payload, got {type(payload).__name__}")
+    if payload.quantizer != "lm":
+        raise UnsupportedFormatError("the wire format packs Lloyd–Max codes only (quantizer='lm')")
+    cb = _code_bits(payload.bits)
+    idx = payload.indices.reshape(-1, payload.D)
+    rows = idx.shape[0]
+    packed = pack_bits(idx, cb)
+    scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
+    body = np.concatenate([scale.astype("<f8").view(np.uint8).reshape(rows, 8), packed], axis=1).tobytes()
+    head = HEADER.pack(MAGIC, FORMAT_VERSION, _EDEN_ID, 0, payload.n_rotations, cb, 0, payload.d, payload.m,
+                       payload.D, rows, payload.seed, float(payload.bits), 0)
+    crc = zlib.crc32(head[:-4] + body)
+    return head[:-4] + struct.pack("<I", crc) + body
+
+
+def _expect(name, got, want):
+    if want is not None and got != want:
+        raise HeaderMismatchError(f"payload header has {name}={got!r} but the receiver expects {name}={want!r}")
+
+
+def _open(data, header: struct.Struct):
+    """(bytes, header fields) after the checks every format shares: length, magic, checksum (the
+    header's last field, over the rest of the header and the body) and version (its second)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < header.size:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {header.size}-byte header")
+    fields = header.unpack_from(data)
+    if fields[0] != MAGIC:
+        raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {fields[0]!r})")
+    if zlib.crc32(data[: header.size - 4] + data[header.size:]) != fields[-1]:
+        raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
+    if fields[1] != FORMAT_VERSION:
+        raise UnsupportedFormatError(f"payload format version {fields[1]}, this reader knows {FORMAT_VERSION}")
+    return data, fields
+
+
+def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, seed: int | None = None,
+               n_rotations: int | None = None, device="cpu", dtype=torch.float32) -> _eden.Payload:
+    """Parse and check the bytes of :func:`to_bytes`; ``d``, ``bits``, ``seed``, ``n_rotations``
+    are what the receiver expects (a mismatch raises :class:`HeaderMismatchError` naming the field);
+    ``dtype`` is the precision the receiver decodes in (the scale travels as float64)."""
+    data, (_, _, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, _) = _open(data, HEADER)
+    if comp != _EDEN_ID or quant != 0:
+        raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
+    if not (math.isfinite(bits_) and 0 < bits_ <= _eden.MAX_BITS) or cb != _code_bits(bits_):
+        raise HeaderMismatchError(f"payload header bits={bits_!r} with {cb} code bits is inconsistent")
+    want_m = max(1, int(round(bits_ * d_))) if bits_ < 1 else d_
+    if d_ < 1 or m != want_m or D != _h.next_power_of_two(m) or not 1 <= n_rot <= 8:
+        raise HeaderMismatchError(f"payload header d={d_}, m={m}, D={D}, n_rotations={n_rot} is inconsistent")
+    _expect("d", d_, d)
+    _expect("bits", bits_, None if bits is None else float(bits))
+    _expect("seed", seed_, seed)
+    _expect("n_rotations", n_rot, n_rotations)
+    row_bytes = 8 + (D * cb + 7) // 8
+    if len(data) != HEADER.size + rows * row_bytes:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, header says {HEADER.size + rows * row_bytes}")
+    body = np.frombuffer(data, dtype=np.uint8, offset=HEADER.size).reshape(rows, row_bytes)
+    scale = torch.from_numpy(body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64))
+    if not bool(torch.isfinite(scale).all()) or bool((scale < 0).any()):
+        raise HeaderMismatchError("payload scale is negative or not finite")
+    codes = torch.from_numpy(np.array(unpack_bits(body[:, 8:], cb, D))).to(device)
+    nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
+    return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
+                         int(n_rot), nbits)
+
+
+def decompress_bytes(data: bytes, **expected) -> torch.Tensor:
+    """``qlib.eden.decompress(from_bytes(data, **expected))``: the rows of the decoded vectors."""
+    return _eden.decompress(from_bytes(data, **expected))
+
+
+# ------------------------------------------------------------------------------------------------
+# The other compressors of the common interface
+# ------------------------------------------------------------------------------------------------
+_MSG = struct.Struct("<2sBBQBI")  # magic, version, n fields, seed, ndim, crc32
+_IDS = {"Hadamard+SQ": 2, "Kashin+SQ": 3, "QSGD": 4, "DRIVE": 5, "TernGrad": 6, "Count-Sketch": 7, "Float32": 8}
+
+
+def _fields(comp) -> list[tuple[str, object]]:
+    """(field, width) of a compressor's message: an int = packed code bits, a str = float dtype."""
+    name = comp.name
+    if name in ("Hadamard+SQ", "Kashin+SQ"):
+        return [("k", comp.bits), ("lo", "<f4"), ("hi", "<f4")]
+    if name == "QSGD":
+        return [("lev", max(1, math.ceil(math.log2(comp.levels + 1)))), ("neg", 1), ("norm", "<f4")]
+    if name == "DRIVE":
+        return [("sign", 1), ("scale", "<f8")]
+    if name == "TernGrad":
+        return [("t", 2), ("s", "<f4")]
+    if name == "Count-Sketch":
+        return [("T", "<f4")]
+    if name == "Float32":
+        return [("x", "<f4")]
+    raise UnsupportedFormatError(f"no wire format for compressor {name!r} (variable-length or EDEN: use to_bytes)")
+
+
+def message_to_bytes(message, compressor) -> bytes:
+    """The bytes of a :class:`qlib.compressors.Message` of a fixed-length compressor (not EDEN)."""
+    fields = _fields(compressor)
+    if message.compressor != compressor.name:
+        raise HeaderMismatchError(f"message is from {message.compressor!r}, not {compressor.name!r}")
+    head_shape = struct.pack(f"<B{len(message.shape)}I", _IDS[compressor.name], *message.shape)
+    parts = []
+    for name, width in fields:
+        t = message.data[name]
+        if name == "t":
+            t = t.to(torch.int16) + 1  # {-1, 0, 1} -> {0, 1, 2}
+        if isinstance(width, int):
+            flat = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
+            blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
+            dims = tuple(t.shape)
+        else:
+            blob = t.detach().cpu().numpy().astype(width).tobytes()
+            dims = tuple(t.shape)
+        parts.append(struct.pack(f"<B{len(dims)}II", len(dims), *dims, len(blob)) + blob)
+    body = head_shape + b"".join(parts)
+    head = _MSG.pack(MAGIC, FORMAT_VERSION, len(fields), message.seed, len(message.shape), 0)
+    crc = zlib.crc32(head[:-4] + body)
+    return head[:-4] + struct.pack("<I", crc) + body
+
+
+def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, device="cpu", dtype=torch.float32):
+    """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses
+    (``seed``: the one the receiver expects; ``dtype``: the precision the receiver decodes in, which
+    must be the sender's where the shared random signs depend on it, as DRIVE's do)."""
+    from .compressors import Message
+
+    fields = _fields(compressor)
+    data, (_, _, nf, seed_, ndim, _) = _open(data, _MSG)
+    _expect("seed", seed_, seed)
+    off = _MSG.size
+    try:
+        cid, *shape = struct.unpack_from(f"<B{ndim}I", data, off)
+        off += 1 + 4 * ndim
+        if cid != _IDS.get(compressor.name) or nf != len(fields):
+            raise HeaderMismatchError(f"payload compressor id {cid} does not match {compressor.name!r}")
+        out = {}
+        for name, width in fields:
+            (nd,) = struct.unpack_from("<B", data, off)
+            *dims, nbytes = struct.unpack_from(f"<{nd}II", data, off + 1)
+            off += 1 + 4 * nd + 4
+            blob = data[off : off + nbytes]
+            if len(blob) != nbytes:
+                raise TruncatedPayloadError("payload ends inside a field")
+            off += nbytes
+            if isinstance(width, int):
+                n = dims[-1] if dims else 1
+                rows = max(1, int(np.prod(dims[:-1]))) if dims else 1
+                arr = unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
+                t = torch.from_numpy(arr.astype(np.int64))
+                t = {"neg": t.bool(), "sign": t.bool(), "t": (t - 1).to(torch.int8), "k": t.to(torch.int32)}.get(name, t)
+            else:
+                t = torch.from_numpy(np.frombuffer(blob, width).astype(np.float64)).reshape(dims).to(dtype)
+            out[name] = t.to(device)
+    except struct.error as exc:
+        raise TruncatedPayloadError(f"payload ends inside the header: {exc}") from None
+    if off != len(data):
+        raise TruncatedPayloadError(f"payload has {len(data) - off} bytes after its last field")
+    batch = tuple(shape[:-1])
+    return Message(compressor.name, out, torch.full(batch, 8 * len(data), dtype=torch.long), int(seed_), tuple(shape))

@@ -1,0 +1,198 @@
+"""qlib.fl: compressed mean, batched-client FedAvg engine, distributed GD and power iteration."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from qlib import compressors as C
+from qlib import data, fl, wire
+
+
+class Tiny(nn.Module):
+    def __init__(self, d=6, k=3):
+        super().__init__()
+        self.lin = nn.Linear(d, k)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def _toy(n=240, d=6, k=3, clients=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(d, k, generator=g)
+    X = torch.randn(n, d, generator=g)
+    y = (X @ W).argmax(1)
+    parts = data.partition_iid(n, clients, seed=seed)
+    return fl.client_data(X, y, parts)
+
+
+def _run(**kw):
+    torch.manual_seed(0)
+    args = dict(method="EDEN", bits=2, rounds=3, clients_per_round=4, local_steps=2, batch_size=5, client_lr=0.5,
+                seed=1, device="cpu")
+    args.update(kw)
+    return fl.run(Tiny(), _toy(), **args)
+
+
+def test_batched_engine_equals_client_loop():
+    a, b = _run(batched=True), _run(batched=False)
+    torch.testing.assert_close(a.params, b.params, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a.history["train_acc"], b.history["train_acc"], atol=1e-6)
+
+
+def test_rerun_is_bit_identical_and_seed_matters():
+    a, b, c = _run(), _run(), _run(seed=2)
+    assert torch.equal(a.params, b.params)
+    assert not torch.equal(a.params, c.params)
+
+
+def test_float32_one_client_full_participation_is_local_sgd():
+    # one client, one local step, server SGD lr 1: the global model is exactly that client's SGD step
+    torch.manual_seed(0)
+    cd = _toy(clients=1)
+    model = Tiny()
+    res = fl.run(model, cd, method="Float32", rounds=1, clients_per_round=1, local_steps=1, batch_size=7,
+                 client_lr=0.3, seed=3, device="cpu")
+    gen = torch.Generator().manual_seed(fl._derive(3, 0, 0))
+    clients = torch.randperm(1, generator=gen)[:1]
+    xb, yb = cd.sample(clients, 7, gen)
+    m2 = Tiny()
+    m2.load_state_dict(model.state_dict())
+    loss = nn.functional.cross_entropy(m2(xb[0]), yb[0])
+    loss.backward()
+    want = torch.cat([(p - 0.3 * p.grad).reshape(-1) for p in m2.parameters()]).detach()
+    torch.testing.assert_close(res.params, want, rtol=1e-6, atol=1e-7)
+    assert 32 * want.numel() < res.history["bits_per_client"].iloc[0] <= 32 * want.numel() + 8 * 64  # + header
+
+
+def test_server_adam_first_step_is_signed_lr():
+    # Adam's first bias-corrected step is lr·sign(mean update) (|m̂| = sqrt(v̂) when eps → 0)
+    torch.manual_seed(0)
+    init = torch.cat([p.detach().reshape(-1) for p in Tiny().parameters()])
+    res = _run(method="Float32", rounds=1, server_optimizer="adam", server_lr=0.01, adam_eps=1e-12)
+    step = res.params - init
+    nz = step.abs() > 0
+    torch.testing.assert_close(step[nz].abs(), torch.full_like(step[nz], 0.01), rtol=1e-4, atol=0)
+
+
+def test_budget_is_respected_and_subbit_masks():
+    res = _run(bits=0.25)
+    d = res.config["n_params"]
+    D = 2 ** math.ceil(math.log2(round(0.25 * d)))
+    # the bytes on the wire: header, the float64 scale, D one-bit codes
+    assert res.history["bits_per_client"].iloc[0] == 8 * (wire.HEADER.size + 8 + math.ceil(D / 8))
+    res2 = _run(method="Hadamard+SQ", bits=0.25)
+    assert D + 64 < res2.history["bits_per_client"].iloc[0] <= D + 64 + 8 * 64
+    res3 = _run(bits=0.25, wire=False)
+    assert res3.history["bits_per_client"].iloc[0] == D + 64 and torch.equal(res3.params, res.params)
+
+
+def test_random_mask_is_unbiased_and_exact_size():
+    x = torch.randn(4000, 64, dtype=torch.float64)
+    comp = fl.RandomMask(C.Float32(), 0.25)
+    msg = comp.compress(x, 5)
+    xh = comp.decompress(msg).double()
+    assert ((xh != 0).sum(-1) == 16).all()
+    assert (xh.mean(0) - x.mean(0)).abs().max() < 5 * math.sqrt(3 / 4000) * x.abs().max()
+    with pytest.raises(ValueError, match="p must be"):
+        fl.RandomMask(C.Float32(), 0.0)
+
+
+def test_compressed_mean_per_client_budgets_and_loss():
+    xs = torch.randn(6, 100, dtype=torch.float64)
+    mean, dec, nbits = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0, wire=False)
+    assert nbits.tolist() == [128 + 64] * 2 + [256 + 64] * 2 + [512 + 64] + [64 + 64]
+    _, dec_w, nbytes = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
+    torch.testing.assert_close(dec_w, dec, rtol=0, atol=1e-12)  # decoded from the bytes: the same vectors
+    assert (nbytes - nbits).tolist() == [8 * (wire.HEADER.size + 8) - 64] * 6
+    torch.testing.assert_close(mean, dec.mean(0))
+    _, dec_l, _ = fl.compressed_mean(xs, "EDEN", 4, seed=0, loss=0.5)
+    assert float(((dec_l - xs) ** 2).sum() / (xs**2).sum()) > float(((dec - xs) ** 2).sum() / (xs**2).sum())
+    with pytest.raises(ValueError, match="loss"):
+        fl.compressed_mean(xs, "QSGD", 2, seed=0, loss=0.1)
+    with pytest.raises(ValueError, match="bits has 2 entries"):
+        fl.compressed_mean(xs, "EDEN", [1, 2], seed=0)
+
+
+def test_make_compressor_names_and_errors():
+    assert isinstance(fl.make_compressor("Kashin+SQ", 0.5), fl.RandomMask)
+    assert isinstance(fl.make_compressor("Count-Sketch", 0.5), C.CountSketch)
+    with pytest.raises(ValueError, match="method must be one of"):
+        fl.make_compressor("TopK", 1)
+    with pytest.raises(ValueError, match="integer in \\[1, 8\\] or < 1"):
+        fl.make_compressor("QSGD", 1.5)
+    with pytest.raises(ValueError, match="bits must be"):
+        fl.make_compressor("EDEN", float("nan"))
+
+
+def test_run_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="clients_per_round"):
+        _run(clients_per_round=9)
+    with pytest.raises(ValueError, match="server_optimizer"):
+        _run(server_optimizer="rmsprop")
+    with pytest.raises(TypeError, match="model"):
+        fl.run("lenet", _toy())
+    with pytest.raises(ValueError, match="bits"):
+        _run(method="QSGD", bits=2.5)
+    with pytest.raises(ValueError, match="every client needs"):
+        fl.client_data(torch.zeros(3, 2), torch.zeros(3), [np.array([0, 1, 2]), np.array([], int)])
+
+
+def test_learning_happens_and_history_columns():
+    res = _run(method="Float32", rounds=15, test=(torch.randn(50, 6), torch.zeros(50, dtype=torch.long)), eval_every=5)
+    h = res.history
+    assert list(h.columns[:4]) == ["round", "train_acc", "train_loss", "test_acc"]
+    assert h["test_acc"].notna().sum() == 3
+    assert h["train_loss"].iloc[-3:].mean() < h["train_loss"].iloc[:3].mean()
+    assert res.final("train_acc", 3) == pytest.approx(h["train_acc"].iloc[-3:].mean())
+
+
+def test_lenet_and_resnet9_shapes():
+    assert fl.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
+    assert sum(p.numel() for p in fl.LeNet5().parameters()) == 61706
+    assert fl.ResNet9(3, 10)(torch.zeros(1, 3, 32, 32)).shape == (1, 10)
+    assert fl.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 86, 5)
+
+
+def test_logistic_regression_converges_to_optimum():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(400, 5, generator=g, dtype=torch.float64)
+    y = torch.sign(X @ torch.ones(5, dtype=torch.float64) + 0.5 * torch.randn(400, generator=g, dtype=torch.float64))
+    parts = np.array_split(np.arange(400), 4)
+    w = fl.logistic_regression(X, y, parts, rounds=400, l2=0.3)
+    grad = (-(y * torch.sigmoid(-y * (X @ w))).unsqueeze(-1) * X).mean(0) + 0.3 * w
+    assert float(grad.norm()) < 1e-8  # equal shares: the mean of client gradients is the full gradient
+    w8 = fl.logistic_regression(X, y, parts, method="EDEN", bits=8, rounds=60, l2=0.3)
+    w1 = fl.logistic_regression(X, y, parts, method="EDEN", bits=1, rounds=60, l2=0.3)
+    assert float((w8 - w).norm()) < float((w1 - w).norm())
+
+
+def test_power_iteration_finds_top_eigenvector():
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(600, 8, generator=g, dtype=torch.float64) * torch.tensor([5.0, 1, 1, 1, 1, 1, 1, 1])
+    cov = fl.client_covariances(A, np.array_split(np.arange(600), 3))
+    torch.testing.assert_close(cov.sum(0), A.T @ A)
+    v = fl.power_iteration(cov, rounds=300, lr=0.5)
+    top = torch.linalg.eigh(A.T @ A).eigenvectors[:, -1]
+    assert min(float((v - top).norm()), float((v + top).norm())) < 0.05
+
+
+def test_rolling_mean():
+    np.testing.assert_allclose(fl.rolling_mean([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+
+
+def test_divergence_gives_nan_rounds_not_an_error():
+    cd = _toy()
+    cd.X[cd.order[cd.offsets[3]]] = float("inf")  # one example of client 3 poisons its gradient
+    torch.manual_seed(0)
+    res = fl.run(Tiny(), cd, method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
+                 client_lr=0.5, seed=1, device="cpu")
+    h = res.history
+    assert len(h) == 6 and h["round"].tolist() == list(range(1, 7))
+    first = int(h["train_acc"].isna().idxmax())
+    assert h["train_acc"].iloc[first:].isna().all() and h["train_acc"].iloc[:first].notna().all()

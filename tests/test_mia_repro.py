@@ -1,0 +1,160 @@
+"""The reproduction of paper 003 (qlib.repro.mia_limits): every check function at small sizes, the
+kinds and verdicts of its rows, and the consistency of each row's stated relation with its verdict."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from qlib.mia import bounds
+from qlib.mia.overfit import OverfitRun
+from qlib.repro.ledger import Row
+from qlib.repro.mia_limits import erm_facts
+from qlib.repro.mia_limits import simulations as S
+from qlib.repro.mia_limits import theory as T
+
+# independent reference values of max_A Δ_n (Theorem 5.4), computed outside this code base
+# (a separate implementation), for the cases of T.MAXDELTA_CASES
+MAXDELTA_REF = (0.123046875000, 0.209107910000, 0.054009955314, 0.166432140806, 0.296630859375, 0.42,
+                0.069038331140)
+
+FAST = {
+    "theorem31_brute_force": lambda: T.theorem31_brute_force(),
+    "game_vs_exact": lambda: T.game_vs_exact(trials=40_000, cases=T.TC02_CASES[:2]),
+    "theorem54_three_ways": lambda: T.theorem54_three_ways(),
+    "theorem54_maximality": lambda: T.theorem54_maximality(draws=5),
+    "lemma_c3": lambda: T.lemma_c3(),
+    "corollary541": lambda: T.corollary541(ns=tuple(range(2, 41)) + (1000,), n_dirichlet=2),
+    "sample_size_rule": lambda: T.sample_size_rule(),
+    "diversity_constant": lambda: T.diversity_constant(draws=100),
+    "lemma_c1": lambda: T.lemma_c1(),
+    "theorem51_gaussian": lambda: T.theorem51_gaussian(trials=10_000, mixture_cases=(), mc_cases=((10, 1),),
+                                                        rate_cases=((1000, 2e-3),)),
+    "prop_g1": lambda: T.prop_g1(ds=(1, 3), ns=(2, 10), betas=(0, 1)),
+    "remark51": lambda: T.remark51(),
+    "prop42": lambda: T.prop42(draws=300),
+    "example45_least_squares": lambda: T.example45_least_squares(trials=200),
+    "prop_b1": lambda: T.prop_b1(reps=300),
+    "text_errata": T.text_errata,
+    "not_implemented": T.not_implemented,
+    "lemma_b1_random": lambda: erm_facts.lemma_b1_random(200),
+    "lemma_b2_random": lambda: erm_facts.lemma_b2_random(50),
+    "erm_bound_random": lambda: erm_facts.erm_bound_random(10),
+    "prop_c4_random": lambda: erm_facts.prop_c4_random(60),
+    "table1_delta_rows": lambda: S.table1_delta_rows(),
+    "table1_text_rows": S.table1_text_rows,
+    "table1_balanced_rows": lambda: S.table1_balanced_rows([20, 50, 100], 50_000),
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {k: f() for k, f in FAST.items()}
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_every_judged_row_passes(rows, name):
+    rs = rows[name]
+    assert rs and all(isinstance(r, Row) for r in rs)
+    bad = [(r.where, r.quantity, r.ours) for r in rs if r.passed is False]
+    assert not bad, bad  # errata rows pass when the erratum is confirmed
+
+
+_REL = re.compile(r"^(≤|≥|<|>) (-?[0-9.eE+-]+)$")
+
+
+def test_stated_relation_matches_verdict(rows):
+    """A paper column of the form '≤ x' / '≥ x' / '< x' / '> x' with a numeric 'ours' must agree with
+    the row's verdict (so no expected text can drift from the test it names)."""
+    ops = {"≤": lambda a, b: a <= b + 1e-12, "≥": lambda a, b: a >= b - 1e-12, "<": lambda a, b: a < b,
+           ">": lambda a, b: a > b}
+    n = 0
+    for rs in rows.values():
+        for r in rs:
+            m = _REL.match(str(r.paper_value))
+            if not m or not isinstance(r.ours, (int, float)) or r.passed is None:
+                continue
+            holds = ops[m.group(1)](float(r.ours), float(m.group(2)))
+            assert holds == (r.passed != (r.kind == "erratum")), (r.where, r.quantity, r.paper_value, r.ours)
+            n += 1
+    assert n >= 20
+
+
+def test_kinds_and_erratum_ids(rows):
+    allrows = [r for rs in rows.values() for r in rs]
+    errata = [r for r in allrows if r.kind == "erratum"]
+    ids = {re.search(r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)", r.where).group(1) for r in errata}
+    assert sum("003-E1" in r.where for r in errata) == 10  # one erratum, ten rows
+    assert {i for i in ids if i.startswith("003")} == set(T.ERRATA)  # every listed erratum has a row
+    assert "001-C4" in ids
+    assert {r.where for r in rows["not_implemented"]} >= {"Proposition A.3"}
+    assert all(r.kind == "theory-check" for r in rows["theorem54_three_ways"])
+    assert all(r.kind == "arithmetic" for r in rows["table1_delta_rows"])
+    assert all(r.paper == "001" for k in ("lemma_b1_random", "prop_c4_random") for r in rows[k])
+
+
+def test_maxdelta_reference_values(rows):
+    ours = [r.ours for r in rows["theorem54_three_ways"]]
+    assert np.allclose(ours, MAXDELTA_REF, atol=1e-11, rtol=0)
+
+
+def test_prop_b1_wording(rows):
+    r = rows["prop_b1"][0]
+    assert r.kind == "erratum" and r.passed and "unproven" in r.note and "false" not in r.note
+    assert r.ours < 0.6 < 0.99 < bounds_b1()
+
+
+def bounds_b1():
+    from qlib.mia import overfit
+    return overfit.propB1_bound(10**6)
+
+
+def test_corollary_infimum_is_computed(rows):
+    m = T.cor541_min_ratio(T.cor541_laws(2), tuple(range(2, 41)) + (1000,))  # the grid of FAST["corollary541"]
+    assert bounds.COR541_C < m < bounds.COR541_LIMIT
+    assert m == next(r.ours for r in rows["corollary541"] if r.where.endswith("(lower)"))
+
+
+def test_table1_tolerance_rejects_balanced_and_accepts_paper():
+    for K, c in S.PAPER_TABLE1_C.items():
+        tol = S.table1_c_tolerance(K)
+        assert 0 < tol < math.sqrt(K - 1) - c
+        assert abs(S.balanced_clustering_c(K, 60_000) - c) > tol
+    rows = S.table1_c_rows({20: 4.31, 50: 6.75, 100: 9.28}, {20: 10.0, 50: 15.0, 100: 20.0})
+    assert [r.passed for r in rows] == [True, True, True] and all(r.kind == "paper-number" for r in rows)
+
+
+def _run(iters, reach, frac_val):
+    """A fake run whose train fraction at ε = 1e-6 rises linearly to 1 at iteration ``reach``."""
+    its = np.arange(0, iters + 1, 25)
+    thr = np.array([1e-2, 1e-6])
+    tf = np.stack([np.clip(its / reach, 0, 1)] * 2, -1)[None]
+    vf = np.full_like(tf, frac_val)
+    return OverfitRun(its, thr, tf, vf, np.zeros((1, len(its))), np.zeros((1, len(its))))
+
+
+def test_figure1_rows():
+    slow = S.figure1_rows(_run(2500, 2000, 0.0))
+    assert [r.passed for r in slow] == [True, True, True, True, True]
+    assert slow[-1].ours == "2000"  # first grid point with its/2000 ≥ 0.99
+    fast = S.figure1_rows(_run(2500, 400, 0.05))  # works by iteration 500, validation not near 0
+    assert [r.passed for r in fast] == [True, False, False, False, False]
+    short = S.figure1_rows(_run(100, 50, 0.0))
+    assert all(r.passed is None for r in short) and "100 < 2500" in short[0].note
+    assert "100 iterations instead of the paper's 2500" in S.figure1_reductions(100, 25, [0])
+
+
+def test_table1_reductions_text():
+    t = S.table1_reductions([1000], [1000], 1, None, 57_000)
+    assert "n = 1000 only" in t and "1000, 5000, 10000" in t and "1 training run per cell" in t
+
+
+def test_generated_prose_follows_the_outcome():
+    assert "above the stated constant" in T.corollary541_text(0.37, 5, 6)
+    assert "**below**" in T.corollary541_text(0.2, 5, 6) and "holds although" not in T.corollary541_text(0.2, 5, 6)
+    b1 = T.prop_b1(reps=100)
+    assert "*unproven*" in T.prop_b1_text(b1) and f"{b1[0].ours:.3f}" in T.prop_b1_text(b1)
+    paper_like = S.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
+    assert "K = 20, 50" in paper_like and "appear to use the cluster-index law" in paper_like
+    assert "does not tell" in S.table1_law_text({20: 3.0, 50: 5.0}, {20: 3.1, 50: 5.1})

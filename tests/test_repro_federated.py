@@ -1,0 +1,92 @@
+"""qlib.repro.eden.federated: Table 1, the drivers at small sizes, and the claim rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from qlib import wire
+from qlib.repro.eden import federated as F
+
+
+def test_table1_verbatim():
+    t = F.table1()
+    assert t["Task"].tolist() == ["EMNIST", "Shakespeare"]
+    assert t.iloc[0, 1:].tolist() == ["10", "1500", "20", "10^-1.5", "10^-2.5", "10^-4"]
+    assert t.iloc[1, 1:].tolist() == ["10", "1200", "4", "1", "10^-2", "10^-3"]
+    e, s = F.PAPER_TABLE1["EMNIST"], F.PAPER_TABLE1["Shakespeare"]
+    assert (e["client_lr"], e["server_lr"], e["adam_eps"]) == pytest.approx((0.0316228, 0.00316228, 1e-4), rel=1e-5)
+    assert (s["rounds"], s["batch_size"], s["client_lr"], s["server_lr"]) == (1200, 4, 1.0, 0.01)
+
+
+def test_available_and_not_offline_rows(shared_data_dir, tmp_path):
+    assert F.available("MNIST", shared_data_dir) and F.available("a9a", shared_data_dir)
+    assert not F.available("CIFAR-10", tmp_path) and not F.available("EMNIST", tmp_path)
+    rows = F.rows_not_offline(tmp_path)
+    assert [r.kind for r in rows] == ["not-available-offline"] * 4
+    assert len(F.rows_not_offline(tmp_path, figures=("12",))) == 1
+    with pytest.raises(ValueError, match="name must be one of"):
+        F.available("ImageNet")
+
+
+def test_figure10_small(shared_data_dir):
+    df = F.figure10(bits=[1, 8], methods=["EDEN", "QSGD"], rounds=5, data_dir=shared_data_dir)
+    assert len(df) == 4 and (df["distance"] > 0).all()
+    g = df.set_index(["method", "bits"])["distance"]
+    assert g["EDEN", 8] < g["EDEN", 1] and g["QSGD", 8] < g["QSGD", 1]
+    row, fair = F.claims_figure10(df)
+    assert row.kind == "paper-claim" and row.passed == bool(g["EDEN", 1] < g["QSGD", 1] and g["EDEN", 8] < g["QSGD", 8])
+    sent = df.set_index(["method", "bits"])["bits_sent_per_coord"]
+    assert sent["EDEN", 1] == pytest.approx(8 * (wire.HEADER.size + 8 + 128 // 8) / 123)  # the bytes sent
+    assert sent["QSGD", 8] > (9 * 123 + 32) / 123  # the accounted bits plus the frame
+    assert fair.kind == "paper-claim" and "other runs" in fair.ours
+
+
+def test_claims_on_made_up_results():
+    fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
+                        "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.9, 0.8, 0.7, 0.895, 0.85]})
+    low, close = F.claims_figure3(fin)
+    assert low.passed and not close.passed and "0.05" in close.ours
+    fin14 = pd.DataFrame({"method": ["Float32", "EDEN", "QSGD"], "final_test_acc": [0.9, 0.88, 0.88]})
+    best, near = F.claims_figure14(fin14)
+    assert not best.passed  # a tie is not "highest"
+    assert near.passed
+    rows = F.claims_figure14(fin14.assign(final_test_acc=[0.2, 0.1, 0.3]))
+    assert [r.verdict for r in rows] == ["not comparable"] * 2 and "too few rounds" in rows[0].note
+    df12 = pd.DataFrame({"dataset": "MNIST", "method": ["EDEN", "QSGD"] * 2, "bits": [1, 1, 2, 2],
+                         "error": [0.1, 0.2, 0.05, 0.04]})
+    r = F.claims_figure12(df12)[0]
+    assert not r.passed and "not at b = 2" in r.ours
+
+
+def test_finals_window():
+    h = pd.DataFrame({"round": [1, 2, 3, 4], "train_acc": [0.1, 0.2, 0.3, 0.5], "test_acc": [None, 0.4, None, 0.6],
+                      "bits_per_client": 100.0, "n_params": 50, "t_local": 1.0, "t_compress": 0.1,
+                      "method": "EDEN", "bits": 1.0})
+    f = F.finals(h, 2).iloc[0]
+    assert f["final_train_acc"] == pytest.approx(0.4) and f["final_test_acc"] == pytest.approx(0.6)
+    assert f["bits_per_coord"] == 2.0 and f["compress_share"] == pytest.approx(0.1)
+
+
+def test_cifar10_driver_on_a_tiny_fake_archive(tmp_path):
+    import io
+    import pickle
+    import tarfile
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    p = tmp_path / "cifar10" / "cifar-10-python.tar.gz"
+    p.parent.mkdir()
+    with tarfile.open(p, "w:gz") as tar:
+        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+            blob = pickle.dumps({b"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8), b"labels": list(range(10))})
+            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    df = F.figure_cifar10("13", rounds=1, batch_size=2, methods=["Float32", "EDEN"], data_dir=tmp_path, device="cpu")
+    fin = F.finals(df, 1)
+    assert fin["method"].tolist() == ["Float32", "EDEN"] and fin["final_test_acc"].between(0, 1).all()
+    assert F.claims_cifar10(fin, "13")[0].kind == "paper-claim"
+    assert F.available("CIFAR-10", tmp_path) and [r.kind for r in F.rows_figure13(fin, tmp_path)][1:] == [
+        "not-available-offline"]

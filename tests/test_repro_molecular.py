@@ -1,0 +1,145 @@
+"""qlib.repro.quantized_mis.molecular: metrics, the batched driver, paper tables and claim rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats
+from sklearn.metrics import r2_score, roc_auc_score
+
+from qlib import molecules
+from qlib.repro.quantized_mis import molecular as MM
+from qlib.rqn import trajectory_stats
+
+
+def test_auroc_matches_sklearn_with_ties():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50).astype(float)
+    s = np.round(rng.normal(size=(3, 4, 50)) + y, 1)          # rounded: many ties
+    ours = MM.auroc(s, y)
+    ref = np.array([[roc_auc_score(y, s[i, j]) for j in range(4)] for i in range(3)])
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+    assert MM.auroc(np.zeros(50), y) == 0.5
+    with pytest.raises(ValueError, match="both classes"):
+        MM.auroc(s, np.ones(50))
+    with pytest.raises(ValueError, match="y must have shape"):
+        MM.auroc(s, y[:10])
+
+
+def test_r2_and_spearman_match_references():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=40)
+    p = y[None] + rng.normal(size=(5, 40))
+    np.testing.assert_allclose(MM.r2(p, y), [r2_score(y, q) for q in p], atol=1e-12)
+    np.testing.assert_allclose(MM.spearman_to_labels(p, y), [stats.spearmanr(q, y).statistic for q in p],
+                               atol=1e-12)
+    assert np.isnan(MM.spearman_to_labels(np.ones(40), y))
+    with pytest.raises(ValueError, match="non-finite"):
+        MM.r2(p, np.full(40, np.nan))
+
+
+def test_split_indices_disjoint_and_sized():
+    val, tr = MM.split_indices(100, runs=4, val_frac=0.4, subsample=0.9, seed=3)
+    assert val.size == 40 and tr.shape == (4, 54)
+    for row in tr:
+        assert len(set(row)) == 54 and not set(row) & set(val)
+    assert not np.array_equal(tr[0], tr[1])
+    with pytest.raises(ValueError, match="val_frac"):
+        MM.split_indices(100, runs=2, val_frac=1.0)
+
+
+def test_paper_tables_are_consistent():
+    assert set(MM.PAPER_TABLE3) == set(molecules.task_names("classification"))
+    assert set(MM.PAPER_TABLE4) == set(MM.PAPER_TABLE5) == set(molecules.task_names("regression"))
+    assert set(MM.PAPER_ROW_NAMES.values()) == set(molecules.TASKS)
+    for tab in (MM.PAPER_TABLE3, MM.PAPER_TABLE5):
+        for task, cells in tab.items():
+            assert len(cells) == 9 and cells[-1][1] == 100
+            orig = cells[-1][0]
+            for v, pct in cells:   # the printed percentage is the printed value over the original
+                assert abs(100 * v / orig - pct) <= 1.5, (task, v, pct)
+    for task, cells in MM.PAPER_TABLE4.items():
+        assert all(v == -math.inf for v, _ in cells[:4]), task   # Sign and ternary: R² < −1 everywhere
+
+
+def test_train_task_shapes_and_identity():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 6)).astype(np.float32)
+    y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0).astype(float)
+    tr = MM.train_task(X, y, "classification", runs=3, epochs=60, hidden=8, lr=0.03, seed=1)
+    assert tr.r.shape == (8, 3) and tr.quantized["auroc"].shape == (8, 3) and np.isfinite(tr.r).all()
+    assert tr.original["auroc"].shape == (3,) and (tr.original["auroc"] > 0.7).all()
+    assert tr.n_val == 32 and tr.n_train == 43
+    reg = MM.train_task(X, X[:, 0] * 2.0, "regression", runs=2, epochs=20, hidden=8, keep_losses=True)
+    assert set(reg.quantized) == {"r2", "spearman"} and reg.losses.shape == (20, 8, 2, 32)
+    with pytest.raises(ValueError, match="kind"):
+        MM.train_task(X, y, "ranking", runs=2, epochs=2)
+    with pytest.raises(ValueError, match="finite"):
+        MM.train_task(np.full_like(X, np.nan), y, "classification", runs=2, epochs=2)
+
+
+def test_flops_count():
+    # n=100: 40 validation, 54 per run; per sample 2*(d*h + h) with d=10, h=4 -> 88
+    assert MM.flops_per_task(100, 10, runs=2, epochs=3, hidden=4) == 3 * 2 * (3 * 54 * 88 + 8 * 40 * 88)
+
+
+def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
+    st = MM.run_study(["Carcinogens_Lagunin", "PAMPA_NCATS"], ["maccs"], runs=2, epochs=3, max_molecules=80,
+                      keep_losses_for=["Carcinogens_Lagunin"], data_dir=shared_data_dir, cache_dir=tmp_path)
+    assert list(st.missing) == ["PAMPA_NCATS"]
+    assert st.inputs.used.tolist() == [80] and ("Carcinogens_Lagunin", "maccs") in st.losses
+    rows = MM.table_rows(st)
+    kinds = [r.kind for r in rows]
+    assert kinds.count("not-available-offline") == 1            # PAMPA in Table 3
+    assert kinds.count("paper-number") == 9                      # the 9 cells of Carcinogens
+    orig = [r for r in rows if r.quantity == "AUROC, original model"]
+    assert len(orig) == 1 and orig[0].verdict == "not comparable"
+    tab = MM.table(st, "auroc")
+    assert tab.loc["Carcinogens_Lagunin", "identity"].endswith("(100%)") and tab.loc["PAMPA_NCATS", "sign"] == ""
+    claims = MM.claim_rows(st)
+    assert all(r.kind == "paper-claim" for r in claims)
+    assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
+
+
+def _fake_study(rel_bits, rel_low, r_order, embedders=("a", "b")):
+    """A Study frame for one classification task with chosen relative AUROC and r_Q^n."""
+    recs = []
+    for e in embedders:
+        for q in MM.QUANTIZERS:
+            rel = rel_bits if q.startswith("bits") else rel_low
+            for run in range(2):
+                recs.append({"task": "AMES", "kind": "classification", "embedder": e, "quantizer": q, "run": run,
+                             "metric": "auroc", "r_q": r_order[q], "value": 0.8 * rel, "original": 0.8,
+                             "relative": rel})
+    return MM.Study(pd.DataFrame(recs), {}, pd.DataFrame())
+
+
+def test_claims_pass_and_fail_on_constructed_numbers():
+    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}        # sign most private, bits5 least
+    good = {x.quantity: x for x in MM.claim_rows(_fake_study(0.99, 0.88, r))}
+    bad = {x.quantity: x for x in MM.claim_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
+    k94 = "classification keeps ≥ 94 % of AUROC from 2 bits up"
+    assert good[k94].passed and not bad[k94].passed
+    trade = [k for k in good if k.startswith("privacy–performance trade-off (AUROC)")][0]
+    assert good[trade].passed and not bad[trade].passed
+    emb = [k for k in good if "between embedders" in k][0]
+    assert good[emb].passed                                                      # identical rankings
+    t90 = "1.58b 90 % is the most private quantizer on almost all datasets"
+    assert not good[t90].passed                                                  # sign is top here
+
+
+def test_lambda_profiles_match_trajectory_stats():
+    g = torch.Generator().manual_seed(0)
+    L = torch.rand(30, 8, 2, 12, generator=g)
+    pr = MM.lambda_profiles(L)
+    s = trajectory_stats(L[:, 3, 1])
+    sub = pr[(pr.quantizer == MM.QUANTIZERS[3]) & (pr.run == 1)]
+    np.testing.assert_allclose(sub.lam.to_numpy()[1:], s.lam[1:])
+    assert int(sub.argmax_k.iloc[0]) == s.argmax_k
+    rows = MM.lambda_rows({"x": pr})
+    assert rows[0].kind == "paper-claim" and 0 <= rows[0].ours <= 1
+    assert MM.lambda_rows({})[0].kind == "not-implemented"

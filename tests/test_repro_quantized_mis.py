@@ -1,0 +1,241 @@
+"""Reproduction of paper 001 (qlib.repro.quantized_mis): paper values, the study driver and its
+code-keyed cache, and the chapters' row functions (fast, tiny sizes)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from qlib.repro.quantized_mis import paper as P
+from qlib.repro.quantized_mis import study
+
+
+def test_paper_table2_values():
+    # spot checks against the paper's text (App. E, Table 2; the first row's identity cell from 000)
+    assert P.PAPER_TABLE2[(1.5, 6)][-1] == 0.996
+    assert P.PAPER_TABLE2[(3.0, 16)] == (0.555, 0.575, 0.585, 0.581, 0.635, 0.604, 0.616, 0.622, 0.628)
+    assert P.PAPER_TABLE2_COLUMNS[4] == "ternary90"
+    for row in P.PAPER_TABLE2.values():                  # b bits accuracy increases with b
+        c = P.PAPER_TABLE2_COLUMNS
+        assert row[c.index("bits3")] <= row[c.index("bits4")] <= row[c.index("bits5")] <= row[-1] + 1e-9
+
+
+def test_claims():
+    names = list(P.PAPER_QUANTIZERS)
+    good = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5]])         # sign < t33, t90 max, b4/b5 least
+    out = study.claim_table(good, names)
+    assert all(v.all() for v in out.values())
+    bad = good.copy()
+    bad[0, names.index("sign")] = 10
+    out = study.claim_table(bad, names)
+    assert not out["1.58b 90% is the most private"][0] and not out["Sign is less private than 1.58b 33%"][0]
+
+
+def test_tiny_study_runs_reproducibly_and_caches(tmp_path):
+    kw = dict(runs=4, epochs=12, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)],
+              names=["sign", "ternary90", "bits4"], discriminator=True, disc_epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = study.run_study(**kw, cache_dir=tmp_path)
+        b = study.run_study(**kw)
+    assert a.r.shape == (2, 3, 4) and a.acc_val.shape == (2, 4, 4) and a.loss_in.shape == (2, 4, 4, 12)
+    assert a.loss_out.shape == (2, 4, 4, 12)
+    np.testing.assert_array_equal(a.r, b.r)
+    np.testing.assert_array_equal(a.disc_mis, b.disc_mis)
+    assert ((a.thr_mis >= 0) & (a.thr_mis <= 1)).all()
+    assert len(list(tmp_path.glob("study-*.npz"))) == 1
+    c = study.run_study(**kw, cache_dir=tmp_path)                   # reloaded, not recomputed
+    np.testing.assert_array_equal(a.r, c.r)
+    assert c.seconds == a.seconds
+    t2 = study.table2(a)
+    assert len(t2) == 2 * 4 and np.allclose(t2[t2.quantizer == "identity"].ours_ratio, 1.0)
+
+
+def test_study_bad_input():
+    with pytest.raises(ValueError, match="runs"):
+        study.run_study(runs=2, epochs=1)
+    with pytest.raises(ValueError, match="unknown quantizer"):
+        study.run_study(runs=3, epochs=1, names=["bits9"])
+    with pytest.raises(ValueError, match="identity"):
+        study.run_study(runs=3, epochs=1, names=["identity", "sign"])
+
+
+def test_code_change_invalidates_the_cache(tmp_path, monkeypatch):
+    kw = dict(runs=3, epochs=3, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
+              discriminator=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.run_study(**kw, cache_dir=tmp_path)
+        assert len(list(tmp_path.glob("study-*.npz"))) == 1
+        study.run_study(**kw, cache_dir=tmp_path)                 # same code: reused
+        assert len(list(tmp_path.glob("study-*.npz"))) == 1
+        monkeypatch.setattr(study, "code_hash", lambda modules=study.STUDY_MODULES: "edited-code")
+        study.run_study(**kw, cache_dir=tmp_path)                 # other code: recomputed
+    assert len(list(tmp_path.glob("study-*.npz"))) == 2
+
+
+def test_code_hash_follows_the_sources(tmp_path, monkeypatch):
+    import sys
+
+    mod = tmp_path / "qmis_probe_mod.py"
+    mod.write_text("x = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    h1 = study.code_hash(("qmis_probe_mod",))
+    mod.write_text("x = 2\n")
+    sys.modules.pop("qmis_probe_mod", None)
+    assert study.code_hash(("qmis_probe_mod",)) != h1
+    assert set(study.STUDY_MODULES) >= {"qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.discriminator",
+                                        "qlib.quantizers", "qlib.synthetic", "qlib.repro.quantized_mis.study"}
+
+
+# ------------------------------------------------------------------------------ row functions
+@pytest.fixture(scope="module")
+def tiny():
+    kw = dict(runs=6, epochs=8, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)], discriminator=True,
+              disc_epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return study.run_study(**kw)
+
+
+def test_table2_rows_leave_out_the_calibrated_identity_column(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    rows, summ = R.table2_rows(tiny)
+    cells = [r for r in rows if r.kind == "paper-number"]
+    assert len(cells) == summ["compared"] == 2 * len(P.PAPER_QUANTIZERS)      # two laws, no identity cell
+    assert summ["identity_left_out"] == 2 and not any("original" in r.quantity for r in cells)
+    assert summ["passed"] == sum(r.passed for r in cells)
+    assert all(abs(r.ours - r.paper_value) <= 0.03 + 1e-12 for r in cells if r.passed)
+
+
+def test_figure2_paper_pairing_and_ablation_kinds(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    rho = R.spearman_table(tiny)
+    assert list(rho.law)[-1] == "mean" and len(rho) == 3
+    rows = R.figure2_rows(rho, tiny)
+    assert [r.kind for r in rows] == ["paper-number", "theory-check"]
+    assert rows[0].paper_value == P.PAPER_MEAN_SPEARMAN
+    assert "discriminator" in rows[0].quantity and "threshold" in rows[1].quantity
+    claims, table = R.claim_rows(tiny)
+    assert len(claims) == 6 and all(r.kind == "paper-claim" for r in claims) and len(table) == 12
+    assert all(r.passed is None for r in R.cost_rows(tiny))
+
+
+def _fake_stab(rq_curve, thr_curve, k_runs=(2, 5, 20)):
+    import pandas as pd
+
+    return pd.DataFrame({"k_run": list(k_runs), "r_Q^n mean": rq_curve, "threshold MIS": thr_curve})
+
+
+def test_fewer_runs_claim_not_comparable_when_baseline_never_reaches(tiny):
+    from qlib.repro.quantized_mis import rows as R
+
+    stab = R.stability(tiny, [2, 3, 5], 4, 2, seed=0)
+    assert list(stab["curve"].k_run) == [2, 3, 5]
+    stab["curve"] = _fake_stab([0.5, 0.96, 0.99], [0.1, 0.2, 0.3], (2, 3, 5))
+    rows, _ = R.stability_rows(tiny, stab)
+    fewer = [r for r in rows if "fewer runs" in r.quantity][0]
+    assert fewer.passed is None and fewer.verdict == "not comparable" and "baseline" in fewer.note
+    stab["curve"] = _fake_stab([0.5, 0.96, 0.99], [0.1, 0.2, 0.97], (2, 3, 5))
+    fewer = [r for r in R.stability_rows(tiny, stab)[0] if "fewer runs" in r.quantity][0]
+    assert fewer.passed is True
+    stab["curve"] = _fake_stab([0.5, 0.6, 0.99], [0.1, 0.97, 0.99], (2, 3, 5))
+    fewer = [r for r in R.stability_rows(tiny, stab)[0] if "fewer runs" in r.quantity][0]
+    assert fewer.passed is False
+    assert R.first_k(stab["curve"], "r_Q^n mean") == 5
+
+
+def test_quantizer_rows():
+    import torch
+
+    from qlib.repro.quantized_mis import rows as R
+
+    th = torch.randn(64, 1001, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    rows = R.quantizer_rows(th)
+    kinds = {r.kind for r in rows}
+    assert kinds == {"paper-number", "erratum", "theory-check"}
+    printed = [r for r in rows if r.where == "Table 1 (printed formula), Figure 5"]
+    assert len(printed) == 4 and all(r.passed and 2 ** int(r.quantity[0]) < r.ours <= 2 ** int(r.quantity[0]) + 2 for r in printed)
+    assert all(r.passed for r in rows if r.kind in ("paper-number", "theory-check"))
+
+
+def test_theory_rows_are_theory_checks():
+    import numpy as np
+
+    from qlib.repro.quantized_mis import rows as R
+
+    P3 = np.array([0.5, 0.3, 0.2])
+    A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
+    rows, table = R.eq11_rows({"toy": (A, P3)})
+    assert [r.kind for r in rows] == ["theory-check"] and rows[0].passed and len(table) == 1
+    alg = R.algorithm1_rows({"toy": A}, P3, [50, 30, 20], seed=0)
+    assert [r.kind for r in alg] == ["theory-check"] * 2 and all(r.passed for r in alg)
+    t = R.rate_table(A, P3, [10, 20, 40])
+    from qlib import mia
+
+    th = R.theorem31_rows({"toy": (t, mia.chernoff_rate(A, P3))})
+    assert th[0].kind == "paper-claim" and th[0].passed
+
+
+def test_variant_effect_tiny():
+    from qlib.repro.quantized_mis import rows as R
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame, summ = R.variant_effect(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
+                                       names=["sign", "bits2", "bits4"], discriminator=False)
+    assert len(frame) == 3 and summ["laws"] == 1 and -1 <= summ["rho"] <= 1
+    # Sign does not depend on the b-bit formula
+    sign = frame.iloc[0]
+    assert sign["r_Q^n (printed)"] == pytest.approx(sign["r_Q^n (capped)"], nan_ok=True)
+
+
+def test_figure2_text_follows_the_verdicts(tiny):
+    from qlib.repro.ledger import close, not_comparable
+    from qlib.repro.quantized_mis import rows as R
+
+    ok = [close("Figure 2", "q", 0.86, 0.8, atol=0.1), close("Figure 2 (ablation)", "q", 0.8, 0.5, atol=0.1,
+                                                             kind="theory-check")]
+    t = R.figure2_text(ok)
+    assert "0.800" in t and "reproduced" in t and "disagrees" in t
+    nc = [not_comparable("Figure 2", "q", 0.86, reason="ρ undefined"),
+          not_comparable("Figure 2 (ablation)", "q", None, None, reason="ρ undefined", kind="theory-check")]
+    assert "cannot be compared" in R.figure2_text(nc) and "None" not in R.figure2_text(nc)
+
+
+def test_proof_fact_rows_come_from_the_mia_limits_checks():
+    from qlib.repro.quantized_mis.rows import proof_fact_rows
+
+    rows, table = proof_fact_rows(50, 5, 20, seed=0)
+    assert len(rows) == len(table) >= 4
+    assert {r.paper for r in rows} == {"001"}
+    wheres = " ".join(r.where for r in rows)
+    assert "Lemma B.1" in wheres and "Lemma B.2" in wheres and "Prop. C.3" in wheres and "C.4" in wheres
+    by = {r.where: r for r in rows}
+    assert all(r.passed for w, r in by.items() if w.startswith(("Lemma B.1", "Lemma B.2", "Proof of Prop. C.3")))
+    assert any(r.kind == "erratum" and r.verdict == "erratum confirmed" for r in rows)  # 001-C4
+
+
+def test_figure6_and_figure8_rows():
+    import types
+
+    from qlib.repro.quantized_mis import rows as R
+
+    L, Q, Rn = 2, 3, 4
+    r = np.zeros((L, Q, Rn))
+    r[:, 2] = 1.0                                   # quantizer 2 is the least private on both laws
+    acc = np.ones((L, Q + 1, Rn))
+    acc[0, 3] = 0.97                                # keeps 97 % on law 0 ...
+    acc[1, 3] = 0.90                                # ... but only 90 % on law 1
+    cfg = {"runs": Rn, "epochs": 10}
+    res = types.SimpleNamespace(r=r, acc_val=acc, config=cfg)
+    (row,) = R.figure6_rows(res)
+    assert row.kind == "paper-claim" and row.passed is False and row.ours.startswith("1/2 laws")
+    acc[1, 3] = 0.99
+    assert R.figure6_rows(res)[0].passed is True
+    (f8,) = R.figure8_rows()
+    assert f8.verdict == "not comparable" and "Figure 8" in f8.where

@@ -1,0 +1,220 @@
+"""Fast tests of the reproduction of paper 004 (qlib.repro.rqp_sgd): settings, rows, generated prose."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qlib import rqp_privacy as P
+from qlib.repro.rqp_sgd import coverage
+from qlib.repro.rqp_sgd import experiments as E
+from qlib.repro.rqp_sgd import figure2 as F
+from qlib.repro.rqp_sgd import settings as S
+from qlib.repro.rqp_sgd import table1 as T1
+from qlib.repro.rqp_sgd import theory as TH
+
+
+# ---------------------------------------------------------------------------- settings
+@pytest.mark.parametrize("field, bad, exc", [
+    ("m", 0, ValueError), ("m", 1.5, TypeError), ("m", True, TypeError), ("T", -1, ValueError), ("T", None, TypeError),
+    ("eta", 0.0, ValueError), ("eta", math.nan, ValueError), ("eta", "1", TypeError), ("clip", -0.45, ValueError),
+    ("clip", math.inf, ValueError), ("M", 0.0, ValueError), ("b", 0, ValueError), ("b", 31, ValueError),
+    ("b", 4.0, TypeError), ("delta", 0.0, ValueError), ("delta", 1.0, ValueError), ("delta", math.nan, ValueError),
+])
+def test_setting_rejects_bad_fields_by_name(field, bad, exc):
+    name = field.split()[0]
+    with pytest.raises(exc, match=name):
+        dataclasses.replace(S.DIAGNOSTIC, **{field: bad})
+
+
+def test_paper_settings():
+    assert (S.DIAGNOSTIC.m, S.DIAGNOSTIC.T, S.MNIST.m, S.MNIST.T) == (10, 46, 64, 938)
+    for s in (S.DIAGNOSTIC, S.MNIST, S.FIGURE1):
+        assert (s.eta, s.clip, s.M, s.b, s.delta) == (1.0, 0.45, 0.3, 4, 1e-7)
+    assert S.DIAGNOSTIC.privacy_kw == dict(M=0.3, rho=0.45, eta=1.0, m=10)
+    t = S.PAPER_TABLE1["Diagnostic (SVM)"]
+    assert 100 * (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(S.PAPER_SVM_GAIN_PCT, abs=0.02)
+
+
+def test_experiments_need_a_setting():
+    task = E.diagnostic_task("logreg")
+    with pytest.raises(TypeError, match="setting"):
+        E.baseline_sigma(1.0, {"m": 10}, task.n)
+    assert E.majority_rate(task) == pytest.approx(100 * 67 / 114)  # 67 benign of 114 test examples
+
+
+# ---------------------------------------------------------------------------- theory
+def test_algorithm1_rows():
+    rows = TH.algorithm1_rows(TH.algorithm1_law(20_000, M=0.3, seed=0))
+    assert len(rows) == 4 and all(r.kind == "theory-check" and r.passed for r in rows)
+
+
+def test_eps_and_solve_tables():
+    tab = TH.eps_table(S.DIAGNOSTIC)
+    assert tab.loc[0, "ε_t (C = M − ηρ, paper)"] == pytest.approx(1.0226, abs=1e-4)  # q = 0.9, σ = 1
+    assert np.all(tab["ε_t (C = M + ηρ)"] <= tab["σ → 0 limit"] + 1e-12)
+    solved = TH.theorem1_solve_table(S.DIAGNOSTIC, 455, budgets=(0.5, 2.0), sigmas=(0.8,))
+    (row,) = TH.theorem1_rows(solved, 4)
+    assert row.kind == "paper-claim" and row.passed and "2 budgets × 1 σ" in row.quantity
+
+
+def test_privacy_loss_rows_both_adjacencies():
+    tab = TH.privacy_loss_table(S.DIAGNOSTIC)
+    rows = TH.privacy_loss_rows(tab)
+    assert len(rows) == 16 and all(r.kind == "paper-claim" for r in rows)
+    fails = {adj: sum(not r.passed for r in rows if adj in r.quantity) for adj in ("replace-one", "add-remove")}
+    assert fails == {"replace-one": 7, "add-remove": 2}  # add/remove: only the two q = 1 cases fail
+    q1 = tab[tab["q"] == 1]
+    np.testing.assert_allclose(q1["loss (replace-one)"], [7.42, 2.30], atol=0.005)
+    text = TH.privacy_loss_text(tab)
+    assert "**7 of 8**" in text and "**2 of 8**" in text and "0 of them with $q < 1$" in text
+    assert "depends on the adjacency" in text
+
+
+def test_privacy_loss_reference_mpmath():
+    kw = S.DIAGNOSTIC.privacy_kw
+    assert TH.reference_coordinate_loss(1.0, 1.1, b=4, adjacency="replace-one", n_mu=5, **kw) == pytest.approx(7.4157, abs=1e-3)
+    assert TH.reference_coordinate_loss(1.0, 2.0, b=4, adjacency="replace-one", n_mu=5, **kw) == pytest.approx(2.3013, abs=1e-3)
+    rows = TH.privacy_loss_reference_rows(S.DIAGNOSTIC, cases=((1.0, 1.1, 4),))
+    assert rows[0].kind == "theory-check" and rows[0].passed
+
+
+def test_theorem2_and_kappa_rows():
+    inside, outside = TH.theorem2_rows(0.3, n_grid=2001)
+    assert inside.passed and inside.verdict == "reproduced"
+    assert outside.kind == "erratum" and outside.verdict == "erratum confirmed"
+    text = TH.theorem2_text([inside, outside])
+    assert "**holds** for inputs in" in text and "**fails** for the unclipped" in text
+    (k,) = TH.kappa_rows()
+    assert k.passed
+    assert TH.kappa_table((1,)).loc[0, "κ_b"] == pytest.approx(4.0)  # 4·3/(3·1)
+
+
+FIG1 = {  # eps: (RQP q=0.90 bound, sigma, RQP q=0.95 bound, sigma, ProjDP RDP bound, sigma, ProjDP Gaussian bound, sigma)
+    0.50: (1.12468, 0.14326, 0.95462, 0.14645, 13.2246, 0.6611, 794.298, 5.1452),
+    2.00: (0.65573, 0.06995, 0.46719, 0.07212, 4.1395, 0.3663, 49.750, 1.2863),
+}
+
+
+def test_fig1_curves_and_rows():
+    c = TH.fig1_curves(sorted(FIG1))
+    cols = ["RQP q=0.90", "σ RQP 0.90", "RQP q=0.95", "σ RQP 0.95", "Proj-DP (RDP)", "σ Proj-DP (RDP)",
+            "Proj-DP (Gaussian)", "σ Proj-DP (Gaussian)"]
+    ours = c[cols].to_numpy()
+    ref = np.array([FIG1[e] for e in sorted(FIG1)])
+    np.testing.assert_allclose(ours[:, 0::2], ref[:, 0::2], rtol=1e-4)
+    np.testing.assert_allclose(ours[:, 1::2], ref[:, 1::2], atol=5e-5)
+    b, a = TH.fig1_rows(c, m=1, d=30)
+    assert b.passed and a.passed and "0.5" in a.ours
+    alt = TH.fig1_m_sensitivity(10, eps=(1.0,))
+    (row,) = TH.fig1_m_sensitivity_rows(alt, 10)
+    assert not row.passed  # with m = 10 RQP's bound is above Proj-DP's
+
+
+# ---------------------------------------------------------------------------- Figure 2 and bits
+def _claims(acc, q=0.3):
+    return pd.DataFrame([{"panel": "a", "b": 4, "ε": 0.5, "σ at q≈0.3": 0.8, "q": q, "acc at q≈0.3": acc,
+                          "acc at max q": 90.0, "max q": 1.0, "std at min q": 20.0, "std at max q": 3.0,
+                          "q non-decreasing": True}])
+
+
+@pytest.mark.parametrize("acc, q, majority, passed", [
+    (62.0, 0.3, 58.8, True),   # in the band and above the majority rate
+    (57.0, 0.3, 58.8, False),  # in the old ±7.5 band, below the majority-class classifier
+    (60.0, 0.3, 62.7, False),  # the majority-class classifier would pass the band on its own
+    (66.0, 0.3, 58.8, True),
+    (67.0, 0.3, 58.8, False),  # outside ±4 pp
+    (62.0, 0.45, 58.8, False),  # the nearest grid point is not at q ≈ 0.3
+])
+def test_figure2_band_and_majority(acc, q, majority, passed):
+    rows = F.figure2_rows(_claims(acc, q), majority, runs=3)
+    (r,) = [r for r in rows if r.quantity.startswith("median acc.")]
+    assert r.kind == "paper-number" and r.passed is passed
+    assert "3 runs per σ (paper: 10)" in r.note
+    assert [x.passed for x in rows if x is not r] == [True, True, True]
+
+
+def test_figure2_sweep_tiny():
+    task = E.diagnostic_task("logreg")
+    curve = F.figure2_sweep(task, S.DIAGNOSTIC, [0.3, 1.6], runs=1, seed=0, device="cpu", panels=(("c", 4, 1.0),))
+    cl = F.figure2_claims(curve)
+    assert len(cl) == 1 and cl.loc[0, "q non-decreasing"] and cl.loc[0, "max q"] == 1.0
+
+
+def test_bits_rows_and_text():
+    best = pd.DataFrame({"eps": [1.0] * 3, "b": [2, 3, 4], "best_median": [90.0, 91.0, 92.5],
+                         "q at σ = 0.5": [0.5, 0.4, 0.3]})
+    rows = F.bits_rows(best)
+    assert [r.passed for r in rows] == [True, True]
+    best.loc[2, "best_median"] = 94.0
+    assert not F.bits_rows(best)[0].passed
+    assert "**3 runs** per σ, fewer than the paper's 10" in F.runs_text(3, 10, 6)
+    assert "fewer" not in F.runs_text(10, 10, 32)
+
+
+# ---------------------------------------------------------------------------- Table 1
+def _summ(rqp_med=94.74, proj=69.74):
+    meds = {"Non-Private": 98.68, "DP-SGD": 96.49, "Proj-DP-SGD": proj, "RQP-SGD": rqp_med}
+    return {"Diagnostic (SVM)": pd.DataFrame({"median": meds, "std": {k: 1.0 for k in meds}, "runs": 10}),
+            "MNIST (LogReg)": pd.DataFrame({"median": {k: 80.0 for k in meds}, "std": {k: 0.3 for k in meds}, "runs": 10})}
+
+
+def test_table1_rows():
+    rows = T1.table1_rows(_summ(), reduced_mnist=True, runs=3)
+    svm = [r for r in rows if r.quantity.startswith("Diagnostic")]
+    assert len(rows) == 8 and all(r.passed for r in svm) and all("3 runs (paper: 10)" in r.note for r in svm)
+    assert all(r.verdict == "not comparable" for r in rows if r.quantity.startswith("MNIST"))
+    assert not T1.table1_rows(_summ(rqp_med=90.0), reduced_mnist=False, runs=10)[3].passed
+
+
+def test_table1_claims():
+    rows = T1.claims_rows(T1.claims_table(_summ()))
+    assert rows[0].ours == "35.85 %" and rows[0].passed
+    assert not T1.claims_rows(T1.claims_table(_summ(rqp_med=70.0)))[0].passed
+    side = T1.side_by_side(_summ())
+    assert side[("Diagnostic (SVM)", "paper")]["Proj-DP-SGD"] == "69.74% (18.37%)"
+
+
+def test_table1_prose():
+    assert "not run" in T1.mnist_text({}, {}, {})
+    txt = T1.reduction_text(runs=3, sweep_runs=2, mnist_sweep_runs=1, mnist_n_train=2000, mnist_n_test=1000, mnist_T=30)
+    assert "**3 times**" in txt and "2000 training and 1000 test images" in txt and "T = 30" in txt
+    assert "times" not in T1.reduction_text(runs=10, sweep_runs=10, mnist_sweep_runs=3, mnist_n_train=None,
+                                            mnist_n_test=None, mnist_T=None)
+
+
+def test_mnist_text_is_conditional():
+    from qlib.dpsgd import Task
+
+    X = np.ones((64, 3))
+    task = Task("t", "softmax", X, np.zeros(64, dtype=np.int64), X, np.zeros(64, dtype=np.int64), 10)
+    tasks = {"MNIST (LogReg)": (task, dataclasses.replace(S.MNIST, T=10))}
+    sweeps = {"MNIST (LogReg)": pd.DataFrame({"sigma": [5.0, 7.0], "q": [0.5, 0.9], "acc": [60.0, 80.0]})}
+    behind = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ(rqp_med=70.0, proj=84.0)["Diagnostic (SVM)"]})
+    assert "falls short" in behind and "re-draws" in behind
+    sweeps["MNIST (LogReg)"].loc[1, "q"] = 1.0
+    behind_q1 = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ(rqp_med=70.0, proj=84.0)["Diagnostic (SVM)"]})
+    assert "already has q = 1" in behind_q1 and "re-draws" not in behind_q1
+    ahead = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ()["Diagnostic (SVM)"]})
+    assert "not behind" in ahead and "falls short" not in ahead
+
+
+def test_privacy_table_eps():
+    task = E.diagnostic_task("logreg")
+    tasks = {"c": (task, S.DIAGNOSTIC)}
+    q = float(E.rqp_q(1.0, 0.5, S.DIAGNOSTIC, task.n))
+    res = {"c": pd.DataFrame({"method": ["DP-SGD"], "sigma": [0.66]})}
+    tab = T1.privacy_table(tasks, res, {"c": (0.5, q, 90.0)})
+    assert tab.iloc[0, -1] == pytest.approx(1.0, abs=1e-8)
+    assert P.eps_total(q, 0.5, b=4, **S.DIAGNOSTIC.privacy_kw, T=46, n=455) == pytest.approx(1.0, abs=1e-8)
+
+
+# ---------------------------------------------------------------------------- coverage
+def test_missing_rows():
+    kinds = {r.kind for ch in ("01", "02", "03") for r in coverage.missing_rows(ch)}
+    assert kinds == {"not-implemented", "not-available-offline"}
+    assert all(r.verdict.startswith("not ") for ch in ("01", "02", "03") for r in coverage.missing_rows(ch))
+    with pytest.raises(ValueError, match="chapter"):
+        coverage.missing_rows("04")

@@ -1,0 +1,89 @@
+"""qlib.wire: bit-packed EDEN payloads with a checked header and named decode errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from qlib import compressors as C
+from qlib import eden, wire
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_pack_unpack_roundtrip(bits):
+    g = torch.Generator().manual_seed(bits)
+    codes = torch.randint(0, 2**bits, (3, 1001), generator=g).to(torch.uint8)
+    packed = wire.pack_bits(codes, bits)
+    assert packed.shape == (3, math.ceil(1001 * bits / 8)) and packed.dtype == np.uint8
+    np.testing.assert_array_equal(wire.unpack_bits(packed, bits, 1001), codes.numpy())
+    if bits == 3:  # the bit order is fixed: code 0b101 then 0b011 -> byte 0b011101 (LSB first)
+        np.testing.assert_array_equal(wire.pack_bits(np.array([[5, 3]]), 3), [[0b011101]])
+
+
+@pytest.mark.parametrize("bits", [0.1, 0.5, 1, 2, 2.5, 4, 8])
+def test_bytes_roundtrip_and_size(bits):
+    x = torch.randn(2, 1000, dtype=torch.float64)
+    pl = eden.compress(x, bits, seed=7)
+    raw = wire.to_bytes(pl)
+    cb = 1 if bits < 1 else math.ceil(bits)
+    assert len(raw) == wire.HEADER.size + 2 * (8 + math.ceil(pl.D * cb / 8))
+    if bits == int(bits) or bits < 1:  # exactly the accounted bits, up to the byte padding
+        assert int(pl.nbits.sum()) == 2 * (64 + pl.D * cb)
+    back = wire.from_bytes(raw, d=1000, bits=bits, seed=7, dtype=torch.float64)
+    torch.testing.assert_close(eden.decompress(back), eden.decompress(pl), rtol=0, atol=1e-12)
+
+
+def test_decode_errors_are_named():
+    x = torch.randn(1000, dtype=torch.float64)
+    raw = wire.to_bytes(eden.compress(x, 2, seed=3))
+    with pytest.raises(wire.HeaderMismatchError, match="seed"):
+        wire.from_bytes(raw, seed=4)
+    with pytest.raises(wire.HeaderMismatchError, match="bits"):
+        wire.from_bytes(raw, bits=3)
+    with pytest.raises(wire.HeaderMismatchError, match="n_rotations"):
+        wire.from_bytes(raw, n_rotations=2)
+    with pytest.raises(wire.HeaderMismatchError, match="d="):
+        wire.from_bytes(raw, d=999)
+    bad = bytearray(raw)
+    bad[-1] ^= 1
+    with pytest.raises(wire.ChecksumError):
+        wire.from_bytes(bytes(bad))
+    with pytest.raises(wire.TruncatedPayloadError):
+        wire.from_bytes(raw[:10])
+    with pytest.raises(wire.ChecksumError):
+        wire.from_bytes(raw[:-3])
+    with pytest.raises(wire.ChecksumError, match="magic"):
+        wire.from_bytes(b"XX" + raw[2:])
+    assert issubclass(wire.WireError, ValueError)
+    with pytest.raises(wire.UnsupportedFormatError):
+        wire.to_bytes(eden.compress(x, 3, seed=1, quantizer="ee"))
+
+
+@pytest.mark.parametrize("make", [lambda: C.HadamardSQ(3), lambda: C.KashinSQ(2), lambda: C.QSGD(2), lambda: C.DRIVE(),
+                                  lambda: C.TernGrad(), lambda: C.CountSketch(1.0), lambda: C.Float32()])
+def test_other_compressors_roundtrip_bytes(make):
+    comp = make()
+    x = torch.randn(3, 300)
+    msg = comp.compress(x, 11)
+    raw = wire.message_to_bytes(msg, comp)
+    back = wire.message_from_bytes(raw, comp, seed=11)
+    torch.testing.assert_close(comp.decompress(back).double(), comp.decompress(msg).double(), rtol=1e-6, atol=1e-6)
+    # the bytes are the accounted bits up to byte padding and the per-field headers
+    assert 8 * len(raw) <= int(msg.nbits.sum()) + 8 * 3 * 8 + 8 * 64
+    with pytest.raises(wire.HeaderMismatchError, match="seed"):
+        wire.message_from_bytes(raw, comp, seed=12)
+    bad = bytearray(raw)
+    bad[-1] ^= 0xFF
+    with pytest.raises(wire.ChecksumError):
+        wire.message_from_bytes(bytes(bad), comp)
+
+
+def test_variable_length_and_wrong_compressor_rejected():
+    msg = C.QSGD(2).compress(torch.randn(50), 0)
+    with pytest.raises(wire.HeaderMismatchError):
+        wire.message_from_bytes(wire.message_to_bytes(msg, C.QSGD(2)), C.HadamardSQ(2))
+    with pytest.raises(wire.UnsupportedFormatError):
+        wire.message_to_bytes(C.SQHuffman(4).compress(torch.randn(50), 0), C.SQHuffman(4))
