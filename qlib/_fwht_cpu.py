@@ -27,6 +27,8 @@ How it is fast (all in the LLVM code numba emits, checked for AVX2 vector instru
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -263,5 +265,5 @@ def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty_like(x)
     n = x.shape[1]
     if x.shape[0] and n:
-        _rows(x, out, x.dtype.type(1.0 / np.sqrt(n)))
+        _rows(x, out, x.dtype.type(1.0 / math.sqrt(n)))
     return out
