@@ -3,26 +3,23 @@
 ``fwht_rows(x)`` returns ``x @ H_D / sqrt(D)`` for each row of a 2-D C-contiguous float32/float64
 array (Sylvester order, the order of ``scipy.linalg.hadamard``), single-threaded, out of place.
 
-Why numba (and not a dependency on a compiled peer such as ``fht-cpu``): numba ships wheels for
-Linux (x86-64, aarch64), macOS (x86-64, arm64) and Windows on every CPython that torch supports and is
-maintained by a large project; ``fht-cpu`` 1.0.1 ships wheels only for Linux and macOS arm64 (no
-Windows, no Intel macOS; elsewhere pip builds it from source, which needs a C++ compiler and OpenMP)
-and is a one-release project. Measured side by side (``benchmarks/bench_hadamard.py``) the kernel
-below is within the same class as ``fht-cpu``. Accuracy is the same as any radix-2 butterfly network
-(each output is a sum of ``D`` terms formed by ``log2 D`` additions, then one multiply by
-``1/sqrt(D)``).
+Why numba (and not a dependency on a compiled peer such as ``fht-cpu``): see :mod:`qlib.hadamard`.
 
-How it is fast (all in the LLVM code numba emits, checked for AVX2 vector instructions):
+How it is fast (checked in the LLVM code numba emits: AVX2 vector adds on x86-64):
 
 * radix-8 passes: one pass over memory applies three levels (strides ``h, 2h, 4h``) with the eight
   values in registers, so ``log8 D`` passes instead of ``log2 D``;
-* each stride ``h = 8^k`` gets its own compiled pass with ``h`` a compile-time constant and unsigned
-  indices: LLVM then sees that the eight streams do not overlap and vectorizes the loop without
-  run-time alias checks (with ``h`` a run-time value it does not vectorize, about 5× slower);
-* levels 0–2 (strides 1, 2, 4, within each group of eight) are one pass that also does the copy from
-  the input, so the out-of-place transform costs no extra pass;
-* cache blocking: levels 0–11 run on 2^12-element tiles (16 KiB in float32, in L1), levels 12–14 on
-  2^15-element blocks (in L2), and only the levels above 2^15 stream over the whole row.
+* each stride ``h = 8^k`` (k = 1…7) has its own compiled pass with ``h`` a compile-time constant and
+  unsigned indices: LLVM then sees that the eight streams do not overlap and vectorizes the loop
+  without run-time alias checks (with ``h`` a run-time value it does not vectorize: about 4× slower);
+* levels 0–2 (strides 1, 2, 4: within each group of eight) are one pass that also copies the input,
+  so the out-of-place transform costs no extra pass;
+* cache blocking: levels 0–11 run on 2^12-element tiles (16 KiB in float32: L1), levels 12–14 on
+  2^15-element blocks (L2), levels 15–20 on 2^21-element blocks (L3), and only the levels above
+  stream over the whole row.
+
+Single-threaded; ``nogil`` so that callers may run rows in threads. Compiled at the first call of each
+dtype (tens of seconds once; cached on disk beside this file, about a second to load afterwards).
 """
 
 from __future__ import annotations
@@ -47,52 +44,46 @@ def _one(s):
 
 
 @njit(cache=True, nogil=True)
+def _bf8(a0, a1, a2, a3, a4, a5, a6, a7):
+    """The 8-point butterfly network (three radix-2 levels) on eight values."""
+    b0 = a0 + a1
+    b1 = a0 - a1
+    b2 = a2 + a3
+    b3 = a2 - a3
+    b4 = a4 + a5
+    b5 = a4 - a5
+    b6 = a6 + a7
+    b7 = a6 - a7
+    c0 = b0 + b2
+    c1 = b1 + b3
+    c2 = b0 - b2
+    c3 = b1 - b3
+    c4 = b4 + b6
+    c5 = b5 + b7
+    c6 = b4 - b6
+    c7 = b5 - b7
+    return c0 + c4, c1 + c5, c2 + c6, c3 + c7, c0 - c4, c1 - c5, c2 - c6, c3 - c7
+
+
+@njit(cache=True, nogil=True)
 def _h8(src, dst, start, stop):
     """Levels 0..2 (H_8 on each contiguous group of 8) of src[start:stop] into dst (may be src)."""
-    u1, u2, u3, u4, u5, u6, u7 = _U[1], _U[2], _U[3], _U[4], _U[5], _U[6], _U[7]
     for g in range((stop - start) >> 3):
         i = np.uint64(start + (g << 3))
-        a0 = src[i]
-        a1 = src[i + u1]
-        a2 = src[i + u2]
-        a3 = src[i + u3]
-        a4 = src[i + u4]
-        a5 = src[i + u5]
-        a6 = src[i + u6]
-        a7 = src[i + u7]
-        b0 = a0 + a1
-        b1 = a0 - a1
-        b2 = a2 + a3
-        b3 = a2 - a3
-        b4 = a4 + a5
-        b5 = a4 - a5
-        b6 = a6 + a7
-        b7 = a6 - a7
-        c0 = b0 + b2
-        c1 = b1 + b3
-        c2 = b0 - b2
-        c3 = b1 - b3
-        c4 = b4 + b6
-        c5 = b5 + b7
-        c6 = b4 - b6
-        c7 = b5 - b7
-        dst[i] = c0 + c4
-        dst[i + u1] = c1 + c5
-        dst[i + u2] = c2 + c6
-        dst[i + u3] = c3 + c7
-        dst[i + u4] = c0 - c4
-        dst[i + u5] = c1 - c5
-        dst[i + u6] = c2 - c6
-        dst[i + u7] = c3 - c7
+        o = _bf8(src[i], src[i + _U[1]], src[i + _U[2]], src[i + _U[3]], src[i + _U[4]], src[i + _U[5]], src[i + _U[6]], src[i + _U[7]])
+        for u in range(8):
+            dst[i + _U[u]] = o[u]
 
 
 def _make_r8(h: int):
-    """The radix-8 pass at the constant stride h: levels with strides h, 2h, 4h over y[start:stop]
-    (a multiple of 8h long), times s."""
+    """The radix-8 pass at the constant stride h: when called with stride ``h``, the levels with strides
+    h, 2h, 4h over y[start:stop] (a multiple of 8h long), times s, and True; else nothing and False."""
     h1, h2, h3, h4, h5, h6, h7 = (np.uint64(k * h) for k in range(1, 8))
 
     @njit(cache=True, nogil=True)
-    def r8(y, start, stop, s):
+    def r8(y, start, stop, stride, s):
+        if stride != h:
+            return False
         for i in range(start, stop, 8 * h):
             for jj in range(h):
                 j = np.uint64(i + jj)
@@ -104,30 +95,16 @@ def _make_r8(h: int):
                 a5 = y[j + h5]
                 a6 = y[j + h6]
                 a7 = y[j + h7]
-                b0 = a0 + a1
-                b1 = a0 - a1
-                b2 = a2 + a3
-                b3 = a2 - a3
-                b4 = a4 + a5
-                b5 = a4 - a5
-                b6 = a6 + a7
-                b7 = a6 - a7
-                c0 = b0 + b2
-                c1 = b1 + b3
-                c2 = b0 - b2
-                c3 = b1 - b3
-                c4 = b4 + b6
-                c5 = b5 + b7
-                c6 = b4 - b6
-                c7 = b5 - b7
-                y[j] = (c0 + c4) * s
-                y[j + h1] = (c1 + c5) * s
-                y[j + h2] = (c2 + c6) * s
-                y[j + h3] = (c3 + c7) * s
-                y[j + h4] = (c0 - c4) * s
-                y[j + h5] = (c1 - c5) * s
-                y[j + h6] = (c2 - c6) * s
-                y[j + h7] = (c3 - c7) * s
+                o0, o1, o2, o3, o4, o5, o6, o7 = _bf8(a0, a1, a2, a3, a4, a5, a6, a7)
+                y[j] = o0 * s
+                y[j + h1] = o1 * s
+                y[j + h2] = o2 * s
+                y[j + h3] = o3 * s
+                y[j + h4] = o4 * s
+                y[j + h5] = o5 * s
+                y[j + h6] = o6 * s
+                y[j + h7] = o7 * s
+        return True
 
     return r8
 
@@ -180,21 +157,11 @@ def _r2(y, start, stop, h, s):
 @njit(cache=True, nogil=True)
 def _r8(y, start, stop, h, s):
     """Radix-8 pass at stride h (a power of 8) through its constant-stride compiled version."""
-    if h == 8:
-        _R8_1(y, start, stop, s)
-    elif h == 64:
-        _R8_2(y, start, stop, s)
-    elif h == 512:
-        _R8_3(y, start, stop, s)
-    elif h == 4096:
-        _R8_4(y, start, stop, s)
-    elif h == 32768:
-        _R8_5(y, start, stop, s)
-    elif h == 262144:
-        _R8_6(y, start, stop, s)
-    elif h == 2097152:
-        _R8_7(y, start, stop, s)
-    else:  # strides above 8^7 (rows above 2^24): two radix-4-then-radix-2 passes, still vectorized
+    if not (
+        _R8_1(y, start, stop, h, s) or _R8_2(y, start, stop, h, s) or _R8_3(y, start, stop, h, s)
+        or _R8_4(y, start, stop, h, s) or _R8_5(y, start, stop, h, s) or _R8_6(y, start, stop, h, s)
+        or _R8_7(y, start, stop, h, s)
+    ):  # strides above 8^7 (rows above 2^24): a radix-4 then a radix-2 pass, still vectorized
         _r4(y, start, stop, h, _one(s))
         _r2(y, start, stop, 4 * h, s)
 

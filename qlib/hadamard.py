@@ -13,23 +13,25 @@ chosen automatically (``backend="auto"``):
   (``qlib/_fwht_cpu.py``) of radix-8 butterfly passes, each stride compiled as a constant so that LLVM
   vectorizes it, with levels 0–11 done per 2^12-element tile in L1, levels 12–14 per 2^15-element block
   in L2 and levels 15–20 per 2^21-element block in L3. Measured side by side with the compiled peer
-  ``fht-cpu`` 1.0.1 (SIMD C) in ``benchmarks/bench_hadamard.py`` it is in the same class (the numbers are
-  in that file's docstring), and 4–10× faster than the torch path.
+  ``fht-cpu`` 1.0.1 (SIMD C, one thread) in ``benchmarks/bench_hadamard.py``, out of place like ours, it
+  is as fast within the noise at 2^16–2^24 (1.2–1.7× behind fht-cpu's in-place transform, which skips the
+  copy), and 3–6× faster than the torch path.
 * **torch** (CUDA, autograd, other dtypes): the Kronecker factorisation
   ``H_D = H_{m_1} ⊗ … ⊗ H_{m_k}`` with radix ``m_i ≤ 16``: each factor is one batched GEMM with a 16×16
   ±1 matrix on a *contiguous* view, so ``log16 D`` passes instead of ``log2 D``; above 2^20 coordinates the
   inner 2^16-point transforms run chunk by chunk while the chunk is in cache before the outer factors.
   Plain differentiable torch, on any device.
 
-Why a numba kernel rather than a dependency on a compiled peer: ``fht-cpu`` (the fastest peer measured)
-ships wheels only for Linux and macOS on arm64 (no Windows, no Intel macOS; elsewhere pip compiles it and
-needs a C++ compiler with OpenMP) and has one release, and it is not faster than ours in the benchmark;
-FFHT has no maintained wheels at all. numba has wheels for Linux, macOS and Windows on every CPython that
-torch supports and a long-maintained release line. Its cost is a one-time compilation (seconds; cached on
-disk beside the module, then about a second to load at the first call in a process). numba is a
-dependency of ``qlib``; if it cannot be imported (say, a new NumPy it does not support yet) ``fwht`` stays
-correct on the torch path. Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to
-rounding (tests compare them with each other and with the matrix).
+Why a numba kernel rather than a dependency on a compiled peer: ``fht-cpu`` 1.0.1 (SIMD C, the fastest peer
+measured) ships wheels for Linux (x86-64, aarch64) and macOS arm64 only — none for Windows, where pip
+compiles it and needs a C++ compiler with OpenMP — and is a single release of a new project; FFHT is on PyPI only as an
+unofficial 2023 build. numba ships wheels for every platform torch does (Linux x86-64/aarch64, macOS arm64,
+Windows) and has a long-maintained release line; the kernel is ~200 lines we own, tested against
+``scipy.linalg.hadamard`` and the torch path. Its costs: a one-time compilation at the first call of
+each dtype (about 20 s; cached on disk beside the module, then about a second to load in each new
+process), and numba's lag behind new NumPy/Python releases — numba is a dependency of ``qlib``, but if it
+cannot be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False).
+Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to rounding.
 """
 
 from __future__ import annotations

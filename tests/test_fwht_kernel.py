@@ -103,3 +103,17 @@ def test_bad_input_raises_named_errors():
         H.fwht(torch.ones(12), backend="compiled")
     with pytest.raises(ValueError, match="x"):
         H.fwht(torch.tensor(1.0), backend="compiled")
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8, 64])  # 1, 2, 4: the fallback passes used for strides above 8^7
+def test_radix8_pass_equals_three_radix2_levels(h):
+    from qlib import _fwht_cpu as K
+
+    n = 64 * h
+    y = np.random.default_rng(h).standard_normal(n)
+    ref = y.copy()
+    for stride in (h, 2 * h, 4 * h):
+        v = ref.reshape(-1, 2, stride)
+        v[:, 0], v[:, 1] = v[:, 0] + v[:, 1], v[:, 0] - v[:, 1]
+    K._r8(y, 0, n, h, 0.5)
+    np.testing.assert_allclose(y, 0.5 * ref, rtol=0, atol=1e-12)
