@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["fwht_rows"]
+__all__ = ["fwht_rows", "signs_from_bits"]
 
 _TILE = 2**12  # levels 0..11 done per tile (L1)
 _BLOCK = 2**15  # levels 12..14 done per block (L2)
@@ -233,4 +233,24 @@ def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     n = x.shape[1]
     if x.shape[0] and n:
         _rows(x, out, x.dtype.type(1.0 / math.sqrt(n)))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _signs(byts, out):
+    n = out.shape[0]
+    full = n >> 3
+    for b in range(full):  # eight entries per byte: the inner loop unrolls and vectorizes
+        v = np.int32(byts[b])
+        for j in range(8):
+            out[(b << 3) + j] = 1 - 2 * ((v >> j) & 1)
+    for e in range(full << 3, n):
+        out[e] = 1 - 2 * ((byts[e >> 3] >> (e & 7)) & 1)
+
+
+def signs_from_bits(byts: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[e] = 1 - 2·(bit e % 8 of byts[e // 8])`` (±1) for every entry of the 1-D float array ``out``;
+    ``byts`` is a uint8 array of at least ``ceil(len(out) / 8)`` bytes. One pass (the Rademacher signs
+    of :func:`qlib.hadamard.rademacher`)."""
+    _signs(byts, out)
     return out

@@ -117,3 +117,23 @@ def test_radix8_pass_equals_three_radix2_levels(h):
         v[:, 0], v[:, 1] = v[:, 0] + v[:, 1], v[:, 0] - v[:, 1]
     K._r8(y, 0, n, h, 0.5)
     np.testing.assert_allclose(y, 0.5 * ref, rtol=0, atol=1e-12)
+
+
+def _rademacher_torch(shape, gen, dtype):
+    """The torch formula of qlib.hadamard.rademacher (the stream any device draws)."""
+    n = int(np.prod(shape)) if shape else 1
+    if dtype == torch.float32:
+        words = torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, dtype=torch.int32)
+        bits = ((words.unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1).reshape(-1)[:n]
+        return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)
+    byts = torch.randint(0, 256, ((n + 7) // 8,), generator=gen, dtype=torch.int16)
+    bits = (byts.unsqueeze(-1) >> torch.arange(8, dtype=torch.int16)) & 1
+    return (1 - 2 * bits.reshape(-1)[:n]).to(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (33,), (3, 5), (2, 1, 1000)])
+def test_compiled_rademacher_is_the_torch_stream(shape, dtype):
+    a = H.rademacher(shape, H.generator(5, "rotation"), dtype)
+    b = _rademacher_torch(shape, H.generator(5, "rotation"), dtype)
+    assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
