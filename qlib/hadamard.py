@@ -116,6 +116,7 @@ def _stages(y: torch.Tensor, n: int, inner: int) -> torch.Tensor:
 
 
 _BACKENDS = ("auto", "torch", "compiled")
+_COMPILED_DTYPES = (torch.float32, torch.float64)
 _KERNEL: list = []  # [module or None] once the compiled kernel has been looked for
 
 
@@ -135,10 +136,10 @@ def compiled_fwht_applies(x: torch.Tensor) -> bool:
     """Whether ``fwht(x)`` (``backend="auto"``) takes the compiled CPU path: a CPU float32/float64 tensor
     that needs no gradient, with the kernel importable."""
     return (
-        x.device.type == "cpu"
-        and x.dtype in (torch.float32, torch.float64)
+        x.dtype in _COMPILED_DTYPES
+        and x.device.type == "cpu"
         and not (x.requires_grad and torch.is_grad_enabled())
-        and _kernel() is not None
+        and (_KERNEL[0] if _KERNEL else _kernel()) is not None
     )
 
 
@@ -151,6 +152,10 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
     ``backend``: ``"auto"`` (the compiled CPU kernel where :func:`compiled_fwht_applies`, else torch),
     ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor.
     """
+    if backend == "auto" and type(x) is torch.Tensor and x.dim() and compiled_fwht_applies(x):
+        n = x.shape[-1]  # fast path: the checks below hold for a CPU float32/float64 tensor
+        if n & (n - 1) == 0 and n:
+            return _fwht_compiled(x, n)
     _vectors(x)
     backend = check_choice("backend", backend, _BACKENDS)
     n = x.shape[-1]
@@ -177,7 +182,7 @@ def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
         x = x.resolve_neg()
     src = (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, n)  # no copy when contiguous
     out = np.empty(src.shape, dtype=src.dtype)
-    _kernel().fwht_rows(src, out)
+    _KERNEL[0].fwht_rows(src, out)  # set: compiled_fwht_applies(x) looked for it
     return torch.from_numpy(out.reshape(x.shape))
 
 

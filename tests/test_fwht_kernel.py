@@ -44,13 +44,26 @@ def test_large_compiled_equals_torch(k, dtype, tol):
     assert (H.fwht(a, backend="compiled").double() - x.double()).abs().max() <= tol * k * x.abs().max()
 
 
-def test_compiled_matches_scipy_at_2_to_14_exactly_on_integers():
-    # integer input: every partial sum is an integer below 2^24, so float32 is exact on both paths
-    D = 2**14
-    x = torch.randint(-8, 9, (D,), generator=torch.Generator().manual_seed(0)).to(torch.float32)
-    ref = scipy.linalg.hadamard(D).astype(np.int64) @ x.numpy().astype(np.int64)
-    y = H.fwht(x, backend="compiled") * math.sqrt(D)
-    np.testing.assert_array_equal(y.numpy().astype(np.int64), ref)
+def _butterfly_int(x: np.ndarray) -> np.ndarray:
+    """Textbook radix-2 butterflies in int64 (exact), unnormalized."""
+    y = x.astype(np.int64).copy()
+    h = 1
+    while h < y.size:
+        v = y.reshape(-1, 2, h)
+        v[:, 0], v[:, 1] = v[:, 0] + v[:, 1], v[:, 0] - v[:, 1]
+        h *= 2
+    return y
+
+
+@pytest.mark.parametrize("k", [10, 14, 16])  # one tile, the L2 block, beyond it
+def test_compiled_exact_on_integers(k):
+    # integer input: every partial sum is an integer below 2^24, so float32 is exact on the compiled path
+    D = 2**k
+    x = torch.randint(-8, 9, (D,), generator=torch.Generator().manual_seed(k)).to(torch.float32)
+    y = H.fwht(x, backend="compiled").double() * math.sqrt(D)
+    np.testing.assert_array_equal(y.numpy(), _butterfly_int(x.numpy()))  # exact (sqrt(D) a power of two)
+    if k == 10:
+        np.testing.assert_array_equal(_butterfly_int(x.numpy()), scipy.linalg.hadamard(D) @ x.numpy().astype(np.int64))
 
 
 def test_batched_rows_and_leading_dims():
