@@ -19,6 +19,23 @@ Targets (issue 15): ``qlib`` at least as fast as ``fht`` at 2^16, 2^20, 2^24 and
 at any size; ``EDEN/pair`` ≤ 3 at 2^20 and 2^24. The peers are dependencies of this benchmark only
 (``pip install -e ".[bench]"``); a missing peer prints ``n/a``.
 
+Measured on the 2-core development machine (AMD EPYC, AVX2, shared with other jobs: ±20 % between runs;
+``--repeat 15``, one run, medians). ``torch`` is the code before the compiled path (unchanged), so the
+*before* and *after* columns come from the same run::
+
+        d   torch ms    qlib ms     h-t ms     fht ms  fht ip ms torch/qlib  qlib/fht qlib/fhtip  h-t/qlib
+    2^10       0.179      0.054      0.457      0.023      0.007      3.31x     2.38x      7.76x     8.42x
+    2^16       0.756      0.196      1.868      0.161      0.105      3.85x     1.22x      1.87x     9.52x
+    2^20      13.093      2.801     44.238      2.835      1.965      4.67x     0.99x      1.43x    15.79x
+    2^24     371.858     58.575   1956.437     56.499     39.843      6.35x     1.04x      1.47x    33.40x
+
+    EDEN b=2 / pair: 4.70x at 2^20, 6.12x at 2^24 (b=1: 4.17x, 4.60x); pair = 5.35 ms, 117 ms.
+
+So: 3.3–6.4× faster than before; level with ``fht-cpu`` out of place at 2^20 and 2^24, 1.2× behind at 2^16
+(about 20 µs of the 2^16 time is Python and torch glue around the kernel), and 1.4–1.9× behind its
+in-place transform. EDEN's ratio rose because the pair got 5× faster while the quantizer, the sign draws
+and the codebook look-ups did not.
+
     .venv/bin/python benchmarks/bench_hadamard.py [--repeat 9] [--logd 10 16 20 24]
 """
 

@@ -14,8 +14,8 @@ chosen automatically (``backend="auto"``):
   vectorizes it, with levels 0–11 done per 2^12-element tile in L1, levels 12–14 per 2^15-element block
   in L2 and levels 15–20 per 2^21-element block in L3. Measured side by side with the compiled peer
   ``fht-cpu`` 1.0.1 (SIMD C, one thread) in ``benchmarks/bench_hadamard.py``, out of place like ours, it
-  is as fast within the noise at 2^16–2^24 (1.2–1.7× behind fht-cpu's in-place transform, which skips the
-  copy), and 3–6× faster than the torch path.
+  is level at 2^20 and 2^24 and 1.2× behind at 2^16 (1.4–1.9× behind fht-cpu's in-place transform, which
+  skips the copy), and 3–6× faster than the torch path.
 * **torch** (CUDA, autograd, other dtypes): the Kronecker factorisation
   ``H_D = H_{m_1} ⊗ … ⊗ H_{m_k}`` with radix ``m_i ≤ 16``: each factor is one batched GEMM with a 16×16
   ±1 matrix on a *contiguous* view, so ``log16 D`` passes instead of ``log2 D``; above 2^20 coordinates the
