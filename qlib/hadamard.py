@@ -135,6 +135,11 @@ def _kernel():
 def compiled_fwht_applies(x: torch.Tensor) -> bool:
     """Whether ``fwht(x)`` (``backend="auto"``) takes the compiled CPU path: a CPU float32/float64 tensor
     that needs no gradient, with the kernel importable."""
+    check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
+    return _applies(x)
+
+
+def _applies(x: torch.Tensor) -> bool:
     return (
         x.dtype in _COMPILED_DTYPES
         and x.device.type == "cpu"
@@ -152,7 +157,7 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
     ``backend``: ``"auto"`` (the compiled CPU kernel where :func:`compiled_fwht_applies`, else torch),
     ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor.
     """
-    if backend == "auto" and type(x) is torch.Tensor and x.dim() and compiled_fwht_applies(x):
+    if backend == "auto" and type(x) is torch.Tensor and x.dim() and _applies(x):
         n = x.shape[-1]  # fast path: the checks below hold for a CPU float32/float64 tensor
         if n & (n - 1) == 0 and n:
             return _fwht_compiled(x, n)
@@ -164,13 +169,13 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
             f"fwht needs the last dimension of x to be a power of two, got {n}; "
             "use qlib.hadamard.pad_to_power_of_two first"
         )
-    if backend == "compiled" and not compiled_fwht_applies(x):
+    if backend == "compiled" and not _applies(x):
         raise ValueError(
             "backend='compiled' needs a CPU float32/float64 tensor that requires no gradient and numba "
             f"importable; got device {x.device.type}, dtype {x.dtype}, requires_grad {x.requires_grad}"
             + ("" if _kernel() is not None else " (numba cannot be imported)")
         )
-    if backend == "compiled" or (backend == "auto" and compiled_fwht_applies(x)):
+    if backend == "compiled" or (backend == "auto" and _applies(x)):
         return _fwht_compiled(x, n)
     return _fwht_torch(x, n)
 
@@ -182,7 +187,7 @@ def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
         x = x.resolve_neg()
     src = (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, n)  # no copy when contiguous
     out = np.empty(src.shape, dtype=src.dtype)
-    _KERNEL[0].fwht_rows(src, out)  # set: compiled_fwht_applies(x) looked for it
+    _KERNEL[0].fwht_rows(src, out)  # set: _applies(x) looked for it
     return torch.from_numpy(out.reshape(x.shape))
 
 

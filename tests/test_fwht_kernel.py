@@ -150,3 +150,24 @@ def test_compiled_rademacher_is_the_torch_stream(shape, dtype):
     a = H.rademacher(shape, H.generator(5, "rotation"), dtype)
     b = _rademacher_torch(shape, H.generator(5, "rotation"), dtype)
     assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def test_compiled_fwht_applies_bad_input():
+    with pytest.raises(TypeError, match="x"):
+        H.compiled_fwht_applies(np.ones(4))
+    with pytest.raises(TypeError, match="x"):
+        H.compiled_fwht_applies(None)
+    assert not H.compiled_fwht_applies(torch.ones(4, dtype=torch.int64))  # integer tensors: never compiled
+
+
+def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
+    monkeypatch.setattr(H, "_KERNEL", [None])  # as when numba cannot be imported
+    x = _x((2, 256), torch.float64, 4)
+    assert not H.compiled_fwht_applies(x)
+    ref = x.numpy() @ scipy.linalg.hadamard(256) / 16
+    np.testing.assert_allclose(H.fwht(x).numpy(), ref, atol=1e-12)
+    with pytest.raises(ValueError, match="numba cannot be imported"):
+        H.fwht(x, backend="compiled")
+    s = H.rademacher((3, 100), H.generator(1, "rotation"))  # the torch formula: the same stream
+    monkeypatch.undo()
+    assert torch.equal(s, H.rademacher((3, 100), H.generator(1, "rotation")))
