@@ -1,6 +1,7 @@
 # The two commands a newcomer needs:
 #   make book   — install, execute every notebook (profile $(PROFILE)) and build the HTML book
-#   make test   — install, run the test suite (includes the smoke profile, the book build and a browser check)
+#   make test   — install, lint (ruff, notebooks included), run the test suite (includes the smoke profile,
+#                 the book build and a browser check)
 # Variables: PROFILE (smoke|default|paper), DEVICE (auto|cpu|cuda), DATA_DIR (offline datasets),
 # TORCH (the torch requirement installed first: the CPU build by default; on a GPU box e.g. TORCH=torch).
 
@@ -30,6 +31,7 @@ book: install
 	@echo "Book: _build/html/index.html"
 
 test: install
+	$(VENV)/bin/ruff check .
 	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
 
 lab: install
