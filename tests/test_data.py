@@ -120,19 +120,9 @@ def test_cifar_missing_names_file_and_source(tmp_path, monkeypatch, loader, relp
 
 
 def test_cifar10_reader(tmp_path):
-    import io
-    import pickle
-    import tarfile
+    from fakedata import fake_cifar10
 
-    rng = np.random.default_rng(0)
-    p = tmp_path / "cifar10" / "cifar-10-python.tar.gz"
-    p.parent.mkdir()
-    with tarfile.open(p, "w:gz") as tar:
-        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-            blob = pickle.dumps({b"data": rng.integers(0, 256, (2, 3072), dtype=np.uint8), b"labels": [1, 7]})
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(blob)
-            tar.addfile(info, io.BytesIO(blob))
+    fake_cifar10(tmp_path, per_batch=2, labels=[1, 7])
     X, y = data.load_cifar10("train", data_dir=tmp_path)
     assert X.shape == (10, 3, 32, 32) and y.tolist() == [1, 7] * 5
     assert data.load_cifar10("test", data_dir=tmp_path)[0].shape == (2, 3, 32, 32)

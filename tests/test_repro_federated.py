@@ -69,21 +69,9 @@ def test_finals_window():
 
 
 def test_cifar10_driver_on_a_tiny_fake_archive(tmp_path):
-    import io
-    import pickle
-    import tarfile
+    from fakedata import fake_cifar10
 
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    p = tmp_path / "cifar10" / "cifar-10-python.tar.gz"
-    p.parent.mkdir()
-    with tarfile.open(p, "w:gz") as tar:
-        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-            blob = pickle.dumps({b"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8), b"labels": list(range(10))})
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(blob)
-            tar.addfile(info, io.BytesIO(blob))
+    fake_cifar10(tmp_path, per_batch=10, labels=list(range(10)))
     df = F.figure_cifar10("13", rounds=1, batch_size=2, methods=["Float32", "EDEN"], data_dir=tmp_path, device="cpu")
     fin = F.finals(df, 1)
     assert fin["method"].tolist() == ["Float32", "EDEN"] and fin["final_test_acc"].between(0, 1).all()

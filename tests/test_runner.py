@@ -150,20 +150,25 @@ def test_failure_removes_stale_output(book):
     assert not (book / "out/chapters/a/02-fail.ipynb").exists()  # no stale result from other inputs
 
 
-def test_killed_run_leaves_no_half_written_notebook(book):
+def _start_slow_run(book: Path, **popen) -> subprocess.Popen:
+    """Start `qbook run` of the slow notebook (60 s) in a child process; return once papermill is
+    writing its temporary notebook."""
     prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
     prof["a/03-slow.ipynb"]["seconds"] = 60.0
     (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
     proc = subprocess.Popen(
         [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
-         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
+         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"], **popen)
     tmp = book / "out/.tmp/a/03-slow.ipynb"
     deadline = time.time() + 60
     while not tmp.exists() and time.time() < deadline:
         time.sleep(0.2)
     assert tmp.exists(), "papermill never started writing"
+    return proc
+
+
+def test_killed_run_leaves_no_half_written_notebook(book):
+    proc = _start_slow_run(book, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
@@ -282,18 +287,7 @@ def test_unwritable_output_dir_is_a_clear_error(book, tmp_path, capsys):
 
 
 def test_sigint_gives_one_summary_line_and_exit_130(book):
-    prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
-    prof["a/03-slow.ipynb"]["seconds"] = 60.0
-    (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
-         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    tmp = book / "out/.tmp/a/03-slow.ipynb"
-    deadline = time.time() + 60
-    while not tmp.exists() and time.time() < deadline:
-        time.sleep(0.2)
+    proc = _start_slow_run(book, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
