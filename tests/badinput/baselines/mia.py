@@ -1,0 +1,5 @@
+"""Baselines for the mia area (see baselines/__init__.py)."""
+
+from __future__ import annotations
+
+BASELINES: dict = {}
