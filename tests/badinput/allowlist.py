@@ -29,6 +29,10 @@ NOT_CALLED: dict[str, str] = {
     # (end core)
 
     # ---- mia
+    "qlib.mia.erm.ERMExact": "frozen result record returned by erm_exact (log-probabilities it computed)",
+    "qlib.mia.erm.GapStatistics": "frozen result record returned by gap_statistics",
+    "qlib.mia.game.GameResult": "frozen result record returned by simulate_mia_game (accuracy, se, trials)",
+    "qlib.mia.overfit.OverfitRun": "frozen result record returned by train_overfit_mlp (recorded fractions)",
     # (end mia)
 
     # ---- eden
