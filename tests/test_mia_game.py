@@ -41,3 +41,17 @@ def test_bad_input():
         game.simulate_mia_game(*args, 3, 0.5, 10, convention="x")
     with pytest.raises(ValueError, match="1/2"):
         game.simulate_mia_game(*args, 3, 0.3, 10, convention="001")
+
+
+def test_chunk_and_seed_are_checked():
+    """Regression: chunk=0 looped forever (the batch never advanced); now a ValueError naming chunk."""
+    args = (game.discrete_sampler([0.5, 0.5]), game.count_algorithm(2), lambda t, z: z == 0)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=r"\bchunk\b"):
+            game.simulate_mia_game(*args, 3, 0.5, 10, chunk=bad)
+    with pytest.raises(TypeError, match=r"\bchunk\b"):
+        game.simulate_mia_game(*args, 3, 0.5, 10, chunk=1.5)
+    with pytest.raises(ValueError, match=r"\bseed\b"):
+        game.simulate_mia_game(*args, 3, 0.5, 10, seed=-1)
+    r = game.simulate_mia_game(*args, 3, 0.5, 10, seed=np.random.default_rng(0), chunk=3)  # a Generator is used as is
+    assert r.trials == 10

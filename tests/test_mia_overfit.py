@@ -45,3 +45,26 @@ def test_bad_input():
         overfit.ols_losses(0, 5, 10)
     with pytest.raises(ValueError, match="lr"):
         overfit.train_overfit_mlp(lr=-1.0, iters=1)
+
+
+def test_bad_input_baseline_is_small():
+    """Regression: the all-defaults call of train_overfit_mlp (the paper's size) takes minutes, so the
+    common bad-input test needs its own small baseline, which must stay fast."""
+    import time
+
+    from badinput.baselines.mia import BASELINES
+
+    kw = BASELINES["qlib.mia.overfit.train_overfit_mlp"]()
+    assert kw and kw["iters"] <= 5 and kw["width"] <= 16
+    overfit.train_overfit_mlp(**kw)  # the first call pays torch's one-off start-up (seconds on a loaded machine)
+    t0 = time.perf_counter()
+    run = overfit.train_overfit_mlp(**kw)
+    assert time.perf_counter() - t0 < 1.0 and run.train_frac.shape[0] == len(kw["seeds"])
+
+
+def test_simulation1_arguments_are_checked():
+    for kw, name in ((dict(thresholds=()), "thresholds"), (dict(thresholds=(0.1, float("nan"))), "thresholds"),
+                     (dict(seeds=()), "seeds"), (dict(eval_every=0), "eval_every"), (dict(n_val=0), "n_val"),
+                     (dict(noise_sd=-1.0), "noise_sd")):
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+            overfit.train_overfit_mlp(**{**dict(iters=1, width=2, n=4, n_val=4, device="cpu"), **kw})

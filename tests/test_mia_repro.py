@@ -158,3 +158,39 @@ def test_generated_prose_follows_the_outcome():
     paper_like = S.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
     assert "K = 20, 50" in paper_like and "appear to use the cluster-index law" in paper_like
     assert "does not tell" in S.table1_law_text({20: 3.0, 50: 5.0}, {20: 3.1, 50: 5.1})
+
+
+@pytest.mark.parametrize("check, name", [
+    (lambda v: T.theorem54_maximality(draws=v), "draws"),
+    (lambda v: T.diversity_constant(draws=v), "draws"),
+    (lambda v: T.prop42(draws=v), "draws"),
+    (lambda v: erm_facts.lemma_b1_random(v), "draws"),
+    (lambda v: erm_facts.lemma_b2_random(v), "draws"),
+    (lambda v: erm_facts.erm_bound_random(v), "draws"),
+    (lambda v: erm_facts.prop_c4_random(v), "draws"),
+    (lambda v: T.game_vs_exact(trials=v), "trials"),
+    (lambda v: T.theorem51_gaussian(trials=v), "trials"),
+    (lambda v: T.example45_least_squares(trials=v), "trials"),
+    (lambda v: T.prop_b1(reps=v), "reps"),
+])
+@pytest.mark.parametrize("value", [0, -1])
+def test_zero_or_negative_draws_raise(check, name, value):
+    """Regression: draws=0 (or < 0) reported passed=True over zero cases; now a ValueError naming it."""
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        check(value)
+
+
+def test_lemma_c1_needs_two_increasing_sizes():
+    """Regression: one sample size raised IndexError (index -2); now a ValueError naming ns."""
+    with pytest.raises(ValueError, match=r"\bns\b.*at least two"):
+        T.lemma_c1(ns=(1000,))
+    with pytest.raises(ValueError, match=r"\bns\b.*increasing"):
+        T.lemma_c1(ns=(1000, 100))
+    rows = T.lemma_c1(ns=(100, 1000), J=20_000)
+    assert len(rows) == 3 and all(isinstance(r, Row) for r in rows)
+
+
+def test_corollary541_without_large_n_is_vacuous_not_a_crash():
+    rows = T.corollary541(ns=(5, 6), n_dirichlet=0)
+    limit = [r for r in rows if r.where == "Corollary 5.4.1 (limit)"][0]
+    assert "vacuous" in limit.note

@@ -20,7 +20,7 @@ from scipy.special import gammaln, zeta
 
 from qlib.validation import check_choice, check_float, check_int, check_positive, check_probability
 
-from .exact import MAX_STATES, check_prob_vector, delta_discrete_algorithm
+from .exact import MAX_STATES, check_max_states, check_prob_vector, delta_discrete_algorithm
 
 COR541_C = math.exp(1.5 * math.log(2) - 1 - 1 / 3) / math.sqrt(2 * math.pi)  #: stated constant, 0.29744
 COR541_LIMIT = 1 / math.sqrt(2 * math.pi)  #: n → ∞ limit of the ratio, 0.398942
@@ -49,6 +49,7 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
     check_choice("method", method, ("binomial", "demoivre", "enumerate"))
+    max_states = check_max_states(max_states)
     if method == "binomial":
         from scipy.stats import binom
 
@@ -100,6 +101,7 @@ def cor541_ratio(p, n: int) -> float:
 def cor541_condition(p, n: int) -> bool:
     """The corollary's condition: n ≥ 5 and n > 1/p_j for every atom j (erratum: j = 1..K)."""
     p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
     return bool(n >= 5 and np.all(n > 1.0 / p))
 
 
@@ -136,6 +138,9 @@ def log_bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
     """log of :func:`bernoulli_threshold_delta`, exact far below the float range."""
     from scipy.stats import binom
 
+    p = check_probability("p", p, open_low=True, open_high=True)
+    n = check_int("n", n, low=1, integral_float=True)
+    m = check_int("m", m, low=1, high=n)
     return float(math.log(2 * p * (1 - p)) + binom.logpmf(m - 1, n - 1, p))
 
 
@@ -160,6 +165,7 @@ def power_law_max_delta(a: float, n: int, J: int = 200_000) -> tuple[float, floa
     """
     a = check_float("a", a, low=1.0, low_open=True)
     n = check_int("n", n, low=1, integral_float=True)
+    J = check_int("J", J, low=1)
     j = np.arange(1, J + 1, dtype=np.float64)
     z = zeta(a)
     p = j ** (-a) / z

@@ -21,17 +21,66 @@ import math
 import numpy as np
 import torch
 
+from qlib.validation import check_array, check_callable, check_float, check_int, check_seed
+
 from ..devices import resolve
 from .bounds import C_P
 
 
+def _check_X(name: str, X, n_features: int | None = None) -> np.ndarray:
+    """A finite non-empty (N, d) real matrix (d = ``n_features`` when given), returned as given
+    (``np.asarray``, its dtype kept: a float32 MNIST matrix is neither copied nor changed)."""
+    if X is None or isinstance(X, (str, bytes)):
+        raise TypeError(f"{name} must be an (N, d) array of floats, got {type(X).__name__}")
+    try:
+        arr = np.asarray(X)
+    except (ValueError, TypeError) as exc:  # ragged lists
+        raise ValueError(f"{name} must be a rectangular (N, d) array of floats: {exc}") from None
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be an (N, d) array of floats, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty (N, d) array, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(f"{name} must have {n_features} columns (the features the clustering was fitted on), "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def _check_y(name: str, y, n: int, *, high: int | None = None) -> np.ndarray:
+    """Integer class labels >= 0 (<= ``high``), one per row of the matching matrix (``n`` rows)."""
+    arr = check_array(name, y, ndim=1, dtype="int", low=0, high=high)
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} must have one label per row ({n}), got {arr.shape[0]}")
+    return arr
+
+
+def _check_km(km):
+    if not hasattr(km, "predict") or not hasattr(km, "n_features_in_"):
+        raise TypeError(f"km must be a fitted k-means model (see fit_kmeans), got {type(km).__name__}")
+    return km
+
+
 def flatten_images(images: np.ndarray) -> np.ndarray:
-    """(N, 28, 28) uint8 → (N, 784) float32 in [0, 1]."""
-    return (np.asarray(images, dtype=np.float32) / 255.0).reshape(len(images), -1)
+    """(N, 28, 28) uint8 → (N, 784) float32 in [0, 1] (an (N, 784) array of pixel values is also accepted)."""
+    if isinstance(images, np.ndarray) and images.dtype == np.uint8:  # the common case: no int64 copy
+        arr = images
+        if arr.ndim not in (2, 3) or arr.size == 0:
+            raise ValueError(f"images must be a non-empty (N, 28, 28) or (N, 784) array, got shape {arr.shape}")
+    else:
+        arr = check_array("images", images, ndim=(2, 3), dtype="int", low=0, high=255)
+    return (arr.astype(np.float32) / 255.0).reshape(len(arr), -1)
 
 
 def split_for_clustering(n_total: int, n_fit: int, n_clusterings: int, seed: int = 0):
     """Disjoint index sets: ``n_clusterings`` fitting sets of ``n_fit`` images, and the rest."""
+    n_total = check_int("n_total", n_total, low=1)
+    n_fit = check_int("n_fit", n_fit, low=1)
+    n_clusterings = check_int("n_clusterings", n_clusterings, low=1)
+    seed = check_seed("seed", seed)
+    if n_fit * n_clusterings > n_total:
+        raise ValueError(f"n_fit * n_clusterings = {n_fit * n_clusterings} exceeds n_total = {n_total}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(n_total)
     fits = [perm[i * n_fit:(i + 1) * n_fit] for i in range(n_clusterings)]
@@ -46,21 +95,28 @@ def fit_kmeans(X: np.ndarray, K: int, seed: int = 0):
     from sklearn.cluster import MiniBatchKMeans
     from threadpoolctl import threadpool_limits
 
+    X = _check_X("X", X)
+    K = check_int("K", K, low=1, high=len(X))
+    seed = check_seed("seed", seed)
     with threadpool_limits(1):
         return MiniBatchKMeans(n_clusters=K, random_state=seed, n_init=3, batch_size=1024).fit(X)
 
 
 def cluster_law(km, X: np.ndarray) -> np.ndarray:
     """Frequencies of the cluster indices of the rows of X (atoms of mass 0 dropped)."""
-    lab = km.predict(X)
+    km = _check_km(km)
+    lab = km.predict(_check_X("X", X, km.n_features_in_))
     f = np.bincount(lab, minlength=km.n_clusters).astype(np.float64)
     f = f[f > 0]
     return f / f.sum()
 
 
 def cluster_label_law(km, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Frequencies of the (cluster, label) pairs — the law of the discretised data point."""
-    lab = km.predict(X) * 10 + np.asarray(y)
+    """Frequencies of the (cluster, label) pairs — the law of the discretised data point (labels 0..9)."""
+    km = _check_km(km)
+    X = _check_X("X", X, km.n_features_in_)
+    y = _check_y("y", y, len(X), high=9)
+    lab = km.predict(X) * 10 + y
     f = np.bincount(lab).astype(np.float64)
     f = f[f > 0]
     return f / f.sum()
@@ -68,17 +124,24 @@ def cluster_label_law(km, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def delta_bound_column(C: float, n: int) -> float:
     """Table 1's Δ column: the Corollary 5.4.1 upper bound C(P)/(2√n)."""
+    C = check_float("C", C, low=0.0)
+    n = check_int("n", n, low=1, integral_float=True)
     return C / (2 * math.sqrt(n))
 
 
 def discretise(km, X: np.ndarray) -> np.ndarray:
     """Replace each image by its cluster centroid (our reading of 'discretised dataset')."""
-    return km.cluster_centers_[km.predict(X)].astype(np.float32)
+    km = _check_km(km)
+    return km.cluster_centers_[km.predict(_check_X("X", X, km.n_features_in_))].astype(np.float32)
 
 
 def distinct_pairs(X: np.ndarray, y: np.ndarray):
     """Distinct (row, label) pairs with their multiplicities (for weighted full-batch training)."""
-    key = np.concatenate([X, np.asarray(y, dtype=np.float32)[:, None]], axis=1)
+    X = _check_X("X", X)
+    if X.dtype.kind != "f":
+        X = X.astype(np.float64)
+    y = _check_y("y", y, len(X))
+    key = np.concatenate([X, y.astype(X.dtype)[:, None]], axis=1)
     u, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     return u[:, :-1], u[:, -1].astype(np.int64), cnt.astype(np.float32)
 
@@ -87,6 +150,18 @@ def train_mlp_classifier(X: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
                          hidden: int = 256, iters: int = 500, lr: float = 0.01, seed: int = 0,
                          device: str = "auto"):
     """784-h-h-10 ReLU network, weighted cross-entropy, full-batch Adam. Returns a predict function."""
+    X = _check_X("X", X)
+    y = _check_y("y", y, len(X), high=9)
+    if weights is not None:
+        weights = check_array("weights", weights, ndim=1, low=0.0)
+        if weights.shape[0] != len(X):
+            raise ValueError(f"weights must have one entry per row of X ({len(X)}), got {weights.shape[0]}")
+        if not weights.sum() > 0:
+            raise ValueError("weights must have a positive sum")
+    hidden = check_int("hidden", hidden, low=1)
+    iters = check_int("iters", iters, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    seed = check_seed("seed", seed)
     dev = resolve(device)
     g = torch.Generator().manual_seed(int(seed))
     torch_X = torch.as_tensor(X, dtype=torch.float32, device=dev)
@@ -125,7 +200,11 @@ def train_mlp_classifier(X: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
 
 
 def accuracy(predict, X: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean(predict(X) == np.asarray(y)))
+    """Fraction of the rows of X whose prediction equals the label in y."""
+    predict = check_callable("predict", predict)
+    X = _check_X("X", X)
+    y = _check_y("y", y, len(X))
+    return float(np.mean(predict(X) == y))
 
 
 __all__ = [

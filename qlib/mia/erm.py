@@ -33,15 +33,16 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from qlib.validation import check_array, check_choice, check_int
+from qlib.validation import check_array, check_choice, check_float, check_int
 
-from .exact import MAX_STATES, check_prob_vector, count_vectors, log_multinomial_pmf
+from .exact import MAX_STATES, check_max_states, check_prob_vector, count_vectors, log_multinomial_pmf
 
 TIES = ("best", "worst", "uniform")
 
 
 def check_loss_matrix(name: str, losses, m: int | None = None) -> np.ndarray:
     """A finite K × m float64 loss matrix with K >= 2 candidate rows and (if given) m atom columns."""
+    m = check_int("m", m, low=1, allow_none=True)
     arr = check_array(name, losses, ndim=2)
     if arr.shape[0] < 2:
         raise ValueError(f"{name} must have K >= 2 candidate rows, got K = {arr.shape[0]}")
@@ -112,6 +113,7 @@ def erm_exact(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_ST
     check_choice("ties", ties, TIES)
     L, p, _, order = _problem(losses, p)
     n = check_int("n", n, low=1, integral_float=True)
+    max_states = check_max_states(max_states)
     K, m = L.shape
     N = count_vectors(n, m, max_states=max_states)
     logP = log_multinomial_pmf(N, p)
@@ -162,7 +164,9 @@ def chernoff_exponent(gap, p, *, closed: bool = False) -> float:
     With ``closed=True``, the rate of P(mean ≤ 0): −log P(L = 0) when L ≥ 0 a.s.
     """
     p = check_prob_vector("p", p)
-    g = np.asarray(gap, dtype=np.float64)
+    g = check_array("gap", gap, ndim=1)
+    if g.shape != p.shape:
+        raise ValueError(f"gap must have one value per atom of p ({p.size}), got shape {g.shape}")
     if np.all(g >= 0):
         if not closed:
             return math.inf
@@ -184,7 +188,8 @@ def chernoff_exponents(losses, p, *, closed: bool = False) -> np.ndarray:
     """Per-candidate Chernoff exponents of P(L̄_k < 0), k = 2..K (sorted candidates)."""
     G = loss_gaps(losses, p)
     if np.any(G @ check_prob_vector("p", p) <= 0):
-        raise ValueError("H1.2 requires a unique best candidate (δ_2 > 0); two rows have equal population risk")
+        raise ValueError("H1.2 requires a unique best candidate (δ_2 > 0); two rows of losses have equal "
+                         "population risk under p")
     return np.array([chernoff_exponent(g, p, closed=closed) for g in G])
 
 
@@ -208,8 +213,12 @@ def cramer_transform(Y: np.ndarray, p, x: np.ndarray) -> float:
     """
     p = check_prob_vector("p", p)
     lp = np.log(p)
-    Y = np.asarray(Y, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
+    Y = check_array("Y", Y, ndim=2)
+    if Y.shape[0] != p.size:
+        raise ValueError(f"Y must have one row per atom of p ({p.size}), got shape {Y.shape}")
+    x = check_array("x", x, ndim=1)
+    if x.shape[0] != Y.shape[1]:
+        raise ValueError(f"x must have one coordinate per column of Y ({Y.shape[1]}), got shape {x.shape}")
     if not _in_hull(Y, x):
         return math.inf
 
@@ -266,7 +275,7 @@ def cramer_rate_eq11(losses, p) -> float:
     p = check_prob_vector("p", p)
     delta = G @ p
     if np.any(delta <= 0):
-        raise ValueError("H1.2 requires δ_2 > 0")
+        raise ValueError("H1.2 requires δ_2 > 0: two rows of losses have equal population risk under p")
     Y = ((G - delta[:, None]) / delta[:, None]).T  # (m, K−1): atoms of D^{-1}(L − δ)
     d = Y.shape[1]
     best = math.inf
@@ -324,7 +333,8 @@ def gap_statistics(losses, p) -> GapStatistics:
     p = check_prob_vector("p", p)
     delta = G @ p
     if delta[0] <= 0:
-        raise ValueError("Theorem 3.3 quantities need δ_2 > 0 (a unique best candidate)")
+        raise ValueError("Theorem 3.3 quantities need δ_2 > 0 (a unique best candidate): two rows of losses "
+                         "have equal population risk under p")
     Gc = G - delta[:, None]
     cov = (Gc * p[None, :]) @ Gc.T
     c = delta[0] / delta
@@ -335,9 +345,30 @@ def gap_statistics(losses, p) -> GapStatistics:
                          math.inf if s2 == 0 else delta[0] ** 2 / (2 * s2))
 
 
+def _check_square(name: str, M) -> np.ndarray:
+    """A finite non-empty square matrix."""
+    M = check_array(name, M, ndim=2)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}")
+    return M
+
+
+def _check_lam(Lam) -> np.ndarray:
+    """Λ: a finite symmetric positive semi-definite matrix."""
+    Lam = _check_square("Lam", Lam)
+    if not np.allclose(Lam, Lam.T, atol=1e-12):
+        raise ValueError("Lam must be symmetric")
+    lam = np.linalg.eigvalsh(Lam)
+    if lam.min() < -1e-9 * max(1.0, abs(lam).max()):
+        raise ValueError("Lam must be positive semi-definite")
+    return Lam
+
+
 def prop_c4_closed_form(Lam) -> float:
     """The value 1/(2 max_k Λ_kk) claimed by Prop. C.4 (eq. 14)."""
-    Lam = np.asarray(Lam, dtype=np.float64)
+    Lam = _check_lam(Lam)
+    if not np.max(np.diag(Lam)) > 0:
+        raise ValueError("Lam must have a positive diagonal entry (Λ = 0 has no finite value)")
     return 1.0 / (2.0 * float(np.max(np.diag(Lam))))
 
 
@@ -350,14 +381,9 @@ def prop_c4_inf(Lam, *, restrict_to_range: bool = True, tol: float = 1e-10) -> f
     by a least-norm solve rather than the diagonal identity. ``False`` (eq. 13–14 as printed): x
     ranges over all of R^{K−1}; a null vector v of Λ with v_j ≠ 0 makes the infimum 0.
     """
-    Lam = np.asarray(Lam, dtype=np.float64)
-    if Lam.ndim != 2 or Lam.shape[0] != Lam.shape[1]:
-        raise ValueError(f"Lam must be a square matrix, got shape {Lam.shape}")
-    if not np.allclose(Lam, Lam.T, atol=1e-12):
-        raise ValueError("Lam must be symmetric")
+    Lam = _check_lam(Lam)
+    tol = check_float("tol", tol, low=0.0)
     lam, U = np.linalg.eigh(Lam)
-    if lam.min() < -1e-9 * max(1.0, abs(lam).max()):
-        raise ValueError("Lam must be positive semi-definite")
     keep = lam > tol * max(1.0, lam.max())
     Ur, lr = U[:, keep], lam[keep]
     best = math.inf
@@ -385,7 +411,8 @@ def lemma_b1_bounds(P, Q) -> tuple[float, float, float]:
 
 def schur_inverse_diag(M, j: int) -> float:
     """Lemma B.2 of paper 001: (M^{-1})_{jj} = (M_jj − M_{j,−j} M_{−j,−j}^{-1} M_{−j,j})^{-1}."""
-    M = np.asarray(M, dtype=np.float64)
+    M = _check_square("M", M)
+    j = check_int("j", j, low=0, high=M.shape[0] - 1)
     idx = [i for i in range(M.shape[0]) if i != j]
     s = M[j, j] - M[j, idx] @ np.linalg.solve(M[np.ix_(idx, idx)], M[idx, j])
     return 1.0 / float(s)

@@ -25,7 +25,7 @@ from math import comb
 import numpy as np
 from scipy.special import gammaln
 
-from qlib.validation import check_array, check_int, check_probability
+from qlib.validation import check_array, check_callable, check_float, check_int, check_probability
 
 #: enumeration of more count vectors than this raises instead of hanging (override per call)
 MAX_STATES = 10_000_000
@@ -47,13 +47,36 @@ def check_prob_vector(name: str, p, *, allow_zero: bool = False) -> np.ndarray:
     return arr
 
 
+def check_max_states(max_states) -> int:
+    """The enumeration cap: an integer >= 1."""
+    return check_int("max_states", max_states, low=1)
+
+
+def _check_mass(name: str, value) -> np.ndarray:
+    """A non-empty finite array of masses (entries >= 0), any shape."""
+    return check_array(name, value, low=0.0)
+
+
+def _check_tables(q_member, p_nonmember) -> tuple[np.ndarray, np.ndarray]:
+    """The member and non-member mass tables: finite, >= 0, non-empty, of the same shape."""
+    q = _check_mass("q_member", q_member)
+    p = _check_mass("p_nonmember", p_nonmember)
+    if q.shape != p.shape:
+        raise ValueError(f"q_member and p_nonmember must have the same shape, got {q.shape} and {p.shape}")
+    return q, p
+
+
+def _check_acc(acc) -> float:
+    return check_float("acc", acc, low=0.0, high=1.0)
+
+
 # --------------------------------------------------------------------------------------------
 # elementary TV / accuracy / security identities (Theorem 3.1, App. E)
 # --------------------------------------------------------------------------------------------
 def tv_discrete(p, q) -> float:
     """Total variation (1/2) Σ |p − q| between two mass arrays of the same shape."""
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
+    p = _check_mass("p", p)
+    q = _check_mass("q", q)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
     return 0.5 * float(np.abs(p - q).sum())
@@ -65,38 +88,42 @@ def bayes_accuracy(q_member, p_nonmember, nu: float) -> float:
     ``q_member``: mass of the member pair (θ̂, z_1); ``p_nonmember``: mass of (θ̂, z_0), same shape.
     """
     nu = check_probability("nu", nu, open_low=True, open_high=True)
-    q = np.asarray(q_member, dtype=np.float64)
-    p = np.asarray(p_nonmember, dtype=np.float64)
-    if q.shape != p.shape:
-        raise ValueError(f"q_member and p_nonmember must have the same shape, got {q.shape}, {p.shape}")
+    q, p = _check_tables(q_member, p_nonmember)
     return 0.5 + 0.5 * float(np.abs((1 - nu) * q - nu * p).sum())
 
 
 def printed_eq23_accuracy(q_member, p_nonmember, nu: float) -> float:
     """Eq. 23 *as printed* in paper 003 (densities swapped): 1/2 + (1/2)Σ|(1−ν)p − νq|. Erratum."""
-    return bayes_accuracy(p_nonmember, q_member, nu)
+    q, p = _check_tables(q_member, p_nonmember)  # checked here, so that messages name our arguments
+    return bayes_accuracy(p, q, nu)
 
 
 def bayes_attack_table(q_member, p_nonmember, nu: float) -> np.ndarray:
     """The Bayes-optimal attack φ*(θ, z) = 1{(1 − ν) q ≥ ν p} ("member") on the cells of the table."""
     nu = check_probability("nu", nu, open_low=True, open_high=True)
-    return (1 - nu) * np.asarray(q_member, dtype=np.float64) >= nu * np.asarray(p_nonmember, dtype=np.float64)
+    q, p = _check_tables(q_member, p_nonmember)
+    return (1 - nu) * q >= nu * p
 
 
 def attack_accuracy(attack, q_member, p_nonmember, nu: float) -> float:
     """Acc(φ) = ν·P_nonmember(φ = 0) + (1 − ν)·P_member(φ = 1) (Eq. 20) for a 0/1 table ``attack``."""
     nu = check_probability("nu", nu, open_low=True, open_high=True)
-    a = np.asarray(attack, dtype=bool)
-    q = np.asarray(q_member, dtype=np.float64)
-    p = np.asarray(p_nonmember, dtype=np.float64)
+    q, p = _check_tables(q_member, p_nonmember)
+    a = np.asarray(attack)
+    if a.dtype.kind not in "biu" or (a.dtype.kind != "b" and not np.isin(a, (0, 1)).all()):
+        raise TypeError(f"attack must be a 0/1 (boolean) table, got dtype {a.dtype}")
+    a = a.astype(bool)
+    if a.shape != q.shape:
+        raise ValueError(f"attack must have the shape of q_member and p_nonmember {q.shape}, got {a.shape}")
     return float(nu * p[~a].sum() + (1 - nu) * q[a].sum())
 
 
 def brute_force_accuracies(q_member, p_nonmember, nu: float, max_cells: int = 16) -> np.ndarray:
     """Accuracies of *all* 2^{cells} attacks on a small table (at most ``max_cells`` cells)."""
     nu = check_probability("nu", nu, open_low=True, open_high=True)
-    q = np.asarray(q_member, dtype=np.float64).ravel()
-    p = np.asarray(p_nonmember, dtype=np.float64).ravel()
+    max_cells = check_int("max_cells", max_cells, low=1, high=30)
+    q, p = _check_tables(q_member, p_nonmember)
+    q, p = q.ravel(), p.ravel()
     c = q.size
     if c > max_cells:
         raise ValueError(f"brute force over 2^{c} attacks refused: the table has {c} cells > max_cells={max_cells}")
@@ -107,24 +134,25 @@ def brute_force_accuracies(q_member, p_nonmember, nu: float, max_cells: int = 16
 def sec_from_acc(acc: float, nu: float) -> float:
     """Sec_n = ν_*^{-1}(1 − sup Acc) with ν_* = min(ν, 1 − ν) (Eq. 2 of paper 003)."""
     nu = check_probability("nu", nu, open_low=True, open_high=True)
-    return (1.0 - float(acc)) / min(nu, 1 - nu)
+    return (1.0 - _check_acc(acc)) / min(nu, 1 - nu)
 
 
 def mis_from_acc(acc: float) -> float:
     """MIS_n = 2(1 − sup Acc) (paper 001, Eq. 2): Sec_n at ν = 1/2."""
-    return 2.0 * (1.0 - float(acc))
+    return 2.0 * (1.0 - _check_acc(acc))
 
 
 def accuracy_bounds(delta: float, nu: float) -> tuple[float, float]:
     """Theorem 3.1 of paper 003: ν_* − ν_*Δ ≤ Acc(φ) ≤ 1 − ν_* + ν_*Δ for every attack."""
     nu = check_probability("nu", nu, open_low=True, open_high=True)
+    delta = check_probability("delta", delta)
     ns = min(nu, 1 - nu)
-    return ns - ns * float(delta), 1 - ns + ns * float(delta)
+    return ns - ns * delta, 1 - ns + ns * delta
 
 
 def delta_lower_bound_from_acc(acc: float) -> float:
     """Any attack's accuracy at ν = 1/2 gives Δ_n ≥ 2·Acc − 1 (Theorem 3.1 at ν = 1/2)."""
-    return 2.0 * float(acc) - 1.0
+    return 2.0 * _check_acc(acc) - 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,6 +160,8 @@ def delta_lower_bound_from_acc(acc: float) -> float:
 # --------------------------------------------------------------------------------------------
 def n_count_vectors(n: int, K: int) -> int:
     """Number of count vectors of n draws over K atoms, C(n + K − 1, K − 1)."""
+    n = check_int("n", n, low=1, integral_float=True)
+    K = check_int("K", K, low=1)
     return comb(n + K - 1, K - 1)
 
 
@@ -142,6 +172,7 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
     """
     n = check_int("n", n, low=1, integral_float=True)
     K = check_int("K", K, low=1)
+    max_states = check_max_states(max_states)
     S = n_count_vectors(n, K)
     if S > max_states:
         raise ValueError(
@@ -165,7 +196,9 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
 def log_multinomial_pmf(counts: np.ndarray, p) -> np.ndarray:
     """log P(N = counts) for N ~ Multinomial(Σ counts, p) (Eq. 31); rows of ``counts``."""
     p = check_prob_vector("p", p)
-    counts = np.asarray(counts)
+    counts = check_array("counts", counts, ndim=(1, 2), dtype="int", low=0)
+    if counts.shape[-1] != p.size:
+        raise ValueError(f"counts must have one column per atom of p ({p.size}), got shape {counts.shape}")
     n = counts.sum(-1)
     return gammaln(n + 1) - gammaln(counts + 1).sum(-1) + (counts * np.log(p)).sum(-1)
 
@@ -191,6 +224,9 @@ def joint_tables(p, n: int, F=None, *, max_states: int = MAX_STATES):
     """
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
+    max_states = check_max_states(max_states)
+    if F is not None:
+        check_callable("F", F)
     counts = count_vectors(n, p.size, max_states=max_states)
     lab = np.arange(counts.shape[0]) if F is None else _labels(F, counts)
     L = int(lab.max()) + 1
@@ -211,6 +247,8 @@ def delta_finite_theta(p, n: int, F, *, max_states: int = MAX_STATES) -> float:
     """Lemma C.2 of paper 003: Δ_n = (1/2) Σ_j Σ_l |E[(p_j − N_j/n) 1{N ∈ D_l}]|."""
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
+    max_states = check_max_states(max_states)
+    check_callable("F", F)
     counts = count_vectors(n, p.size, max_states=max_states)
     lab = _labels(F, counts)
     P = np.exp(log_multinomial_pmf(counts, p))
@@ -246,7 +284,7 @@ def all_partitions_labels(S: int, L: int, rng: np.random.Generator) -> np.ndarra
 
 __all__ = [
     "tv_discrete", "bayes_accuracy", "printed_eq23_accuracy", "bayes_attack_table", "attack_accuracy",
-    "brute_force_accuracies", "check_prob_vector", "PROB_ATOL", "sec_from_acc", "mis_from_acc", "accuracy_bounds",
+    "brute_force_accuracies", "check_prob_vector", "check_max_states", "PROB_ATOL", "sec_from_acc", "mis_from_acc", "accuracy_bounds",
     "delta_lower_bound_from_acc", "n_count_vectors", "count_vectors", "log_multinomial_pmf",
     "joint_tables", "delta_discrete_algorithm", "delta_finite_theta", "max_acc_discrete", "sec_discrete",
 ]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qlib.validation import check_choice, check_int, check_probability
+from qlib.validation import check_callable, check_choice, check_int, check_probability, check_seed
 
 from .exact import check_prob_vector
 from .gaussian import gaussian_bayes_log_ratio
@@ -41,14 +41,20 @@ class GameResult:
 def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials: int = 100_000, *,
                       seed: int | np.random.Generator = 0, chunk: int = 20_000,
                       convention: str = "003") -> GameResult:
-    """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally)."""
+    """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally).
+
+    ``seed``: an integer >= 0 or a ``numpy.random.Generator`` (used as is); ``chunk``: trials per
+    vectorised batch (>= 1)."""
+    for name, f in (("sample", sample), ("algorithm", algorithm), ("attack", attack)):
+        check_callable(name, f)
     n = check_int("n", n, low=1, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)
     trials = check_int("trials", trials, low=1, integral_float=True)
+    chunk = check_int("chunk", chunk, low=1, integral_float=True)
     check_choice("convention", convention, ("003", "001"))
     if convention == "001" and nu != 0.5:
         raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed("seed", seed))
     correct = 0
     done = 0
     while done < trials:
@@ -82,6 +88,8 @@ def discrete_sampler(p):
 
 def count_algorithm(K: int):
     """The injective algorithm: θ̂ = count vector N (B × K) of each training set of atom indices."""
+    K = check_int("K", K, low=1)
+
     def alg(data):
         B = data.shape[0]
         out = np.zeros((B, K), dtype=np.int64)
@@ -93,6 +101,7 @@ def count_algorithm(K: int):
 def discrete_bayes_attack(p, n: int, nu: float):
     """Bayes attack against the injective algorithm: "member" iff (1 − ν) N_k/n ≥ ν p_k (the Bayes rule of the corrected Eq. 23)."""
     p = check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)
     return lambda N, z: (1 - nu) * N[np.arange(N.shape[0]), z] / n >= nu * p[z]
 
@@ -100,16 +109,30 @@ def discrete_bayes_attack(p, n: int, nu: float):
 # ---- Gaussian data, empirical mean ------------------------------------------------------------
 def gaussian_sampler(d: int):
     """sample(rng, shape) drawing standard normal points in R^d (μ = 0, Σ = I without loss)."""
+    d = check_int("d", d, low=1, integral_float=True)
     return lambda rng, shape: rng.standard_normal(tuple(shape) + (d,))
 
 
 def mean_algorithm(data):
-    """θ̂ = empirical mean of each training set (B × n × d → B × d)."""
-    return data.mean(axis=1)
+    """θ̂ = empirical mean of each training set (B × n × d → B × d).
+
+    Checked cheaply (this runs once per batch of the game): the shape and dtype of ``data``, and the
+    finiteness of the means (a NaN or inf point makes its mean non-finite)."""
+    arr = np.asarray(data) if not isinstance(data, (str, bytes)) else None
+    if arr is None or arr.dtype.kind not in "fiu":
+        raise TypeError(f"data must be a real (B, n, d) array, got {type(data).__name__}"
+                        + ("" if arr is None else f" of dtype {arr.dtype}"))
+    if arr.ndim != 3 or arr.size == 0:
+        raise ValueError(f"data must be a non-empty (B, n, d) array, got shape {arr.shape}")
+    out = arr.mean(axis=1)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("data must be finite (no NaN or inf)")
+    return out
 
 
 def gaussian_bayes_attack(n: int, nu: float):
-    """Bayes attack against the empirical mean of N(0, I_d) data: log q/p ≥ log(ν/(1 − ν))."""
+    """Bayes attack against the empirical mean of N(0, I_d) data: log q/p ≥ log(ν/(1 − ν)) (n >= 2)."""
+    n = check_int("n", n, low=2, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)
     thr = math.log(nu / (1 - nu))
     return lambda theta, z: gaussian_bayes_log_ratio(math.sqrt(n) * theta, z, n) >= thr

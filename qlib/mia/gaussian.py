@@ -136,6 +136,7 @@ def gaussian_mean_bound(n: int, d: int) -> float:
 
 def gaussian_mean_limit(d: int) -> float:
     """lim √n Δ_n = m_1/√(2π) = Γ((d+1)/2)/(√π Γ(d/2))."""
+    d = _dim(d)
     return m1(d) / math.sqrt(2 * math.pi)
 
 
@@ -148,7 +149,9 @@ def prop_g1_tv(beta_norm: float, n: int, d: int) -> float:
 
 def prop_g1_bound(beta_norm: float, n: int, d: int) -> float:
     """Right side of Proposition G.1: √d/(2n) + ‖β‖/(2√n)."""
-    return math.sqrt(_dim(d)) / (2 * check_int("n", n, low=1, integral_float=True)) + float(beta_norm) / (2 * math.sqrt(n))
+    beta_norm = check_float("beta_norm", beta_norm, low=0.0)
+    n = check_int("n", n, low=1, integral_float=True)
+    return math.sqrt(_dim(d)) / (2 * n) + beta_norm / (2 * math.sqrt(n))
 
 
 def remark51_n(c: float, d: int, eps: float) -> int:
@@ -167,16 +170,36 @@ def remark51_n_exact(c: float, d: int, eps: float) -> float:
 
 
 def remark51_lhs(c: float, d: int, n: float) -> float:
-    """c n^{-1/2} + √d/(2n), the right side of Eq. 9 with c_{L,P} = c."""
+    """c n^{-1/2} + √d/(2n), the right side of Eq. 9 with c_{L,P} = c (n > 0, real-valued)."""
+    c, d, n = check_positive("c", c), _dim(d), check_positive("n", n)
     return c / math.sqrt(n) + math.sqrt(d) / (2 * n)
 
 
 def gaussian_bayes_log_ratio(u: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    """log q/p of the member vs non-member pair at (u = √n(θ̂ − μ), w = z̃ − μ), whitened (the Gaussian joint laws of the member and non-member pairs)."""
+    """log q/p of the member vs non-member pair at (u = √n(θ̂ − μ), w = z̃ − μ), whitened (the Gaussian joint laws of the member and non-member pairs).
+
+    ``u`` and ``w``: real arrays of the same shape (..., d); ``n >= 2``. Checked cheaply (this runs
+    once per batch of the game): the finiteness is checked on the result."""
+    n = check_int("n", n, low=2, integral_float=True)
+    arrs = []
+    for name, v in (("u", u), ("w", w)):
+        a = None if v is None or isinstance(v, (str, bytes)) else np.asarray(v)
+        if a is None or a.dtype.kind not in "fiu":
+            raise TypeError(f"{name} must be a real array, got {type(v).__name__}"
+                            + ("" if a is None else f" of dtype {a.dtype}"))
+        if a.ndim == 0 or a.size == 0:
+            raise ValueError(f"{name} must be a non-empty array of points (..., d), got shape {a.shape}")
+        arrs.append(a)
+    u, w = arrs
+    if u.shape != w.shape:
+        raise ValueError(f"u and w must have the same shape, got {u.shape} and {w.shape}")
     rho = 1 / math.sqrt(n)
     d = u.shape[-1]
     uu, ww, uw = (u * u).sum(-1), (w * w).sum(-1), (u * w).sum(-1)
-    return -0.5 * d * math.log1p(-rho * rho) - 0.5 * ((uu - 2 * rho * uw + ww) / (1 - rho * rho) - uu - ww)
+    out = -0.5 * d * math.log1p(-rho * rho) - 0.5 * ((uu - 2 * rho * uw + ww) / (1 - rho * rho) - uu - ww)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("u and w must be finite (no NaN or inf)")
+    return out
 
 
 __all__ = [

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from qlib.validation import check_int, check_positive
+from qlib.validation import (
+    check_array,
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_positive,
+    check_seed,
+)
 
 from ..devices import resolve
 
@@ -42,16 +50,39 @@ def single_thread_blas():
     return threadpool_limits(1)
 
 
-def fraction_below(losses, eps) -> np.ndarray:
-    """Fraction of entries of ``losses`` (last axis) that are ≤ each ε (returns shape (..., len(eps)))."""
-    x = np.asarray(losses, dtype=np.float64)
-    e = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+def _check_losses(name: str, losses) -> np.ndarray:
+    """Per-sample losses: a finite non-empty array of entries >= 0 (any leading shape, samples on the
+    last axis)."""
+    return check_array(name, losses, low=0.0)
+
+
+def _check_eps(eps, name: str = "eps") -> np.ndarray:
+    """Thresholds ε: one finite number >= 0, or a non-empty 1-D sequence of them."""
+    if isinstance(eps, (list, tuple, np.ndarray)) and np.ndim(eps) != 0:
+        e = check_array(name, eps, ndim=1, low=0.0)
+    else:
+        e = np.array([check_float(name, eps, low=0.0)])
+    return e
+
+
+def _fraction_below(x: np.ndarray, e: np.ndarray) -> np.ndarray:
     return (x[..., None] <= e).mean(axis=-2)
+
+
+def fraction_below(losses, eps) -> np.ndarray:
+    """Fraction of entries of ``losses`` (last axis) that are ≤ each ε (returns shape (..., len(eps))).
+
+    ``losses``: finite, >= 0; ``eps``: a threshold >= 0 or a 1-D sequence of them."""
+    return _fraction_below(_check_losses("losses", losses), _check_eps(eps))
 
 
 def eq6_lower_bound(train_losses, val_losses, eps) -> np.ndarray:
     """Theorem 4.3(i), Eq. 6: (1 − α̂) − fresh fraction ≤ Δ_n, per threshold ε."""
-    return fraction_below(train_losses, eps) - fraction_below(val_losses, eps)
+    e = _check_eps(eps)
+    tr, va = _check_losses("train_losses", train_losses), _check_losses("val_losses", val_losses)
+    if tr.shape[:-1] != va.shape[:-1]:
+        raise ValueError(f"train_losses and val_losses must have the same leading shape, got {tr.shape} and {va.shape}")
+    return _fraction_below(tr, e) - _fraction_below(va, e)
 
 
 # ---- Example 4.5: least squares ---------------------------------------------------------------
@@ -61,6 +92,8 @@ def ols_losses(d: int, n: int, trials: int, *, noise_sd: float = 1.0, seed: int 
     Returns (train_loss of z_1, fresh loss of an independent z_0), one pair per trial, batched.
     """
     d, n, trials = check_int("d", d, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True), check_int("trials", trials, low=1, integral_float=True)
+    noise_sd = check_float("noise_sd", noise_sd, low=0.0)
+    seed = check_seed("seed", seed)
     rng = np.random.default_rng(seed)
     beta = rng.standard_normal((trials, d))
     X = rng.standard_normal((trials, n, d))
@@ -84,21 +117,29 @@ def _ols_fit(X, y, d, n):
 
 def loss_threshold_accuracy(train_loss, fresh_loss, eps: float) -> float:
     """Accuracy at ν = 1/2 of "member iff loss ≤ ε" given member and non-member losses."""
-    return 0.5 * float(np.mean(np.asarray(train_loss) <= eps)) + 0.5 * float(np.mean(np.asarray(fresh_loss) > eps))
+    tr = check_array("train_loss", train_loss, ndim=1, low=0.0)
+    fr = check_array("fresh_loss", fresh_loss, ndim=1, low=0.0)
+    return _threshold_accuracy(tr, fr, check_float("eps", eps, low=0.0))
+
+
+def _threshold_accuracy(tr: np.ndarray, fr: np.ndarray, eps: float) -> float:
+    return 0.5 * float(np.mean(tr <= eps)) + 0.5 * float(np.mean(fr > eps))
 
 
 def ols_threshold_game(d: int, n: int, trials: int, *, seed: int = 0) -> float:
-    """Held-out lower bound on Δ_n for OLS: choose ε on half the trials, evaluate 2·Acc − 1 on the rest."""
+    """Held-out lower bound on Δ_n for OLS: choose ε on half the trials, evaluate 2·Acc − 1 on the rest
+    (``trials`` >= 2)."""
+    trials = check_int("trials", trials, low=2, integral_float=True)
     train, fresh = ols_losses(d, n, trials, seed=seed)
     h = trials // 2
     cand = np.unique(np.concatenate([train[:h], fresh[:h]]))
-    accs = [loss_threshold_accuracy(train[:h], fresh[:h], e) for e in cand]
+    accs = [_threshold_accuracy(train[:h], fresh[:h], e) for e in cand]
     eps = cand[int(np.argmax(accs))]
-    return 2 * loss_threshold_accuracy(train[h:], fresh[h:], eps) - 1
+    return 2 * _threshold_accuracy(train[h:], fresh[h:], eps) - 1
 
 
 # ---- Simulation 1 -----------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
 class OverfitRun:
     """Fractions of points with squared loss ≤ ε: arrays (seeds, evaluations, thresholds)."""
 
@@ -128,8 +169,12 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
     """
     n, d, width, iters = (check_int(k, v, low=1, integral_float=True) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
     lr = check_positive("lr", lr)
+    n_val = check_int("n_val", n_val, low=1, integral_float=True)
+    eval_every = check_int("eval_every", eval_every, low=1, integral_float=True)
+    noise_sd = check_float("noise_sd", noise_sd, low=0.0)
+    thresholds = check_float_sequence("thresholds", thresholds, low=0.0)
+    seeds = check_int_sequence("seeds", seeds, low=0)
     dev = resolve(device)
-    seeds = list(seeds)
     thr = torch.tensor(np.asarray(thresholds, dtype=np.float64), dtype=torch.float32, device=dev)
     Xs, Ys, Xv, Yv, params = [], [], [], [], []
     for s in seeds:
@@ -177,17 +222,33 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
 
 # ---- Proposition B.1 --------------------------------------------------------------------------
 def wishart_gram_bartlett(s: int, n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
-    """reps Gram matrices G = L Lᵀ ~ Wishart(s, I_n) by the Bartlett decomposition ((reps, n, n))."""
+    """reps Gram matrices G = L Lᵀ ~ Wishart(s, I_n) by the Bartlett decomposition ((reps, n, n)), s >= n."""
+    s, n = _check_s_n(s, n)
+    reps = check_int("reps", reps, low=1, integral_float=True)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     L = np.tril(rng.standard_normal((reps, n, n)), -1)
     dfs = s - np.arange(n)  # 1-based i: s − i + 1
     L[:, np.arange(n), np.arange(n)] = np.sqrt(rng.chisquare(dfs[None, :], size=(reps, n)))
     return L @ np.transpose(L, (0, 2, 1))
 
 
+def _check_s_n(s, n) -> tuple[int, int]:
+    s, n = check_int("s", s, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True)
+    if n > s:
+        raise ValueError(f"n must be <= s (Wishart(s, I_n) needs s >= n degrees of freedom), got n={n} > s={s}")
+    return s, n
+
+
+def _check_s(s) -> int:
+    return check_int("s", s, low=2, integral_float=True)
+
+
 def prob_event_E(s: int, n: int, reps: int = 2000, *, seed: int = 0) -> float:
     """Monte-Carlo P(max_{i≠j} |x_iᵀx_j| ≤ (s+1)/(3n) − 1) for n points uniform on √s·S^{s−1}."""
-    s, n = check_int("s", s, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True)
-    rng = np.random.default_rng(seed)
+    s, n = _check_s_n(s, n)
+    reps = check_int("reps", reps, low=1, integral_float=True)
+    rng = np.random.default_rng(check_seed("seed", seed))
     hits = 0
     for start in range(0, reps, 200):  # chunks keep the (reps, n, n) arrays small
         with single_thread_blas():
@@ -200,17 +261,20 @@ def prob_event_E(s: int, n: int, reps: int = 2000, *, seed: int = 0) -> float:
 
 
 def propB1_n_printed(s: int) -> int:
-    """Largest n allowed by the printed condition n ≤ (s+1)/(3(√(s ln s) + 1))."""
+    """Largest n allowed by the printed condition n ≤ (s+1)/(3(√(s ln s) + 1)) (s >= 2)."""
+    s = _check_s(s)
     return int(math.floor((s + 1) / (3 * (math.sqrt(s * math.log(s)) + 1))))
 
 
 def propB1_n_corrected(s: int) -> int:
-    """Largest n allowed by the corrected condition n ≤ (s+1)/(3(√s·ln s + 1))."""
+    """Largest n allowed by the corrected condition n ≤ (s+1)/(3(√s·ln s + 1)) (s >= 2)."""
+    s = _check_s(s)
     return int(math.floor((s + 1) / (3 * (math.sqrt(s) * math.log(s) + 1))))
 
 
 def propB1_bound(s: int) -> float:
-    """The printed explicit bound 1 − s^{3 − ln(s)/4}."""
+    """The printed explicit bound 1 − s^{3 − ln(s)/4} (s >= 2)."""
+    s = _check_s(s)
     return 1.0 - s ** (3 - math.log(s) / 4)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from qlib.mia import erm
 from qlib.repro.ledger import Row, claim, close
+from qlib.validation import check_int, check_seed
 
 PAPER = "001"
 
@@ -21,9 +22,14 @@ def _violations(where: str, quantity: str, bad: int) -> Row:
     return claim(where, quantity, 0, int(bad), int(bad) == 0, tolerance="1e-12", paper=PAPER)
 
 
+def _rng(draws, seed) -> tuple[int, np.random.Generator]:
+    """``draws`` >= 1 (zero draws would report a vacuous pass) and the generator of ``seed``."""
+    return check_int("draws", draws, low=1, integral_float=True), np.random.default_rng(check_seed("seed", seed))
+
+
 def lemma_b1_random(draws: int = 1000, seed: int = 0) -> list[Row]:
     """Lemma B.1: |a − b| ≤ TV(P, Q) ≤ (|a − b| + a + b)/2 on random pairs of laws."""
-    rng = np.random.default_rng(seed)
+    draws, rng = _rng(draws, seed)
     bad = 0
     for _ in range(draws):
         K = int(rng.integers(2, 8))
@@ -34,7 +40,7 @@ def lemma_b1_random(draws: int = 1000, seed: int = 0) -> list[Row]:
 
 def lemma_b2_random(draws: int = 200, seed: int = 0) -> list[Row]:
     """Lemma B.2 (Schur complement formula for a diagonal entry of M⁻¹) on random SPD matrices."""
-    rng = np.random.default_rng(seed)
+    draws, rng = _rng(draws, seed)
     worst = 0.0
     for _ in range(draws):
         J = int(rng.integers(2, 7))
@@ -47,13 +53,18 @@ def lemma_b2_random(draws: int = 200, seed: int = 0) -> list[Row]:
 
 
 def random_erm_problem(rng: np.random.Generator, K: int, m: int):
-    """A random finite-Θ̄ problem: uniform losses in [0, 1], Dirichlet(1) atom law."""
+    """A random finite-Θ̄ problem: uniform losses in [0, 1], Dirichlet(1) atom law (K >= 2 candidates,
+    m >= 1 atoms)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    K = check_int("K", K, low=2)
+    m = check_int("m", m, low=1)
     return rng.random((K, m)), rng.dirichlet(np.ones(m))
 
 
 def erm_bound_random(draws: int = 30, seed: int = 0) -> list[Row]:
     """Δ_n ≤ 2(1 − P(θ̂ = θ̄_1)) (proof of Prop. C.3) on random problems, exact (in logs)."""
-    rng = np.random.default_rng(seed)
+    draws, rng = _rng(draws, seed)
     bad = 0
     for _ in range(draws):
         L, p = random_erm_problem(rng, int(rng.integers(2, 5)), int(rng.integers(2, 4)))
@@ -66,7 +77,7 @@ def prop_c4_random(draws: int = 200, seed: int = 0) -> list[Row]:
     """Prop. C.4: inf over Ω^c of xᵀΛ⁺x/2 = 1/(2 max Λ_kk) — holds for invertible Λ and, for singular
     Λ, with x restricted to range(Λ) (as the proof of Prop. C.3 needs); over all of Ω^c, as printed,
     the infimum is 0 for singular Λ (erratum 001-C4)."""
-    rng = np.random.default_rng(seed)
+    draws, rng = _rng(draws, seed)
     worst_full, worst_sing, zero_unres, n_sing = 0.0, 0.0, 0, 0
     for i in range(draws):
         J = int(rng.integers(1, 6))

@@ -32,6 +32,7 @@ from qlib.mia import C_P
 from qlib.mia import discretise as D
 from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row, claim, close, not_comparable
+from qlib.validation import check_choice, check_float, check_int, check_int_sequence, check_seed
 
 from .theory import ERRATA, erratum_where
 
@@ -46,6 +47,7 @@ FIGURE1_WHERE = "Figure 1 / §6.1"
 
 def figure1_table(run: OverfitRun, marks=(0, 100, 500, 1000, 1500, 2000, 2500)) -> pd.DataFrame:
     """Training and validation fractions (first seed) at the marked iterations (and the last)."""
+    marks = check_int_sequence("marks", marks, low=0)
     last = int(run.iterations[-1])
     idx = [i for i, it in enumerate(run.iterations) if it in set(marks) | {last}]
     tab = pd.DataFrame({"iteration": np.repeat(run.iterations[idx], 2), "set": ["train", "validation"] * len(idx)})
@@ -94,6 +96,9 @@ def figure1_rows(run: OverfitRun) -> list[Row]:
 
 def figure1_reductions(iters: int, eval_every: int, seeds) -> str:
     """Prose: how this run differs from §6.1's (generated from the parameters)."""
+    iters = check_int("iters", iters, low=1, integral_float=True)
+    eval_every = check_int("eval_every", eval_every, low=1, integral_float=True)
+    seeds = check_int_sequence("seeds", seeds, low=0)
     P = PAPER_S61
     parts = []
     if iters < P["iters"]:
@@ -123,12 +128,25 @@ PAPER_S62_TEXT = {"raw_acc_1000": 0.989, "loss": {4.30: 0.025, 6.74: 0.02, 9.20:
 
 def table1_c_tolerance(K: int) -> float:
     """Half the distance from the paper's C(P) to the Lemma C.4 cap √(K − 1) (see the docstring)."""
+    K = check_choice("K", check_int("K", K, low=1), tuple(PAPER_TABLE1_C))
     return (math.sqrt(K - 1) - PAPER_TABLE1_C[K]) / 2
 
 
 def fit_discretisations(X: np.ndarray, y: np.ndarray, K_list, n_fit: int, n_freq: int | None, seed: int = 0) -> dict:
     """§6.2's clusterings: one MiniBatchKMeans per K on its own ``n_fit`` images; C(P) of the cluster
-    index (and of the (cluster, label) pair) on the remaining images (the first ``n_freq``)."""
+    index (and of the (cluster, label) pair) on the remaining images (the first ``n_freq``; None: all)."""
+    X = D._check_X("X", X)
+    y = D._check_y("y", y, len(X), high=9)
+    K_list = check_int_sequence("K_list", K_list, low=1)
+    n_fit = check_int("n_fit", n_fit, low=1)
+    n_freq = check_int("n_freq", n_freq, low=1, allow_none=True)
+    seed = check_seed("seed", seed)
+    if max(K_list) > n_fit:
+        raise ValueError(f"K_list entries must be <= n_fit = {n_fit} (each clustering is fitted on n_fit images), "
+                         f"got {max(K_list)}")
+    if n_fit * len(K_list) >= len(X):
+        raise ValueError(f"n_fit * len(K_list) = {n_fit * len(K_list)} leaves no image of X for the frequencies "
+                         f"(X has {len(X)} rows)")
     fits, rest = D.split_for_clustering(len(X), n_fit, len(K_list), seed)
     freq = rest if n_freq is None else rest[:n_freq]
     kms = {K: D.fit_kmeans(X[f], K, seed) for K, f in zip(K_list, fits)}
@@ -139,6 +157,9 @@ def fit_discretisations(X: np.ndarray, y: np.ndarray, K_list, n_fit: int, n_freq
 
 def balanced_clustering_c(K: int, n_images: int, seed: int = 0) -> float:
     """C(P) of a random balanced clustering: each of ``n_images`` images gets a uniform random cluster."""
+    K = check_int("K", K, low=1)
+    n_images = check_int("n_images", n_images, low=1)
+    seed = check_seed("seed", seed)
     lab = np.random.default_rng(seed).integers(0, K, size=n_images)
     f = np.bincount(lab, minlength=K).astype(np.float64)
     return C_P(f[f > 0] / f.sum())
@@ -155,6 +176,9 @@ def table1_c_rows(cp: dict, cp_pair: dict) -> list[Row]:
 
 def table1_balanced_rows(K_list, n_images: int, seed: int = 0) -> list[Row]:
     """A random balanced clustering must fail Table 1's C(P) tolerance (computed, not assumed)."""
+    K_list = check_int_sequence("K_list", K_list, low=1)
+    n_images = check_int("n_images", n_images, low=1)
+    seed = check_seed("seed", seed)
     out = []
     for K in K_list:
         if K not in PAPER_TABLE1_C:
@@ -194,7 +218,23 @@ def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int
     """§6.2's classifiers under our reading: for each n and repetition a training set drawn from the
     images not used for clustering, a network on the raw images (n in ``raw_n_list``) and one per
     discretisation; accuracies on the raw test images, the discretised test images and the training set.
-    Returns mean and std per (n, K)."""
+    Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images)."""
+    X = D._check_X("X", X)
+    y = D._check_y("y", y, len(X), high=9)
+    Xt = D._check_X("Xt", Xt, X.shape[1])
+    yt = D._check_y("yt", yt, len(Xt), high=9)
+    if not isinstance(disc, dict) or not {"kms", "rest"} <= set(disc):
+        raise TypeError("disc must be the dict returned by fit_discretisations")
+    n_list = check_int_sequence("n_list", n_list, low=1)
+    raw_n_list = check_int_sequence("raw_n_list", raw_n_list, low=1, nonempty=False)
+    if max(n_list) > len(disc["rest"]):
+        raise ValueError(f"n_list entries must be <= {len(disc['rest'])}, the images not used for clustering; "
+                         f"got {max(n_list)}")
+    reps = check_int("reps", reps, low=1)
+    iters = check_int("iters", iters, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    hidden = check_int("hidden", hidden, low=1)
+    seed = check_seed("seed", seed)
     rng = np.random.default_rng(seed)
     kms, rows = disc["kms"], []
     for n in n_list:
@@ -250,13 +290,20 @@ def table1_text_rows() -> list[Row]:
 
 def table1_reductions(n_list, raw_n_list, reps: int, n_freq: int | None, n_rest: int) -> str:
     """Prose: how this run's Table 1 differs from the paper's (generated from the parameters)."""
+    n_list = check_int_sequence("n_list", n_list, low=1)
+    raw_n_list = check_int_sequence("raw_n_list", raw_n_list, low=1, nonempty=False)
+    reps = check_int("reps", reps, low=1)
+    n_freq = check_int("n_freq", n_freq, low=1, allow_none=True)
+    n_rest = check_int("n_rest", n_rest, low=1)
     parts = []
     miss_n = [n for n in PAPER_TABLE1_N if n not in n_list]
     if miss_n:
         parts.append(f"networks are trained at n = {', '.join(map(str, n_list))} only (the paper: "
                      f"{', '.join(map(str, PAPER_TABLE1_N))})")
     miss_raw = [n for n in PAPER_TABLE1_N if n not in raw_n_list]
-    if miss_raw:
+    if not raw_n_list:
+        parts.append("no network is trained on raw images (the paper prints a raw accuracy for every n)")
+    elif miss_raw:
         parts.append(f"raw-image networks at n = {', '.join(map(str, raw_n_list))} only (the paper prints a raw "
                      f"accuracy for every n)")
     parts.append(f"{reps} training run{'s' if reps != 1 else ''} per cell (the paper's ± values imply several; "

@@ -24,6 +24,14 @@ import numpy as np
 
 from qlib.mia import bounds, exact, game, gaussian, overfit
 from qlib.repro.ledger import Row, claim, close, missing, not_comparable
+from qlib.validation import (
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_probability,
+    check_seed,
+)
 
 #: the errata of paper 003 found by this chapter: id -> one sentence. Rows repeating one erratum
 #: carry the same id in their ``where``.
@@ -56,6 +64,27 @@ def _ge(bound: float) -> str:
     return f"≥ {bound:.6g}"
 
 
+def _draws(draws, name: str = "draws") -> int:
+    """A number of random cases: >= 1 (zero cases would report a vacuous pass)."""
+    return check_int(name, draws, low=1, integral_float=True)
+
+
+def _probs_open(name: str, values) -> list[float]:
+    """A non-empty sequence of numbers in the open interval (0, 1)."""
+    out = check_float_sequence(name, values)
+    return [check_probability(f"{name}[{i}]", v, open_low=True, open_high=True) for i, v in enumerate(out)]
+
+
+def _laws(name: str, laws) -> list[np.ndarray]:
+    """A non-empty sequence of laws (each a probability vector with entries > 0)."""
+    if isinstance(laws, (str, bytes)) or not hasattr(laws, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of probability vectors, got {type(laws).__name__}")
+    out = [exact.check_prob_vector(f"{name}[{i}]", p) for i, p in enumerate(laws)]
+    if not out:
+        raise ValueError(f"{name} must hold at least one law")
+    return out
+
+
 def _count(where, quantity, bad: int, *, kind="paper-claim", note="") -> Row:
     """A row counting violations of a claim (paper value 0)."""
     return claim(where, quantity, 0, int(bad), int(bad) == 0, kind=kind, tolerance="none", note=note)
@@ -66,6 +95,9 @@ def theorem31_brute_force(nus=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9), ns=(2, 3), p1: flo
     """All 2^cells attacks on Bernoulli(p1) data, θ̂ = mean: the best accuracy equals the corrected
     Eq. 23; every attack lies in Theorem 3.1's interval and Sec ≥ 1 − Δ (= at ν = 1/2); the printed
     Eq. 23 differs from the best accuracy for ν ≠ 1/2 (erratum 003-E1)."""
+    nus = _probs_open("nus", nus)
+    ns = check_int_sequence("ns", ns, low=1)
+    p1 = check_probability("p1", p1, open_low=True, open_high=True)
     out, bad_bounds, worst, cases = [], 0, 0.0, 0
     for n in ns:
         q, pn = exact.joint_tables([1 - p1, p1], n, lambda c: c[:, 1])
@@ -98,6 +130,8 @@ TC02_CASES = (((0.2, 0.3, 0.5), 10, 0.5), ((0.1,) * 10, 20, 0.5), ((0.2, 0.3, 0.
 def game_vs_exact(trials: int = 200_000, seed: int = 0, cases=TC02_CASES) -> list[Row]:
     """The MIA game (§2) played literally with the Bayes attack against the injective algorithm,
     against the exact best accuracy; passes when |z| ≤ 4."""
+    trials = _draws(trials, "trials")
+    seed = check_seed("seed", seed)
     out = []
     for i, (p, n, nu) in enumerate(cases):
         ex = exact.max_acc_discrete(p, n, nu)
@@ -116,6 +150,7 @@ MAXDELTA_CASES = ((0.5, 0.5), 10), ((0.2, 0.3, 0.5), 7), ((0.2, 0.3, 0.5), 100),
 def theorem54_three_ways(cases=MAXDELTA_CASES, max_states: int = 200_000) -> list[Row]:
     """max_A Δ_n three ways: enumeration of the injective algorithm (Eq. 31/32, where the count
     vectors are at most ``max_states``; else De Moivre's Eq. 37) as reference, binomial sums as ours."""
+    max_states = exact.check_max_states(max_states)
     out = []
     for p, n in cases:
         b = bounds.max_delta_discrete(p, n, "binomial")
@@ -133,7 +168,11 @@ def theorem54_three_ways(cases=MAXDELTA_CASES, max_states: int = 200_000) -> lis
 def theorem54_maximality(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls=(2, 3, 5), seed: int = 0) -> list[Row]:
     """Lemma C.2 against the direct TV, and no deterministic algorithm above max_A Δ_n (random F:
     counts → {1..L} and three named algorithms); the injective one attains it (Lemma G.2)."""
-    rng = np.random.default_rng(seed)
+    p = exact.check_prob_vector("p", p)
+    n = check_int("n", n, low=1, integral_float=True)
+    draws = _draws(draws)
+    Ls = check_int_sequence("Ls", Ls, low=1)
+    rng = np.random.default_rng(check_seed("seed", seed))
     mx = bounds.max_delta_discrete(p, n)
     S = exact.n_count_vectors(n, len(p))
     worst_gap, worst_c2 = -math.inf, 0.0
@@ -164,6 +203,8 @@ def theorem54_maximality(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls=(2, 
 def lemma_c3(p: float = 0.3, rate_ns=(10, 51, 101, 401, 1001)) -> list[Row]:
     """Lemma C.3 (2p(1−p)^n) by enumeration; its generalisation to θ̂ = 1{Σz ≥ m} (our derivation)
     and the exponent of that generalisation at m = ⌈n/2⌉, decreasing to KL(1/2 ‖ p)."""
+    p = check_probability("p", p, open_low=True, open_high=True)
+    rate_ns = check_int_sequence("rate_ns", rate_ns, low=1)
     worst = 0.0
     for pp, n in ((0.5, 10), (0.3, 5), (0.1, 50), (0.3, 12)):
         d = exact.delta_discrete_algorithm([1 - pp, pp], n, lambda c: (c[:, 1] > 0).astype(int))
@@ -187,8 +228,10 @@ def lemma_c3(p: float = 0.3, rate_ns=(10, 51, 101, 401, 1001)) -> list[Row]:
 
 # ---- Corollary 5.4.1 ---------------------------------------------------------------------------
 def cor541_laws(n_dirichlet: int, seed: int = 0) -> list[np.ndarray]:
-    """The laws of the Corollary 5.4.1 grid: 50 Bernoulli, 4 uniform, Dirichlet(0.5) on 6 atoms."""
-    rng = np.random.default_rng(seed)
+    """The laws of the Corollary 5.4.1 grid: 50 Bernoulli, 4 uniform, Dirichlet(0.5) on 6 atoms
+    (``n_dirichlet`` of them; 0 leaves the Bernoulli and uniform laws)."""
+    n_dirichlet = check_int("n_dirichlet", n_dirichlet, low=0, integral_float=True)
+    rng = np.random.default_rng(check_seed("seed", seed))
     laws = [np.array([q, 1 - q]) for q in np.linspace(0.01, 0.5, 50)]
     laws += [np.full(K, 1 / K) for K in (3, 5, 10, 20)]
     laws += [d for d in rng.dirichlet(np.full(6, 0.5), size=n_dirichlet) if d.min() > 1e-6]
@@ -197,7 +240,13 @@ def cor541_laws(n_dirichlet: int, seed: int = 0) -> list[np.ndarray]:
 
 def cor541_min_ratio(laws, ns) -> float:
     """min R = max_A Δ_n √n / C(P) over the (law, n) pairs meeting the corollary's condition."""
-    return min(bounds.cor541_ratio(p, n) for p in laws for n in ns if bounds.cor541_condition(p, n))
+    laws = _laws("laws", laws)
+    ns = check_int_sequence("ns", ns, low=1)
+    vals = [bounds.cor541_ratio(p, n) for p in laws for n in ns if bounds.cor541_condition(p, n)]
+    if not vals:
+        raise ValueError("no pair of laws and ns meets the corollary's condition (n >= 5 and n > 1/min p): "
+                         "give larger ns")
+    return min(vals)
 
 
 COR541_NS = tuple(range(2, 61)) + (100, 200, 500, 1000, 5000)
@@ -206,6 +255,8 @@ COR541_NS = tuple(range(2, 61)) + (100, 200, 500, 1000, 5000)
 def corollary541(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: float = 3e-3) -> list[Row]:
     """c ≤ R ≤ 1/2 on a grid of laws and n; R → 1/√(2π); the condition is needed; the proof's last
     step is false (erratum 003-E2) while the constant holds."""
+    ns = check_int_sequence("ns", ns, low=1)
+    limit_tol = check_float("limit_tol", limit_tol, low=0.0, low_open=True)
     laws = cor541_laws(n_dirichlet, seed)
     rmax, limit_gap, at = 0.0, 0.0, None
     for p in laws:
@@ -223,8 +274,9 @@ def corollary541(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: 
            claim("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| where n·min(p, 1−p) ≥ 20", f"< {limit_tol:g}",
                  limit_gap, limit_gap < limit_tol, kind="theory-check", tolerance=f"{limit_tol:g} (ours)",
                  note="the paper states no rate for the limit; the tolerance is ours (it allows the lattice term "
-                      "of De Moivre's sum); largest gap at P = (" + ", ".join(f"{x:.3g}" for x in at[0])
-                      + f"), n = {at[1]}")]
+                      "of De Moivre's sum); "
+                      + ("largest gap at P = (" + ", ".join(f"{x:.3g}" for x in at[0]) + f"), n = {at[1]}"
+                         if at is not None else "no (law, n) of this grid has n·min(p, 1−p) ≥ 20: vacuous"))]
     big = max(abs(bounds.cor541_ratio(p, 5000) - bounds.COR541_LIMIT) for p in laws[:50])
     out.append(claim("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| over the 50 Bernoulli laws at n = 5000", "< 0.001",
                      big, big < 1e-3, kind="theory-check", tolerance="1e-3 (ours)"))
@@ -244,6 +296,8 @@ def corollary541(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: 
 
 def sample_size_rule(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=(0.01, 0.05, 0.1)) -> list[Row]:
     """n = ⌈(C(P)/2ε)²⌉ gives max_A Δ_n ≤ ε (our consequence of the corollary's upper bound)."""
+    laws = _laws("laws", laws)
+    epss = check_float_sequence("epss", epss, low=0.0, low_open=True)
     out = []
     for p in laws:
         for e in epss:
@@ -257,7 +311,9 @@ def sample_size_rule(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=(0.01
 # ---- C(P): Lemmas C.4, C.5 and Eq. 17–19 ------------------------------------------------------
 def diversity_constant(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int = 0) -> list[Row]:
     """C(P) facts on Dirichlet(1) draws (natural log): violations of each, and the uniform equality."""
-    rng = np.random.default_rng(seed)
+    draws = _draws(draws)
+    Ks = check_int_sequence("Ks", Ks, low=2)
+    rng = np.random.default_rng(check_seed("seed", seed))
     fails = {"Lemma C.4": 0, "Lemma C.5": 0, "Eq. 17": 0, "Eq. 18": 0, "Eq. 19": 0}
     total, t = 0, 1e-12
     for K in Ks:
@@ -284,7 +340,15 @@ def diversity_constant(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int = 0) -
 
 
 def lemma_c1(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Row]:
-    """Lemma C.1: C(P) = ∞ (p_j ∝ j^-a), max Δ_n ↓ 0 but √n max Δ_n ↑ (slower than n^{-1/2})."""
+    """Lemma C.1: C(P) = ∞ (p_j ∝ j^-a), max Δ_n ↓ 0 but √n max Δ_n ↑ (slower than n^{-1/2}).
+
+    ``ns``: at least two strictly increasing sample sizes (the claims compare consecutive sizes)."""
+    ns = check_int_sequence("ns", ns, low=1)
+    if len(ns) < 2:
+        raise ValueError(f"ns must hold at least two sample sizes (the check compares consecutive sizes), got {ns}")
+    if any(b <= a for a, b in zip(ns, ns[1:])):
+        raise ValueError(f"ns must be strictly increasing, got {ns}")
+    J = check_int("J", J, low=1, integral_float=True)
     out = []
     for a in (1.5, 2.0):
         vals = [bounds.power_law_max_delta(a, n, J) for n in ns]
@@ -309,6 +373,8 @@ def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10,
                        rate_cases=((1000, 2e-3), (100_000, 1e-4))) -> list[Row]:
     """Exact Δ_n of the empirical mean on Gaussian data: χ² form vs mixture form and vs the d = 2
     closed form, vs the game; below √d/(2n) + m_1/(2√n); √n Δ_n → m_1/√(2π)."""
+    trials = _draws(trials, "trials")
+    seed = check_seed("seed", seed)
     out = []
     for n, d in mixture_cases:
         out.append(close("Theorem 5.1 (exact)", f"Δ_n, n={n}, d={d}: mixture form vs χ² form",
@@ -337,7 +403,10 @@ def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10,
 
 
 def prop_g1(ds=(1, 2, 3, 5, 10), ns=(2, 3, 5, 10, 50, 1000), betas=(0, 0.1, 0.5, 1, 2, 4, 8)) -> list[Row]:
-    """Proposition G.1: exact TV / the bound √d/(2n) + ‖β‖/(2√n) on a grid."""
+    """Proposition G.1: exact TV / the bound √d/(2n) + ‖β‖/(2√n) on a grid (n >= 2, ‖β‖ >= 0)."""
+    ds = check_int_sequence("ds", ds, low=1)
+    ns = check_int_sequence("ns", ns, low=2)
+    betas = check_float_sequence("betas", betas, low=0.0)
     ratios = [gaussian.prop_g1_tv(b, n, d) / gaussian.prop_g1_bound(b, n, d) for d in ds for n in ns for b in betas]
     r = max(ratios)
     return [claim("Proposition G.1", f"max exact TV / bound over {len(ratios)} (d, n, ‖β‖) cases", _le(1), r,
@@ -351,6 +420,9 @@ REMARK51_CS = tuple(float(c) for c in np.logspace(-4, 2, 25))
 def remark51(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
              epss=(0.001, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 0.999)) -> list[Row]:
     """Remark 5.1's printed sample size is sufficient, although its proof drops a factor 2."""
+    cs = check_float_sequence("cs", cs, low=0.0, low_open=True)
+    ds = check_int_sequence("ds", ds, low=1)
+    epss = _probs_open("epss", epss)
     bad_suff, bad_exact, total = 0, 0, 0
     for c in cs:
         for d in ds:
@@ -371,7 +443,8 @@ def remark51(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
 # ---- Overfitting: Proposition 4.2, Example 4.5, Proposition B.1 -------------------------------
 def prop42(draws: int = 2000, seed: int = 0) -> list[Row]:
     """Proposition 4.2 on random loss vectors of mean εα."""
-    rng = np.random.default_rng(seed)
+    draws = _draws(draws)
+    rng = np.random.default_rng(check_seed("seed", seed))
     bad = 0
     for _ in range(draws):
         n = int(rng.integers(1, 200))
@@ -385,6 +458,9 @@ def prop42(draws: int = 2000, seed: int = 0) -> list[Row]:
 def example45_least_squares(trials: int = 2000, seed: int = 0, interp_min: float = 0.995) -> list[Row]:
     """Example 4.5 (d ≥ n: Δ_n = 1, the loss-threshold attack is perfect) and Example 5.3's d < n
     (a held-out lower bound on Δ_n that falls as n/d grows)."""
+    trials = check_int("trials", trials, low=2, integral_float=True)
+    seed = check_seed("seed", seed)
+    interp_min = check_float("interp_min", interp_min, low=0.0, high=1.0)
     out = []
     for d, n in ((50, 20), (50, 50)):
         tr, fr = overfit.ols_losses(d, n, trials, seed=seed)
@@ -403,6 +479,15 @@ def prop_b1(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corrected
     the printed n it falls below the claimed 1 − s^(3 − ln(s)/4), which refutes the proof's step, so
     the bound is *unproven* there (erratum 003-E5), not shown false; under our corrected condition
     n ≤ (s+1)/(3(√s ln s + 1)) the step holds."""
+    reps = _draws(reps, "reps")
+    seed = check_seed("seed", seed)
+    s_printed = check_int("s_printed", s_printed, low=2, integral_float=True)
+    if overfit.propB1_n_printed(s_printed) < 1:
+        raise ValueError(f"s_printed = {s_printed} allows no n >= 1 under the printed condition: take a larger s_printed")
+    s_corrected = check_int_sequence("s_corrected", s_corrected, low=2)
+    small = [s for s in s_corrected if overfit.propB1_n_corrected(s) < 1]
+    if small:
+        raise ValueError(f"s_corrected entries {small} allow no n >= 1 under the corrected condition: take larger ones")
     n = overfit.propB1_n_printed(s_printed)
     pe = overfit.prob_event_E(s_printed, n, reps, seed=seed)
     bd = overfit.propB1_bound(s_printed)
@@ -444,6 +529,9 @@ def not_implemented() -> list[Row]:
 
 def corollary541_text(rmin: float, n_laws: int, n_ns: int) -> str:
     """Markdown stating the smallest ratio R found on the grid against the stated constant."""
+    rmin = check_float("rmin", rmin, low=0.0)
+    n_laws = check_int("n_laws", n_laws, low=1)
+    n_ns = check_int("n_ns", n_ns, low=1)
     holds = rmin >= bounds.COR541_C
     return (f"On this grid ({n_laws} laws × {n_ns} sample sizes) the smallest ratio "
             f"$R = \\max\\Delta_n\\sqrt n / C(P)$ under the corollary's condition is {rmin:.3f}, "
@@ -454,6 +542,9 @@ def corollary541_text(rmin: float, n_laws: int, n_ns: int) -> str:
 
 def prop_b1_text(rows: list[Row]) -> str:
     """Markdown stating the outcome of :func:`prop_b1` (its rows, erratum row first)."""
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__") or not rows \
+            or not all(isinstance(r, Row) for r in rows):
+        raise TypeError("rows must be the non-empty list of rows returned by prop_b1")
     first, rest = rows[0], rows[1:]
     text = (f"**Erratum 003-E5.** Under the printed condition ({first.quantity}) the Monte-Carlo estimate is "
             f"$\\mathbb P(E) \\approx {first.ours:.3f}$ against the claimed {first.paper_value}. ")

@@ -147,6 +147,7 @@ BASELINES.update({
 # ---- qlib.mia.exact -------------------------------------------------------------------------
 BASELINES.update({
     M + "exact.check_prob_vector": lambda: {"name": "p", "p": _p()},
+    M + "exact.check_max_states": lambda: {"max_states": 10},
     M + "exact.tv_discrete": lambda: {"p": _p(), "q": np.array([0.5, 0.25, 0.25])},
     M + "exact.bayes_accuracy": lambda: dict(zip(("q_member", "p_nonmember"), _q_p()), nu=0.5),
     M + "exact.printed_eq23_accuracy": lambda: dict(zip(("q_member", "p_nonmember"), _q_p()), nu=0.3),
