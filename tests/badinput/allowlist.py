@@ -26,6 +26,14 @@ ALLOW: dict[tuple[str, str, str], str] = {
 
 NOT_CALLED: dict[str, str] = {
     # ---- core
+    "qlib.validation.*": "the checks themselves: their messages name the caller's argument (their name parameter), "
+                         "which the harness cannot see; tests/test_validation.py checks them directly",
+    "qlib.discriminator.AttackResult": "frozen record of an attack's outputs, built by from_counts/threshold_attack",
+    "qlib.engine.TrainResult": "frozen record of train's outputs (final parameters, loss history)",
+    "qlib.rqn.TrajectoryStats": "frozen record of trajectory_stats' outputs",
+    "qlib.data.load_cifar10": "CIFAR-10 is not in the offline data directory; takes no numeric input (split, path)",
+    "qlib.data.load_cifar100": "CIFAR-100 is not in the offline data directory; takes no numeric input (split, path)",
+    "qlib.data.load_femnist": "LEAF FEMNIST is not in the offline data directory; takes no numeric input (split, path)",
     # (end core)
 
     # ---- mia
