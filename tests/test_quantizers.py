@@ -164,7 +164,9 @@ def test_ternary_exact_sparsity_with_ties(a):
 
 
 @settings(max_examples=150, deadline=None)
-@given(vectors.filter(lambda a: np.abs(a).max() > 0))
+# max|a| a normal float: at subnormal scale α/s underflows and the strict bound |y| < |x| + α/s
+# cannot be represented (hypothesis found a = [5e-324])
+@given(vectors.filter(lambda a: np.abs(a).max() >= np.finfo(np.float64).tiny))
 def test_bits_level_set(a):
     x = t(a)
     alpha = 2.0 ** round(math.log2(float(np.abs(a).max())))
