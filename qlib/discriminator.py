@@ -240,7 +240,13 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
             finite &= torch.isfinite(loss)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            opt.step()
+            try:
+                opt.step()
+            except RuntimeError as exc:  # Adam's step size lr/(1-β1^t) overflows the float dtype
+                if "overflow" not in str(exc):
+                    raise
+                raise ValueError(f"training diverged at epoch {ep + 1}: the Adam step with lr={lr:g} "
+                                 f"overflows ({exc}); lower lr") from None
         # one check per epoch (no sync per step): a diverging discriminator outputs NaN logits, which
         # score as chance accuracy and would report MIS = 1 ("perfectly private")
         if not bool(torch.stack([finite, *(torch.isfinite(t).all() for t in params)]).all()):

@@ -334,7 +334,9 @@ def train(
     """
     epochs = check_int("epochs", epochs, low=0)
     lr = check_float("lr", lr, low=0.0, low_open=True)
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+    if not isinstance(betas, (tuple, list)):
+        raise TypeError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
+    if len(betas) != 2:
         raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
     b1, b2 = (check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(betas))
     eps = check_float("eps", eps, low=0.0, low_open=True)

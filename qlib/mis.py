@@ -14,6 +14,14 @@ from .validation import check_array, check_probability
 __all__ = ["binomial_ci", "mis_from_accuracy"]
 
 
+def _counts(name: str, value, low: int) -> np.ndarray:
+    """Finite (``ValueError`` on NaN/inf), integral (``TypeError`` on 2.5) counts >= ``low``, int64."""
+    v = check_array(name, value, low=low)
+    if not np.all(v == np.round(v)):
+        raise TypeError(f"{name} must be integer counts, got non-integral values")
+    return v.astype(np.int64)
+
+
 def binomial_ci(successes, trials, level: float = 0.95):
     """Clopper–Pearson interval for a binomial proportion (vectorised): (lo, hi) arrays.
 
@@ -23,8 +31,8 @@ def binomial_ci(successes, trials, level: float = 0.95):
     from scipy import stats
 
     check_probability("level", level, open_low=True, open_high=True)
-    k = check_array("successes", successes, dtype="int", low=0)
-    n = check_array("trials", trials, dtype="int", low=1)
+    k = _counts("successes", successes, low=0)
+    n = _counts("trials", trials, low=1)
     if k.shape != n.shape and k.ndim and n.ndim:
         raise ValueError(f"successes and trials must have the same shape (or one be a scalar), got "
                          f"{k.shape} and {n.shape}")

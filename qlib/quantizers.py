@@ -50,8 +50,15 @@ from typing import Callable, Mapping
 import torch
 from torch import nn
 
-from .validation import (check_callable, check_choice, check_int, check_int_sequence, check_probability, check_str,
-                         check_tensor)
+from .validation import (
+    check_callable,
+    check_choice,
+    check_int,
+    check_int_sequence,
+    check_probability,
+    check_str,
+    check_tensor,
+)
 
 __all__ = [
     "Quantizer",
