@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,6 +38,7 @@ def _labels01(K: int, n: int, seed: int = 0) -> torch.Tensor:
 def _fake_shakespeare() -> Path:
     """A one-shard LEAF Shakespeare split (the real one is not in the offline data directory)."""
     root = Path(tempfile.mkdtemp(prefix="qlib-badinput-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     (root / "shakespeare" / "train").mkdir(parents=True)
     blob = {"users": ["A"], "user_data": {"A": {"x": ["to be or not to b", "hello worl"], "y": ["e", "d"]}}}
     (root / "shakespeare" / "train" / "a.json").write_text(json.dumps(blob))
