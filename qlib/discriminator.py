@@ -29,12 +29,12 @@ import torch
 
 from . import devices
 from .mis import binomial_ci, mis_from_accuracy
-from .validation import check_array, check_int, check_seed, check_tensor
+from .validation import check_array, check_float, check_int, check_probability, check_seed, check_tensor
 
 __all__ = ["split_runs", "fit_thresholds", "threshold_attack", "train_discriminators", "AttackResult"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class AttackResult:
     """Per group: held-out accuracy, its successes / trials, the MIS estimate 2(1−acc) (clipped
     to [0, 1]) and its Clopper–Pearson interval (the trials share models, so the interval is
@@ -91,8 +91,16 @@ def fit_thresholds(loss_in: torch.Tensor, loss_out: torch.Tensor) -> torch.Tenso
     """Per group, the τ maximising the accuracy of "member iff loss < τ" on the given samples.
 
     ``loss_in`` (G, M_in), ``loss_out`` (G, M_out). Candidate thresholds are midpoints between
-    consecutive sorted losses (plus ±inf); ties in accuracy go to the smallest τ.
+    consecutive sorted losses (plus ±inf); ties in accuracy go to the smallest τ. Losses must be
+    finite (a NaN would sort last and give a finite, meaningless τ): ``ValueError`` naming the argument.
     """
+    check_tensor("loss_in", loss_in, ndim=2, convert=False)
+    check_tensor("loss_out", loss_out, ndim=2, convert=False)
+    if loss_in.shape[0] != loss_out.shape[0]:
+        raise ValueError(f"loss_in and loss_out must be (groups, samples) with equal groups, got "
+                         f"{tuple(loss_in.shape)} and {tuple(loss_out.shape)}")
+    if loss_in.dtype != loss_out.dtype:
+        raise TypeError(f"loss_in and loss_out must have one dtype, got {loss_in.dtype} and {loss_out.dtype}")
     G = loss_in.shape[0]
     vals = torch.cat([loss_in, loss_out], dim=1)
     lab = torch.cat([torch.ones_like(loss_in), torch.zeros_like(loss_out)], dim=1)
@@ -161,13 +169,22 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
     check_tensor("theta", theta, ndim=3, convert=False)
     if theta.shape[:2] != (G, R):
         raise ValueError(f"theta must be a (G={G}, R={R}, p) tensor, got {tuple(theta.shape)}")
-    if x_in.ndim != 4 or x_in.shape != x_out.shape or x_in.shape[1] != R or x_in.shape[2] != n:
-        raise ValueError(f"x_in and x_out must be (laws, R={R}, n={n}, d) tensors of equal shape")
-    gl = torch.arange(G) if group_law is None else torch.as_tensor(np.asarray(group_law), dtype=torch.long)
+    check_tensor("x_in", x_in, ndim=4, convert=False)
+    check_tensor("x_out", x_out, ndim=4, convert=False)
+    if x_in.shape[1:3] != (R, n):
+        raise ValueError(f"x_in must be a (laws, R={R}, n={n}, d) tensor, got {tuple(x_in.shape)}")
+    if x_out.shape != x_in.shape:
+        raise ValueError(f"x_out must have the shape of x_in {tuple(x_in.shape)}, got {tuple(x_out.shape)}")
+    if group_law is None:
+        gl = torch.arange(G)
+    else:
+        gl = torch.from_numpy(check_array("group_law", group_law, ndim=1, dtype="int"))
     if gl.shape != (G,) or gl.min() < 0 or gl.max() >= x_in.shape[0]:
         raise ValueError(f"group_law must map each of the {G} groups to a law in [0, {x_in.shape[0]})")
     for nm, v in (("hidden", hidden), ("epochs", epochs), ("patience", patience), ("runs_per_batch", runs_per_batch)):
         check_int(nm, v, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    check_probability("level", level, open_low=True, open_high=True)
     seed = check_seed("seed", seed)
     tr = _run_index("train_runs", train_runs, R)
     es = _run_index("es_runs", es_runs, R)
@@ -213,15 +230,28 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
     best_es = torch.full((G,), -1.0, device=dev)
     best_te = torch.zeros(G, device=dev)
     since = torch.zeros(G, dtype=torch.long)
-    for _ep in range(epochs):
+    for ep in range(epochs):
         perm = tr[torch.randperm(tr.numel(), generator=g)]
+        finite = torch.ones((), dtype=torch.bool, device=dev)
         for i in range(0, perm.numel(), runs_per_batch):
             out = logits(perm[i:i + runs_per_batch].to(dev))
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
                 out, target.expand_as(out), reduction="none").mean(dim=(1, 2, 3)).sum()
+            finite &= torch.isfinite(loss)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            opt.step()
+            try:
+                opt.step()
+            except RuntimeError as exc:  # Adam's step size lr/(1-β1^t) overflows the float dtype
+                if "overflow" not in str(exc):
+                    raise
+                raise ValueError(f"training diverged at epoch {ep + 1}: the Adam step with lr={lr:g} "
+                                 f"overflows ({exc}); lower lr") from None
+        # one check per epoch (no sync per step): a diverging discriminator outputs NaN logits, which
+        # score as chance accuracy and would report MIS = 1 ("perfectly private")
+        if not bool(torch.stack([finite, *(torch.isfinite(t).all() for t in params)]).all()):
+            raise ValueError(f"training diverged at epoch {ep + 1}: non-finite discriminator loss or weights "
+                             f"with lr={lr:g}; lower lr")
         c_es = correct(es.to(dev))
         c_te = correct(te.to(dev))
         improved = c_es > best_es

@@ -156,6 +156,10 @@ class MLP:
         return out
 
     def prepare(self, X: torch.Tensor):
+        """X (K, n, d) with d = ``in_features`` (checked here, once per chunk, not in ``forward``)."""
+        check_tensor("X", X, ndim=3, convert=False, finite=False)
+        if X.shape[-1] != self.in_features:
+            raise ValueError(f"X must have shape (K, n, {self.in_features}), got {tuple(X.shape)}")
         return X
 
     def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
@@ -203,8 +207,18 @@ def loss_functions(loss: str) -> tuple[Callable, Callable]:
 
 
 def per_sample_loss(loss: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Per-sample loss of outputs ``out`` against targets ``y`` (broadcast over leading dims)."""
-    return loss_functions(loss)[0](out, y)
+    """Per-sample loss of outputs ``out`` against targets ``y`` (broadcast over leading dims:
+    ``y.shape`` must be the trailing dimensions of ``out.shape``). Labels in {0, 1} for
+    ``"logistic"``."""
+    fn = loss_functions(loss)[0]
+    check_tensor("out", out, convert=False, finite=False)
+    check_tensor("y", y, convert=False, finite=False)
+    if y.ndim > out.ndim or tuple(out.shape[out.ndim - y.ndim:]) != tuple(y.shape):
+        raise ValueError(f"y {tuple(y.shape)} must be the trailing dimensions of out {tuple(out.shape)}")
+    if not torch.isfinite(out).all():
+        raise ValueError("out contains non-finite values (NaN or inf)")
+    _check_targets("y", y, loss)
+    return fn(out, y)
 
 
 def param_sizes(model: Model) -> list[int]:
@@ -252,20 +266,43 @@ class TrainResult:
     train_loss: torch.Tensor
 
 
-def check_data(X: torch.Tensor, y: torch.Tensor, K: int | None = None, name: str = "X") -> None:
-    """``X`` (K, n, d) and its targets ``y`` (K, n), finite tensors, for ``K`` models (None: any)."""
+def check_data(X: torch.Tensor, y: torch.Tensor, K: int | None = None, name: str = "X", *,
+               y_name: str = "y", loss: str | None = None) -> None:
+    """``X`` (K, n, d) and its targets ``y`` (K, n), finite tensors, for ``K`` models (None: any).
+
+    ``name``/``y_name`` are the names the errors use for the two arguments. With
+    ``loss="logistic"`` the targets must be labels in {0, 1} (binary cross-entropy with logits would
+    train silently on any other value)."""
     check_tensor(name, X, ndim=3, convert=False, finite=False)
-    check_tensor(f"targets of {name}", y, convert=False, finite=False)
+    check_tensor(y_name, y, convert=False, finite=False)
+    K = check_int("K", K, low=1, allow_none=True)
+    if loss is not None:
+        check_choice("loss", loss, sorted(LOSSES))
     if y.shape != X.shape[:2]:
-        raise ValueError(f"targets of {name} must have shape (K, n) = {tuple(X.shape[:2])}, got {tuple(y.shape)}")
+        raise ValueError(f"{y_name} (the targets of {name}) must have shape (K, n) = {tuple(X.shape[:2])}, "
+                         f"got {tuple(y.shape)}")
     if K is not None and X.shape[0] != K:
-        raise ValueError(f"{name} holds data for {X.shape[0]} models but theta0 has {K} models")
-    if not torch.isfinite(X).all() or not torch.isfinite(y).all():
-        raise ValueError(f"{name} or its targets contain non-finite values")
+        raise ValueError(f"{name} holds data for {X.shape[0]} models but K = {K} (the models of theta0)")
+    if not torch.isfinite(X).all():
+        raise ValueError(f"{name} contains non-finite values (NaN or inf)")
+    _check_targets(y_name, y, loss)
+
+
+def _check_targets(y_name: str, y: torch.Tensor, loss: str | None) -> None:
+    """Finite targets; labels in {0, 1} under the logistic loss. One pass over ``y``."""
+    if not torch.isfinite(y).all():
+        raise ValueError(f"{y_name} contains non-finite values (NaN or inf)")
+    if loss == "logistic" and not bool(((y == 0) | (y == 1)).all()):
+        bad = y[(y != 0) & (y != 1)]
+        raise ValueError(f"{y_name} must hold labels in {{0, 1}} for the logistic loss, got "
+                         f"{bad.numel()} other value(s) such as {float(bad.reshape(-1)[0]):g}")
 
 
 def default_chunk_size(device: torch.device, K: int) -> int:
     """CPU: 32 models per chunk (their data stays in cache across epochs); CUDA: all at once."""
+    if not isinstance(device, torch.device):
+        raise TypeError(f"device must be a torch.device (see qlib.devices.resolve), got {type(device).__name__}")
+    K = check_int("K", K, low=1)
     return K if device.type == "cuda" else min(K, 32)
 
 
@@ -297,6 +334,8 @@ def train(
     """
     epochs = check_int("epochs", epochs, low=0)
     lr = check_float("lr", lr, low=0.0, low_open=True)
+    if not isinstance(betas, (tuple, list)):
+        raise TypeError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
     if len(betas) != 2:
         raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
     b1, b2 = (check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(betas))
@@ -305,7 +344,7 @@ def train(
     check_tensor("theta0", theta0, ndim=2, convert=False)
     if theta0.shape[1] != model.n_params:
         raise ValueError(f"theta0 must have shape (K, {model.n_params}), got {tuple(theta0.shape)}")
-    check_data(X, y, theta0.shape[0])
+    check_data(X, y, theta0.shape[0], loss=loss)
     dev = devices.resolve(device)
     K = theta0.shape[0]
     if chunk_size is None:

@@ -50,7 +50,15 @@ from typing import Callable, Mapping
 import torch
 from torch import nn
 
-from .validation import check_choice, check_str, check_tensor
+from .validation import (
+    check_callable,
+    check_choice,
+    check_int,
+    check_int_sequence,
+    check_probability,
+    check_str,
+    check_tensor,
+)
 
 __all__ = [
     "Quantizer",
@@ -95,7 +103,11 @@ def _rows_sign(x: torch.Tensor) -> torch.Tensor:
 
 
 def n_zeros(fraction: float, d: int) -> int:
-    """Number of coordinates a ternary quantizer zeroes in a vector of size d: ⌊fraction·d + ½⌋."""
+    """Number of coordinates a ternary quantizer zeroes in a vector of size d: ⌊fraction·d + ½⌋.
+
+    ``fraction`` in [0, 1], ``d`` an integer >= 1 (a non-integral size is a ``TypeError``)."""
+    fraction = check_probability("fraction", fraction)
+    d = check_int("d", d, low=1)
     return int(math.floor(fraction * d + 0.5))
 
 
@@ -145,6 +157,14 @@ class Quantizer:
     _rows: Callable[[torch.Tensor], torch.Tensor]
     levels: int | None = None  # number of distinct values it can produce (None: unbounded)
     zero_fraction: float | None = None  # requested sparsity of the ternary quantizers
+
+    def __post_init__(self):
+        check_str("name", self.name)
+        check_str("label", self.label)
+        check_str("formula", self.formula)
+        check_callable("_rows", self._rows)
+        check_int("levels", self.levels, low=1, allow_none=True)
+        check_probability("zero_fraction", self.zero_fraction, allow_none=True)
 
     def __call__(self, theta: torch.Tensor) -> torch.Tensor:
         """Quantize ``theta`` as one parameter vector (scale and quantile over all its entries)."""
@@ -262,8 +282,8 @@ def quantize_many(names, thetas: torch.Tensor, *, split=None, variant: str = "pr
     check_choice("variant", variant, VARIANTS)
     _check_tensor(thetas, "thetas", ndim=2)
     if split is not None:
-        sizes = [int(v) for v in split]
-        if any(v < 1 for v in sizes) or sum(sizes) != thetas.shape[1]:
+        sizes = check_int_sequence("split", split, low=1)
+        if sum(sizes) != thetas.shape[1]:
             raise ValueError(f"split must be positive block sizes summing to {thetas.shape[1]}, got {sizes}")
         if len(sizes) > 1:
             return torch.cat([_quantize_many_rows(names, blk, variant)
@@ -349,8 +369,13 @@ def apply(model, name: str, *, scope: str = "tensor"):
 
 
 def distinct_per_row(x: torch.Tensor) -> torch.Tensor:
-    """Number of distinct values in each row of a 2-D tensor (vectorised: sort, count changes)."""
+    """Number of distinct values in each row of a 2-D tensor (vectorised: sort, count changes).
+
+    ±inf count as ordinary values; NaN is a ``ValueError`` (NaN != NaN would count every NaN as a
+    level of its own)."""
     check_tensor("x", x, ndim=2, floating=False, finite=False, convert=False)
+    if x.is_floating_point() and bool(torch.isnan(x).any()):
+        raise ValueError("x must not contain NaN (distinct values are undefined)")
     srt = torch.sort(x, dim=1).values
     return 1 + (srt[:, 1:] != srt[:, :-1]).sum(dim=1)
 

@@ -13,25 +13,50 @@ import numpy as np
 import torch
 
 from .discriminator import fit_thresholds
-from .validation import check_array, check_choice, check_int, check_seed
+from .validation import check_array, check_choice, check_int, check_int_sequence, check_seed
 
 __all__ = ["ranks", "spearman", "run_subsets", "average_runs", "rq_rank_stability",
            "threshold_rank_stability", "rank_confusion"]
 
 
+def _axis(axis, ndim: int, name: str = "axis") -> int:
+    """An integer axis of an array with ``ndim`` dimensions (negative counts from the end)."""
+    return check_int(name, axis, low=-ndim, high=ndim - 1)
+
+
+def _values(name: str, values, min_ndim: int = 1, **kw) -> np.ndarray:
+    """A non-empty real array of at least ``min_ndim`` dimensions; NaN (undefined r_Q^n) and ±inf
+    allowed unless ``finite=True`` is passed."""
+    v = check_array(name, values, **{"finite": False, **kw})
+    if v.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {v.shape}")
+    return v
+
+
 def ranks(values, axis: int = -1) -> np.ndarray:
     """Ranks along ``axis``, 1 = largest value (= most private for r_Q^n and for MIS); ties share
-    their average rank (as scipy.stats.rankdata). NaN is ranked last."""
+    their average rank (as scipy.stats.rankdata). NaN is ranked last; +inf (an r_Q^n that no model
+    bounds) first."""
     from scipy import stats
 
-    v = np.asarray(values, dtype=np.float64)
+    v = _values("values", values)
+    axis = _axis(axis, v.ndim)
     v = np.where(np.isnan(v), -np.inf, v)
     return stats.rankdata(-v, axis=axis)
 
 
 def spearman(a, b, axis: int = -1) -> np.ndarray:
     """Spearman ρ between a and b along ``axis`` (vectorised over the other axes).
-    NaN where one side is constant."""
+    NaN where one side is constant. ``a`` and ``b`` are broadcast against each other first (e.g.
+    (S, L, Q) against (1, L, Q)), ``axis`` is an axis of the broadcast shape; NaN entries are ranked
+    last, as in :func:`ranks`."""
+    a, b = _values("a", a), _values("b", b)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"a and b must have broadcastable shapes, got {a.shape} and {b.shape}") from None
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    axis = _axis(axis, len(shape))
     ra, rb = ranks(a, axis), ranks(b, axis)
     ra = ra - ra.mean(axis=axis, keepdims=True)
     rb = rb - rb.mean(axis=axis, keepdims=True)
@@ -52,8 +77,11 @@ def run_subsets(n_runs: int, k_run: int, n_subsets: int, seed: int = 0) -> np.nd
 
 
 def average_runs(x, axis: int = -1, how: str = "mean") -> np.ndarray:
-    """Mean or median over ``axis`` ignoring NaN (runs where r_Q^n is undefined), silently."""
+    """Mean or median over ``axis`` ignoring NaN (runs where r_Q^n is undefined), silently (NaN
+    where every run is NaN)."""
     check_choice("how", how, ("mean", "median"))
+    x = _values("x", x)
+    axis = _axis(axis, x.ndim)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(x, axis=axis) if how == "mean" else np.nanmedian(x, axis=axis)
@@ -69,6 +97,9 @@ def rq_rank_stability(r, k_runs, n_subsets: int = 100, how: str = "mean", seed: 
     """
     check_choice("how", how, ("mean", "median"))
     r = check_array("r (laws, quantizers, runs)", r, ndim=3, finite=False)
+    k_runs = check_int_sequence("k_runs", k_runs, low=2, high=r.shape[2])
+    n_subsets = check_int("n_subsets", n_subsets, low=1)
+    seed = check_seed("seed", seed)
     full = average_runs(r, 2, how)
     out_s, out_r = [], []
     for i, k in enumerate(k_runs):
@@ -92,9 +123,12 @@ def threshold_rank_stability(loss_in, loss_out, full_mis, k_runs, n_subsets: int
     if lo.shape[:3] != li.shape[:3]:
         raise ValueError("loss_in and loss_out must be (laws, quantizers, runs, n) with equal first axes")
     L, Q, R, n = li.shape
-    full_mis = check_array("full_mis", full_mis, ndim=2, finite=False)
+    full_mis = check_array("full_mis", full_mis, ndim=2, low=0.0, high=1.0)
     if full_mis.shape != (L, Q):
         raise ValueError(f"full_mis must have shape {(L, Q)}, got {full_mis.shape}")
+    k_runs = check_int_sequence("k_runs", k_runs, low=2, high=R)
+    n_subsets = check_int("n_subsets", n_subsets, low=1)
+    seed = check_seed("seed", seed)
     out_s, out_r = [], []
     for i, k in enumerate(k_runs):
         idx = run_subsets(R, int(k), n_subsets, seed + i)   # (S, k)
@@ -114,10 +148,18 @@ def threshold_rank_stability(loss_in, loss_out, full_mis, k_runs, n_subsets: int
 
 def rank_confusion(pred_ranks, full_ranks) -> np.ndarray:
     """(Q, Q) counts: row = rank with all runs, column = rank with k runs (ranks rounded),
-    pooled over every leading axis. ``pred_ranks`` (..., L, Q), ``full_ranks`` (L, Q)."""
-    pr = np.rint(np.asarray(pred_ranks)).astype(int)
-    fr = np.broadcast_to(np.rint(np.asarray(full_ranks)).astype(int), pr.shape)
-    Q = pr.shape[-1]
+    pooled over every leading axis. ``pred_ranks`` (..., L, Q), ``full_ranks`` (L, Q): ranks in
+    [1, Q] (average ranks of ties are rounded)."""
+    full_ranks = check_array("full_ranks", full_ranks, ndim=2)
+    Q = full_ranks.shape[-1]
+    pred_ranks = _values("pred_ranks", pred_ranks, 2, finite=True, low=1, high=Q)
+    if pred_ranks.shape[-2:] != full_ranks.shape:
+        raise ValueError(f"pred_ranks must have shape (..., {full_ranks.shape[0]}, {Q}) like full_ranks, got "
+                         f"{pred_ranks.shape}")
+    if full_ranks.min() < 1 or full_ranks.max() > Q:
+        raise ValueError(f"full_ranks must hold ranks in [1, {Q}]")
+    pr = np.rint(pred_ranks).astype(int)
+    fr = np.broadcast_to(np.rint(full_ranks).astype(int), pr.shape)
     cm = np.zeros((Q, Q), dtype=np.int64)
     np.add.at(cm, (fr.ravel() - 1, np.clip(pr.ravel(), 1, Q) - 1), 1)
     return cm

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from . import devices, engine, quantizers
-from .rqn import RQUndefinedWarning, batched_rates
+from .rqn import RQUndefinedWarning, batched_rates, check_ddof
 from .validation import check_choice, check_int
 
 __all__ = ["RQRecorder"]
@@ -44,14 +44,14 @@ class RQRecorder:
                  transform=None, ddof: int = 1, keep_losses: bool = False, device="auto",
                  block: int = 50, variant: str = "printed"):
         self.names = quantizers.check_names(names)
-        engine.check_data(X_val, y_val, None, name="X_val")
+        engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss=loss)
         epochs = check_int("epochs", epochs, low=1)
         every = check_int("every", every, low=1)
         if X_val.shape[1] < 2:
             raise ValueError(f"X_val needs at least 2 validation samples per model, got {X_val.shape[1]}")
         self._lossfn = engine.loss_functions(loss)[0]
         check_choice("scope", scope, quantizers.SCOPES)
-        check_choice("ddof", ddof, (0, 1))
+        ddof = check_ddof(ddof)
         self.variant = check_choice("variant", variant, quantizers.VARIANTS)
         self.model, self.X_val, self.y_val = model, X_val, y_val
         self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, transform, ddof

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .validation import check_choice, check_tensor
+from .validation import check_int, check_tensor
 
 __all__ = [
     "RQUndefinedWarning",
@@ -51,6 +51,12 @@ __all__ = [
 
 class RQUndefinedWarning(RuntimeWarning):
     """Fewer than two distinct quantized models: r_Q^n is undefined (NaN returned)."""
+
+
+def check_ddof(ddof) -> int:
+    """``ddof`` of the variances σ_k²: 0 (biased) or 1 (unbiased, the default) — the only two the
+    estimator uses; anything else (2, 1.0, True, NaN) is an error naming ``ddof``."""
+    return check_int("ddof", ddof, low=0, high=1)
 
 
 def _as_loss_matrix(losses, name: str = "losses") -> torch.Tensor:
@@ -106,7 +112,7 @@ def trajectory_stats(losses, ddof: int = 1) -> TrajectoryStats:
     ``losses``: (epochs, n_val) per-sample validation losses of the quantized model met at each
     epoch, in epoch order (numpy array or torch tensor). Identical rows are kept once.
     """
-    check_choice("ddof", ddof, (0, 1))
+    ddof = check_ddof(ddof)
     t = _as_loss_matrix(losses)
     keep = torch.from_numpy(distinct_rows(t))
     d = t[keep]
@@ -171,7 +177,8 @@ def batched_rates(B: torch.Tensor, ddof: int = 1, t_block: int = 256):
     agreement ~1e-5; means and the choice of θ̄_1 are exact, in float64).
     """
     B = check_tensor("B", B, ndim=3, convert=False)
-    check_choice("ddof", ddof, (0, 1))
+    ddof = check_ddof(ddof)
+    t_block = check_int("t_block", t_block, low=1)
     T, S, n = B.shape
     dev = B.device
     m = B.sum(dim=-1, dtype=torch.float64) / n                       # (T, S)

@@ -56,6 +56,18 @@ class MixtureLaw:
     centres: torch.Tensor
     labels: torch.Tensor
 
+    def __post_init__(self):
+        k = check_int("k_modes", self.k_modes, low=1)
+        check_positive("sigma", self.sigma)
+        check_tensor("centres", self.centres, ndim=2, convert=False)
+        if self.centres.shape[0] != k:
+            raise ValueError(f"centres must have shape (k_modes={k}, dim), got {tuple(self.centres.shape)}")
+        check_tensor("labels", self.labels, ndim=1, floating=False, convert=False)
+        if self.labels.shape != (k,):
+            raise ValueError(f"labels must have shape (k_modes={k},), got {tuple(self.labels.shape)}")
+        if not bool(((self.labels == 0) | (self.labels == 1)).all()):
+            raise ValueError(f"labels must be in {{0, 1}}, got {self.labels.tolist()}")
+
     @property
     def dim(self) -> int:
         return int(self.centres.shape[1])
@@ -94,10 +106,23 @@ def make_laws(seed: int = 0, *, grid: Sequence[tuple[float, int]] = GRID, dim: i
 
     Law i is drawn from seed ``1000 * seed + i`` so that the laws differ from one another.
     """
-    if len(grid) == 0:
-        raise ValueError("grid must hold at least one (sigma, k_modes) pair")
-    return [make_law(int(k), float(s), dim=dim, centre_scale=centre_scale, seed=1000 * seed + i)
+    seed = check_seed("seed", seed)
+    grid = _check_grid(grid)
+    return [make_law(k, s, dim=dim, centre_scale=centre_scale, seed=1000 * seed + i)
             for i, (s, k) in enumerate(grid)]
+
+
+def _check_grid(grid) -> list[tuple[float, int]]:
+    """A non-empty sequence of (sigma, k_modes) pairs."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) == 0:
+        raise ValueError(f"grid must be a non-empty sequence of (sigma, k_modes) pairs, got {grid!r}")
+    out = []
+    for i, pair in enumerate(grid):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ValueError(f"grid[{i}] must be a (sigma, k_modes) pair, got {pair!r}")
+        out.append((check_positive(f"grid[{i}] sigma", pair[0]),
+                    check_int(f"grid[{i}] k_modes", pair[1], integral_float=True, low=2)))
+    return out
 
 
 def sample(laws: Sequence[MixtureLaw], shape: int | Sequence[int], generator: torch.Generator,
@@ -110,7 +135,9 @@ def sample(laws: Sequence[MixtureLaw], shape: int | Sequence[int], generator: to
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     if len(laws) == 0:
         raise ValueError("laws must hold at least one MixtureLaw")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (int, Sequence, torch.Size)):
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}")
+    shape = (check_int("shape", shape, low=1),) if isinstance(shape, int) else tuple(shape)
     for s in shape:
         check_int("shape entries", s, low=1)
     dims = {law.dim for law in laws}
@@ -147,4 +174,4 @@ def features(x: torch.Tensor) -> torch.Tensor:
 
 def law_labels(grid) -> list[str]:
     """'σ=1.5, 6 modes', … for a grid of (sigma, k_modes) pairs (as :attr:`MixtureLaw.name`)."""
-    return [f"σ={float(s):g}, {int(k)} modes" for s, k in grid]
+    return [f"σ={s:g}, {k} modes" for s, k in _check_grid(grid)]

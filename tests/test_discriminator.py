@@ -94,3 +94,54 @@ def test_discriminators_bad_input():
         D.train_discriminators(theta, x_in, li, x_out, lo, *split, group_law=[0, 3])
     with pytest.raises(ValueError, match="hidden"):
         D.train_discriminators(theta, x_in, li, x_out, lo, *split, group_law=[0, 0], hidden=0)
+
+
+# ----------------------------------------------------------------------------- broken input (issue 11)
+# A privacy estimator must never report maximal privacy (accuracy 1/2, MIS = 1) because its input
+# was broken: NaN features make every logit NaN, which scores as chance accuracy.
+@pytest.mark.parametrize("arg", ["theta", "x_in", "x_out"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_discriminators_reject_one_non_finite_entry_by_name(arg, value):
+    args = dict(zip(["theta", "x_in", "loss_in", "x_out", "loss_out"], _toy()))
+    args[arg] = args[arg].clone()
+    args[arg].reshape(-1)[3] = value
+    split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        D.train_discriminators(*args.values(), *split, group_law=[0, 0], epochs=2)
+
+
+@pytest.mark.parametrize("lr", [0.0, -1e-2, float("nan"), float("inf")])
+def test_discriminators_reject_bad_lr(lr):
+    split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
+    with pytest.raises(ValueError, match=r"\blr\b"):
+        D.train_discriminators(*_toy(), *split, group_law=[0, 0], lr=lr, epochs=2)
+
+
+@pytest.mark.parametrize("lr", [1e30, 1e38])
+def test_discriminators_diverging_training_raises_naming_lr(lr):
+    split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
+    with pytest.raises(ValueError, match=r"diverged.*\blr\b"):
+        D.train_discriminators(*_toy(), *split, group_law=[0, 0], lr=lr, epochs=3)
+
+
+def test_discriminators_reject_non_integral_group_law():
+    split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
+    with pytest.raises(TypeError, match=r"\bgroup_law\b"):
+        D.train_discriminators(*_toy(), *split, group_law=[0.0, 0.5], epochs=2)
+
+
+@pytest.mark.parametrize("arg", ["loss_in", "loss_out"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_fit_thresholds_rejects_non_finite_losses(arg, value):
+    t = {"loss_in": torch.rand(2, 6), "loss_out": torch.rand(2, 5) + 0.5}
+    t[arg][1, 2] = value
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        D.fit_thresholds(**t)
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        D.fit_thresholds(**{**t, arg: t[arg][0]})           # 1-D: one group needs a (1, M) tensor
+
+
+def test_attack_result_is_a_frozen_record():
+    res = D.AttackResult.from_counts([3, 5], 10)
+    with pytest.raises(AttributeError):
+        res.acc = np.zeros(2)

@@ -191,3 +191,59 @@ def test_non_finite_theta0_and_bad_seed():
         engine.train(model, th0, X, y, epochs=1)
     with pytest.raises(ValueError, match="seed"):
         engine.init_params(model, 2, -1)
+
+
+# ----------------------------------------------------------------------------- broken input (issue 11)
+@pytest.mark.parametrize("kwargs, exc, arg", [
+    (dict(in_features=0), ValueError, "in_features"),
+    (dict(in_features=1.5), TypeError, "in_features"),
+    (dict(in_features=True), TypeError, "in_features"),
+    (dict(in_features=3, hidden=0), ValueError, "hidden"),
+    (dict(in_features=3, hidden=2.0), TypeError, "hidden"),
+    (dict(in_features=3, hidden=None), TypeError, "hidden"),
+])
+def test_mlp_validates_its_sizes(kwargs, exc, arg):
+    with pytest.raises(exc, match=rf"\b{arg}\b"):
+        engine.MLP(**kwargs)
+
+
+def test_mlp_checks_the_data_shape_once_per_chunk():
+    mlp = engine.MLP(3, hidden=4)
+    with pytest.raises(ValueError, match=r"\bX\b.*\(K, n, 3\)"):
+        mlp.prepare(torch.zeros(2, 5, 4))
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        mlp.prepare(torch.zeros(5, 3))
+    X, y = _data(K=2, d=4)
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        engine.train(mlp, engine.init_params(mlp, 2, 0), X, y, epochs=1)
+
+
+@pytest.mark.parametrize("label", [2.0, -1.0, 0.5])
+def test_logistic_loss_rejects_labels_outside_0_1(label):
+    """Labels outside {0, 1} used to train silently under binary cross-entropy."""
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    y[1, 3] = label
+    with pytest.raises(ValueError, match=r"\by\b.*\{0, 1\}"):
+        engine.train(model, th0, X, y, epochs=1)
+    with pytest.raises(ValueError, match=r"\by\b.*\{0, 1\}"):
+        engine.per_sample_loss("logistic", torch.zeros_like(y), y)
+    engine.train(model, th0, X, y, epochs=1, loss="mse")            # any real target for MSE
+
+
+def test_targets_and_sizes_are_named():
+    X, y = _data()
+    bad = y.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match=r"\by\b"):
+        engine.check_data(X, bad)
+    with pytest.raises(ValueError, match=r"\bK\b"):
+        engine.check_data(X, y, 0)
+    with pytest.raises(TypeError, match=r"\bbetas\b"):
+        model = engine.Linear(X.shape[2])
+        engine.train(model, engine.init_params(model, X.shape[0], 0), X, y, epochs=1, betas=None)
+    with pytest.raises(ValueError, match=r"\bK\b"):
+        engine.default_chunk_size(torch.device("cpu"), 0)
+    with pytest.raises(ValueError, match=r"\by\b.*\bout\b"):
+        engine.per_sample_loss("mse", torch.zeros(2, 5), torch.zeros(10))

@@ -118,6 +118,11 @@ def test_bad_input(bad, exc):
 def test_bad_ddof():
     with pytest.raises(ValueError, match="ddof"):
         rqn.r_q(np.eye(3), ddof=2)
+    for bad in (1.0, True, float("nan")):
+        with pytest.raises(TypeError, match=r"\bddof\b"):
+            rqn.r_q(np.eye(3), ddof=bad)
+    with pytest.raises(ValueError, match=r"\bt_block\b"):
+        rqn.batched_rates(torch.rand(3, 2, 4), t_block=0)
 
 
 # ----------------------------------------------------------------------------- fused quantizers
@@ -206,6 +211,30 @@ def test_recorder_bad_input():
         recorder.RQRecorder(model, ["sign"], bad, Yv, epochs=5)
 
 
+@pytest.mark.parametrize("ddof, exc", [(2, ValueError), (-1, ValueError), (1.0, TypeError), (True, TypeError),
+                                       (float("nan"), TypeError), ("1", TypeError)])
+def test_recorder_accepts_only_ddof_0_or_1(ddof, exc):
+    """RQRecorder(ddof=2) used to be accepted; the estimator uses the biased (0) or unbiased (1)
+    variance only."""
+    model, _, _, _, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
+    with pytest.raises(exc, match=r"\bddof\b"):
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, ddof=ddof)
+    for ok in (0, 1):
+        assert recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, ddof=ok).ddof == ok
+
+
+def test_recorder_names_y_val_and_rejects_non_binary_labels_under_logistic_loss():
+    model, _, _, _, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
+    bad = Yv.clone()
+    bad[0, 0] = 2.0
+    with pytest.raises(ValueError, match=r"\by_val\b.*\{0, 1\}"):
+        recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5)
+    recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5, loss="mse")      # any target for MSE
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match=r"\by_val\b"):
+        recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5, loss="mse")
+
+
 # ----------------------------------------------------------------------------- rankings, intervals
 def test_spearman_matches_scipy():
     rng = np.random.default_rng(4)
@@ -230,6 +259,53 @@ def test_mis_from_accuracy():
     np.testing.assert_allclose(mis.mis_from_accuracy([0.5, 1.0, 0.75]), [1.0, 0.0, 0.5])
     with pytest.raises(ValueError):
         mis.mis_from_accuracy(1.5)
+
+
+# estimators.binomial_ci / mis_from_accuracy of the issue: a NaN must never become an interval (0, 1)
+# or a NaN MIS estimate
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), [0.5, float("nan")]])
+def test_mis_from_accuracy_rejects_non_finite_by_name(bad):
+    with pytest.raises(ValueError, match=r"\bacc\b"):
+        mis.mis_from_accuracy(bad)
+
+
+@pytest.mark.parametrize("arg", ["successes", "trials"])
+@pytest.mark.parametrize("bad, exc", [(float("nan"), ValueError), (float("inf"), ValueError),
+                                      (2.5, TypeError), (None, TypeError), (-1, ValueError)])
+def test_binomial_ci_rejects_broken_counts_by_name(arg, bad, exc):
+    kw = {"successes": 3, "trials": 10, arg: bad}
+    with pytest.raises(exc, match=rf"\b{arg}\b"):
+        mis.binomial_ci(**kw)
+
+
+def test_binomial_ci_shapes_and_level():
+    lo, hi = mis.binomial_ci(np.array([3, 5]), 10)                    # a scalar broadcasts
+    assert lo.shape == hi.shape == (2,)
+    lo2, _ = mis.binomial_ci(np.array([3.0, 5.0]), np.array([10, 10]))  # integral floats are counts
+    np.testing.assert_array_equal(lo, lo2)
+    with pytest.raises(ValueError, match=r"\bsuccesses\b.*\btrials\b"):
+        mis.binomial_ci(np.array([[3, 5]]), np.array([10, 10]))
+    for level in (float("nan"), 0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"\blevel\b"):
+            mis.binomial_ci(3, 10, level)
+
+
+def test_rankings_reject_broken_input_by_name():
+    with pytest.raises(TypeError, match=r"\baxis\b"):
+        ranking.ranks([1.0, 2.0], axis=None)
+    with pytest.raises(ValueError, match=r"\baxis\b"):
+        ranking.ranks([1.0, 2.0], axis=1)
+    with pytest.raises(TypeError, match=r"\bvalues\b"):
+        ranking.ranks(np.array([1.0 + 1j, 2.0]))
+    with pytest.raises(ValueError, match=r"\bk_runs\b"):
+        ranking.rq_rank_stability(np.zeros((2, 3, 6)), [2, 7])
+    with pytest.raises(ValueError, match=r"\bfull_mis\b"):
+        ranking.threshold_rank_stability(np.ones((1, 2, 4, 3)), np.ones((1, 2, 4, 3)), [[0.2, np.nan]], [2])
+    with pytest.raises(ValueError, match=r"\bpred_ranks\b"):
+        ranking.rank_confusion([[1.0, 4.0]], [[1.0, 2.0]])
+    # NaN (an undefined r_Q^n) stays legitimate: ranked last, ignored by averages
+    np.testing.assert_array_equal(ranking.ranks([np.nan, 1.0, np.inf]), [3, 2, 1])
+    np.testing.assert_allclose(ranking.average_runs([[1.0, np.nan, 3.0]]), [2.0])
 
 
 def test_rank_stability_is_perfect_without_run_noise_and_errors():

@@ -77,3 +77,35 @@ def test_bad_sampling():
         S.sample(laws, (0,), torch.Generator())
     with pytest.raises(ValueError, match="dimension"):
         S.sample([laws[0], S.make_law(6, 1.0, dim=4)], 3, torch.Generator())
+
+
+# ----------------------------------------------------------------------------- broken input (issue 11)
+def test_mixture_law_validates_its_fields():
+    c = torch.zeros(2, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"\blabels\b.*\{0, 1\}"):
+        S.MixtureLaw(2, 1.5, c, torch.tensor([0, 2]))
+    with pytest.raises(ValueError, match=r"\bsigma\b"):
+        S.MixtureLaw(2, float("nan"), c, torch.tensor([0, 1]))
+    bad = c.clone()
+    bad[0, 0] = float("inf")
+    with pytest.raises(ValueError, match=r"\bcentres\b"):
+        S.MixtureLaw(2, 1.5, bad, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"\bcentres\b"):
+        S.MixtureLaw(3, 1.5, c, torch.tensor([0, 1, 1]))
+    law = S.make_law(2, 1.5, dim=3)
+    assert law.labels.tolist() in ([0, 1], [1, 0])
+
+
+def test_make_laws_sample_and_labels_name_their_arguments():
+    with pytest.raises(TypeError, match=r"\bseed\b"):
+        S.make_laws("1", grid=[(1.5, 6)], dim=2)
+    with pytest.raises(ValueError, match=r"\bgrid\b"):
+        S.make_laws(0, grid=[(1.5,)], dim=2)
+    with pytest.raises(ValueError, match=r"\bgrid\b"):
+        S.law_labels([(float("nan"), 6)])
+    assert S.law_labels([[1.5, 6.0]]) == ["σ=1.5, 6 modes"]
+    law = S.make_law(2, 1.5, dim=3)
+    with pytest.raises(TypeError, match=r"\bshape\b"):
+        S.sample([law], None, torch.Generator().manual_seed(0))
+    x, y = S.sample([law], (), torch.Generator().manual_seed(0))     # one draw per law
+    assert x.shape == (1, 3) and y.shape == (1,)

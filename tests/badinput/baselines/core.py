@@ -2,4 +2,194 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from badinput.harness import data_dir
+
 BASELINES: dict = {}
+"""Valid calls, one per public callable: ``BASELINES[qualified name]`` is a zero-argument function
+returning the keyword arguments of a small, fast, valid call (parameters left out take their
+defaults). One file per area of ``qlib``; each call should take well under a second."""
+
+
+def _g(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _labels01(K: int, n: int, seed: int = 0) -> torch.Tensor:
+    y = torch.randint(0, 2, (K, n), generator=_g(seed)).float()
+    y[:, 0], y[:, 1] = 0.0, 1.0
+    return y
+
+
+@functools.lru_cache(maxsize=1)
+def _fake_shakespeare() -> Path:
+    """A one-shard LEAF Shakespeare split (the real one is not in the offline data directory)."""
+    root = Path(tempfile.mkdtemp(prefix="qlib-badinput-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / "shakespeare" / "train").mkdir(parents=True)
+    blob = {"users": ["A"], "user_data": {"A": {"x": ["to be or not to b", "hello worl"], "y": ["e", "d"]}}}
+    (root / "shakespeare" / "train" / "a.json").write_text(json.dumps(blob))
+    return root
+
+
+# ---------------------------------------------------------------------------------------------- data
+BASELINES["qlib.data.data_dir"] = lambda: {"path": data_dir()}
+BASELINES["qlib.data.tdc_path"] = lambda: {"data_dir": data_dir()}
+BASELINES["qlib.data.require_file"] = lambda: {"relpath": "mnist/t10k-labels-idx1-ubyte.gz", "data_dir_": data_dir()}
+BASELINES["qlib.data.load_mnist"] = lambda: {"split": "test", "data_dir": data_dir()}
+BASELINES["qlib.data.load_a9a"] = lambda: {"split": "test", "data_dir": data_dir()}
+BASELINES["qlib.data.load_shakespeare"] = lambda: {"split": "train", "data_dir": _fake_shakespeare(), "seq_len": 8}
+BASELINES["qlib.data.partition_iid"] = lambda: {"n": 20, "n_clients": 4, "seed": 0}
+BASELINES["qlib.data.partition_by_class"] = lambda: {"labels": np.repeat(np.arange(4), 5), "n_clients": 4,
+                                                     "classes_per_client": 1, "seed": 0}
+BASELINES["qlib.data.partition_dirichlet"] = lambda: {"labels": np.repeat(np.arange(4), 5), "n_clients": 4,
+                                                      "alpha": 1.0, "seed": 0, "min_size": 1}
+
+# ---------------------------------------------------------------------------------------------- devices
+BASELINES["qlib.devices.resolve"] = lambda: {"device": "cpu"}
+
+# ---------------------------------------------------------------------------------------------- mis
+BASELINES["qlib.mis.binomial_ci"] = lambda: {"successes": np.array([3, 5]), "trials": np.array([10, 10]),
+                                             "level": 0.95}
+BASELINES["qlib.mis.mis_from_accuracy"] = lambda: {"acc": np.array([0.5, 0.75])}
+
+# ---------------------------------------------------------------------------------------------- quantizers
+BASELINES["qlib.quantizers.n_zeros"] = lambda: {"fraction": 0.5, "d": 10}
+
+
+def _quantizer():
+    from qlib import quantizers
+
+    return {"name": "ternary50", "label": "1.58b 50%", "formula": "t", "_rows": quantizers._rows_sign,
+            "levels": 3, "zero_fraction": 0.5}
+
+
+BASELINES["qlib.quantizers.Quantizer"] = _quantizer
+BASELINES["qlib.quantizers.check_names"] = lambda: {"names": ["sign", "bits2"], "arg": "quantizers"}
+BASELINES["qlib.quantizers.get"] = lambda: {"name": "bits2", "variant": "capped"}
+BASELINES["qlib.quantizers.quantize"] = lambda: {"name": "bits2", "theta": torch.randn(3, 4, generator=_g())}
+BASELINES["qlib.quantizers.quantize_batch"] = lambda: {"name": "ternary50", "thetas": torch.randn(3, 6, generator=_g())}
+BASELINES["qlib.quantizers.quantize_many"] = lambda: {"names": ["sign", "ternary33", "bits3"],
+                                                      "thetas": torch.randn(3, 6, generator=_g()), "split": [4, 2]}
+BASELINES["qlib.quantizers.apply"] = lambda: {"model": torch.nn.Linear(3, 2), "name": "bits2"}
+BASELINES["qlib.quantizers.distinct_per_row"] = lambda: {"x": torch.randn(3, 4, generator=_g())}
+BASELINES["qlib.quantizers.level_stats"] = lambda: {"thetas": torch.randn(3, 6, generator=_g())}
+
+# ---------------------------------------------------------------------------------------------- rqn
+BASELINES["qlib.rqn.distinct_rows"] = lambda: {"losses": _rng().random((4, 5))}
+BASELINES["qlib.rqn.trajectory_stats"] = lambda: {"losses": _rng().random((4, 5)), "ddof": 1}
+BASELINES["qlib.rqn.r_q"] = lambda: {"losses": _rng().random((4, 5)), "ddof": 1}
+BASELINES["qlib.rqn.batched_rates"] = lambda: {"B": torch.rand(4, 3, 5, generator=_g()), "ddof": 1, "t_block": 2}
+
+# ---------------------------------------------------------------------------------------------- recorder
+
+
+def _recorder():
+    from qlib import engine
+
+    return {"model": engine.Linear(2), "names": ["sign", "bits2"], "X_val": torch.randn(2, 4, 2, generator=_g()),
+            "y_val": _labels01(2, 4), "epochs": 3, "every": 1, "ddof": 1, "device": "cpu", "block": 2}
+
+
+BASELINES["qlib.recorder.RQRecorder"] = _recorder
+
+# ---------------------------------------------------------------------------------------------- ranking
+BASELINES["qlib.ranking.ranks"] = lambda: {"values": np.array([0.1, 3.0, 2.0]), "axis": -1}
+BASELINES["qlib.ranking.spearman"] = lambda: {"a": _rng(1).normal(size=5), "b": _rng(2).normal(size=5), "axis": -1}
+BASELINES["qlib.ranking.run_subsets"] = lambda: {"n_runs": 6, "k_run": 3, "n_subsets": 2, "seed": 0}
+BASELINES["qlib.ranking.average_runs"] = lambda: {"x": _rng().normal(size=(2, 3)), "axis": -1, "how": "mean"}
+BASELINES["qlib.ranking.rq_rank_stability"] = lambda: {"r": _rng().normal(size=(2, 3, 6)), "k_runs": [2, 4],
+                                                       "n_subsets": 3, "how": "mean", "seed": 0}
+BASELINES["qlib.ranking.threshold_rank_stability"] = lambda: {
+    "loss_in": _rng(1).random((1, 2, 4, 3)), "loss_out": _rng(2).random((1, 2, 4, 3)) + 0.5,
+    "full_mis": np.array([[0.2, 0.6]]), "k_runs": [2, 4], "n_subsets": 2, "seed": 0}
+BASELINES["qlib.ranking.rank_confusion"] = lambda: {"pred_ranks": np.array([[[1.0, 2.0, 3.0]], [[2.0, 1.0, 3.0]]]),
+                                                    "full_ranks": np.array([[1.0, 2.0, 3.0]])}
+
+# ---------------------------------------------------------------------------------------------- discriminator
+BASELINES["qlib.discriminator.split_runs"] = lambda: {"n_runs": 8, "fractions": (0.5, 0.25, 0.25), "seed": 0}
+BASELINES["qlib.discriminator.fit_thresholds"] = lambda: {"loss_in": torch.rand(2, 6, generator=_g(1)),
+                                                          "loss_out": torch.rand(2, 5, generator=_g(2)) + 0.5}
+BASELINES["qlib.discriminator.threshold_attack"] = lambda: {
+    "loss_in": _rng(1).random((2, 8, 3)), "loss_out": _rng(2).random((2, 8, 3)) + 0.5,
+    "train_runs": np.arange(4), "test_runs": np.arange(4, 8), "level": 0.95}
+
+
+def _discriminators():
+    g = _g()
+    G, R, n, p, d = 2, 6, 3, 3, 2
+    return {"theta": torch.randn(G, R, p, generator=g), "x_in": torch.randn(1, R, n, d, generator=g),
+            "loss_in": torch.rand(G, R, n, generator=g), "x_out": torch.randn(1, R, n, d, generator=g),
+            "loss_out": torch.rand(G, R, n, generator=g) + 0.5, "train_runs": np.arange(3),
+            "es_runs": np.array([3, 4]), "test_runs": np.array([5]), "group_law": np.array([0, 0]),
+            "hidden": 4, "lr": 1e-2, "epochs": 2, "patience": 2, "runs_per_batch": 2, "seed": 0,
+            "device": "cpu", "level": 0.95}
+
+
+BASELINES["qlib.discriminator.train_discriminators"] = _discriminators
+
+# ---------------------------------------------------------------------------------------------- engine
+
+
+def _model():
+    from qlib import engine
+
+    return engine.Linear(3)
+
+
+BASELINES["qlib.engine.Linear"] = lambda: {"in_features": 3}
+BASELINES["qlib.engine.MLP"] = lambda: {"in_features": 3, "hidden": 4}
+BASELINES["qlib.engine.loss_functions"] = lambda: {"loss": "mse"}
+BASELINES["qlib.engine.per_sample_loss"] = lambda: {"loss": "logistic", "out": torch.randn(2, 5, generator=_g()),
+                                                    "y": _labels01(2, 5)}
+BASELINES["qlib.engine.param_sizes"] = lambda: {"model": _model()}
+BASELINES["qlib.engine.init_params"] = lambda: {"model": _model(), "K": 2, "seed": 0}
+BASELINES["qlib.engine.check_data"] = lambda: {"X": torch.randn(2, 5, 3, generator=_g()), "y": _labels01(2, 5),
+                                               "K": 2}
+BASELINES["qlib.engine.default_chunk_size"] = lambda: {"device": torch.device("cpu"), "K": 4}
+
+
+def _train():
+    from qlib import engine
+
+    m = engine.Linear(3)
+    return {"model": m, "theta0": engine.init_params(m, 2, 0), "X": torch.randn(2, 5, 3, generator=_g()),
+            "y": _labels01(2, 5), "epochs": 3, "lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8,
+            "device": "cpu", "chunk_size": 1}
+
+
+BASELINES["qlib.engine.train"] = _train
+
+# ---------------------------------------------------------------------------------------------- synthetic
+
+
+def _law():
+    return {"k_modes": 2, "sigma": 1.5, "centres": torch.randn(2, 3, generator=_g(), dtype=torch.float64),
+            "labels": torch.tensor([0, 1])}
+
+
+def _sample():
+    from qlib import synthetic
+
+    return {"laws": [synthetic.make_law(2, 1.5, dim=3)], "shape": (2, 3), "generator": _g()}
+
+
+BASELINES["qlib.synthetic.MixtureLaw"] = _law
+BASELINES["qlib.synthetic.make_law"] = lambda: {"k_modes": 2, "sigma": 1.5, "dim": 3, "centre_scale": 1.4, "seed": 0}
+BASELINES["qlib.synthetic.make_laws"] = lambda: {"seed": 0, "grid": [(1.5, 6), (3.0, 8)], "dim": 4, "centre_scale": 1.4}
+BASELINES["qlib.synthetic.sample"] = _sample
+BASELINES["qlib.synthetic.features"] = lambda: {"x": torch.randn(2, 3, generator=_g())}
+BASELINES["qlib.synthetic.law_labels"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}
