@@ -32,7 +32,8 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "append
 #: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
-__all__ = ["Comparisons", "gather", "counts_by", "section_label", "paper_vs_ours_markdown", "COLUMNS", "FILENAME",
+__all__ = ["Comparisons", "gather", "counts_by", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
+           "ledger_groups_markdown", "COLUMNS", "FILENAME",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
 
@@ -291,6 +292,39 @@ def book_order(df: pd.DataFrame) -> pd.DataFrame:
     rank = {p: i for i, p in enumerate(PART_ORDER)}
     key = df["chapter"].map(lambda c: (rank.get(c.split("/")[0], len(rank)), c))
     return df.assign(_k=key, _i=range(len(df))).sort_values(["_k", "_i"]).drop(columns=["_k", "_i"])
+
+
+def _ref_text(s: str) -> str:
+    return str(s).replace("<", "‹").replace(">", "›").replace("`", "'") or "row"
+
+
+def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
+    """One chapter's ledger rows as a MyST table, the verdict and kind right after the quantity, each
+    row's ``where`` a link to the chapter's ``Paper vs ours`` section (:func:`section_label`)."""
+    label = section_label(chapter_id)
+    lines = ["| quantity | verdict | kind | where | paper | ours | tolerance | note |",
+             "|---|---|---|---|---:|---:|---|---|"]
+    for _, r in df.iterrows():
+        where = f"{{ref}}`{_ref_text(r['where'])} <{label}>`"
+        lines.append("| " + " | ".join([_md_cell(r["quantity"]), f"**{_md_cell(r['verdict'])}**", _md_cell(r["kind"]),
+                                        where, _md_cell(r["paper_value"]), _md_cell(r["ours"]),
+                                        _md_cell(r["tolerance"]), _md_cell(r["note"])]) + " |")
+    return "\n".join(lines)
+
+
+def ledger_groups_markdown(df: pd.DataFrame, *, fold: bool) -> str:
+    """Every chapter's rows in book order, one group per chapter (a heading and a link to its section;
+    with ``fold`` each group is a dropdown whose title gives the counts)."""
+    out = []
+    for cid, d in book_order(df).groupby("chapter", sort=False):
+        n_open = int((~d["verdict"].isin(SETTLED)).sum())
+        link = f"{{ref}}`the chapter's Paper vs ours <{section_label(cid)}>`"
+        body = f"{link}\n\n{ledger_markdown(d, cid)}"
+        if fold:
+            out.append(f":::{{admonition}} {cid}: {len(d)} rows, {n_open} not settled\n:class: dropdown\n\n{body}\n:::")
+        else:
+            out.append(f"### {cid}\n\n{body}")
+    return "\n\n".join(out)
 
 
 def ledger_table(df: pd.DataFrame) -> pd.DataFrame:
