@@ -53,6 +53,12 @@ def _md_cell(v) -> str:
     return s.replace("|", r"\|").replace("\n", " ")
 
 
+def _kind_suffix(r) -> str:
+    """" · <kind>" after the verdict, unless the verdict already says it ("not implemented")."""
+    kind = str(r["kind"])
+    return "" if kind.replace("-", " ") == str(r["verdict"]) else f" · {_md_cell(kind)}"
+
+
 def _letters():
     i = 0
     while True:
@@ -79,7 +85,7 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
             note = f"note {shared[note]}" if note in shared else note
             tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
             lines.append(f"| {_md_cell(q)} | {_md_cell(r['paper_value'])} | {_md_cell(r['ours'])} | "
-                         f"**{_md_cell(r['verdict'])}** · {_md_cell(r['kind'])}{_md_cell(tol) if tol else ''} "
+                         f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} "
                          f"| {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
 
