@@ -117,3 +117,50 @@ def test_jupyterlab_renders_myst():
     line = next((ln for ln in text.splitlines() if "jupyterlab-myst" in ln and " v" in ln), "")
     assert "enabled" in line and "OK" in line, f"jupyterlab-myst not usable:\n{text}"
     assert not re.search(r'"jupyterlab-myst@[^"]*" is not compatible', text), text
+
+
+CHAPTERS = [nb for nb in NOTEBOOKS if nb.split("/")[0] not in ("intro", "appendix")]
+
+
+@pytest.mark.parametrize("nb", CHAPTERS)
+def test_chapter_has_one_labelled_paper_vs_ours_section(nb):
+    """Every chapter ends its comparison with one ``## Paper vs ours`` section carrying the label the
+    ledger links to, filled by ``ch.paper_vs_ours()``; no cell prints the raw recorder."""
+    from qlib.book.compare import section_label
+
+    book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+    label = section_label(nb.removesuffix(".ipynb"))
+    heads = [c for c in book.cells if c.cell_type == "markdown" and re.search(r"^## Paper vs ours\s*$", c.source, re.M)]
+    assert len(heads) == 1, f"{nb}: {len(heads)} '## Paper vs ours' headings"
+    assert heads[0].source.startswith(f"({label})="), f"{nb}: the heading lacks its label ({label})="
+    code = [c.source for c in book.cells if c.cell_type == "code"]
+    assert sum("ch.paper_vs_ours()" in s for s in code) == 1, f"{nb}: call ch.paper_vs_ours() once"
+    assert not any(re.search(r"cmp\.(show|summary)\(\)", s) for s in code), f"{nb}: prints the raw recorder"
+
+
+@pytest.mark.parametrize("nb", CHAPTERS)
+def test_bookkeeping_and_plotting_cells_are_folded(nb):
+    """Figure cells and cells that only record rows are hidden behind a toggle (``hide-input``);
+    calls into qlib that compute results stay visible."""
+    book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+    shown = []
+    for c in book.cells:
+        if c.cell_type != "code":
+            continue
+        tags = c.metadata.get("tags", [])
+        plotting = bool(c.metadata.get("mystnb", {}).get("figure")) or "plt.subplots" in c.source
+        recording_only = all(line.startswith(("ch.record(", "ch.paper_vs_ours(")) or not line.strip()
+                             for line in c.source.splitlines())
+        if (plotting or recording_only) and not {"hide-input", "remove-input", "remove-cell"} & set(tags):
+            shown.append(c.source.splitlines()[0])
+    assert not shown, f"{nb}: plotting/recording cells not hidden: {shown}"
+
+
+@pytest.mark.parametrize("nb", CHAPTERS)
+def test_every_figure_is_referenced(nb):
+    book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+    names = [c.metadata["mystnb"]["figure"]["name"] for c in book.cells
+             if c.cell_type == "code" and c.metadata.get("mystnb", {}).get("figure", {}).get("name")]
+    text = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
+    missing = [n for n in names if f"{{numref}}`{n}`" not in text]
+    assert not missing, f"{nb}: figures never referenced with {{numref}}: {missing}"

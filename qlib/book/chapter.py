@@ -77,6 +77,14 @@ class Chapter:
         so that a recording cell shows no stray output (``ch.cmp.record`` returns the verdicts)."""
         self.cmp.record(rows)
 
+    def paper_vs_ours(self) -> None:
+        """Display the chapter's ``Paper vs ours`` section body (the notebook's markdown cell above it
+        carries the heading and its label, :func:`qlib.book.compare.section_label`): the counts, shared
+        notes once, the rows that need attention, and the settled rows folded away."""
+        from IPython.display import Markdown, display
+
+        display(Markdown(self.cmp.markdown()))
+
 
 def chapter(
     chapter_id: str | None = None,

@@ -10,6 +10,7 @@ atomically, ``<out_dir>/comparisons.csv``. The appendix gathers every chapter's 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +29,80 @@ PART_PAPER = {"quantized-mis": "001", "mia-limits": "003", "eden": "002", "rqp-s
 #: the parts in book order
 PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "appendix")
 
-__all__ = ["Comparisons", "gather", "counts_by", "COLUMNS", "FILENAME", "KINDS", "VERDICTS", "PART_PAPER"]
+#: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
+SETTLED = ("reproduced", "agrees", "erratum confirmed")
+
+__all__ = ["Comparisons", "gather", "counts_by", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
+           "ledger_groups_markdown", "COLUMNS", "FILENAME",
+           "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
+
+
+def section_label(chapter_id: str) -> str:
+    """The MyST label of a chapter's ``## Paper vs ours`` section: ``paper-vs-ours-<part>-<NN>``
+    (``eden/01-estimator-vnmse`` → ``paper-vs-ours-eden-01``). Each chapter puts
+    ``(paper-vs-ours-<part>-<NN>)=`` above the heading; the ledger links every row to it."""
+    if not isinstance(chapter_id, str) or chapter_id.count("/") != 1:
+        raise ValueError(f"chapter_id must look like '<part>/<NN-topic>', got {chapter_id!r}")
+    part, stem = chapter_id.split("/")
+    num = stem.split("-", 1)[0]
+    return "paper-vs-ours-" + re.sub(r"[^a-z0-9]+", "-", f"{part}-{num}".lower()).strip("-")
+
+
+def _md_cell(v) -> str:
+    s = "—" if v is None or (isinstance(v, float) and v != v) or str(v).strip() in ("", "nan") else str(v)
+    return s.replace("|", r"\|").replace("\n", " ")
+
+
+def _kind_suffix(r) -> str:
+    """" · <kind>" after the verdict, unless the verdict already says it ("not implemented")."""
+    kind = str(r["kind"])
+    return "" if kind.replace("-", " ") == str(r["verdict"]) else f" · {_md_cell(kind)}"
+
+
+def _letters():
+    i = 0
+    while True:
+        yield chr(ord("A") + i % 26) + ("" if i < 26 else str(i // 26))
+        i += 1
+
+
+def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str:
+    """One chapter's ``Paper vs ours`` section body, as MyST Markdown: a sentence with the counts, the
+    notes that several rows share stated once above the table (the rows say "note A"), the rows that
+    need attention (differs, not comparable, not reproduced, …) as quantity | paper | ours | verdict |
+    note, and the settled rows (reproduced, agrees, erratum confirmed) folded into a dropdown."""
+    if df.empty:
+        return "No comparison rows were recorded in this run."
+    notes = df["note"].fillna("").astype(str)
+    counts = notes[notes.str.strip() != ""].value_counts()
+    shared = {n: k for n, k in zip([n for n, c in counts.items() if c >= shared_note_min], _letters())}
+
+    def table(d: pd.DataFrame) -> str:
+        lines = ["| quantity | paper | ours | verdict | note |", "|---|---:|---:|---|---|"]
+        for _, r in d.iterrows():
+            q = f"{r['where']}: {r['quantity']}" if str(r["where"]).strip() else r["quantity"]
+            note = str(r["note"]) if r["note"] == r["note"] else ""
+            note = f"note {shared[note]}" if note in shared else note
+            tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
+            lines.append(f"| {_md_cell(q)} | {_md_cell(r['paper_value'])} | {_md_cell(r['ours'])} | "
+                         f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} "
+                         f"| {_md_cell(note) if note else ''} |")
+        return "\n".join(lines)
+
+    tally = df["verdict"].value_counts()
+    parts = [", ".join(f"{int(tally[v])} {v}" for v in VERDICTS if v in tally)]
+    out = [f"{len(df)} rows: {parts[0]}. Each row's kind follows its verdict; only paper numbers and paper "
+           "claims count as reproductions."]
+    if shared:
+        out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {n}" for n, k in shared.items()))
+    open_rows = df[~df["verdict"].isin(SETTLED)]
+    settled = df[df["verdict"].isin(SETTLED)]
+    if len(open_rows):
+        out.append(table(open_rows))
+    if len(settled):
+        out.append(f":::{{admonition}} {len(settled)} rows reproduced, agreeing or confirmed\n:class: dropdown\n\n"
+                   + table(settled) + "\n:::")
+    return "\n\n".join(out)
 
 
 class Comparisons:
@@ -105,6 +179,10 @@ class Comparisons:
     def show(self):
         """The chapter's table, verdicts coloured, for display as a notebook cell's output."""
         return style_table(self.frame().drop(columns=["chapter"]))
+
+    def markdown(self) -> str:
+        """The body of the chapter's ``Paper vs ours`` section (see :func:`paper_vs_ours_markdown`)."""
+        return paper_vs_ours_markdown(self.frame())
 
     def summary(self) -> dict[str, int]:
         """Rows per verdict word (only the words that occur)."""
@@ -220,6 +298,39 @@ def book_order(df: pd.DataFrame) -> pd.DataFrame:
     rank = {p: i for i, p in enumerate(PART_ORDER)}
     key = df["chapter"].map(lambda c: (rank.get(c.split("/")[0], len(rank)), c))
     return df.assign(_k=key, _i=range(len(df))).sort_values(["_k", "_i"]).drop(columns=["_k", "_i"])
+
+
+def _ref_text(s: str) -> str:
+    return str(s).replace("<", "‹").replace(">", "›").replace("`", "'") or "row"
+
+
+def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
+    """One chapter's ledger rows as a MyST table, the verdict and kind right after the quantity, each
+    row's ``where`` a link to the chapter's ``Paper vs ours`` section (:func:`section_label`)."""
+    label = section_label(chapter_id)
+    lines = ["| quantity | verdict | kind | where | paper | ours | tolerance | note |",
+             "|---|---|---|---|---:|---:|---|---|"]
+    for _, r in df.iterrows():
+        where = f"{{ref}}`{_ref_text(r['where'])} <{label}>`"
+        lines.append("| " + " | ".join([_md_cell(r["quantity"]), f"**{_md_cell(r['verdict'])}**", _md_cell(r["kind"]),
+                                        where, _md_cell(r["paper_value"]), _md_cell(r["ours"]),
+                                        _md_cell(r["tolerance"]), _md_cell(r["note"])]) + " |")
+    return "\n".join(lines)
+
+
+def ledger_groups_markdown(df: pd.DataFrame, *, fold: bool) -> str:
+    """Every chapter's rows in book order, one group per chapter (a heading and a link to its section;
+    with ``fold`` each group is a dropdown whose title gives the counts)."""
+    out = []
+    for cid, d in book_order(df).groupby("chapter", sort=False):
+        n_open = int((~d["verdict"].isin(SETTLED)).sum())
+        link = f"{{ref}}`the chapter's Paper vs ours <{section_label(cid)}>`"
+        body = f"{link}\n\n{ledger_markdown(d, cid)}"
+        if fold:
+            out.append(f":::{{admonition}} {cid}: {len(d)} rows, {n_open} not settled\n:class: dropdown\n\n{body}\n:::")
+        else:
+            out.append(f"### {cid}\n\n{body}")
+    return "\n\n".join(out)
 
 
 def ledger_table(df: pd.DataFrame) -> pd.DataFrame:
