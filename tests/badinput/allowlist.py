@@ -38,5 +38,12 @@ NOT_CALLED: dict[str, str] = {
     # (end rqp)
 
     # ---- mol
+    "qlib.molecules.register_embedder": "no numeric or array argument (a name, a callable, version strings); "
+                                        "registering from the harness would leave an entry in the global registry",
+    "qlib.molecules.unregister_embedder": "no numeric or array argument (an embedder name); changes the global "
+                                          "registry",
+    "qlib.repro.quantized_mis.molecular.TaskRun": "plain result record of train_task (its outputs), not an input",
+    "qlib.repro.quantized_mis.study.StudyResult": "plain result record of run_study / StudyResult.load (its "
+                                                  "outputs), not an input",
     # (end mol)
 }
