@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from . import data as qdata
-from .validation import check_bool, check_callable, check_choice, check_str
+from .validation import check_array, check_bool, check_callable, check_choice, check_int, check_str
 
 __all__ = [
     "TaskInfo",
@@ -167,6 +167,21 @@ class Task:
     y: np.ndarray
     n_nan_labels: int
     path: Path
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, ("classification", "regression"))
+        if isinstance(self.smiles, str) or not isinstance(self.smiles, Sequence):
+            raise TypeError(f"smiles must be a list of SMILES strings, got {type(self.smiles).__name__}")
+        y = check_array("y", self.y, ndim=1, finite=False)
+        if not np.isfinite(y).all():
+            raise ValueError("y must be finite: rows with a NaN label are dropped (and counted in n_nan_labels) "
+                             "before a Task is made")
+        if y.shape != (len(self.smiles),):
+            raise ValueError(f"y must hold one label per SMILES string ({len(self.smiles)}), got shape {y.shape}")
+        if self.kind == "classification" and not np.isin(y, (0.0, 1.0)).all():
+            raise ValueError(f"y must be 0/1 for a classification task, got values {np.unique(y)[:5]}")
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "n_nan_labels", check_int("n_nan_labels", self.n_nan_labels, low=0))
 
     def __len__(self) -> int:
         return len(self.smiles)
@@ -369,6 +384,22 @@ class Embedding:
     valid: np.ndarray
     embedder: str
     version: str
+
+    def __post_init__(self):
+        # one pass, no float64 copy of a possibly large matrix: X keeps its dtype (float32 from embed)
+        X = self.X
+        if X is None or isinstance(X, (str, bytes)) or not isinstance(X, np.ndarray):
+            raise TypeError(f"X must be a 2-D NumPy float array, got {type(X).__name__}")
+        if X.dtype.kind != "f":
+            raise TypeError(f"X must be a 2-D NumPy float array, got dtype {X.dtype}")
+        if X.ndim != 2 or X.size == 0:
+            raise ValueError(f"X must be a non-empty (n_valid, d) matrix, got shape {X.shape}")
+        if not np.isfinite(X).all():
+            raise ValueError("X must be finite (no NaN or inf)")
+        valid = check_array("valid", self.valid, ndim=1, dtype="bool")
+        if int(valid.sum()) != X.shape[0]:
+            raise ValueError(f"valid must mark exactly the {X.shape[0]} embedded rows of X, marks {int(valid.sum())}")
+        object.__setattr__(self, "valid", valid)
 
     @property
     def n_invalid(self) -> int:

@@ -113,3 +113,35 @@ def test_distinct_errata_counts_each_erratum_once(tmp_path):
     d = distinct_errata(gather(tmp_path)).set_index("erratum")
     assert len(d) == 3 and d.loc["003-E1", "rows"] == 3 and d.loc["003-E1", "confirmed"] == 3
     assert d.loc["Lemma X", "confirmed"] == 0
+
+
+# ------------------------------------------------------------------------ bad input (issue 11 §1)
+def test_nan_can_never_read_reproduced():
+    # close: a NaN or infinite result is an explicit failed comparison, the value shown
+    for bad in (math.nan, math.inf, -math.inf):
+        r = ledger.close("T", "q", 1.0, bad, atol=10.0)
+        assert r.passed is False and r.verdict == "differs" and not r.counts_as_reproduction
+    # claim / Row: a passing row whose value is NaN (e.g. passed = not (x > 0) with x NaN) is refused
+    with pytest.raises(ValueError, match=r"\bours is NaN, so the row cannot pass"):
+        ledger.claim("§5", "q", "> 0", math.nan, True)
+    with pytest.raises(ValueError, match=r"\bpaper_value is NaN, so the row cannot pass"):
+        ledger.Row("theory-check", "T", "q", math.nan, 1.0, True)
+    assert ledger.claim("§5", "q", "> 0", math.nan, False).verdict == "differs"
+    assert ledger.not_comparable("T", "q", math.nan, math.nan, reason="ρ undefined").verdict == "not comparable"
+    with pytest.raises(ValueError, match=r"\bours must hold the value a judged row"):
+        ledger.claim("§5", "q", "> 0", None, True)
+    with pytest.raises(TypeError, match=r"\bours must be a real number"):
+        ledger.claim("§5", "q", "> 0", 1 + 2j, True)
+    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True).verdict == "reproduced"
+
+
+def test_tolerance_and_verdict_check_arguments():
+    for bad in (math.nan, -0.1, math.inf):
+        with pytest.raises(ValueError, match=r"\batol\b"):
+            ledger.tolerance_text(0.0, bad)
+    with pytest.raises(TypeError, match=r"\brtol\b"):
+        ledger.tolerance_text(None, 0.0)
+    with pytest.raises(ValueError, match=r"\bkind must be one of"):
+        ledger.verdict("paper", True)
+    with pytest.raises(TypeError, match=r"\bpassed must be True, False or None"):
+        ledger.verdict("paper-number", 1)

@@ -30,3 +30,13 @@ def test_restatements_and_cut_numbers_are_not_items():
 def test_abbreviated_plural_figures():
     assert items_in("§5.2.2 / Figs. 3–4") == {"Figure 3", "Figure 4"}
     assert items_in("App. F.2 / Fig. 9") == {"Figure 9"}
+
+
+def test_text_must_be_a_string():
+    import pytest
+
+    for fn in (items_in, paper_items, stated_results):
+        with pytest.raises(TypeError, match=r"\btext must be a string"):
+            fn(None)
+    with pytest.raises(TypeError, match=r"\bpaper_text must be a string"):
+        uncovered(3, ["Figure 1"])

@@ -171,3 +171,49 @@ def test_corrupt_cache_entry_is_recomputed(tmp_path, counting_embedder):
     with pytest.warns(M.StaleCacheWarning, match="unreadable"):
         e, hit = M.embed_cached("t", ["CCO"], "test_len", cache_dir=tmp_path)
     assert not hit and e.X.shape == (1, 2)
+
+
+# ------------------------------------------------------------------------ bad input (issue 11 §1)
+def test_task_rejects_nan_and_non_binary_labels_by_name(tmp_path):
+    def task(y, kind="classification", n_nan=0):
+        return M.Task("toy", kind, ["CCO", "CCN", "CCC"], np.asarray(y, dtype=float), n_nan, tmp_path / "t.tab")
+
+    assert task([0, 1, 1]).y.dtype == np.float64
+    assert len(task([0.5, -2.0, 3.0], kind="regression")) == 3
+    for bad in ([0, 2, 1], [0, -1, 1], [0, 0.5, 1]):
+        with pytest.raises(ValueError, match=r"\by must be 0/1"):
+            task(bad)
+    for kind in ("classification", "regression"):
+        with pytest.raises(ValueError, match=r"\by must be finite"):
+            task([0, np.nan, 1], kind=kind)
+    with pytest.raises(ValueError, match=r"\by must hold one label per SMILES"):
+        task([0, 1])
+    with pytest.raises(ValueError, match=r"\bn_nan_labels\b"):
+        task([0, 1, 1], n_nan=-1)
+    with pytest.raises(TypeError, match=r"\bn_nan_labels\b"):
+        task([0, 1, 1], n_nan=1.5)
+
+
+def test_embedding_rejects_non_finite_or_mismatched_matrix():
+    X = np.zeros((2, 3), dtype=np.float32)
+    ok = M.Embedding(X, np.array([True, False, True]), "maccs", "1")
+    assert ok.X is X and ok.n_invalid == 1                   # no copy, dtype kept
+    with pytest.raises(ValueError, match=r"\bX must be finite"):
+        M.Embedding(np.array([[0.0, np.nan]], dtype=np.float32), np.array([True]), "maccs", "1")
+    with pytest.raises(ValueError, match=r"\bvalid must mark exactly"):
+        M.Embedding(X, np.array([True, True, True]), "maccs", "1")
+    with pytest.raises(ValueError, match=r"\bX must be a non-empty \(n_valid, d\) matrix"):
+        M.Embedding(X.reshape(-1), np.array([True] * 6), "maccs", "1")
+
+
+def test_cache_entry_with_nan_embedding_is_recomputed(tmp_path, counting_embedder):
+    smiles = ["CCO", "CCN"]
+    M.embed_cached("t", smiles, "test_len", cache_dir=tmp_path)
+    p = M.cache_file("t", "test_len", tmp_path)
+    with np.load(p) as z:
+        entry = dict(z)
+    entry["X"] = np.full_like(entry["X"], np.nan)
+    np.savez(p, **entry)                                      # same version and SMILES hash, NaN matrix
+    with pytest.warns(M.StaleCacheWarning, match="finite"):
+        e, hit = M.embed_cached("t", smiles, "test_len", cache_dir=tmp_path)
+    assert not hit and np.isfinite(e.X).all() and counting_embedder == [2, 2]

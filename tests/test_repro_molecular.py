@@ -143,3 +143,77 @@ def test_lambda_profiles_match_trajectory_stats():
     rows = MM.lambda_rows({"x": pr})
     assert rows[0].kind == "paper-claim" and 0 <= rows[0].ours <= 1
     assert MM.lambda_rows({})[0].kind == "not-implemented"
+
+
+# ------------------------------------------------------------------------ bad input (issue 11 §1)
+def test_metrics_reject_bad_labels_by_name():
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=(2, 10))
+    y = np.array([0, 1] * 5)
+    for bad in (np.r_[2, y[1:]], np.r_[y[:-1], -1]):
+        with pytest.raises(ValueError, match=r"\by must be binary"):
+            MM.auroc(s, bad)
+    with pytest.raises(ValueError, match=r"\by contains non-finite labels"):
+        MM.auroc(s, np.r_[np.nan, y[1:]])
+    for f in (MM.r2, MM.spearman_to_labels):
+        with pytest.raises(ValueError, match=r"non-finite labels.*\by must be finite"):
+            f(s, np.r_[np.inf, rng.normal(size=9)])
+        with pytest.raises(TypeError, match=r"\by must be an array"):
+            f(s, rng.normal(size=10) + 1j)                  # was silently truncated to its real part
+        with pytest.raises(ValueError, match=r"\bpred\b"):
+            f(s.reshape(-1), rng.normal(size=10))           # y does not match pred's last axis
+        with pytest.raises(ValueError, match=r"\bpred must be non-empty"):
+            f(np.zeros((0, 10)), rng.normal(size=10))
+    with pytest.raises(TypeError, match=r"\bscores must be an array"):
+        MM.auroc(None, y)
+
+
+def test_metrics_give_nan_for_a_non_finite_score_row():
+    rng = np.random.default_rng(1)
+    y, yr = np.array([0, 1] * 10), rng.normal(size=20)
+    s = rng.normal(size=(3, 20))
+    s[1, 4], s[2, 0] = np.nan, np.inf                       # two diverged models among three
+    for f, lab in ((MM.auroc, y), (MM.r2, yr), (MM.spearman_to_labels, yr)):
+        out = f(s, lab)
+        assert np.isfinite(out[0]) and np.isnan(out[1:]).all(), f.__name__
+
+
+def test_train_task_rejects_bad_labels_and_settings_by_name():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = np.array([0, 1] * 10)
+    kw = dict(runs=2, epochs=1, hidden=2)
+    for bad in (np.r_[2, y[1:]], np.r_[y[:-1], -1], y + 0.5):   # labels outside {0, 1}: before training
+        with pytest.raises(ValueError, match=r"\by must be 0/1 labels"):
+            MM.train_task(X, bad, "classification", **kw)
+    for kind in ("classification", "regression"):
+        with pytest.raises(ValueError, match=r"\by must be finite"):
+            MM.train_task(X, np.r_[np.nan, y[1:]].astype(float), kind, **kw)
+    for lr in (math.nan, math.inf, 0.0, -1e-3):
+        with pytest.raises(ValueError, match=r"\blr\b"):
+            MM.train_task(X, y, "classification", lr=lr, **kw)
+    with pytest.raises(ValueError, match=r"\bquantizers\b"):
+        MM.train_task(X, y, "classification", quantizers=("bits9",), **kw)
+    with pytest.raises(ValueError, match=r"\bval_frac=0.9 leaves 1 of n=10"):
+        MM.split_indices(10, runs=1, val_frac=0.9)
+
+
+def test_run_study_checks_settings_before_loading(tmp_path):
+    # a data directory without the task: the settings are checked first, so the error names them
+    for kw, name in ((dict(epochs=0), "epochs"), (dict(lr=math.nan), "lr"), (dict(runs=1), "runs"),
+                     (dict(seed=-1), "seed"), (dict(keep_losses_for=["NotATask"]), "keep_losses_for")):
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+            MM.run_study(["Carcinogens_Lagunin"], ["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
+
+
+def test_flops_and_lambda_helpers_check_arguments():
+    with pytest.raises(ValueError, match=r"\bn_quantizers\b"):
+        MM.flops_per_task(100, 10, runs=2, epochs=3, n_quantizers=0)
+    with pytest.raises(TypeError, match=r"\bepochs\b"):
+        MM.flops_per_task(100, 10, runs=2, epochs=math.nan)
+    with pytest.raises(ValueError, match=r"\bsubsample\b"):
+        MM.flops_per_task(100, 10, runs=2, epochs=3, subsample=1.5)
+    with pytest.raises(ValueError, match=r"\blosses must have ndim 4"):
+        MM.lambda_profiles(torch.rand(5, 8, 2))
+    with pytest.raises(ValueError, match=r"\blow\b"):
+        MM.lambda_rows({}, low=math.nan)

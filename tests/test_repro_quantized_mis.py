@@ -239,3 +239,77 @@ def test_figure6_and_figure8_rows():
     assert R.figure6_rows(res)[0].passed is True
     (f8,) = R.figure8_rows()
     assert f8.verdict == "not comparable" and "Figure 8" in f8.where
+
+
+# ------------------------------------------------------------------------ bad input (issue 11 §1)
+@pytest.mark.parametrize("kw,name", [
+    (dict(lr=float("nan")), "lr"), (dict(lr=-1.0), "lr"), (dict(centre_scale=float("inf")), "centre_scale"),
+    (dict(seed=1.5), "seed"), (dict(seed=None), "seed"), (dict(law_seed=-1), "law_seed"),
+    (dict(disc_hidden=0), "disc_hidden"), (dict(disc_epochs=1.5), "disc_epochs"),
+    (dict(disc_lr=float("nan")), "disc_lr"), (dict(disc_patience=0), "disc_patience"),
+    (dict(disc_runs_per_batch=-1), "disc_runs_per_batch"), (dict(block=0), "block"),
+    (dict(chunk_size=0), "chunk_size")])
+def test_study_settings_checked_up_front_by_name(kw, name):
+    # discriminator=False: the disc_* settings were ignored (and stored in the cache key) unchecked
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        study.run_study(runs=3, epochs=1, n=4, n_val=4, grid=[(1.5, 6)], discriminator=False, **kw)
+
+
+def test_claim_table_all_nan_law_and_bad_values():
+    names = list(P.PAPER_QUANTIZERS)
+    v = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [np.nan] * 8])
+    out = study.claim_table(v, names)                       # crashed: "All-NaN slice encountered"
+    assert out["1.58b 90% is the most private"].tolist() == [True, False]
+    assert not out["Sign is less private than 1.58b 33%"][1]
+    with pytest.raises(ValueError, match=r"\bvalues must be finite or NaN"):
+        study.claim_table(np.where(np.isnan(v), np.inf, v), names)
+    with pytest.raises(ValueError, match=r"\bvalues must have ndim 2"):
+        study.claim_table(v[0], names)
+    with pytest.raises(ValueError, match=r"\bnames must name the 8 columns"):
+        study.claim_table(v, names[:-1] + ["sign"] + ["bits5"])
+
+
+def test_row_functions_check_arguments_by_name(tiny):
+    import pandas as pd
+    import torch
+
+    from qlib.repro.quantized_mis import rows as R
+
+    P3 = np.array([0.5, 0.3, 0.2])
+    A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
+    cases = [
+        (lambda: R.quantizer_rows(torch.randn(4, 8, dtype=torch.float64), n_grid=0), ValueError, "n_grid"),
+        (lambda: R.quantizer_rows(torch.randn(8, dtype=torch.float64)), ValueError, "thetas"),
+        (lambda: R.rate_table(np.full((3, 3), np.nan), P3, [10]), ValueError, "L"),
+        (lambda: R.rate_table(A, P3, []), ValueError, "ns"),
+        (lambda: R.rate_table(A, P3, [0, 10]), ValueError, "ns"),
+        (lambda: R.adaptive_table(lambda n: A, P3, [16], -1.0), ValueError, "gap_exponent"),
+        (lambda: R.theorem33_rows(pd.DataFrame({"n": [16], "ratio": [1.0]}), float("nan")), ValueError, "target"),
+        (lambda: R.proof_fact_rows(0, 1, 1, seed=0), ValueError, "b1_draws"),
+        (lambda: R.proof_fact_rows(5, 1, 1, seed=None), TypeError, "seed"),          # was silently unseeded
+        (lambda: R.algorithm1_rows({"toy": A}, P3, [5, 3, 3], seed=0), ValueError, "val_copies"),
+        (lambda: R.algorithm1_rows({"toy": A}, P3, [5, 3, 2], seed=None), TypeError, "seed"),  # idem
+        (lambda: R.algorithm1_rows({"toy": A}, [0.5, 0.5, 0.5], [5, 3, 2], seed=0), ValueError, "p"),
+        (lambda: R.table2_rows(tiny, atol=-0.1), ValueError, "atol"),
+        (lambda: R.figure2_rows(R.spearman_table(tiny), tiny, atol=float("nan")), ValueError, "atol"),
+        (lambda: R.stability(tiny, [], 2, 2), ValueError, "k_runs"),
+        (lambda: R.stability(tiny, [100], 2, 2), ValueError, "k_runs"),
+        (lambda: R.stability(tiny, [2, 3], 2, 0), ValueError, "n_subsets_baseline"),
+        (lambda: R.first_k(pd.DataFrame({"k_run": [2], "x": [0.9]}), "x", level=1.5), ValueError, "level"),
+        (lambda: R.first_k(pd.DataFrame({"k_run": [2], "x": [0.9]}), "y"), ValueError, "col"),
+        (lambda: R.confusion({"k_runs": [2]}, 0), ValueError, "k"),
+        (lambda: R.confusion({"k_runs": [2]}, float("nan")), TypeError, "k"),
+    ]
+    for fn, exc, name in cases:
+        with pytest.raises(exc, match=rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])"):
+            fn()
+
+
+def test_claim_rows_without_discriminator(tiny):
+    import dataclasses
+
+    from qlib.repro.quantized_mis import rows as R
+
+    no_disc = dataclasses.replace(tiny, disc_mis=np.full_like(tiny.disc_mis, np.nan))
+    rows, _ = R.claim_rows(no_disc)                          # crashed on the all-NaN discriminator MIS
+    assert not any(r.passed for r in rows if "discriminator" in r.quantity)

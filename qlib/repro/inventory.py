@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..validation import check_str
+
 _KIND = {"figure": "Figure", "fig.": "Figure", "fig": "Figure", "table": "Table", "tab.": "Table",
          "theorem": "Theorem", "thm.": "Theorem", "lemma": "Lemma", "proposition": "Proposition",
          "prop.": "Proposition", "corollary": "Corollary", "cor.": "Corollary"}
@@ -43,6 +45,7 @@ def _expand(a: str, b: str) -> list[str]:
 
 def items_in(text: str) -> set[str]:
     """The items a piece of text names, as ``"Figure 3"``, ``"Lemma D.4"``…"""
+    check_str("text", text, allow_empty=True)
     out: set[str] = set()
     for m in _LIST.finditer(text):
         kind = _kind(m.group(1))
@@ -62,6 +65,7 @@ def items_in(text: str) -> set[str]:
 def paper_items(text: str, kinds: Iterable[str] = FIGURES_AND_TABLES + RESULTS) -> set[str]:
     """Figures and tables the paper names anywhere, and the numbered results it states or cites
     with an appendix-style or section-style number (Theorem 3.1, Lemma D.4, Theorem 1)."""
+    check_str("text", text, allow_empty=True)
     kinds = set(kinds)
     found = {i for i in items_in(text) if i.split()[0] in kinds}
     return {i for i in found if i.split()[0] in FIGURES_AND_TABLES or re.search(r"\d", i)}
@@ -69,6 +73,7 @@ def paper_items(text: str, kinds: Iterable[str] = FIGURES_AND_TABLES + RESULTS) 
 
 def uncovered(paper_text: str, wheres: Iterable[str], kinds: Iterable[str] = FIGURES_AND_TABLES) -> list[str]:
     """Items of ``kinds`` the paper names that no ledger row's ``where`` names, in a stable order."""
+    check_str("paper_text", paper_text, allow_empty=True)
     have: set[str] = set()
     for w in wheres:
         have |= items_in(str(w))
@@ -88,6 +93,7 @@ def stated_results(text: str) -> set[str]:
     """The numbered results the paper itself states (a line opening with "Lemma D.1." …), not the
     ones it cites from other work. A number cut by a line break ("Theorem 5.") is dropped when the
     full number is also stated, and so is an appendix restatement ("Theorem C.1 (Theorem 3.1).")."""
+    check_str("text", text, allow_empty=True)
     found = {f"{m.group(1)} {m.group(2).rstrip('.')}" for m in _STATED.finditer(text)
              if not (m.group(3) and items_in(m.group(3)))}  # "Theorem C.1 (Theorem 3.1)" restates 3.1
     return {f for f in found if not any(g != f and g.startswith(f + ".") for g in found)}

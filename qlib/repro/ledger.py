@@ -14,6 +14,13 @@ the tolerance and whether it passed. The kind says what the comparison is worth:
 
 Only ``paper-number`` and ``paper-claim`` rows can count as reproductions. The verdict word is
 derived from the kind and the outcome (:func:`verdict`), never typed.
+
+Values: ``paper_value`` and ``ours`` are whatever the row shows (numbers, ±inf — the paper prints
+R² < −1 as −inf —, text, ``None`` where a row is not judged). A NaN never passes: :func:`close`
+records a NaN (or infinite) ``ours`` as a failed comparison (verdict "differs", the value shown), and
+a row built with ``passed=True`` whose ``paper_value`` or ``ours`` is NaN or ``None`` is refused
+(``ValueError`` naming the field), so a computation that produced NaN can never read "reproduced".
+Complex values are refused (``TypeError``).
 """
 
 from __future__ import annotations
@@ -52,6 +59,10 @@ VERDICTS = tuple(dict.fromkeys(w for ws in _WORDS.values() for w in ws if w))
 
 def verdict(kind: str, passed: bool | None) -> str:
     """The verdict word of a row of ``kind`` with outcome ``passed`` (None: not judged)."""
+    if kind not in _WORDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if passed is not None and not isinstance(passed, (bool, np.bool_)):
+        raise TypeError(f"passed must be True, False or None, got {passed!r}")
     words = _WORDS[kind]
     w = words[2] if passed is None else words[0 if passed else 1]
     if w is None:
@@ -103,6 +114,16 @@ class Row:
             raise ValueError(f"a {self.kind!r} row has no outcome (passed=None)")
         if self.passed is None and not str(self.note).strip():
             raise ValueError("a row that is not judged needs a note saying why")
+        for name in ("paper_value", "ours"):
+            v = getattr(self, name)
+            if isinstance(v, (complex, np.complexfloating)):
+                raise TypeError(f"{name} must be a real number, text or None, got the complex number {v!r}")
+            if self.passed is not None and v is None:
+                raise ValueError(f"{name} must hold the value a judged row (passed={self.passed}) compares, got None; "
+                                 "use not_comparable() or missing() for a row without one")
+            if self.passed and _is_nan(v):
+                raise ValueError(f"{name} is NaN, so the row cannot pass (passed=True): compute passed from the "
+                                 "value (NaN compares False), or use not_comparable() with the reason")
 
     @property
     def verdict(self) -> str:
@@ -116,6 +137,10 @@ class Row:
         return self if self.paper is not None else replace(self, paper=paper)
 
 
+def _is_nan(x: Any) -> bool:
+    return isinstance(x, (float, np.floating)) and math.isnan(x)
+
+
 def _finite(name: str, x: Any) -> float:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
@@ -126,6 +151,11 @@ def _finite(name: str, x: Any) -> float:
 
 
 def tolerance_text(rtol: float, atol: float) -> str:
+    """'±atol + ±rtol%' as the ledger prints a tolerance ('exact' when both are 0)."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        v = _finite(name, v)
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v}")
     parts = []
     if atol:
         parts.append(f"±{atol:.3g}")

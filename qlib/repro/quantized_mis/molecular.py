@@ -49,11 +49,20 @@ from qlib.data import MissingDataError
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
 from qlib.engine import MLP, init_params, param_sizes, train
-from qlib.quantizers import quantize_many
+from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
 from qlib.repro.ledger import Row, claim, close, missing, not_comparable
 from qlib.rqn import RQUndefinedWarning, trajectory_stats
-from qlib.validation import check_array, check_choice, check_float, check_int, check_seed
+from qlib.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_float,
+    check_int,
+    check_seed,
+    check_tensor,
+)
 
 __all__ = [
     "QUANTIZERS", "COLUMNS", "PAPER_SETTINGS", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5",
@@ -153,53 +162,76 @@ REL_ATOL = {"auroc": 0.05, "spearman": 0.05, "r2": 0.15}
 # ---------------------------------------------------------------------------------------------
 # Metrics (vectorised over leading axes)
 # ---------------------------------------------------------------------------------------------
-def _labels(y, n: int) -> np.ndarray:
-    y = np.asarray(y, dtype=np.float64)
+def _scores(name: str, s) -> np.ndarray:
+    """Scores/predictions (..., n): real, non-empty, at least one axis; non-finite entries allowed
+    (the row they sit in scores NaN)."""
+    s = check_array(name, s, finite=False)
+    if s.ndim < 1:
+        raise ValueError(f"{name} must have shape (..., n) with n the number of labels, got a scalar")
+    return s
+
+
+def _labels(y, n: int, scores: str = "scores") -> np.ndarray:
+    y = check_array("y", y, ndim=1, finite=False)
     if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},) matching the last axis of the scores, got {y.shape}")
+        raise ValueError(f"y must have shape ({n},) matching the last axis of {scores}, got {y.shape}")
     if not np.isfinite(y).all():
-        raise ValueError("y contains non-finite labels")
+        raise ValueError("y contains non-finite labels (NaN or inf); y must be finite")
     return y
+
+
+def _finite_rows(s: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` where the score row (last axis of ``s``) is finite, NaN elsewhere."""
+    return np.where(np.isfinite(s).all(axis=-1), value, np.nan)
 
 
 def auroc(scores, y) -> np.ndarray:
     """Area under the ROC curve of ``scores`` (..., n) against binary labels ``y`` (n,), by the
     rank (Mann–Whitney) formula with average ranks for ties — the value of scikit-learn's
-    ``roc_auc_score`` (tests check it). NaN where a score row is non-finite."""
-    s = np.asarray(scores, dtype=np.float64)
-    y = _labels(y, s.shape[-1])
+    ``roc_auc_score`` (tests check it). Leading axes are batch axes (one model per row); NaN where
+    a score row is non-finite (a diverged model), so one such model does not stop a batch. ``y``
+    must be finite, 0/1 and hold both classes (``ValueError`` naming ``y``)."""
+    s = _scores("scores", scores)
+    y = _labels(y, s.shape[-1], "scores")
     if not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError("y must be binary (0/1) for AUROC")
+        raise ValueError(f"y must be binary (0/1) for AUROC, got values {np.unique(y)[:5]}")
     pos = y == 1
     n1, n0 = int(pos.sum()), int((~pos).sum())
     if n1 == 0 or n0 == 0:
         raise ValueError("y must contain both classes for AUROC")
-    r = stats.rankdata(s, axis=-1)
+    with np.errstate(invalid="ignore"):
+        r = stats.rankdata(s, axis=-1)
     auc = (r[..., pos].sum(axis=-1) - n1 * (n1 + 1) / 2) / (n1 * n0)
-    return np.where(np.isfinite(s).all(axis=-1), auc, np.nan)
+    return _finite_rows(s, auc)
 
 
 def r2(pred, y) -> np.ndarray:
-    """Coefficient of determination 1 − Σ(y − ŷ)² / Σ(y − ȳ)² of ``pred`` (..., n)."""
-    p = np.asarray(pred, dtype=np.float64)
-    y = _labels(y, p.shape[-1])
+    """Coefficient of determination 1 − Σ(y − ŷ)² / Σ(y − ȳ)² of ``pred`` (..., n) against finite
+    labels ``y`` (n,), not constant. Leading axes are batch axes; NaN where a prediction row is
+    non-finite (a diverged model)."""
+    p = _scores("pred", pred)
+    y = _labels(y, p.shape[-1], "pred")
     sst = ((y - y.mean()) ** 2).sum()
     if sst == 0:
         raise ValueError("y is constant: R² is undefined")
-    return 1.0 - ((p - y) ** 2).sum(axis=-1) / sst
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _finite_rows(p, 1.0 - ((p - y) ** 2).sum(axis=-1) / sst)
 
 
 def spearman_to_labels(pred, y) -> np.ndarray:
-    """Spearman ρ between each row of ``pred`` (..., n) and ``y`` (n,); NaN for a constant row."""
-    p = np.asarray(pred, dtype=np.float64)
-    y = _labels(y, p.shape[-1])
-    rp = stats.rankdata(p, axis=-1)
+    """Spearman ρ between each row of ``pred`` (..., n) and finite labels ``y`` (n,); NaN for a
+    constant row and for a non-finite one (a diverged model). Leading axes are batch axes."""
+    p = _scores("pred", pred)
+    y = _labels(y, p.shape[-1], "pred")
+    with np.errstate(invalid="ignore"):
+        rp = stats.rankdata(p, axis=-1)
     ry = stats.rankdata(y)
     rp = rp - rp.mean(axis=-1, keepdims=True)
     ry = ry - ry.mean()
     den = np.sqrt((rp * rp).sum(axis=-1) * (ry * ry).sum())
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rp * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+        rho = np.where(den > 0, (rp * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+    return _finite_rows(p, rho)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,6 +247,8 @@ def split_indices(n: int, *, runs: int, val_frac: float = 0.4, subsample: float 
     rng = np.random.default_rng(check_seed("seed", seed))
     perm = rng.permutation(n)
     n_val = max(2, int(round(val_frac * n)))
+    if n - n_val < 2:
+        raise ValueError(f"val_frac={val_frac} leaves {n - n_val} of n={n} points for training; need at least 2")
     val, rest = np.sort(perm[:n_val]), perm[n_val:]
     m = max(2, int(math.floor(subsample * rest.size)))
     tr = np.stack([np.sort(rng.choice(rest, size=m, replace=False)) for _ in range(runs)])
@@ -256,8 +290,13 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must have shape ({X.shape[0]},) (one label per row of X), got {y.shape}")
     check_choice("kind", kind, ("classification", "regression"))
+    if kind == "classification" and not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"y must be 0/1 labels for a classification task, got values {np.unique(y)[:5]}")
     epochs = check_int("epochs", epochs, low=1)
     hidden = check_int("hidden", hidden, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    quantizers = tuple(check_names(quantizers, "quantizers"))
+    keep_losses = bool(check_bool("keep_losses", keep_losses))
     val, tr = split_indices(X.shape[0], runs=runs, val_frac=val_frac, subsample=subsample, seed=seed)
     train_part = np.setdiff1d(np.arange(X.shape[0]), val)
     Xs = _standardise(X, X[train_part]).astype(np.float32)
@@ -303,6 +342,14 @@ def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128,
     """Multiply–add FLOPs (2 per MAC) of :func:`train_task`'s matrix products: forward + backward
     (3 products) on each run's training subsample, and the forward pass of every quantized model
     on the validation set each epoch (r_Q^n recording)."""
+    n = check_int("n", n, low=5)
+    d = check_int("d", d, low=1)
+    runs = check_int("runs", runs, low=1)
+    epochs = check_int("epochs", epochs, low=1)
+    hidden = check_int("hidden", hidden, low=1)
+    val_frac = check_float("val_frac", val_frac, low=0.0, high=1.0, low_open=True, high_open=True)
+    subsample = check_float("subsample", subsample, low=0.0, high=1.0, low_open=True)
+    n_quantizers = check_int("n_quantizers", n_quantizers, low=1)
     n_val = max(2, int(round(val_frac * n)))
     m = int(math.floor(subsample * (n - n_val)))
     per_sample = 2 * (d * hidden + hidden)
@@ -339,8 +386,17 @@ def run_study(tasks: Sequence[str], embedders: Sequence[str], *, runs: int = 10,
     if not tasks or not embedders:
         raise ValueError("tasks and embedders must each name at least one")
     runs = check_int("runs", runs, low=2)
+    epochs = check_int("epochs", epochs, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
     max_molecules = check_int("max_molecules", max_molecules, low=10, allow_none=True)
     seed = check_seed("seed", seed)
+    if isinstance(keep_losses_for, str):
+        keep_losses_for = [keep_losses_for]
+    unknown = [t for t in keep_losses_for if not isinstance(t, str) or t not in molecules.TASKS]
+    if unknown:
+        raise ValueError(f"keep_losses_for must name TDC ADMET tasks (qlib.molecules.TASKS); got {unknown}")
+    if progress is not None:
+        check_callable("progress", progress)
     parts, inputs, miss, kept = [], [], {}, {}
     for ti, name in enumerate(tasks):
         try:
@@ -579,9 +635,11 @@ def lambda_profiles(losses: torch.Tensor, quantizers: Sequence[str] = QUANTIZERS
     """Λ_kk (Algorithm 1) of every (quantizer, run) trajectory from a kept loss tensor
     (epochs, Q, runs, n_val): long table quantizer, run, k (1-based rank by increasing mean loss),
     lam, and per trajectory ``argmax_k`` and ``n_distinct``."""
+    losses = check_tensor("losses", losses, ndim=4)
+    quantizers = check_names(quantizers, "quantizers")
     T, Q, R, _ = losses.shape
     if Q != len(quantizers):
-        raise ValueError(f"losses hold {Q} quantizers but {len(quantizers)} names were given")
+        raise ValueError(f"losses hold {Q} quantizers but {len(quantizers)} names were given in quantizers")
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
@@ -597,6 +655,7 @@ def lambda_profiles(losses: torch.Tensor, quantizers: Sequence[str] = QUANTIZERS
 def lambda_rows(profiles: dict[str, pd.DataFrame], low: float = 0.1) -> list[Row]:
     """App. F.3: "the maximum of Λ_kk is consistently reached on low k values" — share of
     trajectories whose argmax_k lies in the lowest ``low`` fraction of their distinct models."""
+    low = check_float("low", low, low=0.0, high=1.0, low_open=True)
     per = []
     for _task, df in profiles.items():
         t = df.drop_duplicates(["quantizer", "run"])

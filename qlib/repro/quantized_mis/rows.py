@@ -23,6 +23,15 @@ import torch
 from ... import quantizers as QZ
 from ...ranking import rank_confusion, rq_rank_stability, spearman, threshold_rank_stability
 from ...rqn import r_q
+from ...validation import (
+    check_array,
+    check_callable,
+    check_float,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    check_tensor,
+)
 from ..ledger import Row, claim, close, not_comparable
 from .paper import (
     PAPER_COST_BASELINE,
@@ -46,6 +55,8 @@ def quantizer_rows(thetas: torch.Tensor, n_grid: int = 2001) -> list[Row]:
     """Table 1 on random parameter vectors ``thetas`` (K, d): sparsity and level counts of each
     quantizer, idempotence; the level counts of the b-bit formulas (printed and capped) on Figure
     5's grid of ``n_grid`` points of [−1, 1] (where max|θ| = α, so every level is reached)."""
+    thetas = check_tensor("thetas", thetas, ndim=2)
+    n_grid = check_int("n_grid", n_grid, low=2)
     d = thetas.shape[1]
     grid = torch.linspace(-1, 1, n_grid, dtype=torch.float64)
     stats = QZ.level_stats(thetas).set_index("name")
@@ -102,10 +113,22 @@ def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
     return rows, pd.DataFrame(table)
 
 
+def _law(p) -> np.ndarray:
+    from ...mia.exact import check_prob_vector
+
+    return check_prob_vector("p", p)
+
+
 def rate_table(L, p, ns) -> pd.DataFrame:
-    """−log Δ_n / n (exact) and its (½ log n)/n-corrected version for each n."""
+    """−log Δ_n / n (exact) and its (½ log n)/n-corrected version for each n: ``L`` (candidates,
+    atoms) the losses, ``p`` (atoms,) the law, ``ns`` the sample sizes (integers >= 1)."""
     from ...mia import erm_log_delta
 
+    L = check_array("L", L, ndim=2)
+    p = _law(p)
+    if L.shape[1] != p.size:
+        raise ValueError(f"L must have one column per atom of p ({p.size}), got shape {L.shape}")
+    ns = check_int_sequence("ns", ns, low=1)
     out = []
     for n in ns:
         ld = erm_log_delta(L, p, n)
@@ -129,8 +152,17 @@ def theorem31_rows(tables: dict) -> list[Row]:
 
 
 def adaptive_table(adaptive, p, ns, gap_exponent: float) -> tuple[pd.DataFrame, object]:
-    """The size-adaptive toy of Theorem 3.3: ratio −log Δ_n/(n δ_2²), corrected, per-n Chernoff."""
+    """The size-adaptive toy of Theorem 3.3: ratio −log Δ_n/(n δ_2²), corrected, per-n Chernoff.
+
+    ``adaptive(n)``: the loss matrix at sample size n; ``p`` the law; ``ns`` sample sizes (integers
+    >= 1); δ_2 = n^−gap_exponent with ``gap_exponent`` in (0, 1/2) — Theorem 3.3's hypotheses
+    δ_2 → 0 and √n δ_2 → ∞."""
     from ...mia import chernoff_rate, erm_log_delta, gap_statistics
+
+    check_callable("adaptive", adaptive)
+    p = _law(p)
+    ns = check_int_sequence("ns", ns, low=1)
+    gap_exponent = check_float("gap_exponent", gap_exponent, low=0.0, high=0.5, low_open=True, high_open=True)
 
     g = gap_statistics(adaptive(ns[-1]), p)
     target = g.rate
@@ -145,6 +177,10 @@ def adaptive_table(adaptive, p, ns, gap_exponent: float) -> tuple[pd.DataFrame, 
 
 
 def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
+    """Theorem 3.3 on :func:`adaptive_table`'s ``ad``: the ratio stays above ``target`` = 1/(2σ²) > 0."""
+    target = check_float("target", target, low=0.0, low_open=True)
+    if not isinstance(ad, pd.DataFrame) or not {"n", "ratio"} <= set(ad.columns) or ad.empty:
+        raise ValueError("ad must be adaptive_table's non-empty frame (columns n and ratio)")
     r = ad["ratio"].to_numpy()
     return [claim("Theorem 3.3", f"ratio −log(1 − MIS_n)/(n δ_2²) at n = {ad['n'].iloc[-1]}",
                   f"limit ≥ 1/(2σ²) = {target:.4f}", f"{r[-1]:.4f} (decreasing: {bool(np.all(np.diff(r) < 0))})",
@@ -156,6 +192,10 @@ def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -
     (the checks live with the other proof facts in :mod:`qlib.repro.mia_limits.erm_facts`)."""
     from ..mia_limits import erm_facts
 
+    b1_draws = check_int("b1_draws", b1_draws, low=1)
+    bound_draws = check_int("bound_draws", bound_draws, low=1)
+    c4_draws = check_int("c4_draws", c4_draws, low=1)
+    seed = check_seed("seed", seed)
     rows = [*erm_facts.lemma_b1_random(b1_draws, seed), *erm_facts.lemma_b2_random(200, seed),
             *erm_facts.erm_bound_random(bound_draws, seed), *erm_facts.prop_c4_random(c4_draws, seed)]
     table = pd.DataFrame([{"where": r.where, "quantity": r.quantity, "expected": r.paper_value, "ours": r.ours,
@@ -166,10 +206,18 @@ def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -
 def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list[Row]:
     """Algorithm 1 (:func:`qlib.rqn.r_q`) on a validation set whose empirical law is exactly ``p``
     against the exact (δ_2)²/(2σ²) of ``qlib.mia.gap_statistics`` (our second computation):
-    population variance (ddof=0) and the default unbiased one (exact factor (M−1)/M)."""
+    population variance (ddof=0) and the default unbiased one (exact factor (M−1)/M).
+    ``val_copies`` (atoms,): how many copies of each atom the validation set holds, integers >= 1
+    proportional to ``p``."""
     from ...mia import gap_statistics
 
-    val = np.repeat(np.arange(len(p)), np.asarray(val_copies))
+    p = _law(p)
+    copies = check_array("val_copies", val_copies, ndim=1, dtype="int", low=1)
+    if copies.shape != p.shape or not np.allclose(copies / copies.sum(), p, rtol=0, atol=1e-9):
+        raise ValueError(f"val_copies must be proportional to p ({p.tolist()}) so that the validation law is p "
+                         f"exactly, got {copies.tolist()}")
+    seed = check_seed("seed", seed)
+    val = np.repeat(np.arange(len(p)), copies)
     perm = np.random.default_rng(seed).permutation(len(p))
     M = val.size
     rows = []
@@ -199,6 +247,7 @@ def table2_rows(res: StudyResult, atol: float = 0.03) -> tuple[list[Row], dict]:
     was calibrated on it, so it is not an independent check. Returns the rows and a summary
     (cells compared, passed, identity cells left out, median/max deviation) for the prose.
     """
+    atol = check_float("atol", atol, low=0.0)
     t2 = table2(res)
     labels = QZ.labels()
     note = (f"validation accuracy, mean over runs; {scale_note(res)}; our centre scheme is a stand-in "
@@ -251,6 +300,7 @@ def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = FIGURE2_ATOL
     """Figure 2's mean ρ = 0.86: the paper's pairing (mean r_Q^n against the discriminator) is the
     paper-number row; our variant (median r_Q^n against the threshold attack) is an ablation
     (theory-check) compared with our paper-pairing value."""
+    atol = check_float("atol", atol, low=0.0)
     mean = rho.set_index("law").loc["mean"]
     paper_pair = float(mean["ρ(r mean, discriminator)"])
     ours_pair = float(mean["ρ(r median, threshold)"])
@@ -346,8 +396,16 @@ def variant_effect(**study_kwargs) -> tuple[pd.DataFrame, dict]:
 def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets_baseline: int,
               seed: int = 0) -> dict:
     """Rank stability of r_Q^n (mean and median over runs) and of the threshold MIS for each
-    k_run (≤ the study's runs): the three :mod:`qlib.ranking` results and the mean-ρ curve."""
-    k_runs = [int(k) for k in k_runs if k <= res.r.shape[2]]
+    k_run (≤ the study's runs): the three :mod:`qlib.ranking` results and the mean-ρ curve.
+    ``k_runs``: integers >= 2 (those above the study's runs are skipped); ``n_subsets`` /
+    ``n_subsets_baseline`` >= 1."""
+    R = res.r.shape[2]
+    k_runs = [k for k in check_int_sequence("k_runs", k_runs, low=2) if k <= R]
+    if not k_runs:
+        raise ValueError(f"k_runs must hold at least one k_run <= the study's {R} runs")
+    n_subsets = check_int("n_subsets", n_subsets, low=1)
+    n_subsets_baseline = check_int("n_subsets_baseline", n_subsets_baseline, low=1)
+    seed = check_seed("seed", seed)
     st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
           "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
           "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
@@ -357,7 +415,10 @@ def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets
 
 
 def first_k(curve: pd.DataFrame, col: str, level: float = PAPER_RHO_LEVEL) -> int | None:
-    """The smallest k_run whose mean ρ reaches ``level`` (None: none of those tried)."""
+    """The smallest k_run whose mean ρ reaches ``level`` in [0, 1] (None: none of those tried)."""
+    level = check_float("level", level, low=0.0, high=1.0)
+    if col not in curve.columns:
+        raise ValueError(f"col must be a column of curve ({', '.join(map(str, curve.columns))}); got {col!r}")
     hit = curve[curve[col] >= level]
     return int(hit.k_run.iloc[0]) if len(hit) else None
 
@@ -422,7 +483,9 @@ def stability_rows(res: StudyResult, stab: dict) -> tuple[list[Row], pd.DataFram
 
 
 def confusion(stab: dict, k: int) -> np.ndarray | None:
-    """Row-normalised rank confusion (full-run rank × k-run rank) of r_Q^n (mean), or None."""
+    """Row-normalised rank confusion (full-run rank × k-run rank) of r_Q^n (mean) at k_run ``k``
+    (an integer >= 2), or None when ``k`` was not tried."""
+    k = check_int("k", k, low=2)
     if k not in stab["k_runs"]:
         return None
     st = stab["st"]["r_Q^n mean"]

@@ -30,7 +30,7 @@ from ...ranking import average_runs
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
-from ...validation import check_choice, check_int
+from ...validation import check_array, check_bool, check_choice, check_float, check_int, check_seed
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
@@ -139,8 +139,18 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     names = quantizers.check_names(names, "names")
     if "identity" in names:
         raise ValueError("names must list quantizers only; the identity model is always added")
-    for nm, v, lo in (("runs", runs, 3), ("epochs", epochs, 1), ("n", n, 2), ("n_val", n_val, 2)):
+    for nm, v, lo in (("runs", runs, 3), ("epochs", epochs, 1), ("n", n, 2), ("n_val", n_val, 2),
+                      ("disc_hidden", disc_hidden, 1), ("disc_epochs", disc_epochs, 1),
+                      ("disc_patience", disc_patience, 1), ("disc_runs_per_batch", disc_runs_per_batch, 1),
+                      ("block", block, 1)):
         check_int(nm, v, low=lo)
+    check_int("chunk_size", chunk_size, low=1, allow_none=True)
+    for nm, v in (("lr", lr), ("centre_scale", centre_scale), ("disc_lr", disc_lr)):
+        check_float(nm, v, low=0.0, low_open=True)
+    check_seed("seed", seed)
+    check_seed("law_seed", law_seed)
+    check_bool("discriminator", discriminator)
+    check_choice("scope", scope, quantizers.SCOPES)
     check_choice("variant", variant, quantizers.VARIANTS)
     config = dict(runs=runs, epochs=epochs, n=n, n_val=n_val, lr=lr, names=list(names),
                   grid=[list(map(float, g)) for g in grid], centre_scale=centre_scale, scope=scope,
@@ -263,15 +273,26 @@ def table2(res: StudyResult, which: str = "acc_val"):
 def claim_table(values: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
     """The paper's qualitative claims of §5.1.2, per law, for values (L, Q) where larger = more
     private (r_Q^n or MIS): 4/5 bits the two least private, 1.58b 90% the most private, Sign less
-    private than 1.58b 33%. Returns law-wise booleans."""
-    v = np.asarray(values, dtype=np.float64)
-    names = list(names)
-    idx = {n: names.index(n) for n in ("bits4", "bits5", "ternary90", "sign", "ternary33")}
+    private than 1.58b 33%. Returns law-wise booleans. NaN (undefined) values never win a
+    comparison: a NaN sorts as the most private in the first claim's order, is skipped by the
+    second (a law with only NaN fails it) and makes the third False."""
+    v = check_array("values", values, ndim=2, finite=False)
+    if np.isinf(v).any():
+        raise ValueError("values must be finite or NaN (NaN: undefined for that law and quantizer), got inf")
+    names = quantizers.check_names(names, "names")
+    if len(names) != v.shape[1]:
+        raise ValueError(f"names must name the {v.shape[1]} columns of values, got {len(names)} names")
+    need = ("bits4", "bits5", "ternary90", "sign", "ternary33")
+    if any(n not in names for n in need):
+        raise ValueError(f"names must include {', '.join(need)} (the claims compare them); got {names}")
+    idx = {n: names.index(n) for n in need}
     order = np.argsort(np.where(np.isnan(v), np.inf, v), axis=1)          # least private first
     two_least = np.sort(order[:, :2], axis=1)
     want = np.sort([idx["bits4"], idx["bits5"]])
+    # a law whose values are all NaN has no most private quantizer: the claim does not hold there
+    most = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=1)
     return {
         "4 and 5 bits are the two least private": (two_least == want).all(axis=1),
-        "1.58b 90% is the most private": np.nanargmax(v, axis=1) == idx["ternary90"],
+        "1.58b 90% is the most private": (most == idx["ternary90"]) & ~np.isnan(v).all(axis=1),
         "Sign is less private than 1.58b 33%": v[:, idx["sign"]] < v[:, idx["ternary33"]],
     }

@@ -1,5 +1,232 @@
-"""Baselines for the mol area (see baselines/__init__.py)."""
+"""Baselines for the mol area (see baselines/__init__.py): qlib.molecules, qlib.repro.quantized_mis.*,
+qlib.repro.ledger, qlib.repro.inventory.
+
+Data: the smallest TDC task (Carcinogens_Lagunin, 280 molecules) from the offline data directory,
+20 molecules of it, RDKit's MACCS keys; the embedding cache lives in one temporary directory
+(``tempfile.mkdtemp``, removed at exit), never in the repository."""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import tempfile
+
+import numpy as np
+import pandas as pd
+import torch
+
+from badinput.harness import data_dir
+
 BASELINES: dict = {}
+
+SMALL_TASK = "Carcinogens_Lagunin"        # the smallest task file (280 rows)
+SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "C1CCCCC1", "OC(=O)c1ccccc1"]
+
+
+@functools.lru_cache(maxsize=None)
+def _tmp() -> str:
+    """One temporary folder for every cache a baseline writes (embeddings, saved studies)."""
+    d = tempfile.mkdtemp(prefix="qlib-badinput-mol-")
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# ------------------------------------------------------------------------------------- molecules
+M = "qlib.molecules"
+BASELINES[f"{M}.TaskInfo"] = lambda: {"name": "AMES", "group": "Tox", "kind": "classification"}
+BASELINES[f"{M}.task_info"] = lambda: {"name": SMALL_TASK}
+BASELINES[f"{M}.task_file"] = lambda: {"name": SMALL_TASK, "data_dir": data_dir()}
+BASELINES[f"{M}.Task"] = lambda: {"name": "toy", "kind": "classification", "smiles": SMILES[:4],
+                                  "y": np.array([0.0, 1.0, 1.0, 0.0]), "n_nan_labels": 0,
+                                  "path": data_dir() / "tdc" / "toy.tab"}
+BASELINES[f"{M}.load_task"] = lambda: {"name": SMALL_TASK, "data_dir": data_dir()}
+BASELINES[f"{M}.Embedder"] = lambda: {"name": "toy", "fn": lambda s: np.ones((len(s), 2)), "version": "1"}
+BASELINES[f"{M}.embedder"] = lambda: {"name": "maccs"}
+BASELINES[f"{M}.Embedding"] = lambda: {"X": _rng().normal(size=(3, 4)).astype(np.float32),
+                                       "valid": np.array([True, False, True, True]),
+                                       "embedder": "maccs", "version": "1"}
+BASELINES[f"{M}.parse_smiles"] = lambda: {"smiles": SMILES + ["not a smiles"]}
+BASELINES[f"{M}.embed"] = lambda: {"smiles": SMILES, "embedder_": "maccs"}
+BASELINES[f"{M}.cache_file"] = lambda: {"task": SMALL_TASK, "embedder_": "morgan", "cache_dir_": _tmp()}
+BASELINES[f"{M}.embed_cached"] = lambda: {"task": "toy", "smiles": SMILES, "embedder_": "maccs",
+                                          "cache_dir": _tmp()}
+
+# ------------------------------------------------------------------------------- ledger, inventory
+L = "qlib.repro.ledger"
+BASELINES[f"{L}.verdict"] = lambda: {"kind": "paper-number", "passed": True}
+BASELINES[f"{L}.fmt"] = lambda: {"x": 0.5}
+BASELINES[f"{L}.Row"] = lambda: {"kind": "paper-number", "where": "Table 1", "quantity": "q", "paper_value": 0.5,
+                                 "ours": 0.5, "passed": True}
+BASELINES[f"{L}.tolerance_text"] = lambda: {"rtol": 0.01, "atol": 0.1}
+BASELINES[f"{L}.close"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "ours": 0.52,
+                                   "atol": 0.05, "rtol": 0.01}
+BASELINES[f"{L}.claim"] = lambda: {"where": "§5", "quantity": "q", "paper_value": 0.9, "ours": 0.95,
+                                   "passed": True}
+BASELINES[f"{L}.not_comparable"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "ours": 0.7,
+                                            "reason": "different data"}
+BASELINES[f"{L}.missing"] = lambda: {"where": "Figure 3", "quantity": "q", "reason": "not offline"}
+
+INV = "qlib.repro.inventory"
+_PAPER_TEXT = "As Figure 1 shows (see Fig. 2) and Table 1 lists.\nLemma D.1. Let x.\nTheorem 3.1 (Key). Then.\n"
+BASELINES[f"{INV}.items_in"] = lambda: {"text": "Figures 3/9 and Tables 3–5"}
+BASELINES[f"{INV}.paper_items"] = lambda: {"text": _PAPER_TEXT}
+BASELINES[f"{INV}.uncovered"] = lambda: {"paper_text": _PAPER_TEXT, "wheres": ["Figure 1", "Table 1"]}
+BASELINES[f"{INV}.stated_results"] = lambda: {"text": _PAPER_TEXT}
+
+# -------------------------------------------------------------------- quantized_mis.study and rows
+S = "qlib.repro.quantized_mis.study"
+_TINY = dict(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False, device="cpu")
+
+
+@functools.lru_cache(maxsize=None)
+def _tiny_study():
+    """A real synthetic study at the smallest size (8 quantizers, one law, 4 runs, 3 epochs)."""
+    import warnings
+
+    from qlib.repro.quantized_mis import study
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return study.run_study(**_TINY)
+
+
+@functools.lru_cache(maxsize=None)
+def _saved_study_dir() -> str:
+    d = tempfile.mkdtemp(dir=_tmp())
+    _tiny_study().save(f"{d}/quantized-mis/03-synthetic-study/study.npz")
+    return d
+
+
+def _stab():
+    from qlib.repro.quantized_mis import rows
+
+    return rows.stability(_tiny_study(), [2, 3], 2, 2, seed=0)
+
+
+BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
+BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
+BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
+BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{S}.claim_table"] = lambda: {
+    "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
+    "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
+
+RW = "qlib.repro.quantized_mis.rows"
+_P3 = np.array([0.5, 0.3, 0.2])
+_TOY_A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
+_W = np.array([[0.4, -1.0, 0.5], [-0.4, 0.2, 0.7]])
+
+
+def _adaptive(n, g=0.25):
+    return np.vstack([np.zeros(3), _W[0] + n ** -g, _W[1] + 2 * n ** -g])
+
+
+def _rate_table():
+    from qlib.repro.quantized_mis import rows
+
+    return rows.rate_table(_TOY_A, _P3, [10, 20, 40])
+
+
+def _figure2_pair():
+    from qlib.repro.ledger import close
+
+    return [close("Figure 2", "q", 0.86, 0.8, atol=0.1),
+            close("Figure 2 (ablation)", "q", 0.8, 0.5, atol=0.1, kind="theory-check")]
+
+
+def _rho():
+    from qlib.repro.quantized_mis import rows
+
+    return rows.spearman_table(_tiny_study())
+
+
+BASELINES[f"{RW}.quantizer_rows"] = lambda: {
+    "thetas": torch.randn(4, 32, generator=torch.Generator().manual_seed(0), dtype=torch.float64), "n_grid": 101}
+BASELINES[f"{RW}.eq11_rows"] = lambda: {"toys": {"toy": (_TOY_A.copy(), _P3.copy())}}
+BASELINES[f"{RW}.rate_table"] = lambda: {"L": _TOY_A.copy(), "p": _P3.copy(), "ns": [10, 20, 40]}
+BASELINES[f"{RW}.theorem31_rows"] = lambda: {"tables": {"toy": (_rate_table(), 0.01)}}
+BASELINES[f"{RW}.adaptive_table"] = lambda: {"adaptive": _adaptive, "p": _P3.copy(), "ns": [16, 32, 64],
+                                             "gap_exponent": 0.25}
+BASELINES[f"{RW}.theorem33_rows"] = lambda: {"ad": pd.DataFrame({"n": [16, 32], "ratio": [0.9, 0.8]}), "target": 0.5}
+BASELINES[f"{RW}.proof_fact_rows"] = lambda: {"b1_draws": 5, "bound_draws": 2, "c4_draws": 5, "seed": 0}
+BASELINES[f"{RW}.algorithm1_rows"] = lambda: {"toys": {"toy": _TOY_A.copy()}, "p": _P3.copy(),
+                                              "val_copies": np.array([5, 3, 2]), "seed": 0}
+BASELINES[f"{RW}.scale_note"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.table2_rows"] = lambda: {"res": _tiny_study(), "atol": 0.03}
+BASELINES[f"{RW}.spearman_table"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), "atol": 0.1}
+BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
+BASELINES[f"{RW}.claim_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.variant_effect"] = lambda: dict(_TINY, runs=3, epochs=2, names=["sign", "bits2", "bits4"])
+BASELINES[f"{RW}.stability"] = lambda: {"res": _tiny_study(), "k_runs": [2, 3], "n_subsets": 2,
+                                        "n_subsets_baseline": 2, "seed": 0}
+BASELINES[f"{RW}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5], "x": [0.5, 0.96, 0.99]}),
+                                      "col": "x", "level": 0.95}
+BASELINES[f"{RW}.stability_rows"] = lambda: {"res": _tiny_study(), "stab": _stab()}
+BASELINES[f"{RW}.confusion"] = lambda: {"stab": _stab(), "k": 2}
+
+# ---------------------------------------------------------------------------- quantized_mis.molecular
+MM = "qlib.repro.quantized_mis.molecular"
+_QUANTIZERS = ("sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5")
+
+
+def _labels01(n=20, seed=0):
+    y = _rng(seed).integers(0, 2, n)
+    y[:2] = (0, 1)                                   # both classes
+    return y
+
+
+def _fake_mol_study(embedders=("a", "b")):
+    """A Study frame: one classification task (AUROC) and one regression task (R², Spearman)."""
+    from qlib.repro.quantized_mis import molecular
+
+    recs = []
+    rng = _rng(1)
+    for task, kind, metrics in (("AMES", "classification", ("auroc",)),
+                                ("Caco2_Wang", "regression", ("r2", "spearman"))):
+        for e in embedders:
+            for qi, q in enumerate(_QUANTIZERS + ("identity",)):
+                for run in range(2):
+                    for metric in metrics:
+                        rel = 1.0 if q == "identity" else 0.8 + 0.02 * qi + 0.01 * rng.random()
+                        recs.append({"task": task, "kind": kind, "embedder": e, "quantizer": q, "run": run,
+                                     "metric": metric, "r_q": np.nan if q == "identity" else 8.0 - qi,
+                                     "value": 0.8 * rel, "original": 0.8, "relative": rel})
+    return molecular.Study(pd.DataFrame(recs), {"PAMPA_NCATS": "not offline"}, pd.DataFrame())
+
+
+def _profiles():
+    from qlib.repro.quantized_mis import molecular
+
+    g = torch.Generator().manual_seed(0)
+    return molecular.lambda_profiles(torch.rand(6, 2, 2, 5, generator=g, dtype=torch.float64), ("sign", "bits2"))
+
+
+BASELINES[f"{MM}.auroc"] = lambda: {"scores": _rng(2).normal(size=(3, 20)), "y": _labels01()}
+BASELINES[f"{MM}.r2"] = lambda: {"pred": _rng(2).normal(size=(3, 20)), "y": _rng(3).normal(size=20)}
+BASELINES[f"{MM}.spearman_to_labels"] = lambda: {"pred": _rng(2).normal(size=(3, 20)), "y": _rng(3).normal(size=20)}
+BASELINES[f"{MM}.split_indices"] = lambda: {"n": 20, "runs": 2, "val_frac": 0.4, "subsample": 0.9, "seed": 0}
+BASELINES[f"{MM}.train_task"] = lambda: {"X": _rng(4).normal(size=(20, 4)), "y": _labels01(), "kind": "classification",
+                                         "runs": 2, "epochs": 2, "hidden": 4, "lr": 1e-2, "val_frac": 0.4,
+                                         "subsample": 0.9, "seed": 0, "quantizers": ("sign", "bits2")}
+BASELINES[f"{MM}.flops_per_task"] = lambda: {"n": 100, "d": 10, "runs": 2, "epochs": 3, "hidden": 4,
+                                             "val_frac": 0.4, "subsample": 0.9, "n_quantizers": 8}
+BASELINES[f"{MM}.Study"] = lambda: {"frame": _fake_mol_study().frame, "missing": {}, "inputs": pd.DataFrame()}
+BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
+                                        "lr": 1e-2, "max_molecules": 20, "data_dir": data_dir(),
+                                        "cache_dir": _tmp(), "seed": 0}
+BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
+BASELINES[f"{MM}.table_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.claim_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.lambda_profiles"] = lambda: {
+    "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
+    "quantizers": ("sign", "bits2")}
+BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
