@@ -311,5 +311,8 @@ def test_claim_rows_without_discriminator(tiny):
     from qlib.repro.quantized_mis import rows as R
 
     no_disc = dataclasses.replace(tiny, disc_mis=np.full_like(tiny.disc_mis, np.nan))
-    rows, _ = R.claim_rows(no_disc)                          # crashed on the all-NaN discriminator MIS
-    assert not any(r.passed for r in rows if "discriminator" in r.quantity)
+    rows, table = R.claim_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
+    disc = [r for r in rows if "discriminator" in r.quantity]
+    assert disc and all(r.verdict == "not comparable" for r in disc)   # not run is not "differs"
+    assert len(disc) == len([r for r in rows if "r_Q^n" in r.quantity])
+    assert "not run" in set(table["laws where it holds"])

@@ -345,6 +345,14 @@ def claim_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
             "discriminator MIS": res.disc_mis[:, 1:], "threshold MIS": res.thr_mis[:, 1:]}
     rows, table = [], []
     for what, v in vals.items():
+        if not np.isfinite(np.asarray(v, dtype=float)).any():  # e.g. a study run with discriminator=False
+            table.append({"estimate": what, "claim": "—", "laws where it holds": "not run"})
+            if what == "discriminator MIS":
+                rows += [not_comparable("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws", None,
+                                        reason="this run did not train the discriminator (discriminator=False)",
+                                        kind="paper-claim")
+                         for c in claim_table(res.r_summary("mean"), res.names)]
+            continue
         for c, ok in claim_table(v, res.names).items():
             table.append({"estimate": what, "claim": c, "laws where it holds": f"{int(ok.sum())}/{len(ok)}"})
             if what in ("r_Q^n (mean)", "discriminator MIS"):
