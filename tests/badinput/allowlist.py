@@ -35,6 +35,7 @@ NOT_CALLED: dict[str, str] = {
     # (end eden)
 
     # ---- rqp
+    "qlib.dpsgd.TrainResult": "plain result record returned by dpsgd.train (final weights and accuracies)",
     # (end rqp)
 
     # ---- mol
