@@ -32,7 +32,7 @@ def _xy(model="logreg", n=40, D=4, K=3, seed=0):
     return X, y
 
 
-def _task(model="logreg", n=40, n_classes=2):
+def _task(model="logreg", n=100, n_classes=2):
     from qlib.dpsgd import Task
 
     X, y = _xy(model, n, K=n_classes)
@@ -43,7 +43,8 @@ def _task(model="logreg", n=40, n_classes=2):
 def _setting(**kw):
     from qlib.repro.rqp_sgd.settings import Setting
 
-    return Setting(**{**dict(m=5, T=3, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-5), **kw})
+    # m/n = 2/100 and T = 10 with δ = 1e-5: one noise calibration (cached) serves every baseline
+    return Setting(**{**dict(m=2, T=10, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-5), **kw})
 
 
 def _wXy(model="logreg", R=2, m=3, D=4, K=3):
@@ -108,6 +109,7 @@ B["qlib.rqp_privacy.dpsgd_noise_multiplier"] = lambda: dict(eps=1.0, delta=1e-5,
 # ------------------------------------------------------------------------------------- qlib.dpsgd
 B["qlib.dpsgd.Task"] = lambda: dict(name="toy", model="logreg", X_train=_xy()[0], y_train=_xy()[1],
                                     X_test=_xy(n=20, seed=1)[0], y_test=_xy(n=20, seed=1)[1], n_classes=2)
+B["qlib.dpsgd.label_set"] = lambda: dict(model="softmax", n_classes=3)
 B["qlib.dpsgd.loss_fn"] = lambda: dict(model="logreg")
 B["qlib.dpsgd.per_example_grads"] = lambda: dict(zip(("w", "X", "y"), _wXy()), model="logreg")
 B["qlib.dpsgd.clip_rows"] = lambda: dict(g=torch.randn(4, 3, generator=torch.Generator().manual_seed(0)), clip=0.45)
@@ -227,14 +229,14 @@ def _solved_cached():
 def _fig1_curves_cached():
     from qlib.repro.rqp_sgd.theory import fig1_curves
 
-    return fig1_curves((0.5, 2.0))
+    return fig1_curves((0.5,), qs=(0.9, 0.95))
 
 
 @functools.lru_cache(maxsize=None)
 def _fig1_m_cached():
     from qlib.repro.rqp_sgd.theory import fig1_m_sensitivity
 
-    return fig1_m_sensitivity(10, eps=(1.0,))
+    return fig1_m_sensitivity(10, eps=(0.5,))
 
 
 
@@ -276,8 +278,8 @@ B[_RS + "theory.privacy_loss_text"] = lambda: dict(table=_loss_table())
 B[_RS + "theory.mse_curves"] = lambda: dict(xs=np.array([-0.4, 0.0, 0.2]), b=3, M=0.3, qs=(0.5, 1.0))
 B[_RS + "theory.theorem2_rows"] = lambda: dict(M=0.3, n_grid=11, bits=(2, 4), b_out=4, x_out=1.0)
 B[_RS + "theory.theorem2_text"] = lambda: dict(rows=_theorem2())
-B[_RS + "theory.fig1_bounds"] = lambda: dict(eps=1.0, q=0.95, setting=_setting(m=1, T=445, delta=1e-7), n=445, d=30)
-B[_RS + "theory.fig1_curves"] = lambda: dict(eps_grid=(0.5, 2.0), d=30, qs=(0.95,))
+B[_RS + "theory.fig1_bounds"] = lambda: dict(eps=0.5, q=0.95, setting=_setting(m=1, T=445, delta=1e-7), n=445, d=30)
+B[_RS + "theory.fig1_curves"] = lambda: dict(eps_grid=(0.5,), d=30, qs=(0.95,))
 B[_RS + "theory.fig1_rows"] = lambda: dict(curves=_fig1_curves(), m=1, d=30, eps_from=0.2)
-B[_RS + "theory.fig1_m_sensitivity"] = lambda: dict(m=10, d=30, eps=(1.0,), q=0.95)
+B[_RS + "theory.fig1_m_sensitivity"] = lambda: dict(m=10, d=30, eps=(0.5,), q=0.95)
 B[_RS + "theory.fig1_m_sensitivity_rows"] = lambda: dict(table=_fig1_m(), m=10, q=0.95)
