@@ -35,7 +35,7 @@ import torch
 from torch.func import grad, vmap
 
 from . import devices
-from .rqp import proj_det, randomized_projection
+from .rqp import _proj_det, _randomized_projection
 from .rqp_privacy import check_bits, check_q
 from .validation import check_array, check_choice, check_int, check_positive, check_seed, check_tensor
 
@@ -43,13 +43,85 @@ METHODS = ("sgd", "dpsgd", "projdp", "rqp")
 MODELS = ("logreg", "svm", "softmax")
 SAMPLINGS = ("with_replacement", "epoch")
 
-__all__ = ["METHODS", "MODELS", "Task", "TrainResult", "loss_fn", "per_example_grads", "clip_rows", "clipped_grad_sum",
+__all__ = ["METHODS", "MODELS", "label_set", "Task", "TrainResult", "loss_fn", "per_example_grads", "clip_rows", "clipped_grad_sum",
            "predict", "accuracy", "train"]
+
+
+def label_set(model: str, n_classes: int = 2) -> tuple[int, ...]:
+    """The labels ``model`` is trained on: {0, 1} (logreg), {−1, +1} (svm), {0..K−1} (softmax)."""
+    check_choice("model", model, MODELS)
+    n_classes = check_int("n_classes", n_classes, low=2)
+    if model != "softmax" and n_classes != 2:
+        raise ValueError(f"n_classes must be 2 for model={model!r}, got {n_classes}")
+    if model == "logreg":
+        return (0, 1)
+    if model == "svm":
+        return (-1, 1)
+    return tuple(range(n_classes))
+
+
+def _check_features(name: str, X) -> None:
+    """A 2-D, non-empty, real, finite feature matrix (numpy or torch); checked in place, no copy."""
+    if isinstance(X, torch.Tensor):
+        if X.is_complex() or X.dtype == torch.bool:
+            raise TypeError(f"{name} must be a real numeric array, got dtype {X.dtype}")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must have ndim 2, got shape {tuple(X.shape)}")
+        if X.numel() == 0:
+            raise ValueError(f"{name} must be non-empty, got shape {tuple(X.shape)}")
+        if X.is_floating_point() and not bool(torch.isfinite(X).all()):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        return
+    if not isinstance(X, np.ndarray):
+        raise TypeError(f"{name} must be a 2-D numpy array, got {type(X).__name__}")
+    if X.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have ndim 2, got shape {X.shape}")
+    if X.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
+    if X.dtype.kind == "f" and not np.isfinite(X).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+
+
+def _check_labels(name: str, y, model: str, n_classes: int, n_rows: int | None = None) -> None:
+    """1-D integer-valued labels, all in :func:`label_set`, one per row when ``n_rows`` is given."""
+    if isinstance(y, torch.Tensor) and (y.is_complex() or y.dtype == torch.bool):
+        raise TypeError(f"{name} must be integer labels, got dtype {y.dtype}")
+    if isinstance(y, np.ndarray) and y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"{name} must be finite integer labels (no NaN or inf)")
+    arr = check_array(name, y, ndim=1, dtype="int")
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(f"{name} must have one label per row ({n_rows}), got {arr.shape[0]} labels")
+    allowed = np.asarray(label_set(model, n_classes))
+    bad = ~np.isin(arr, allowed)
+    if bad.any():
+        want = "{" + ", ".join(map(str, allowed)) + "}" if len(allowed) <= 3 else f"{{0, ..., {len(allowed) - 1}}}"
+        raise ValueError(f"{name} must hold labels in {want} for model={model!r}, got {arr[bad][0]}")
+
+
+def _check_task_data(t, prefix: str = "") -> None:
+    """Every array of a :class:`Task`: features finite and 2-D, labels in the model's label set."""
+    check_choice(prefix + "model", t.model, MODELS)
+    k = check_int(prefix + "n_classes", t.n_classes, low=2)
+    if t.model != "softmax" and k != 2:
+        raise ValueError(f"{prefix}n_classes must be 2 for model={t.model!r}, got {k}")
+    _check_features(prefix + "X_train", t.X_train)
+    _check_features(prefix + "X_test", t.X_test)
+    if t.X_train.shape[1] != t.X_test.shape[1]:
+        raise ValueError(f"{prefix}X_train and {prefix}X_test must have the same number of columns, got "
+                         f"{t.X_train.shape[1]} and {t.X_test.shape[1]}")
+    _check_labels(prefix + "y_train", t.y_train, t.model, k, t.X_train.shape[0])
+    _check_labels(prefix + "y_test", t.y_test, t.model, k, t.X_test.shape[0])
 
 
 @dataclass
 class Task:
-    """A linear classification task: features already scaled, bias column appended (last)."""
+    """A linear classification task: features already scaled, bias column appended (last).
+
+    Checked on construction (and again by :func:`train`): features 2-D, real and finite; labels one
+    per row and in the model's label set (:func:`label_set`); ``n_classes`` = 2 for the binary models.
+    """
 
     name: str
     model: str
@@ -60,15 +132,7 @@ class Task:
     n_classes: int = 2
 
     def __post_init__(self):
-        check_choice("model", self.model, MODELS)
-        check_int("n_classes", self.n_classes, low=2)
-        check_array("X_train", self.X_train, ndim=2)
-        check_array("X_test", self.X_test, ndim=2)
-        if self.X_train.shape[1] != self.X_test.shape[1]:
-            raise ValueError("X_train and X_test must have the same number of columns, got "
-                             f"{self.X_train.shape[1]} and {self.X_test.shape[1]}")
-        if len(self.y_train) != len(self.X_train) or len(self.y_test) != len(self.X_test):
-            raise ValueError("X and y must have the same number of rows")
+        _check_task_data(self)
 
     @property
     def n(self) -> int:
@@ -106,16 +170,63 @@ def loss_fn(model: str):
     return lambda w, x, y: phi(w.reshape(-1, x.shape[0]) @ x, y)
 
 
+def _check_weights(w, model: str, D: int | None = None) -> torch.Tensor:
+    """w: (R, d) floating and finite; d = D (binary) or a multiple of D (softmax) when D is known."""
+    w = check_tensor("w", w, ndim=2, convert=False)
+    if D is not None:
+        d = w.shape[1]
+        if (model != "softmax" and d != D) or (model == "softmax" and (d % D or d // D < 2)):
+            want = f"{D}" if model != "softmax" else f"K·{D} (K >= 2 classes)"
+            raise ValueError(f"w must have {want} columns for model={model!r} on {D} features, got shape {tuple(w.shape)}")
+    return w
+
+
+def _check_label_tensor(name: str, y, model: str, K: int, shape: tuple) -> torch.Tensor:
+    """Labels as a tensor of ``shape``, integral, in the model's label set (integer dtype for softmax)."""
+    y = check_tensor(name, y, floating=False, convert=False)
+    if tuple(y.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(y.shape)}")
+    if model == "softmax" and y.is_floating_point():
+        raise TypeError(f"{name} must be an integer tensor of class indices for model='softmax', got dtype {y.dtype}")
+    allowed = torch.as_tensor(label_set(model, K), device=y.device, dtype=y.dtype)
+    if not bool(torch.isin(y, allowed).all()):
+        bad = y[~torch.isin(y, allowed)].reshape(-1)[0].item()
+        raise ValueError(f"{name} must hold labels in {set(label_set(model, K)) if K <= 3 else f'0..{K - 1}'} "
+                         f"for model={model!r}, got {bad}")
+    return y
+
+
+def _check_batch(model: str, w, X, y):
+    """w (R, d), X (R, m, D), y (R, m), all consistent, finite and with valid labels."""
+    check_choice("model", model, MODELS)
+    X = check_tensor("X", X, ndim=3, convert=False)
+    w = _check_weights(w, model, X.shape[-1])
+    if X.shape[0] != w.shape[0]:
+        raise ValueError(f"X must have one batch per run (w has {w.shape[0]} runs), got shape {tuple(X.shape)}")
+    K = w.shape[1] // X.shape[-1] if model == "softmax" else 2
+    y = _check_label_tensor("y", y, model, K, tuple(X.shape[:2]))
+    return w, X, y
+
+
 def per_example_grads(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """∇_w l(w_r; x_rj, y_rj) for runs r and examples j: w (R, d), X (R, m, D), y (R, m) → (R, m, d)."""
+    w, X, y = _check_batch(model, w, X, y)
+    return _per_example_grads(model, w, X, y)
+
+
+def _per_example_grads(model, w, X, y):
     g = grad(loss_fn(model))
     return vmap(vmap(g, in_dims=(None, 0, 0)), in_dims=(0, 0, 0))(w, X, y)
 
 
 def clip_rows(g: torch.Tensor, clip: float) -> torch.Tensor:
-    """g_j·min(1, clip/‖g_j‖₂) along the last axis."""
+    """g_j·min(1, clip/‖g_j‖₂) along the last axis (any leading shape)."""
     g = check_tensor("g", g, convert=False)
     clip = check_positive("clip", clip)
+    return _clip_rows(g, clip)
+
+
+def _clip_rows(g, clip):
     norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
     return g * torch.clamp(clip / norms.clamp_min(1e-30), max=1.0)
 
@@ -130,14 +241,25 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
     clipped sum is one einsum ("ghost clipping"); identical up to rounding, and much cheaper for
     softmax regression on MNIST (d = 7850).
     """
+    check_choice("mode", mode, ("factored", "full"))
+    w, X, y = _check_batch(model, w, X, y)
+    clip = check_positive("clip", clip)
+    if weights is not None:
+        weights = check_tensor("weights", weights, ndim=1, convert=False)
+        if weights.shape[0] != X.shape[1]:
+            raise ValueError(f"weights must have one entry per example ({X.shape[1]}), got shape {tuple(weights.shape)}")
+        if bool((weights < 0).any()):
+            raise ValueError("weights must be >= 0")
+    return _clipped_grad_sum(model, w, X, y, clip, weights, mode)
+
+
+def _clipped_grad_sum(model, w, X, y, clip, weights, mode):
+    """:func:`clipped_grad_sum` without the checks (the training loop calls this)."""
     if mode == "full":
-        g = clip_rows(per_example_grads(model, w, X, y), clip)
+        g = _clip_rows(_per_example_grads(model, w, X, y), clip)
         if weights is not None:
             g = g * weights[None, :, None]
         return g.sum(1)
-    check_choice("mode", mode, ("factored", "full"))
-    check_choice("model", model, MODELS)
-    clip = check_positive("clip", clip)
     R, D = w.shape[0], X.shape[-1]
     W = w.reshape(R, -1, D)
     z = torch.einsum("rkd,rmd->rmk", W, X)
@@ -152,8 +274,12 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
 def predict(model: str, w: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Predicted labels (R, n) for weights w (R, d) on X (n, D), in the model's label coding."""
     check_choice("model", model, MODELS)
-    check_tensor("w", w, ndim=2, convert=False)
-    check_tensor("X", X, ndim=2, convert=False)
+    X = check_tensor("X", X, ndim=2, convert=False)
+    w = _check_weights(w, model, X.shape[1])
+    return _predict(model, w, X)
+
+
+def _predict(model, w, X):
     if model == "softmax":
         logits = torch.einsum("rkd,nd->rnk", w.reshape(w.shape[0], -1, X.shape[1]), X)
         return logits.argmax(-1)
@@ -164,8 +290,17 @@ def predict(model: str, w: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
 
 
 def accuracy(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> np.ndarray:
-    """Fraction correct per run (R,)."""
-    return (predict(model, w, X) == y.to(torch.int64)).double().mean(1).cpu().numpy()
+    """Fraction correct per run (R,); ``y`` (n,) holds labels in the model's coding."""
+    check_choice("model", model, MODELS)
+    X = check_tensor("X", X, ndim=2, convert=False)
+    w = _check_weights(w, model, X.shape[1])
+    K = w.shape[1] // X.shape[1] if model == "softmax" else 2
+    y = _check_label_tensor("y", y, model, K, (X.shape[0],))
+    return _accuracy(model, w, X, y)
+
+
+def _accuracy(model, w, X, y):
+    return (_predict(model, w, X) == y.to(torch.int64)).double().mean(1).cpu().numpy()
 
 
 def _per_run(name: str, v, R: int, dev, dtype) -> torch.Tensor:
@@ -208,6 +343,9 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
     ``grad_mode``: "factored" (default) or "full" per-example gradients, see :func:`clipped_grad_sum`.
     Returns the last iterate w_T (Algorithm 2, step 7) and its train/test accuracy.
     """
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task, got {type(task).__name__}")
+    _check_task_data(task, "task.")  # a Task is mutable: its arrays are checked again here
     check_choice("method", method, METHODS)
     check_choice("grad_mode", grad_mode, ("factored", "full"))
     check_choice("sampling", sampling, SAMPLINGS)
@@ -218,12 +356,14 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
     clip = check_positive("clip", clip)
     seed = check_seed("seed", seed)
     check_array("sigma", sigma, low=0.0)
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point and not dtype.is_complex):
+        raise TypeError(f"dtype must be a real floating torch dtype, got {dtype!r}")
+    b = check_bits(b) if b is not None else None
+    M = check_positive("M", M, allow_none=True)
     projected = method in ("projdp", "rqp")
     if projected:
         if b is None or M is None:
             raise ValueError(f"b (quantization bits) and M (range) must be given for method={method!r}, got b={b!r}, M={M!r}")
-        b = check_bits(b)
-        M = check_positive("M", M)
         check_q(q, b)
 
     dev = devices.resolve(device)
@@ -233,22 +373,32 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
     ytr = ytr.to(torch.int64) if task.model == "softmax" else ytr.to(dtype)
     R, d = int(runs), task.d
     sig = _per_run("sigma", sigma, R, dev, dtype)[:, None]
-    q_r = _per_run("q", q, R, dev, dtype)[:, None]
+    q_r = _per_run("q", q, R, dev, dtype)[:, None] if method == "rqp" else None
     idx, weights = _batches(task.n, m, T, R, sampling, gen, dev)
     w = torch.zeros(R, d, dtype=dtype, device=dev)
+    # the first step whose iterate is not finite (-1: none), kept on the device: no sync per step
+    first_bad = torch.full((), -1, dtype=torch.int64, device=dev)
     for t in range(T):
         wt = None if weights is None else weights[t]
-        step = clipped_grad_sum(task.model, w, Xtr[idx[t]], ytr[idx[t]], clip, wt, grad_mode)
+        step = _clipped_grad_sum(task.model, w, Xtr[idx[t]], ytr[idx[t]], clip, wt, grad_mode)
         denom = m if wt is None else float(wt.sum())
         if method != "sgd":
             step = step + sig * torch.randn(R, d, generator=gen, device=dev, dtype=dtype)
         v = w - (eta / denom) * step
+        first_bad = torch.where((first_bad < 0) & ~torch.isfinite(v).all(), t, first_bad)
+        if projected:
+            v = torch.nan_to_num(v)  # NaN has no nearest level; such a run is reported below, not projected
         if method == "projdp":
-            w = proj_det(v, b, M)
+            w = _proj_det(v, b, M)
         elif method == "rqp":
-            w = randomized_projection(v, b, M, q_r, generator=gen)
+            w = _randomized_projection(v, b, M, q_r, gen)
         else:
             w = v
+    bad = int(first_bad)
+    if bad >= 0:
+        raise ValueError(f"training diverged: the iterate became non-finite (NaN or inf in {dtype}) at step {bad} of {T}; "
+                         f"eta (the step size, {eta:g}) is too large" + ("" if method == "sgd" else " or sigma too large")
+                         + " for these features")
     Xte = torch.as_tensor(task.X_test, dtype=dtype, device=dev)
     yte = torch.as_tensor(task.y_test, device=dev)
-    return TrainResult(w=w, test_acc=accuracy(task.model, w, Xte, yte), train_acc=accuracy(task.model, w, Xtr, ytr))
+    return TrainResult(w=w, test_acc=_accuracy(task.model, w, Xte, yte), train_acc=_accuracy(task.model, w, Xtr, ytr))

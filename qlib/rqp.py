@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from scipy.special import ndtr
 
-from .rqp_privacy import check_bits, check_q, check_sigma, log_mix, log_phi_diff
+from .rqp_privacy import _log_mix, _log_phi_diff, check_bits, check_q, check_sigma
 from .validation import check_array, check_choice, check_int, check_positive, check_tensor
 
 __all__ = [
@@ -63,18 +63,33 @@ def levels(b: int, M: float, *, dtype=torch.float64, device=None) -> torch.Tenso
 
 
 def nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
-    """Index i* of Proj^D(x): clamp(floor((clip(x, ±M) + M)/Δ + 1/2), 0, 2^b − 1) (int64)."""
+    """Index i* of Proj^D(x): clamp(floor((clip(x, ±M) + M)/Δ + 1/2), 0, 2^b − 1) (int64).
+
+    ``x``: a floating tensor of any shape, finite (NaN has no nearest level and is rejected).
+    """
     x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
+    return _nearest_index(x, b, M)
+
+
+def _nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
+    """:func:`nearest_index` without the checks: ``x`` must hold no NaN (NaN → INT64_MIN)."""
     y = (x.clamp(-M, M) + M) / spacing(b, M)
     return torch.floor(y + 0.5).clamp_(0, 2**b - 1).to(torch.int64)
 
 
 def proj_det(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
     """Deterministic projection of eq. (9): clip each coordinate to [−M, M], then the nearest level."""
-    lv = levels(b, M, dtype=x.dtype if torch.is_floating_point(x) else torch.float64, device=x.device)
-    return lv[nearest_index(x, b, M)]
+    x = check_tensor("x", x, convert=False)
+    b = check_bits(b)
+    M = check_positive("M", M)
+    return _proj_det(x, b, M)
+
+
+def _proj_det(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
+    """:func:`proj_det` without the checks (``x`` floating, no NaN)."""
+    return levels(b, M, dtype=x.dtype, device=x.device)[_nearest_index(x, b, M)]
 
 
 def _q_tensor(q, b: int, like: torch.Tensor) -> torch.Tensor:
@@ -92,14 +107,21 @@ def randomized_projection(x: torch.Tensor, b: int, M: float, q, generator: torch
 
     ``q`` ∈ [1/2^b, 1]: a float, or a tensor broadcastable to ``x`` (e.g. shape (runs, 1)).
     q = 1 returns Proj^D(x) for any generator. Every call draws the same amount of randomness
-    (one uniform and one integer per coordinate), so a seeded generator gives identical numbers.
+    (one uniform and one integer per coordinate), so a seeded generator gives identical numbers;
+    ``generator=None`` draws from torch's global generator (reproducible only after torch.manual_seed).
     """
     x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
-    qt = _q_tensor(q, b, x)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    return _randomized_projection(x, b, M, _q_tensor(q, b, x), generator)
+
+
+def _randomized_projection(x: torch.Tensor, b: int, M: float, qt: torch.Tensor, generator):
+    """:func:`randomized_projection` without the checks (``x`` with no NaN, ``qt`` a valid q tensor)."""
     L = 2**b
-    i_star = nearest_index(x, b, M)
+    i_star = _nearest_index(x, b, M)
     u = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
     shift = torch.randint(1, L, x.shape, generator=generator, device=x.device) if L > 1 else None
     j = torch.where(u < qt, i_star, (i_star + shift) % L)
@@ -152,10 +174,10 @@ def log_pmf(mu, sigma_l, b: int, M: float, q) -> np.ndarray:
     """log of :func:`pmf` with ``edges="exact"``, in log space (finite even for q = 1 and far cells)."""
     lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=True)
     with np.errstate(invalid="ignore"):
-        lp = log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
+        lp = _log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
     A = ((L * qa_ - 1.0) / (L - 1))[..., None]
     B = ((1.0 - qa_) / (L - 1))[..., None]
-    return log_mix(lp, A, B)
+    return _log_mix(lp, A, B)
 
 
 def exact_mse(x, b: int, M: float, q) -> np.ndarray:
@@ -163,8 +185,9 @@ def exact_mse(x, b: int, M: float, q) -> np.ndarray:
     b = check_bits(b)
     qa = check_q(q, b)
     xa = check_array("x", x)
+    M = check_positive("M", M)
     lv = levels(b, M).numpy()
-    i_star = nearest_index(torch.as_tensor(xa), b, M).numpy()
+    i_star = _nearest_index(torch.as_tensor(xa), b, M).numpy()
     sq = (lv[None, :] - xa.reshape(-1, 1)) ** 2  # (n, L)
     near = sq[np.arange(sq.shape[0]), i_star.reshape(-1)]
     others = sq.sum(axis=1) - near
@@ -205,6 +228,7 @@ def utility_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, T: int,
     rho = check_positive("rho", rho)
     M = check_positive("M", M)
     T = check_int("T (iterations)", T, low=1)
+    m = check_int("m (mini-batch size)", m, low=1, allow_none=True)
     s = check_array("sigma", sigma, low=0.0)
     EQ = quantization_error(q, b, M, d)
     if variant == "paper":
@@ -212,7 +236,6 @@ def utility_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, T: int,
     else:
         if m is None:
             raise ValueError("m (mini-batch size) must be an integer >= 1 for variant='corrected', got None")
-        m = check_int("m (mini-batch size)", m, low=1)
         out = (2 * M) ** 2 / (2 * eta * T) + np.asarray(EQ) / (2 * eta) + eta * rho**2 / 2 + eta * s**2 * d / (2 * m**2)
     return float(out) if np.ndim(out) == 0 else out
 

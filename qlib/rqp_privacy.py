@@ -93,8 +93,45 @@ def check_q(q, b: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- Theorem 1
+def _bound_array(name: str, value, *, allow_neg_inf: bool, allow_pos_inf: bool) -> np.ndarray:
+    """A float array that may hold the infinities the caller names (never NaN)."""
+    arr = check_array(name, value, finite=False)
+    bad = np.isnan(arr)
+    if not allow_neg_inf:
+        bad |= np.isneginf(arr)
+    if not allow_pos_inf:
+        bad |= np.isposinf(arr)
+    if np.any(bad):
+        allowed = " or ".join(x for x, ok in (("-inf", allow_neg_inf), ("+inf", allow_pos_inf)) if ok)
+        raise ValueError(f"{name} must be real numbers{' (' + allowed + ' allowed)' if allowed else ''}, "
+                         f"got {arr[bad].ravel()[0]}")
+    return arr
+
+
+def _broadcast(**arrays) -> list[np.ndarray]:
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        shapes = ", ".join(f"{k} {tuple(np.shape(v))}" for k, v in arrays.items())
+        raise ValueError(f"{' and '.join(arrays)} must broadcast together, got shapes {shapes}") from None
+
+
 def log_phi_diff(lo, hi):
-    """log(Φ(hi) − Φ(lo)) for lo < hi, accurate in both tails (elementwise)."""
+    """log(Φ(hi) − Φ(lo)) for lo ≤ hi, accurate in both tails (elementwise, broadcast).
+
+    ``lo`` may be −∞ and ``hi`` +∞ (semi-infinite cells); NaN and lo > hi are rejected.
+    """
+    lo = _bound_array("lo", lo, allow_neg_inf=True, allow_pos_inf=False)
+    hi = _bound_array("hi", hi, allow_neg_inf=False, allow_pos_inf=True)
+    lo, hi = _broadcast(lo=lo, hi=hi)
+    if np.any(lo > hi):
+        i = np.flatnonzero(lo > hi)[0]
+        raise ValueError(f"lo must be <= hi elementwise, got lo={lo.ravel()[i]} > hi={hi.ravel()[i]}")
+    return _log_phi_diff(lo, hi)
+
+
+def _log_phi_diff(lo, hi):
+    """:func:`log_phi_diff` without the checks (internal callers pass valid bounds)."""
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # upper tail (lo >= 0): Φ(-lo) − Φ(-hi)
@@ -106,7 +143,16 @@ def log_phi_diff(lo, hi):
 
 
 def log_mix(log_p, A, B):
-    """log(A·p + B) with A ≥ 0, B ≥ 0, from log p (elementwise)."""
+    """log(A·p + B) with A ≥ 0, B ≥ 0, from log p (elementwise, broadcast; log p = −∞ is p = 0)."""
+    log_p = _bound_array("log_p", log_p, allow_neg_inf=True, allow_pos_inf=False)
+    A = check_array("A", A, low=0.0)
+    B = check_array("B", B, low=0.0)
+    _broadcast(log_p=log_p, A=A, B=B)
+    return _log_mix(log_p, A, B)
+
+
+def _log_mix(log_p, A, B):
+    """:func:`log_mix` without the checks (internal callers pass valid arrays)."""
     with np.errstate(divide="ignore"):
         terms = np.stack(np.broadcast_arrays(np.log(A) + log_p, np.log(B)), axis=0)
     return logsumexp(terms, axis=0)
@@ -140,11 +186,20 @@ def eps_step(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, c_mo
     s = eta * s_arr / m
     A = (L * q_arr - 1.0) / (L - 1)
     B = (1.0 - q_arr) / (L - 1)
-    log_num = log_mix(log_phi_diff(-h / s, h / s), A, B)
-    log_den = log_mix(log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
+    log_num = _log_mix(_log_phi_diff(-h / s, h / s), A, B)
+    log_den = _log_mix(_log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
     with np.errstate(invalid="ignore"):
         out = np.where(A <= 0, 0.0, log_num - log_den)  # q = 1/2^b: both pmfs uniform, ε_t = 0
     return float(out) if out.ndim == 0 else out
+
+
+def _check_step_kw(*, M, rho, eta, m, c_mode) -> None:
+    """The keywords of :func:`eps_step` besides q, σ and b, checked once before a root search."""
+    check_positive("M", M)
+    check_positive("rho", rho)
+    check_positive("eta", eta)
+    check_int("m (mini-batch size)", m, low=1)
+    check_choice("c_mode", c_mode, C_MODES)
 
 
 def composition_factor(T: int, m: int, n: int) -> float:
@@ -189,6 +244,8 @@ def solve_q(eps, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
     the (ε, σ) pair infeasible for that range, and a ValueError says why and what to change.
     """
     b = check_bits(b)
+    q_floor = check_float("q_floor", q_floor, low=0.0, high=1.0, allow_none=True)
+    _check_step_kw(M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)
     target = per_step_target(eps, m=m, T=T, n=n, composition=composition)
     sig = check_sigma(sigma)
     kw = dict(b=b, M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)
@@ -219,6 +276,9 @@ def solve_sigma(eps, q, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
     If that limit is already ≤ the per-step target, no noise is needed and 0.0 is returned.
     """
     b = check_bits(b)
+    _check_step_kw(M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)
+    sigma_min = 1e-8 * m / eta  # lower end of the search (σ_l = 1e-8)
+    sigma_max = check_float("sigma_max", sigma_max, low=sigma_min, low_open=True)
     target = per_step_target(eps, m=m, T=T, n=n, composition=composition)
     qs = check_q(q, b)
     kw = dict(b=b, M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)
@@ -227,7 +287,7 @@ def solve_sigma(eps, q, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
         if qq < 1.0 and rr_limit(qq, b) <= target:
             return 0.0
         f = lambda ls: eps_step(qq, math.exp(ls), **kw) - target  # noqa: E731
-        lo, hi = math.log(1e-8 * m / eta), math.log(sigma_max)
+        lo, hi = math.log(sigma_min), math.log(sigma_max)
         if f(lo) <= 0:
             return 0.0
         if f(hi) > 0:
@@ -263,7 +323,7 @@ def dpsgd_epsilon(z: float, delta: float, sample_rate: float, steps: int) -> flo
     from dp_accounting.rdp import RdpAccountant
 
     z = check_positive("z (noise multiplier)", z)
-    delta = check_positive("delta", delta)
+    delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     rate = check_float("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = check_int("steps", steps, low=1)
     acc = RdpAccountant()
@@ -277,7 +337,7 @@ def dpsgd_noise_multiplier(eps: float, delta: float, sample_rate: float, steps: 
     Results are cached per (ε, δ, rate, steps): a calibration runs the accountant dozens of times.
     """
     eps = check_positive("eps", eps)
-    delta = check_positive("delta", delta)
+    delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     rate = check_float("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = check_int("steps", steps, low=1)
     return _calibrate(eps, delta, rate, steps)

@@ -220,3 +220,100 @@ def test_helpers_reject_bad_input():
         dpsgd.predict("logreg", torch.zeros(1, 3), torch.zeros(3))
     with pytest.raises(ValueError, match="model"):
         dpsgd.loss_fn("tree")
+
+
+# ---------------------------------------------------------------------------- regression: bad data and divergence
+def _copy(task, **fields):
+    import dataclasses
+
+    t = dataclasses.replace(task)  # a valid copy, then broken in place (a Task is mutable)
+    for k, v in fields.items():
+        setattr(t, k, v)
+    return t
+
+
+@pytest.mark.parametrize("method", ["sgd", "dpsgd", "projdp", "rqp"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_train_rejects_non_finite_features_by_name(diag, method, bad):
+    """NaN features used to give 41 % accuracy with NaN weights, or an IndexError (NaN → INT64_MIN)."""
+    X = diag.X_train.copy()
+    X[3, 2] = bad
+    with pytest.raises(ValueError, match=r"task\.X_train must be finite"):
+        _train(_copy(diag, X_train=X), method, T=5, m=10, sigma=0.5, q=0.9)
+    Xt = diag.X_test.copy()
+    Xt[0, 0] = bad
+    with pytest.raises(ValueError, match=r"task\.X_test must be finite"):
+        _train(_copy(diag, X_test=Xt), method, T=5, m=10, sigma=0.5, q=0.9)
+    with pytest.raises(ValueError, match=r"\bX_train must be finite"):
+        dpsgd.Task("t", "logreg", X, diag.y_train, diag.X_test, diag.y_test)
+
+
+def test_train_rejects_bad_labels_by_name(diag):
+    y = diag.y_train.astype(float)
+    y[0] = np.nan
+    with pytest.raises(ValueError, match=r"task\.y_train must be finite"):
+        _train(_copy(diag, y_train=y), "sgd", T=5, m=10)
+    y = diag.y_train.copy()
+    y[0] = 2
+    with pytest.raises(ValueError, match=r"task\.y_train must hold labels in \{0, 1\}"):
+        _train(_copy(diag, y_train=y), "sgd", T=5, m=10)
+    with pytest.raises(TypeError, match=r"\btask must be a Task"):
+        _train({"X_train": diag.X_train}, "sgd", T=5, m=10)
+
+
+@pytest.mark.parametrize("model, labels, bad", [
+    ("logreg", [0, 1], 2), ("logreg", [0, 1], -1), ("svm", [-1, 1], 0), ("svm", [-1, 1], 2), ("softmax", [0, 1, 2], 3),
+])
+def test_labels_outside_the_label_set_are_rejected_by_name(model, labels, bad):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    y = np.resize(labels, 12)
+    K = len(labels) if model == "softmax" else 2
+    dpsgd.Task("ok", model, X, y, X, y, K)
+    y_bad = y.copy()
+    y_bad[5] = bad
+    with pytest.raises(ValueError, match=r"\by_train must hold labels"):
+        dpsgd.Task("t", model, X, y_bad, X, y, K)
+    with pytest.raises(ValueError, match=r"\by_test must hold labels"):
+        dpsgd.Task("t", model, X, y, X, y_bad, K)
+    w = torch.zeros(1, 3 * K if model == "softmax" else 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"\by must hold labels"):
+        dpsgd.accuracy(model, w, torch.as_tensor(X), torch.as_tensor(y_bad))
+    with pytest.raises(ValueError, match=r"\by must hold labels"):
+        dpsgd.clipped_grad_sum(model, w, torch.as_tensor(X)[None], torch.as_tensor(y_bad, dtype=w.dtype
+                               if model != "softmax" else torch.int64)[None], 0.45)
+    assert dpsgd.label_set(model, K) == tuple(labels)
+
+
+def test_task_rejects_non_binary_n_classes_for_binary_models(diag):
+    with pytest.raises(ValueError, match=r"\bn_classes must be 2"):
+        dpsgd.Task("t", "logreg", diag.X_train, diag.y_train, diag.X_test, diag.y_test, 3)
+
+
+@pytest.mark.parametrize("method", ["sgd", "dpsgd", "projdp", "rqp"])
+def test_divergence_raises_naming_the_step_size(diag, method):
+    """An iterate that overflows (here: η = 1e300 in float32) is an error naming eta, not an accuracy."""
+    with pytest.raises(ValueError, match=r"diverged.*\beta\b"):
+        _train(diag, method, T=3, m=10, eta=1e300, sigma=0.5, q=0.9)
+    with pytest.raises(ValueError, match=r"diverged.*\beta\b.*\bsigma\b"):
+        _train(diag, "dpsgd", T=3, m=10, sigma=1e300)
+
+
+def test_batch_helpers_check_shapes_by_name():
+    w, X, y = _data("logreg")
+    with pytest.raises(ValueError, match=r"\bw must have 5 columns"):
+        dpsgd.per_example_grads("logreg", w[:, :3], X, y)
+    with pytest.raises(ValueError, match=r"\by must have shape"):
+        dpsgd.clipped_grad_sum("logreg", w, X, y[:, :2], 0.45)
+    with pytest.raises(ValueError, match=r"\bweights must have one entry per example"):
+        dpsgd.clipped_grad_sum("logreg", w, X, y, 0.45, weights=torch.ones(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"\bX must be finite"):
+        dpsgd.per_example_grads("logreg", w, X.index_fill(1, torch.tensor([0]), float("nan")), y)
+
+
+def test_mnist_task_checks_its_arguments_before_reading(tmp_path):
+    """Bad sizes are reported by name, before (and whether or not) the MNIST files can be read."""
+    with pytest.raises(ValueError, match=r"\bn_train\b"):
+        E.mnist_task(data_dir=tmp_path, n_train=0)
+    with pytest.raises(TypeError, match=r"\bsubset_seed\b"):
+        E.mnist_task(data_dir=tmp_path, subset_seed=None)

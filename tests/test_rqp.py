@@ -343,3 +343,13 @@ def test_nan_inputs_raise():
         rqp.exact_mse([0.1, float("nan")], 4, 0.3, 0.9)
     with pytest.raises(ValueError, match="x must be finite"):
         rqp.randomized_projection(torch.tensor([float("inf")]), 4, 0.3, 0.9)
+
+
+# ---------------------------------------------------------------------------- regression: NaN has no nearest level
+@pytest.mark.parametrize("fn", [rqp.nearest_index, rqp.proj_det])
+def test_nan_is_rejected_not_mapped_to_int64_min(fn):
+    """nearest_index(NaN) used to give index -9223372036854775808 (an IndexError downstream)."""
+    with pytest.raises(ValueError, match=r"\bx must be finite"):
+        fn(torch.tensor([0.1, float("nan")], dtype=torch.float64), 4, M)
+    with pytest.raises(TypeError, match=r"\bx\b"):
+        fn(None, 4, M)

@@ -221,3 +221,29 @@ def test_bad_input():
         P.dpsgd_noise_multiplier(1.0, 1e-7, 1.5, 10)
     with pytest.raises(ValueError, match="n"):
         P.eps_total(0.9, 1.0, b=4, M=0.3, rho=0.45, eta=1.0, m=10, T=5, n=5)
+
+
+# ---------------------------------------------------------------------------- regression: delta in (0, 1)
+@pytest.mark.parametrize("delta", [1.0, 1.5, 0.0, -1e-7, math.nan, math.inf])
+def test_dpsgd_accountant_rejects_delta_outside_open_unit_interval(delta):
+    """dpsgd_epsilon(delta >= 1) used to return ε = 0 and dpsgd_noise_multiplier(delta=1) a number."""
+    with pytest.raises(ValueError, match=r"\bdelta\b"):
+        P.dpsgd_epsilon(1.0, delta, 0.02, 10)
+    with pytest.raises(ValueError, match=r"\bdelta\b"):
+        P.dpsgd_noise_multiplier(1.0, delta, 0.02, 10)
+
+
+def test_log_space_helpers_reject_nan_and_bad_ranges():
+    with pytest.raises(ValueError, match=r"\blo\b"):
+        P.log_phi_diff([math.nan, 0.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match=r"\blo must be <= hi"):
+        P.log_phi_diff([2.0], [1.0])
+    assert np.isfinite(P.log_phi_diff([-math.inf, 0.5], [0.0, math.inf])).all()  # semi-infinite cells are fine
+    with pytest.raises(ValueError, match=r"\bA\b"):
+        P.log_mix([-1.0], -0.5, 0.1)
+    with pytest.raises(ValueError, match=r"\blog_p\b"):
+        P.log_mix([math.nan], 0.5, 0.1)
+    with pytest.raises(ValueError, match=r"\bq_floor\b"):
+        P.solve_q(1.0, 0.8, b=4, q_floor=-1.0, **DIAG)
+    with pytest.raises(ValueError, match=r"\bsigma_max\b"):
+        P.solve_sigma(1.0, 0.9, b=4, sigma_max=math.nan, **DIAG)

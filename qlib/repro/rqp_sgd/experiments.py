@@ -19,8 +19,16 @@ import pandas as pd
 
 from ... import data as qdata
 from ...dpsgd import Task, train
-from ...rqp_privacy import dpsgd_noise_multiplier, solve_q
-from ...validation import check_choice, check_float, check_int, check_int_sequence
+from ...rqp_privacy import check_bits, dpsgd_noise_multiplier, solve_q
+from ...validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_int,
+    check_int_sequence,
+    check_positive,
+    check_seed,
+)
 from .settings import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, Setting
 
 __all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
@@ -50,12 +58,14 @@ def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: fl
 
 
 def mnist_task(*, data_dir=None, n_train: int | None = None, n_test: int | None = None, subset_seed: int = 0) -> Task:
-    """MNIST softmax regression: pixels/255, bias appended; optional random subsets (for small profiles)."""
+    """MNIST softmax regression: pixels/255, bias appended; optional random subsets (for small profiles).
+
+    The arguments are checked before the files are read."""
+    n_train = check_int("n_train", n_train, low=1, allow_none=True)
+    n_test = check_int("n_test", n_test, low=1, allow_none=True)
+    rng = np.random.default_rng(check_seed("subset_seed", subset_seed))
     Xtr, ytr = qdata.load_mnist("train", data_dir=data_dir)
     Xte, yte = qdata.load_mnist("test", data_dir=data_dir)
-    check_int("n_train", n_train, low=1, allow_none=True)
-    check_int("n_test", n_test, low=1, allow_none=True)
-    rng = np.random.default_rng(check_int("subset_seed", subset_seed, low=0))
     if n_train is not None and n_train < len(ytr):
         keep = rng.choice(len(ytr), n_train, replace=False)
         Xtr, ytr = Xtr[keep], ytr[keep]
@@ -72,16 +82,37 @@ def _setting(setting) -> Setting:
     return setting
 
 
+def _task(task) -> Task:
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task, got {type(task).__name__}")
+    return task
+
+
+def _n(n, setting: Setting) -> int:
+    """The training-set size: an integer >= the mini-batch size m (sampling rate m/n <= 1)."""
+    return check_int("n (training-set size)", n, low=setting.m)
+
+
+def _sigmas(name: str, sigmas) -> np.ndarray:
+    """A non-empty 1-D grid of noise stds, each finite and > 0."""
+    sig = check_array(name, sigmas, ndim=1)
+    if np.any(sig <= 0):
+        raise ValueError(f"{name} must have entries > 0, got min {sig.min()}")
+    return sig
+
+
 def baseline_sigma(eps: float, setting: Setting, n: int) -> float:
     """σ of DP-SGD / Proj-DP-SGD at (ε, δ): z·clip, z from the RDP accountant (rate m/n, T steps)."""
     setting = _setting(setting)
+    n = _n(n, setting)
     return dpsgd_noise_multiplier(eps, setting.delta, setting.m / n, setting.T) * setting.clip
 
 
 def rqp_q(eps: float, sigma, setting: Setting, n: int, *, b: int | None = None, c_mode: str = "paper"):
     """q from Theorem 1 so that RQP-SGD is (ε, 0)-DP at noise σ (array in, array out)."""
     s = _setting(setting)
-    return solve_q(eps, sigma, b=s.b if b is None else b, M=s.M, rho=s.clip, eta=s.eta, m=s.m, T=s.T, n=n,
+    n = _n(n, s)
+    return solve_q(eps, sigma, b=s.b if b is None else check_bits(b), M=s.M, rho=s.clip, eta=s.eta, m=s.m, T=s.T, n=n,
                    c_mode=c_mode)
 
 
@@ -91,9 +122,11 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
 
     Returns one row per (σ, run): sigma, q, run, acc (test accuracy in %).
     """
-    setting = _setting(setting)
-    b = setting.b if b is None else b
-    sig = np.asarray(sigmas, dtype=float)
+    task, setting = _task(task), _setting(setting)
+    b = setting.b if b is None else check_bits(b)
+    sig = _sigmas("sigmas", sigmas)
+    runs = check_int("runs", runs, low=1)
+    seed = check_seed("seed", seed)
     qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=c_mode))
     S = len(sig)
     res = train(task, "rqp", runs=S * runs, T=setting.T, m=setting.m, eta=setting.eta, clip=setting.clip,
@@ -109,7 +142,10 @@ def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, r
 
     DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ). RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1).
     """
-    s = _setting(setting)
+    task, s = _task(task), _setting(setting)
+    rqp_sigma = check_positive("rqp_sigma", rqp_sigma)
+    runs = check_int("runs", runs, low=1)
+    seed = check_seed("seed", seed)
     sig_b = baseline_sigma(eps, s, task.n)
     q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=c_mode))
     rows = []
@@ -136,6 +172,7 @@ def best_sigma(sweep: pd.DataFrame) -> tuple[float, float, float]:
 
 def sigma_at_q(sweep: pd.DataFrame, q_target: float) -> float:
     """The grid σ whose q is closest to ``q_target``."""
+    q_target = check_float("q_target", q_target, low=0.0, high=1.0)
     s = sweep.drop_duplicates("sigma")
     return float(s.loc[(s["q"] - q_target).abs().idxmin(), "sigma"])
 
@@ -148,6 +185,7 @@ def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import LinearSVC
 
+    check_choice("model", model, ("logreg", "svm"))
     out = []
     for s in check_int_sequence("split_seeds", split_seeds, low=0):
         t = diagnostic_task(model, split_seed=int(s))
@@ -160,5 +198,6 @@ def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
 
 def majority_rate(task: Task) -> float:
     """Test accuracy (%) of the classifier that always predicts the training set's majority class."""
+    task = _task(task)
     vals, counts = np.unique(task.y_train, return_counts=True)
     return float(100 * np.mean(task.y_test == vals[np.argmax(counts)]))

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from ...dpsgd import Task
-from ...validation import check_float, check_int
+from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_positive, check_seed
 from ..ledger import Row, claim
-from .experiments import rqp_q, rqp_sweep
+from .experiments import _sigmas, rqp_q, rqp_sweep
 from .settings import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS, Setting
 
 __all__ = ["FIG2_BAND_PP", "FIG2_Q_BAND", "figure2_sweep", "figure2_claims", "figure2_rows", "bits_sweep",
@@ -28,11 +28,27 @@ FIG2_Q_BAND = 0.1  # the grid point nearest q = 0.3 must lie within ±0.1 of it
 
 def figure2_sweep(task: Task, setting: Setting, sigmas, *, runs: int, seed: int, c_mode: str = "paper",
                   device="auto", panels=FIGURE2_PANELS) -> pd.DataFrame:
-    """All panels × σ × runs of Figure 2; per (panel, σ): q, median and std of the test accuracy (%)."""
+    """All panels × σ × runs of Figure 2; per (panel, σ): q, median and std of the test accuracy (%).
+
+    ``panels``: (label, bits, ε) triples."""
+    sigmas = _sigmas("sigmas", sigmas)
+    runs = check_int("runs", runs, low=1)
+    seed = check_seed("seed", seed)
+    _check_panels(panels)
     sw = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, runs=runs, seed=seed + 10 * i, c_mode=c_mode,
                               device=device).assign(panel=p) for i, (p, b, e) in enumerate(panels)], ignore_index=True)
     return sw.groupby(["panel", "b", "eps", "sigma"]).agg(q=("q", "first"), median=("acc", "median"),
                                                           std=("acc", "std")).reset_index()
+
+
+def _check_panels(panels) -> None:
+    if isinstance(panels, (str, bytes)) or not isinstance(panels, (list, tuple)) or not panels:
+        raise TypeError(f"panels must be a non-empty sequence of (label, bits, eps) triples, got {panels!r}")
+    for i, p in enumerate(panels):
+        if not isinstance(p, (list, tuple)) or len(p) != 3:
+            raise TypeError(f"panels[{i}] must be a (label, bits, eps) triple, got {p!r}")
+        check_int(f"panels[{i}] bits", p[1], low=1, high=30)
+        check_positive(f"panels[{i}] eps", p[2])
 
 
 def figure2_claims(curve: pd.DataFrame) -> pd.DataFrame:
@@ -79,6 +95,12 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
 def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), runs: int, seed: int,
                c_mode: str = "paper", device="auto", sigma_q: float = 0.5) -> pd.DataFrame:
     """Per (ε, b): the best median accuracy over the σ grid and the q Theorem 1 gives at σ = ``sigma_q``."""
+    sigmas = _sigmas("sigmas", sigmas)
+    bits = check_int_sequence("bits", bits, low=1, high=30)
+    check_float_sequence("eps", eps, low=0.0, low_open=True)
+    runs = check_int("runs", runs, low=1)
+    seed = check_seed("seed", seed)
+    check_positive("sigma_q", sigma_q)  # the value itself names a column: kept as given
     cases = [(b, e) for e in eps for b in bits]
     bs = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, runs=runs, seed=seed + 7 * i, c_mode=c_mode,
                               device=device) for i, (b, e) in enumerate(cases)], ignore_index=True)
@@ -92,6 +114,10 @@ def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), ru
 def bits_rows(best: pd.DataFrame, *, sigma_q: float = 0.5) -> list[Row]:
     """"The test accuracy does not increase as increasing the quantization bits" (§4), and its reason:
     q at fixed (ε, σ) falls with b."""
+    check_positive("sigma_q", sigma_q)
+    col = f"q at σ = {sigma_q}"
+    if col not in best.columns:
+        raise ValueError(f"sigma_q={sigma_q} does not match best (no column {col!r}; bits_sweep's sigma_q gives it)")
     out = []
     for e, g in best.groupby("eps"):
         g = g.set_index("b").sort_index()
@@ -107,6 +133,9 @@ def bits_rows(best: pd.DataFrame, *, sigma_q: float = 0.5) -> list[Row]:
 
 def runs_text(runs: int, bits_runs: int, n_sigmas: int) -> str:
     """Markdown saying how the run counts compare with the paper's 10."""
+    runs = check_int("runs", runs, low=1)
+    bits_runs = check_int("bits_runs", bits_runs, low=1)
+    n_sigmas = check_int("n_sigmas", n_sigmas, low=1)
     parts = []
     for what, r in (("Figure 2", runs), ("the bits sweep", bits_runs)):
         if r < PAPER_RUNS:

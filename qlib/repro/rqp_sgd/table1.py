@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ... import rqp_privacy as P
-from ...validation import check_int
+from ...validation import check_bool, check_int, check_seed
 from ..ledger import Row, claim, close, not_comparable
 from .experiments import best_sigma, diagnostic_task, mnist_task, rqp_sweep, run_methods, summarise
 from .settings import DIAGNOSTIC, EPS, MNIST, PAPER_RUNS, PAPER_SVM_GAIN_PCT, PAPER_TABLE1, PAPER_TABLE1_STD
@@ -21,13 +21,16 @@ TABLE1_ATOL = 2.0  # pp; one Diagnostic test example is 0.88 pp
 
 def table1_tasks(*, data_dir=None, mnist_n_train=None, mnist_n_test=None, mnist_T=None) -> tuple[dict, str]:
     """The three columns: {column: (task, setting)}; MNIST is skipped (with the reason returned) when
-    its files are absent."""
+    its files are absent. The sizes are checked before any file is read."""
+    mnist_n_train = check_int("mnist_n_train", mnist_n_train, low=1, allow_none=True)
+    mnist_n_test = check_int("mnist_n_test", mnist_n_test, low=1, allow_none=True)
+    mnist_T = check_int("mnist_T", mnist_T, low=1, allow_none=True)
     tasks = {"Diagnostic (LogReg)": (diagnostic_task("logreg"), DIAGNOSTIC),
              "Diagnostic (SVM)": (diagnostic_task("svm"), DIAGNOSTIC)}
     skipped = ""
     try:
         mn = mnist_task(data_dir=data_dir, n_train=mnist_n_train, n_test=mnist_n_test)
-        st = MNIST if mnist_T is None else dataclasses.replace(MNIST, T=check_int("mnist_T", mnist_T, low=1))
+        st = MNIST if mnist_T is None else dataclasses.replace(MNIST, T=mnist_T)
         tasks["MNIST (LogReg)"] = (mn, st)
     except FileNotFoundError as err:
         skipped = f"MNIST column skipped: {err}"
@@ -37,6 +40,7 @@ def table1_tasks(*, data_dir=None, mnist_n_train=None, mnist_n_test=None, mnist_
 def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str, sampling: str, device) -> tuple[dict, dict]:
     """RQP-SGD's σ per column: a sweep over ``grids[column]`` with q from Theorem 1 at ε = 1; the σ with
     the best median test accuracy ("tuned on test"). Returns (sweeps, chosen (σ, q, median))."""
+    seed = check_seed("seed", seed)
     sweeps = {col: rqp_sweep(task, st, eps=EPS, sigmas=grids[col], runs=runs[col], seed=seed, c_mode=c_mode,
                              sampling=sampling, device=device) for col, (task, st) in tasks.items()}
     return sweeps, {col: best_sigma(sw) for col, sw in sweeps.items()}
@@ -44,6 +48,8 @@ def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str,
 
 def run_table1(tasks: dict, chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mode: str) -> tuple[dict, dict]:
     """The four methods per column: ({column: per-(method, run) frame}, {column: median/std per method})."""
+    runs = check_int("runs", runs, low=1)
+    seed = check_seed("seed", seed)
     results = {col: run_methods(task, st, eps=EPS, rqp_sigma=chosen[col][0], runs=runs, seed=seed, sampling=sampling,
                              device=device, c_mode=c_mode) for col, (task, st) in tasks.items()}
     return results, {col: summarise(df, "method") for col, df in results.items()}
@@ -62,6 +68,7 @@ def side_by_side(summ: dict) -> pd.DataFrame:
 def table1_rows(summ: dict, *, reduced_mnist: bool, runs: int) -> list[Row]:
     """Each cell's median against the paper's (±2 pp); a reduced MNIST column cannot be judged."""
     runs = check_int("runs", runs, low=1)
+    reduced_mnist = check_bool("reduced_mnist", reduced_mnist)
     fewer = f"{runs} runs (paper: {PAPER_RUNS})" if runs < PAPER_RUNS else ""
     out = []
     for col, s in summ.items():
@@ -151,7 +158,14 @@ def mnist_text(tasks: dict, sweeps: dict, summ: dict) -> str:
 
 
 def reduction_text(*, runs: int, sweep_runs: int, mnist_sweep_runs: int, mnist_n_train, mnist_n_test, mnist_T) -> str:
-    """Markdown stating where this run is smaller than the paper's (10 runs, 60 000/10 000 images, T = 938)."""
+    """Markdown stating where this run is smaller than the paper's (10 runs, 60 000/10 000 images, T = 938).
+    ``mnist_n_train``, ``mnist_n_test``, ``mnist_T``: None means the paper's full size."""
+    runs = check_int("runs", runs, low=1)
+    sweep_runs = check_int("sweep_runs", sweep_runs, low=1)
+    mnist_sweep_runs = check_int("mnist_sweep_runs", mnist_sweep_runs, low=1)
+    mnist_n_train = check_int("mnist_n_train", mnist_n_train, low=1, allow_none=True)
+    mnist_n_test = check_int("mnist_n_test", mnist_n_test, low=1, allow_none=True)
+    mnist_T = check_int("mnist_T", mnist_T, low=1, allow_none=True)
     parts = []
     if runs < PAPER_RUNS:
         parts.append(f"each method runs **{runs} times** per column (the paper: {PAPER_RUNS})")

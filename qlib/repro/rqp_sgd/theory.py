@@ -13,7 +13,16 @@ import torch
 
 from ... import rqp
 from ... import rqp_privacy as P
-from ...validation import check_choice, check_float_sequence, check_int, check_seed
+from ...validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_positive,
+    check_seed,
+)
 from ..ledger import Row, claim, close
 from .settings import FIGURE1, FIGURE1_D, FIGURE1_QS, Setting
 
@@ -23,11 +32,34 @@ __all__ = ["algorithm1_law", "algorithm1_rows", "EPS_GRID", "eps_table", "theore
            "kappa_rows", "fig1_bounds", "fig1_curves", "fig1_rows", "fig1_m_sensitivity", "fig1_m_sensitivity_rows"]
 
 
+def _setting(setting) -> Setting:
+    if not isinstance(setting, Setting):
+        raise TypeError(f"setting must be a Setting, got {type(setting).__name__}")
+    return setting
+
+
+def _bits(name: str, bits) -> list[int]:
+    return check_int_sequence(name, bits, low=1, high=30)
+
+
+def _qs(name: str, qs, bits) -> list[float]:
+    """Randomness coefficients, each in [1/2^b, 1] for every b of ``bits`` (Algorithm 1's range)."""
+    out = check_float_sequence(name, qs, low=0.0, high=1.0)
+    lo = 1.0 / 2 ** min(bits)
+    for i, q in enumerate(out):
+        if q < lo:
+            raise ValueError(f"{name}[{i}] must be in [1/2^b, 1] = [{lo:g}, 1] for b={min(bits)}, got {q}")
+    return out
+
+
 # ------------------------------------------------------------------------------------ Algorithm 1
 def algorithm1_law(n_draws: int, *, M: float, seed: int, x0: float = 0.123, bits=(3, 4), qs=(0.3, 0.9)) -> pd.DataFrame:
     """Empirical law of Algorithm 1 at one input ``x0``: P(output = Q*) and the mean, per (b, q)."""
     n_draws = check_int("n_draws", n_draws, low=1)
     gen = torch.Generator().manual_seed(check_seed("seed", seed))
+    M = check_positive("M", M)
+    x0 = check_float("x0", x0)
+    _qs("qs", qs, _bits("bits", bits))
     rows = []
     for b in bits:
         for q in qs:
@@ -55,7 +87,7 @@ EPS_GRID = ((0.9, 1.0, 4), (0.95, 1.0, 4), (0.5, 0.5, 4), (0.3, 0.5, 3), (0.3, 0
 
 def eps_table(setting: Setting, grid=EPS_GRID) -> pd.DataFrame:
     """Theorem 1's ε_t as printed (C = M − ηρ), with C = M + ηρ, and its σ → 0 limit, per (q, σ, b)."""
-    kw = setting.privacy_kw
+    kw = _setting(setting).privacy_kw
     return pd.DataFrame([{"q": q, "σ": s, "b": b,
                           "ε_t (C = M − ηρ, paper)": P.eps_step(q, s, b=b, c_mode="paper", **kw),
                           "ε_t (C = M + ηρ)": P.eps_step(q, s, b=b, c_mode="plus", **kw),
@@ -65,7 +97,10 @@ def eps_table(setting: Setting, grid=EPS_GRID) -> pd.DataFrame:
 def theorem1_solve_table(setting: Setting, n: int, *, budgets=(0.05, 0.1, 0.5, 1.0, 2.0, 4.0),
                          sigmas=(0.2, 0.8)) -> pd.DataFrame:
     """q solved from Theorem 1 for each (ε, σ) at ``setting`` (training-set size n), and ε recomputed."""
+    setting = _setting(setting)
     budgets = check_float_sequence("budgets", budgets, low=0.0, low_open=True)
+    check_float_sequence("sigmas", sigmas, low=0.0, low_open=True)
+    n = check_int("n (training-set size)", n, low=setting.m)
     kw = dict(**setting.privacy_kw, T=setting.T, n=n)
     df = pd.DataFrame([{"ε": e, "σ": s, "q": P.solve_q(e, s, b=setting.b, **kw)} for e in budgets for s in sigmas])
     df["ε recomputed"] = [P.eps_total(r["q"], r["σ"], b=setting.b, **kw) for _, r in df.iterrows()]
@@ -74,6 +109,7 @@ def theorem1_solve_table(setting: Setting, n: int, *, budgets=(0.05, 0.1, 0.5, 1
 
 def theorem1_rows(solved: pd.DataFrame, b: int) -> list[Row]:
     """Theorem 1 is constructive: every budget is met by some q ∈ [1/2^b, 1]."""
+    b = P.check_bits(b)
     inner = solved["q"] < 1
     ok = bool(np.all(np.abs(solved.loc[inner, "ε recomputed"] - solved.loc[inner, "ε"]) < 1e-8)
               and np.all(solved.loc[~inner, "ε recomputed"] <= solved.loc[~inner, "ε"])
@@ -90,7 +126,7 @@ LOSS_CASES = ((0.3, 0.1, 4), (0.5, 0.5, 4), (0.3, 0.5, 3), (0.6, 0.8, 4), (0.9, 
 
 def privacy_loss_table(setting: Setting, cases=LOSS_CASES) -> pd.DataFrame:
     """Theorem 1's ε_t against the exact one-coordinate loss of one step, under both adjacencies."""
-    kw = setting.privacy_kw
+    kw = _setting(setting).privacy_kw
     rows = []
     for q, s, b in cases:
         r = {"q": q, "σ": s, "b": b, "ε_t (paper)": P.eps_step(q, s, b=b, **kw),
@@ -106,6 +142,12 @@ def reference_coordinate_loss(q, sigma, *, b: int, M: float, rho: float, eta: fl
     """An independent computation of :func:`qlib.rqp.coordinate_privacy_loss`: the cell masses from
     mpmath's normal cdf at ``dps`` digits (no log-space tricks), on a coarser grid of means in the
     feasible range [−M − ηρ, M + ηρ] paired with the largest shift either way (clipped to the range)."""
+    b = P.check_bits(b)
+    q = float(P.check_q(check_float("q", q), b))
+    sigma = check_positive("sigma", sigma)
+    M = check_positive("M", M)
+    n_mu = check_int("n_mu", n_mu, low=2)
+    dps = check_int("dps", dps, low=1)
     shift = rqp.adjacent_shift(eta=eta, rho=rho, m=m, adjacency=adjacency)
     L = 2**b
     h = M / (L - 1)
@@ -150,7 +192,7 @@ def privacy_loss_rows(table: pd.DataFrame) -> list[Row]:
 def privacy_loss_reference_rows(setting: Setting, cases=((1.0, 1.1, 4), (1.0, 2.0, 4)),
                                 adjacency: str = "replace-one") -> list[Row]:
     """Our one-coordinate loss against the independent mpmath computation."""
-    kw = setting.privacy_kw
+    kw = _setting(setting).privacy_kw
     out = []
     for q, s, b in cases:
         ours = rqp.coordinate_privacy_loss(q, s, b=b, adjacency=adjacency, **kw)
@@ -183,6 +225,10 @@ def privacy_loss_text(table: pd.DataFrame) -> str:
 # ------------------------------------------------------------------------------------ Theorem 2
 def mse_curves(xs, *, b: int, M: float, qs=(0.5, 0.9, 1.0)) -> pd.DataFrame:
     """Exact per-coordinate MSE of Algorithm 1 at inputs ``xs`` and the bound E_Q/d, per q."""
+    xs = check_array("xs", xs, ndim=1)
+    b = P.check_bits(b)
+    M = check_positive("M", M)
+    _qs("qs", qs, [b])
     return pd.DataFrame([{"q": q, "x": x, "mse": e, "bound": rqp.quantization_error(q, b, M, 1)}
                          for q in qs for x, e in zip(xs, rqp.exact_mse(np.asarray(xs), b, M, q))])
 
@@ -190,6 +236,12 @@ def mse_curves(xs, *, b: int, M: float, qs=(0.5, 0.9, 1.0)) -> pd.DataFrame:
 def theorem2_rows(M: float, *, n_grid: int = 20001, bits=(1, 2, 3, 4, 8), b_out: int = 4, x_out: float = 1.0) -> list[Row]:
     """Step 1 of the proof of Theorem 2: MSE ≤ E_Q/d holds for |x| ≤ M, not for the unclipped input."""
     n_grid = check_int("n_grid", n_grid, low=2)
+    M = check_positive("M", M)
+    bits = _bits("bits", bits)
+    b_out = check_int("b_out", b_out, low=1, high=30)
+    x_out = check_float("x_out", x_out)
+    if abs(x_out) <= M:
+        raise ValueError(f"x_out must lie outside [-M, M] = [{-M:g}, {M:g}] (an unclipped input), got {x_out}")
     inside = np.linspace(-M, M, n_grid)
     worst = max(float((rqp.exact_mse(inside, b, M, q) - rqp.quantization_error(q, b, M, 1)).max())
                 for b in bits for q in (1 / 2**b, 0.5, 0.9, 1.0))
@@ -211,12 +263,14 @@ def theorem2_text(rows: list[Row]) -> str:
 
 
 def kappa_table(bits=(1, 2, 3, 4, 8, 16)) -> pd.DataFrame:
+    """κ_b for each b of ``bits``."""
+    bits = _bits("bits", bits)
     return pd.DataFrame({"b": list(bits), "κ_b": [rqp.kappa(b) for b in bits]})
 
 
 def kappa_rows(b_large: int = 16) -> list[Row]:
     """The order claim after Theorem 2: the (1 − q) coefficient stays bounded (→ 4/3)."""
-    k = rqp.kappa(b_large)
+    k = rqp.kappa(check_int("b_large", b_large, low=1, high=30))
     return [claim("Theorem 2 (order claim)", "coefficient of (1 − q) bounded as b grows", "O(1)",
                   f"κ_{b_large} = {k:.6f} (→ 4/3)", abs(k - 4 / 3) < 1e-4, tolerance="1e-4",
                   note="the q term is q/(2^b−1)², not q/(2^b−1) as the text writes")]
@@ -232,7 +286,9 @@ def fig1_bounds(eps: float, q: float, setting: Setting, *, n: int, d: int, c_mod
     σ = ρ·sqrt(2 log(1.25/δ))/ε (``baseline="gaussian"``); the paper does not say which.
     """
     check_choice("baseline", baseline, ("rdp", "gaussian"))
-    s = setting
+    s = _setting(setting)
+    n = check_int("n (training-set size)", n, low=s.m)
+    d = check_int("d (number of parameters)", d, low=1)
     s_rqp = P.solve_sigma(eps, q, b=s.b, **s.privacy_kw, T=s.T, n=n, c_mode=c_mode)
     if baseline == "rdp":
         s_pd = P.dpsgd_noise_multiplier(eps, s.delta, s.m / n, s.T) * s.clip
@@ -245,6 +301,9 @@ def fig1_bounds(eps: float, q: float, setting: Setting, *, n: int, d: int, c_mod
 def fig1_curves(eps_grid, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, qs=FIGURE1_QS) -> pd.DataFrame:
     """Figure 1: the bounds of RQP-SGD (per q) and Proj-DP-SGD (RDP and Gaussian calibration) per ε."""
     eps_grid = check_float_sequence("eps_grid", eps_grid, low=0.0, low_open=True)
+    setting = _setting(setting)
+    d = check_int("d (number of parameters)", d, low=1)
+    _qs("qs", qs, [setting.b])
     n = 445 * setting.m  # m/n = 1/445 (Figure 1's caption)
     rows = []
     for e in eps_grid:
@@ -259,6 +318,9 @@ def fig1_curves(eps_grid, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, qs=
 
 def fig1_rows(curves: pd.DataFrame, *, m: int, d: int, eps_from: float = 0.2) -> list[Row]:
     """Figure 1(b): RQP (q = 0.95) below Proj-DP at every ε; 1(a): q = 0.90 above q = 0.95."""
+    m = check_int("m (mini-batch size)", m, low=1)
+    d = check_int("d (number of parameters)", d, low=1)
+    eps_from = check_float("eps_from", eps_from, low=0.0)
     lower_b = bool(np.all(curves["RQP q=0.95"] < curves["Proj-DP (RDP)"])
                    and np.all(curves["RQP q=0.95"] < curves["Proj-DP (Gaussian)"]))
     sel = curves["ε"] >= eps_from
@@ -276,6 +338,11 @@ def fig1_rows(curves: pd.DataFrame, *, m: int, d: int, eps_from: float = 0.2) ->
 def fig1_m_sensitivity(m: int, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, eps=(0.5, 1.0, 2.0),
                        q: float = 0.95) -> pd.DataFrame:
     """Figure 1(b) again with another (unstated) mini-batch size m, both readings of C."""
+    m = check_int("m (mini-batch size)", m, low=1)
+    setting = _setting(setting)
+    d = check_int("d (number of parameters)", d, low=1)
+    check_float_sequence("eps", eps, low=0.0, low_open=True)
+    P.check_q(check_float("q", q), setting.b)  # the value itself names a column: kept as given
     n = 445 * m
     st = Setting(m=m, T=setting.T, eta=setting.eta, clip=setting.clip, M=setting.M, b=setting.b, delta=setting.delta)
     ukw = dict(b=st.b, M=st.M, rho=st.clip, eta=st.eta, T=st.T, d=d)
@@ -290,6 +357,11 @@ def fig1_m_sensitivity(m: int, setting: Setting = FIGURE1, *, d: int = FIGURE1_D
 
 
 def fig1_m_sensitivity_rows(table: pd.DataFrame, m: int, q: float = 0.95) -> list[Row]:
+    """One row: RQP-SGD's bound (q, from :func:`fig1_m_sensitivity`) below Proj-DP-SGD's at every ε."""
+    m = check_int("m (mini-batch size)", m, low=1)
+    check_float("q", q, low=0.0, high=1.0, low_open=True)  # the value itself names a column: kept as given
+    if f"bound RQP q={q}" not in table.columns:
+        raise ValueError(f"q={q} does not match table (no column 'bound RQP q={q}'; fig1_m_sensitivity's q gives it)")
     below = bool(np.all(table[f"bound RQP q={q}"] < table["bound Proj-DP (RDP)"]))
     eps = ", ".join(f"{e:g}" for e in table["ε"].unique())
     return [claim(f"Figure 1(b), m = {m}", f"RQP-SGD (q = {q}) bound below Proj-DP-SGD", "below",
