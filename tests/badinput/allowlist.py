@@ -32,6 +32,15 @@ NOT_CALLED: dict[str, str] = {
     # (end mia)
 
     # ---- eden
+    "qlib.eden.Payload": "the frozen record compress() and wire.from_bytes() return; decompress() and "
+                         "wire.to_bytes() check its shapes and fields",
+    "qlib.compressors.Message": "the record Compressor.compress() returns; Compressor.decompress() checks its type "
+                                "and compressor name",
+    "qlib.fl.FLResult": "the result record run() returns (history, final parameters, config)",
+    "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
+                                                "any data is read (tests/test_repro_federated.py)",
+    "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
+                                              "are validated before any data is read",
     # (end eden)
 
     # ---- rqp
