@@ -139,8 +139,8 @@ def _fit_to_budget():
 B["qlib.compressors.fit_to_budget"] = _fit_to_budget
 
 # -- qlib.wire -----------------------------------------------------------------------------------------
-B["qlib.wire.pack_bits"] = lambda: {"codes": np.array([[0, 1, 2, 3], [3, 2, 1, 0]], dtype=np.uint8), "bits": 2}
-B["qlib.wire.unpack_bits"] = lambda: {"packed": np.array([[0xE4], [0x1B]], dtype=np.uint8), "bits": 2, "n": 4}
+B["qlib.wire.pack_bits"] = lambda: {"codes": np.array([[0, 1, 2, 3], [3, 2, 1, 0]]), "bits": 2}
+B["qlib.wire.unpack_bits"] = lambda: {"packed": np.array([[0xE4], [0x1B]]), "bits": 2, "n": 4}
 
 
 def _eden_bytes():
