@@ -34,7 +34,6 @@ from .validation import (
     check_array,
     check_choice,
     check_float,
-    check_float_sequence,
     check_int,
     check_int_sequence,
     check_seed,

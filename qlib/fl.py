@@ -51,7 +51,6 @@ from .devices import resolve
 from .validation import (
     check_array,
     check_bool,
-    check_callable,
     check_choice,
     check_float,
     check_float_sequence,

@@ -16,16 +16,17 @@ ALLOW: dict[tuple[str, str, str], str] = {
 
     # ---- eden: hadamard, eden, compressors, wire, fl, qlib.repro.eden.*
     **{(f"qlib.hadamard.{f}", p, m): r
-       for f, p in (("fwht", "x"), ("pad_to_power_of_two", "x"), ("rht", "x"), ("irht", "y"), ("check_signs", "x"),
-                    ("compiled_fwht_applies", "x"))
+       for f, p, ndim in (("fwht", "x", "ndim"), ("pad_to_power_of_two", "x", "ndim"),
+                          ("compiled_fwht_applies", "x", "ndim"), ("rht", "x", "ndim+1"), ("irht", "y", "ndim+1"),
+                          ("check_signs", "x", "ndim+1"))
        for m, r in (("nan", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
                             "a check would be one more pass (the compressors check their input once, at compress)"),
                     ("inf", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
                             "a check would be one more pass (the compressors check their input once, at compress)"),
-                    ("ndim", "batched over every leading dimension: (*batch, D) of any batch shape; a flattened "
-                             "batch is one longer vector"))},
-    **{(f"qlib.hadamard.{f}", "signs", "ndim"): "signs (..., k, D) with leading dimensions that broadcast with "
-                                                "the vectors' (one rotation per vector or one for all)"
+                    (ndim, "batched over every leading dimension: (*batch, D) of any batch shape; a flattened "
+                           "batch is one longer vector"))},
+    **{(f"qlib.hadamard.{f}", "signs", "ndim+1"): "signs (..., k, D) with leading dimensions that broadcast with "
+                                                  "the vectors' (one rotation per vector or one for all)"
        for f in ("rht", "irht", "check_signs")},
     ("qlib.hadamard.fwht", "x", "empty"): "an empty batch (0, D) transforms to an empty batch, as torch ops do",
     ("qlib.hadamard.pad_to_power_of_two", "x", "empty"): "an empty batch (0, d) pads to an empty batch (0, D)",

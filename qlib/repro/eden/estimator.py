@@ -20,7 +20,7 @@ __all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2"
 FIG2_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
 
 
-def check_float_sequence_pos(name, values):
+def _positive_floats(name, values):
     """A non-empty sequence of finite numbers > 0 (entropy budgets may exceed 8 bits)."""
     return check_float_sequence(name, values, low=0.0, low_open=True)
 
@@ -110,7 +110,7 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
     """Appendix D.2: the numeric Lemmas D.6 (E[(zQ(z))²] ≤ 3) and D.7 (E[Q(z)²] ≥ 0.1) over the
     Lloyd–Max codebooks 𝓘_b and the entropy-coded cells 𝓘_Δb; Lemmas D.1–D.5 as not implemented."""
     bits = check_int_sequence("bits", bits, low=1, high=eden.MAX_BITS)
-    ee_bits = check_float_sequence_pos("ee_bits", ee_bits)
+    ee_bits = _positive_floats("ee_bits", ee_bits)
     qs = {f"𝓘_{b}": (eden.codebook(b)[1], eden.codebook(b)[0]) for b in bits}
     for b in ee_bits:
         n, t = eden.ee_cells(eden.ee_delta(b))

@@ -33,9 +33,9 @@ import pandas as pd
 import torch
 
 from qlib import data as _data
+from qlib import eden as _eden
 from qlib import fl
 from qlib.repro import ledger
-from qlib import eden as _eden
 from qlib.validation import (
     check_callable,
     check_choice,

@@ -13,7 +13,15 @@ import torch
 from ... import eden, hadamard
 from ...compressors import EDEN, QSGD, CountSketch, HadamardSQ, KashinSQ, QSGDElias, SQHuffman, fit_to_budget
 from ...devices import resolve
-from ...validation import check_bool, check_callable, check_choice, check_float_sequence, check_int, check_int_sequence, check_seed
+from ...validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_seed,
+)
 
 __all__ = ["LAWS", "FIXED_LENGTH", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
            "loss_subbit_sweep"]
