@@ -47,7 +47,7 @@ import torch
 
 from . import eden as _eden
 from . import hadamard as _h
-from .validation import check_float, check_int, check_seed
+from .validation import check_array, check_callable, check_choice, check_float, check_int, check_seed
 
 __all__ = [
     "FLOAT_BITS",
@@ -133,7 +133,19 @@ class EDEN(Compressor):
     name = "EDEN"
 
     def __init__(self, bits: float, **kw):
-        self.bits, self.kw = _eden.check_bits(bits), kw
+        """``bits`` in (0, 8]; ``kw``: :func:`qlib.eden.compress`'s options ``scale``, ``quantizer``,
+        ``n_rotations`` (checked here, once)."""
+        self.bits = _eden.check_bits(bits)
+        unknown = set(kw) - {"scale", "quantizer", "n_rotations"}
+        if unknown:
+            raise TypeError(f"EDEN got unexpected options {sorted(unknown)}; it takes scale, quantizer, n_rotations")
+        if "scale" in kw:
+            check_choice("scale", kw["scale"], ("unbiased", "mse"))
+        if "quantizer" in kw:
+            check_choice("quantizer", kw["quantizer"], ("lm", "ee"))
+        if "n_rotations" in kw:
+            kw["n_rotations"] = check_int("n_rotations", kw["n_rotations"], low=1, high=8)
+        self.kw = kw
 
     def _compress(self, x, seed):
         pl = _eden.compress(x, self.bits, seed, **self.kw)
@@ -151,7 +163,7 @@ class DRIVE(Compressor):
     def _compress(self, x, seed):
         batch, d = x.shape[:-1], x.shape[-1]
         D = _h.next_power_of_two(d)
-        r = _h.rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        r = _h._rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
         l1 = r.abs().sum(-1)
         S = torch.where(l1 > 0, (x * x).sum(-1) / l1.clamp_min(torch.finfo(x.dtype).tiny), torch.zeros_like(l1))
         return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + _eden.SCALE_BITS), seed, tuple(x.shape))
@@ -160,7 +172,7 @@ class DRIVE(Compressor):
         sign, S = m.data["sign"], m.data["scale"]
         batch, D = sign.shape[:-1], sign.shape[-1]
         w = (sign.to(S.dtype) * 2 - 1) * S.unsqueeze(-1)
-        return _h.irht(w, _h.rotation_signs(m.seed, batch, 1, D, S.dtype, S.device))[..., : m.shape[-1]]
+        return _h._irht(w, _h.rotation_signs(m.seed, batch, 1, D, S.dtype, S.device))[..., : m.shape[-1]]
 
 
 # -- stochastic quantization and its rotated variants --------------------------------------------
@@ -193,14 +205,14 @@ class HadamardSQ(Compressor):
     def _compress(self, x, seed):
         batch, d = x.shape[:-1], x.shape[-1]
         D = _h.next_power_of_two(d)
-        r = _h.rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        r = _h._rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
         k, lo, hi = _sq_encode(r, 2**self.bits, _h.generator(seed, "sq", x.device))
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, _full(batch, self.bits * D + 2 * FLOAT_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         r = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
         batch, D = r.shape[:-1], r.shape[-1]
-        return _h.irht(r, _h.rotation_signs(m.seed, batch, 1, D, r.dtype, r.device))[..., : m.shape[-1]]
+        return _h._irht(r, _h.rotation_signs(m.seed, batch, 1, D, r.dtype, r.device))[..., : m.shape[-1]]
 
 
 class KashinSQ(Compressor):
@@ -304,10 +316,20 @@ class QSGD(Compressor):
 
 
 def elias_omega_length(n: torch.Tensor) -> torch.Tensor:
-    """Length in bits of the Elias-ω code of each positive integer in ``n``."""
-    n = torch.as_tensor(n, dtype=torch.int64)
-    if bool((n < 1).any()):
-        raise ValueError("Elias-omega codes positive integers only (n >= 1)")
+    """Length in bits of the Elias-ω code of each positive integer in ``n`` (elementwise: any shape,
+    an empty ``n`` giving an empty result; an integer tensor, array or list, entries ``>= 1``)."""
+    if isinstance(n, torch.Tensor):
+        if n.is_floating_point() or n.is_complex() or n.dtype == torch.bool:
+            raise TypeError(f"n must be a tensor of integers, got dtype {n.dtype}")
+    else:
+        n = torch.from_numpy(check_array("n", n, dtype="int", nonempty=False))
+    n = n.to(torch.int64)
+    if n.numel() and int(n.min()) < 1:
+        raise ValueError("n must have entries >= 1 (Elias-omega codes positive integers only)")
+    return _elias_omega_length(n)
+
+
+def _elias_omega_length(n: torch.Tensor) -> torch.Tensor:
     length = torch.ones_like(n)  # the terminating 0
     while bool((n > 1).any()):
         big = n > 1
@@ -336,13 +358,20 @@ class QSGDElias(QSGD):
         for row in flat:
             nz = torch.nonzero(row).squeeze(-1)
             gaps = torch.diff(nz, prepend=torch.tensor([-1], device=nz.device))  # zeros skipped + 1
-            out.append(FLOAT_BITS + int(elias_omega_length(gaps).sum() + nz.numel() + elias_omega_length(row[nz]).sum()))
+            out.append(FLOAT_BITS + int(_elias_omega_length(gaps).sum() + nz.numel()
+                                        + _elias_omega_length(row[nz]).sum()))
         return torch.tensor(out, dtype=torch.long).reshape(lev.shape[:-1])
 
 
 def huffman_length(counts) -> int:
-    """Total length in bits of the Huffman code of symbols with these counts (≥ 1 bit per symbol)."""
-    c = [int(v) for v in np.asarray(counts).ravel() if v > 0]
+    """Total length in bits of the Huffman code of symbols with these counts (≥ 1 bit per symbol);
+    ``counts``: a non-empty 1-D array of integers ``>= 0`` (zero counts are symbols that never occur)."""
+    counts = check_array("counts", counts, ndim=1, dtype="int", low=0)
+    return _huffman_length(counts)
+
+
+def _huffman_length(counts: np.ndarray) -> int:
+    c = [int(v) for v in counts if v > 0]
     if not c:
         return 0
     if len(c) == 1:
@@ -370,7 +399,7 @@ class SQHuffman(Compressor):
     def _compress(self, x, seed):
         k, lo, hi = _sq_encode(x, self.levels, _h.generator(seed, "sq", x.device))
         flat = k.reshape(-1, k.shape[-1]).long()
-        nb = [2 * FLOAT_BITS + huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
+        nb = [2 * FLOAT_BITS + _huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
         nb = torch.tensor(nb, dtype=torch.long).reshape(k.shape[:-1])
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
 
@@ -456,11 +485,19 @@ class Float32(Compressor):
 def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: int = 2**16):
     """Largest integer parameter ``k`` in [lo, hi] with ``make(k).compress(x, seed)`` using at most
     ``bits`` bits per coordinate (mean over rows); bisection, assumes size grows with ``k``.
-    Returns ``(k, compressor)`` or ``(None, None)`` when even ``make(lo)`` is over budget."""
+    Returns ``(k, compressor)`` or ``(None, None)`` when even ``make(lo)`` is over budget.
+    ``make(lo)`` and ``make(hi)`` must be valid compressors (else the error names ``lo`` / ``hi``)."""
+    make = check_callable("make", make)
+    x = _eden.check_vectors(x)
     b = _eden.check_bits(bits)
+    seed = check_seed("seed", seed)
     lo = check_int("lo", lo, low=0)
     hi = check_int("hi", hi, low=lo)
-    x = _eden.check_vectors(x)
+    for name, k in (("lo", lo), ("hi", hi)):
+        try:
+            make(k)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{name}={k} is not a valid parameter of make: {exc}") from None
     d = x.shape[-1]
 
     def ok(k):

@@ -30,7 +30,15 @@ from scipy import optimize, stats
 from scipy.linalg import solve_banded
 
 from . import hadamard as _h
-from .validation import check_choice, check_float, check_int, check_seed, check_tensor
+from .validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    check_tensor,
+)
 
 __all__ = [
     "MAX_BITS",
@@ -89,10 +97,19 @@ def quantizer_stats(thresholds: np.ndarray, centroids: np.ndarray | None = None)
     ``centroids`` default to the centers of mass (then ``E[zQ] = E[Q²]``). Returns the cell
     probabilities, ``E_Q2 = E[Q(z)²]``, ``E_zQ``, ``mse = E[(z − Q)²]``, ``entropy`` (bits) and the
     vNMSE limit ``E[Q²]/E[zQ]² − 1`` (= ``1/E[Q²] − 1`` for centers of mass, Corollary 2.4).
+    ``thresholds``: a non-empty, finite, non-decreasing 1-D array (a one-value quantizer has no
+    thresholds and no vNMSE: ``E[zQ] = 0``); ``centroids``: one more value than thresholds.
     """
-    t = np.concatenate([[-np.inf], np.asarray(thresholds, float), [np.inf]])
+    thr = check_array("thresholds", thresholds, ndim=1)
+    if np.any(np.diff(thr) < 0):
+        raise ValueError("thresholds must be sorted (non-decreasing)")
+    if centroids is not None:
+        centroids = check_array("centroids", centroids, ndim=1)
+        if centroids.shape[0] != thr.shape[0] + 1:
+            raise ValueError(f"centroids must have one value per cell ({thr.shape[0] + 1}), got {centroids.shape[0]}")
+    t = np.concatenate([[-np.inf], thr, [np.inf]])
     p, com = _cell_mass_center(t[:-1], t[1:])
-    q = com if centroids is None else np.asarray(centroids, float)
+    q = com if centroids is None else centroids
     e_q2 = float(np.sum(p * q * q))
     e_zq = float(np.sum(q * (_phi(t[:-1]) - _phi(t[1:]))))
     nz = p > 0
@@ -224,9 +241,10 @@ def expected_vnmse(d: int, bits: float, loss: float = 0.0) -> float:
     the quantization stage; for b < 1 the sparsification error ``A = d/m − 1``
     composes with it as ``A + (1 + A)·(m/D)·B``.
     """
+    d = check_int("d", d, low=1)
     b = check_bits(bits)
     p_recv = 1.0 - check_loss(loss)
-    m = max(1, int(round(b * d))) if b < 1 else int(d)
+    m = max(1, int(round(b * d))) if b < 1 else d
     D = _h.next_power_of_two(m)
     B = 1.0 / (p_recv * mixture_moment(b)) - 1.0
     A = d / m - 1.0 if b < 1 else 0.0
@@ -234,10 +252,15 @@ def expected_vnmse(d: int, bits: float, loss: float = 0.0) -> float:
 
 
 def rd_bound(bits) -> np.ndarray:
-    """Rate–distortion lower bound on vNMSE with ``bits`` bits per coordinate: ``4^-b / (1 − 4^-b)``."""
-    b = np.asarray(bits, float)
-    if np.any(~np.isfinite(b)) or np.any(b <= 0):
-        raise ValueError("bits must be finite and > 0")
+    """Rate–distortion lower bound on vNMSE with ``bits`` bits per coordinate: ``4^-b / (1 − 4^-b)``.
+
+    ``bits``: a number or an array of numbers > 0 (elementwise, any shape)."""
+    if isinstance(bits, (np.ndarray, list, tuple, torch.Tensor)):
+        b = check_array("bits", bits, nonempty=False)
+        if np.any(b <= 0):
+            raise ValueError(f"bits must have entries > 0, got min {b.min()}")
+    else:
+        b = np.asarray(check_float("bits", bits, low=0.0, low_open=True))
     return 4.0**-b / (1 - 4.0**-b)
 
 
@@ -247,6 +270,8 @@ def ee_cells(delta: float, n_max: int | None = None) -> tuple[np.ndarray, np.nda
     delta = check_float("delta", delta, low=0.0, low_open=True)
     if n_max is None:
         n_max = int(math.ceil(12.0 / delta)) + 2
+    else:
+        n_max = check_int("n_max", n_max, low=1)
     n = np.arange(-n_max, n_max + 1)
     return n, delta * (n[:-1] + 0.5)
 
@@ -449,7 +474,7 @@ def compress(
         keep = _subsample(seed, batch, d, m, dev)
         v = torch.gather(x, -1, keep) * (d / m)
     D = _h.next_power_of_two(m)
-    r = _h.rht(_h.pad_to_power_of_two(v), _h.rotation_signs(seed, batch, n_rotations, D, dt, dev))
+    r = _h._rht(_h.pad_to_power_of_two(v), _h.rotation_signs(seed, batch, n_rotations, D, dt, dev))
     norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
     zero = norm2 == 0
     eta = torch.where(zero, torch.zeros_like(norm2), math.sqrt(D) / norm2.sqrt())
@@ -487,15 +512,20 @@ def compress(
     return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
 
 
-def received_mask(D: int, loss: float, mode: str = "tail", seed: int | None = None, batch=(), device="cpu"):
+def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=(), device="cpu"):
     """Boolean mask of the rotated coordinates that arrive when a fraction ``loss`` is lost.
 
     ``mode="tail"``: the last ``round(loss·D)`` coordinates are dropped (a deterministic, oblivious
-    loss pattern, Lemma 4.3 / Figure 11); ``"random"``: a uniformly random subset of that size
-    (``seed`` required).
+    loss pattern, Lemma 4.3 / Figure 11); ``"random"``: a uniformly random subset of that size,
+    drawn from ``seed`` (an integer, default 0; ``"tail"`` does not use it). ``batch``: the batch
+    shape (a tuple of integers ``>= 0``); the mask has shape ``(*batch, D)``.
     """
     loss = check_loss(loss)
     D = check_int("D", D, low=1)
+    seed = check_seed("seed", seed)
+    if not isinstance(batch, (tuple, list, torch.Size)):
+        raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
+    batch = tuple(check_int_sequence("batch", batch, low=0, nonempty=False))
     lost = int(round(loss * D))
     if lost >= D:
         raise ValueError(f"loss={loss} drops every one of the D={D} coordinates")
@@ -504,7 +534,7 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int | None = No
         mask = torch.arange(D, device=dev) < D - lost
         return mask.expand(*batch, D)
     if mode == "random":
-        g = _h.generator(check_seed("seed", seed), "loss", dev)
+        g = _h.generator(seed, "loss", dev)
         keys = torch.rand((*batch, D), generator=g, device=dev)
         order = keys.argsort(-1)
         mask = torch.ones((*batch, D), dtype=torch.bool, device=dev)
@@ -543,7 +573,7 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
         q = torch.where(p > 0, q, torch.zeros_like(q))
     w = q * S.unsqueeze(-1)
     signs = _h.rotation_signs(payload.seed, batch, payload.n_rotations, D, dt, dev)
-    v = _h.irht(w, signs)[..., : payload.m]
+    v = _h._irht(w, signs)[..., : payload.m]
     if payload.m == payload.d:
         return v
     keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)
@@ -563,15 +593,16 @@ def roundtrip(x: torch.Tensor, bits: float, seed: int, *, loss: float = 0.0, los
 # Heterogeneous clients and metrics
 # ------------------------------------------------------------------------------------------------
 def _per_client(name, val, n, check):
+    """One value per client: a scalar (every client) or a sequence of ``n``, each checked by
+    ``check(value, name)`` (messages name ``name`` or ``name[i]``)."""
     if isinstance(val, (list, tuple, np.ndarray, torch.Tensor)):
-        vals = [float(v) for v in val]
+        if isinstance(val, (np.ndarray, torch.Tensor)) and val.ndim != 1:
+            raise ValueError(f"{name} must be a number or a 1-D sequence of one per client, got shape {tuple(val.shape)}")
+        vals = [check(v, f"{name}[{i}]") for i, v in enumerate(val)]
         if len(vals) != n:
             raise ValueError(f"{name} has {len(vals)} entries for {n} clients")
-    else:
-        vals = [float(val)] * n
-    for v in vals:
-        check(v)
-    return vals
+        return vals
+    return [check(val, name)] * n
 
 
 def mean_estimate(
@@ -592,6 +623,7 @@ def mean_estimate(
     if xs.dim() != 2:
         raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
     seed = check_seed("seed", seed)
+    loss_mode = check_choice("loss_mode", loss_mode, ("tail", "random"))
     n = xs.shape[0]
     bs = _per_client("bits", bits, n, check_bits)
     ls = _per_client("loss", loss, n, check_loss)
@@ -613,6 +645,8 @@ def nmse_theory(xs: torch.Tensor, bits, loss=0.0) -> float:
     """Lemma 2.2: ``NMSE = Σ_c vNMSE(c)·‖x_c‖² / (n Σ_c ‖x_c‖²)`` with each client's vNMSE from
     :func:`expected_vnmse` (its budget, its loss rate, the padding convention)."""
     xs = check_vectors(xs, "xs")
+    if xs.dim() != 2:
+        raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
     n, d = xs.shape
     bs = _per_client("bits", bits, n, check_bits)
     ls = _per_client("loss", loss, n, check_loss)
@@ -622,15 +656,37 @@ def nmse_theory(xs: torch.Tensor, bits, loss=0.0) -> float:
 
 
 def vnmse(x: torch.Tensor, x_hat: torch.Tensor) -> torch.Tensor:
-    """``‖x − x̂‖² / ‖x‖²`` per row (float64)."""
+    """``‖x − x̂‖² / ‖x‖²`` per row (float64) of a vector or a batch ``(*batch, d)``.
+
+    Both must be finite and of the same shape; a zero row of ``x`` raises ``ValueError``: the vNMSE
+    is undefined for a zero input (``‖x‖² = 0``). (EDEN encodes a zero vector exactly, to zeros; a
+    caller measuring errors leaves such rows out.)"""
+    x = check_vectors(x, "x")
+    x_hat = check_vectors(x_hat, "x_hat")
     if x.shape != x_hat.shape:
         raise ValueError(f"x and x_hat differ in shape: {tuple(x.shape)} vs {tuple(x_hat.shape)}")
     x, x_hat = x.double(), x_hat.double()
-    return ((x - x_hat) ** 2).sum(-1) / (x**2).sum(-1)
+    norm2 = (x**2).sum(-1)
+    if not bool((norm2 > 0).all()):
+        raise ValueError("x has a zero row: the vNMSE ‖x − x_hat‖²/‖x‖² is undefined for a zero input (‖x‖² = 0)")
+    return ((x - x_hat) ** 2).sum(-1) / norm2
 
 
 def nmse(xs: torch.Tensor, mean_hat: torch.Tensor) -> float:
-    """``‖mean_hat − mean(xs)‖² / ((1/n) Σ ‖x_c‖²)`` (the paper's NMSE, one realization)."""
+    """``‖mean_hat − mean(xs)‖² / ((1/n) Σ ‖x_c‖²)`` (the paper's NMSE, one realization).
+
+    ``xs``: the clients' vectors (n × d), finite, not all zero (the NMSE is undefined then);
+    ``mean_hat``: the estimate, a finite vector of length d."""
+    xs = check_vectors(xs, "xs")
+    if xs.dim() != 2:
+        raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
+    mean_hat = check_vectors(mean_hat, "mean_hat")
+    if tuple(mean_hat.shape) != (xs.shape[1],):
+        raise ValueError(f"mean_hat must have shape ({xs.shape[1]},) (one value per coordinate of xs), "
+                         f"got {tuple(mean_hat.shape)}")
     xs = xs.double()
+    denom = (xs**2).sum(-1).mean()
+    if not bool(denom > 0):
+        raise ValueError("xs is all zeros: the NMSE is undefined (Σ ‖x_c‖² = 0)")
     err = ((mean_hat.double() - xs.mean(0)) ** 2).sum()
-    return float(err / (xs**2).sum(-1).mean())
+    return float(err / denom)

@@ -49,9 +49,11 @@ from . import hadamard as _h
 from . import wire as _wire
 from .devices import resolve
 from .validation import (
+    check_array,
     check_bool,
     check_choice,
     check_float,
+    check_float_sequence,
     check_int,
     check_probability,
     check_seed,
@@ -222,6 +224,12 @@ def compressed_mean(
             raise ValueError(f"bits has {len(bs)} entries for {n} clients")
     else:
         bs = [check_float("bits", bits, low=0.0, high=8.0, low_open=True)] * n
+    if weights is not None:
+        weights = check_tensor("weights", weights, ndim=1)
+        if weights.shape[0] != n:
+            raise ValueError(f"weights has {weights.shape[0]} entries for {n} clients (rows of xs)")
+        if bool((weights < 0).any()) or not bool(weights.sum() > 0):
+            raise ValueError("weights must be >= 0 with a positive sum")
     dec = torch.empty_like(xs)
     nbits = torch.zeros(n, dtype=torch.long)
     for gi, b in enumerate(sorted(set(bs))):
@@ -264,12 +272,43 @@ class ClientData:
     offsets: torch.Tensor
     sizes: torch.Tensor
 
+    def __post_init__(self):
+        # one check of the arrays (no per-round cost): X finite when floating, y class indices >= 0,
+        # order an index into X, client c's rows order[offsets[c] : offsets[c] + sizes[c]] inside order
+        X = _check_inputs("X", self.X)
+        y = check_tensor("y", self.y, floating=False, convert=False)
+        if y.is_floating_point():
+            raise TypeError(f"y must be a tensor of integer class indices, got dtype {y.dtype}")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
+        if int(y.min()) < 0:
+            raise ValueError(f"y must hold class indices >= 0, got min {int(y.min())}")
+        idx = {}
+        for name in ("order", "offsets", "sizes"):
+            t = check_tensor(name, getattr(self, name), ndim=1, floating=False, convert=False)
+            if t.is_floating_point():
+                raise TypeError(f"{name} must be a tensor of integers, got dtype {t.dtype}")
+            idx[name] = t
+        order, offsets, sizes = idx["order"], idx["offsets"], idx["sizes"]
+        if int(order.min()) < 0 or int(order.max()) >= X.shape[0]:
+            raise ValueError(f"order must index rows of X, in [0, {X.shape[0]}), got [{int(order.min())}, {int(order.max())}]")
+        if offsets.shape != sizes.shape:
+            raise ValueError(f"offsets and sizes must have one entry per client, got {offsets.shape[0]} and {sizes.shape[0]}")
+        if int(sizes.min()) < 1:
+            raise ValueError(f"sizes must be >= 1 (every client needs an example), got min {int(sizes.min())}")
+        if int(offsets.min()) < 0 or int((offsets + sizes).max()) > order.shape[0]:
+            raise ValueError(f"offsets must be >= 0 with offsets + sizes <= len(order) = {order.shape[0]}")
+
     @property
     def n_clients(self) -> int:
         return int(self.sizes.numel())
 
     def to(self, device):
-        return ClientData(*(t.to(device) for t in (self.X, self.y, self.order, self.offsets, self.sizes)))
+        """The same data on ``device`` (not checked again: the arrays were checked when constructed)."""
+        new = object.__new__(ClientData)
+        for name in ("X", "y", "order", "offsets", "sizes"):
+            setattr(new, name, getattr(self, name).to(device))
+        return new
 
     def sample(self, clients: torch.Tensor, batch_size: int, gen: torch.Generator):
         """A batch of ``batch_size`` examples per client, uniformly with replacement: (k, B, …)."""
@@ -279,11 +318,30 @@ class ClientData:
         return self.X[idx], self.y[idx]
 
 
+def _check_inputs(name, X) -> torch.Tensor:
+    """Model inputs: a non-empty tensor (N, …), floating and finite (images) or integer (token ids)."""
+    if not isinstance(X, torch.Tensor):
+        if X is None or isinstance(X, (str, bytes)):
+            raise TypeError(f"{name} must be a tensor or an array, got {X!r}")
+        a = np.asarray(X)
+        if a.dtype.kind not in "fiu":
+            raise TypeError(f"{name} must be an array of numbers, got dtype {a.dtype}")
+        X = torch.from_numpy(np.ascontiguousarray(a))
+    X = check_tensor(name, X, floating=False, finite=False, convert=False)
+    if X.dim() == 0:
+        raise ValueError(f"{name} must have a first dimension (one row per example), got a scalar")
+    if X.is_floating_point() and not bool(torch.isfinite(X).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return X
+
+
 def client_data(X, y, parts: Sequence[np.ndarray]) -> ClientData:
     """:class:`ClientData` from arrays ``X`` (N, …), ``y`` (N,) and one index array per client
-    (e.g. from :mod:`qlib.data`'s partitions). Every client needs at least one example."""
-    X = torch.as_tensor(X)
-    y = torch.as_tensor(y)
+    (e.g. from :mod:`qlib.data`'s partitions). Every client needs at least one example. ``X``: floating
+    and finite (images, features) or integer (token ids); ``y``: integer class indices ``>= 0``."""
+    X = _check_inputs("X", X)
+    if not isinstance(y, torch.Tensor):
+        y = torch.from_numpy(check_array("y", y, ndim=None, dtype="int"))
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
     if len(parts) < 1:
@@ -306,7 +364,11 @@ class LeNet5(nn.Module):
     """LeNet-5 (LeCun et al. 1998) for 28×28 inputs (first convolution padded by 2), ReLU, max-pool."""
 
     def __init__(self, in_channels: int = 1, n_classes: int = 10, size: int = 28):
+        """``size``: the input side, 28 (MNIST: the first convolution padded by 2) or 32 (CIFAR)."""
         super().__init__()
+        in_channels = check_int("in_channels", in_channels, low=1)
+        n_classes = check_int("n_classes", n_classes, low=1)
+        size = check_choice("size", check_int("size", size, low=1), (28, 32))
         pad = 2 if size == 28 else 0
         self.c1 = nn.Conv2d(in_channels, 6, 5, padding=pad)
         self.c2 = nn.Conv2d(6, 16, 5)
@@ -325,6 +387,9 @@ class MLP(nn.Module):
 
     def __init__(self, in_features: int = 784, hidden: int = 200, n_classes: int = 10):
         super().__init__()
+        in_features = check_int("in_features", in_features, low=1)
+        hidden = check_int("hidden", hidden, low=1)
+        n_classes = check_int("n_classes", n_classes, low=1)
         self.f1 = nn.Linear(in_features, hidden)
         self.f2 = nn.Linear(hidden, n_classes)
 
@@ -338,6 +403,7 @@ class CNN2(nn.Module):
 
     def __init__(self, n_classes: int = 62):
         super().__init__()
+        n_classes = check_int("n_classes", n_classes, low=1)
         self.c1 = nn.Conv2d(1, 32, 3)
         self.c2 = nn.Conv2d(32, 64, 3)
         self.f1 = nn.Linear(12 * 12 * 64, 128)
@@ -363,6 +429,8 @@ class ResNet9(nn.Module):
 
     def __init__(self, in_channels: int = 3, n_classes: int = 10):
         super().__init__()
+        in_channels = check_int("in_channels", in_channels, low=1)
+        n_classes = check_int("n_classes", n_classes, low=1)
         self.prep = _conv_bn(in_channels, 64)
         self.l1 = _conv_bn(64, 128, pool=True)
         self.r1 = nn.Sequential(_conv_bn(128, 128), _conv_bn(128, 128))
@@ -386,6 +454,9 @@ class CharLSTM(nn.Module):
 
     def __init__(self, vocab: int = 86, embed: int = 8, hidden: int = 256):
         super().__init__()
+        vocab = check_int("vocab", vocab, low=1)
+        embed = check_int("embed", embed, low=1)
+        hidden = check_int("hidden", hidden, low=1)
         self.emb = nn.Embedding(vocab, embed)
         self.lstm = nn.LSTM(embed, hidden, num_layers=2, batch_first=True)
         self.out = nn.Linear(hidden, vocab)
@@ -501,14 +572,19 @@ def run(
     check_choice("server_optimizer", server_optimizer, ("sgd", "adam"))
     server_lr = check_float("server_lr", server_lr, low=0.0, low_open=True)
     adam_eps = check_float("adam_eps", adam_eps, low=0.0, low_open=True)
-    b1 = check_float("adam_betas[0]", adam_betas[0], low=0.0, high=1.0, high_open=True)
-    b2 = check_float("adam_betas[1]", adam_betas[1], low=0.0, high=1.0, high_open=True)
+    betas = check_float_sequence("adam_betas", adam_betas, low=0.0, high=1.0)
+    if len(betas) != 2 or not all(b < 1 for b in betas):
+        raise ValueError(f"adam_betas must be two numbers in [0, 1), got {adam_betas!r}")
+    b1, b2 = betas
     loss = check_probability("loss", loss, open_high=True)
     check_choice("weighting", weighting, ("uniform", "examples"))
     eval_every = check_int("eval_every", eval_every, low=0)
     seed = check_seed("seed", seed)
     batched = check_bool("batched", batched)
     wire = check_bool("wire", wire)
+    for name, ev in (("test", test), ("train_eval", train_eval)):
+        if ev is not None and not (isinstance(ev, (tuple, list)) and len(ev) == 2):
+            raise TypeError(f"{name} must be None or a pair (X, y) of tensors, got {type(ev).__name__}")
     if isinstance(bits, (list, tuple, np.ndarray, torch.Tensor)):
         budgets = [check_float(f"bits[{i}]", b, low=0.0, high=8.0, low_open=True) for i, b in enumerate(bits)]
         if len(budgets) != data.n_clients:
@@ -603,14 +679,37 @@ def run(
 
 
 def rolling_mean(values, window: int) -> np.ndarray:
-    """Trailing rolling mean over ``window`` rounds (shorter at the start), as the paper smooths."""
+    """Trailing rolling mean over ``window`` rounds (shorter at the start), as the paper smooths.
+
+    ``values``: a non-empty 1-D sequence of numbers; NaN is accepted (a diverged run's history is NaN
+    from that round on, :func:`run`) and gives NaN wherever it is in the window; inf is not."""
     window = check_int("window", window, low=1)
-    return pd.Series(np.asarray(values, float)).rolling(window, min_periods=1).mean().to_numpy()
+    v = check_array("values", values, ndim=1, finite=False)
+    if np.isinf(v).any():
+        raise ValueError("values must not hold inf (NaN marks a diverged round)")
+    return pd.Series(v).rolling(window, min_periods=1).mean().to_numpy()
 
 
 # ------------------------------------------------------------------------------------------------
 # Distributed convex problems (Figures 10 and 12)
 # ------------------------------------------------------------------------------------------------
+def _check_parts(parts, n_rows: int) -> list[np.ndarray]:
+    """One non-empty array of row indices in [0, n_rows) per client."""
+    if isinstance(parts, (str, bytes, np.ndarray, torch.Tensor)) or not isinstance(parts, Sequence) or not parts:
+        raise TypeError(f"parts must be a non-empty list of index arrays (one per client), got {type(parts).__name__}")
+    out = []
+    for i, p in enumerate(parts):
+        a = check_array(f"parts[{i}]", p, ndim=1, dtype="int", low=0)
+        if a.max() >= n_rows:
+            raise ValueError(f"parts[{i}] indexes row {a.max()}, outside [0, {n_rows})")
+        out.append(a)
+    return out
+
+
+def _method(method):
+    return None if method is None else check_choice("method", method, METHODS)
+
+
 def _stack_parts(X: torch.Tensor, parts: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     n = max(len(p) for p in parts)
     out = torch.zeros((len(parts), n, X.shape[1]), dtype=X.dtype, device=X.device)
@@ -645,12 +744,18 @@ def logistic_regression(
     y = check_tensor("y", y, ndim=1).double()
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
+    if not bool(((y == 1) | (y == -1)).all()):
+        raise ValueError("y must hold labels in {-1, +1}")
+    parts = _check_parts(parts, X.shape[0])
+    method = _method(method)
+    bits = check_float("bits", bits, low=0.0, high=8.0, low_open=True)
     rounds = check_int("rounds", rounds, low=1)
+    seed = check_seed("seed", seed)
     N = X.shape[0]
     l2 = 1.0 / N if l2 is None else check_float("l2", l2, low=0.0)
+    lr = None if lr is None else check_float("lr", lr, low=0.0, low_open=True)
     if lr is None:
         lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * N) + l2)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
     Xc, mask = _stack_parts(X, parts)
     yc, _ = _stack_parts(y.unsqueeze(-1), parts)
     yc = yc.squeeze(-1)
@@ -672,6 +777,7 @@ def client_covariances(X: torch.Tensor, parts: Sequence[np.ndarray]) -> torch.Te
     """``A_cᵀA_c`` of every client's rows of ``X`` (n_clients × d × d, float64): the only thing
     distributed power iteration needs from the data (computed once, reused by every run)."""
     X = check_tensor("X", X, ndim=2).double()
+    parts = _check_parts(parts, X.shape[0])
     return torch.stack([X[torch.as_tensor(np.asarray(p, dtype=np.int64))].T @ X[torch.as_tensor(np.asarray(p, dtype=np.int64))]
                         for p in parts])
 
@@ -691,6 +797,10 @@ def power_iteration(
     averages the differences ``û_c − v`` and steps ``v ← normalize(v + lr·mean)``; ``v`` starts at
     a seeded random unit vector; ``method=None`` sends ``u_c`` uncompressed (the reference). Returns the final unit vector (float64)."""
     covariances = check_tensor("covariances", covariances, ndim=3).double()
+    if covariances.shape[1] != covariances.shape[2]:
+        raise ValueError(f"covariances must be (n_clients, d, d), got shape {tuple(covariances.shape)}")
+    method = _method(method)
+    bits = check_float("bits", bits, low=0.0, high=8.0, low_open=True)
     rounds = check_int("rounds", rounds, low=1)
     lr = check_float("lr", lr, low=0.0, low_open=True)
     g = torch.Generator().manual_seed(check_seed("seed", seed))

@@ -42,7 +42,7 @@ import sys
 import numpy as np
 import torch
 
-from .validation import check_choice, check_int, check_seed, check_str, check_tensor
+from .validation import check_choice, check_int, check_int_sequence, check_seed, check_str, check_tensor
 
 __all__ = [
     "fwht",
@@ -67,8 +67,14 @@ _H_CACHE: dict[tuple[int, torch.dtype, str], torch.Tensor] = {}
 
 
 def is_power_of_two(n: int) -> bool:
-    """True when ``n`` is a positive integer power of two (1 counts: 2^0)."""
-    return isinstance(n, (int, np.integer)) and n >= 1 and (int(n) & (int(n) - 1)) == 0
+    """True when the integer ``n`` is a positive power of two (1 counts: 2^0; 0 and negative integers
+    are not). Raises ``TypeError`` for a value that is not an integer (a float, a string, ``None``)."""
+    n = check_int("n", n)
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+def _is_pow2(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
 
 
 def next_power_of_two(n: int) -> int:
@@ -78,7 +84,8 @@ def next_power_of_two(n: int) -> int:
 
 def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") -> torch.Tensor:
     """The unnormalized ``m × m`` Sylvester Hadamard matrix (entries ±1), ``m`` a power of two."""
-    if not is_power_of_two(m):
+    m = check_int("m", m, low=1)
+    if not _is_pow2(m):
         raise ValueError(f"m must be a power of two, got {m}")
     key = (int(m), dtype, str(device))
     if key not in _H_CACHE:
@@ -90,7 +97,8 @@ def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") ->
 
 
 def _vectors(x, name="x"):
-    # finiteness is not checked here: the transform is linear and runs on every message
+    # finiteness is not checked here: the transform is linear (NaN/inf propagate as in torch.fft) and
+    # runs on every message; the compressors check their input once, at compress()
     x = check_tensor(name, x, finite=False, nonempty=False, convert=False)
     if x.dim() == 0:
         raise ValueError(f"{name} must have at least one dimension, got a scalar")
@@ -154,6 +162,9 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
     Sylvester (natural) order, i.e. equal to ``x @ scipy.linalg.hadamard(D) / sqrt(D)``. Batched over
     leading dimensions, float32/float64, CPU/CUDA, differentiable (no in-place ops on the input). The
     transform is its own inverse. ``D`` must be a power of two (pad with :func:`pad_to_power_of_two`).
+    The entries are not checked: the transform is linear, so a NaN or inf propagates (as in
+    ``torch.fft``), and the check would be one more pass over every message; the compressors check
+    their input once, at ``compress``. An empty batch ``(0, D)`` gives an empty result.
     ``backend``: ``"auto"`` (the compiled CPU kernel where :func:`compiled_fwht_applies`, else torch),
     ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor.
     """
@@ -164,7 +175,7 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
     _vectors(x)
     backend = check_choice("backend", backend, _BACKENDS)
     n = x.shape[-1]
-    if not is_power_of_two(n):
+    if not _is_pow2(n):
         raise ValueError(
             f"fwht needs the last dimension of x to be a power of two, got {n}; "
             "use qlib.hadamard.pad_to_power_of_two first"
@@ -243,9 +254,14 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     """I.i.d. ±1 entries (probability ½ each) of the given shape, drawn from ``gen``.
 
     Draws one random word per 32 (float32) or one byte per 8 entries and unpacks its bits (far fewer
-    random numbers than one Bernoulli per entry). The stream depends on ``dtype``.
+    random numbers than one Bernoulli per entry). The stream depends on ``dtype``. ``shape``: an
+    integer or a sequence of integers ``>= 0`` (as ``torch.empty``'s).
     """
-    shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list, torch.Size)) else (shape,)))
+    shape = _shape("shape", shape)
+    if not isinstance(gen, torch.Generator):
+        raise TypeError(f"gen must be a torch.Generator, got {type(gen).__name__}")
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     n = int(np.prod(shape)) if shape else 1
     dev = torch.device(device)
     if dtype == torch.float32:  # 32 signs per random word, written straight into the sign bit of 1.0f
@@ -267,6 +283,13 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     return signs.reshape(shape)
 
 
+def _shape(name, shape) -> tuple[int, ...]:
+    """A tensor shape: an integer or a sequence of integers ``>= 0``."""
+    if isinstance(shape, (tuple, list, torch.Size)):
+        return tuple(check_int_sequence(name, shape, low=0, nonempty=False))
+    return (check_int(name, shape, low=0),)
+
+
 def rotation_signs(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.float32, device="cpu") -> torch.Tensor:
     """The Rademacher signs of ``k`` chained rotations for every vector of a batch: shape
     ``(*batch, k, D)``, drawn from the seed's ``"rotation"`` stream (:func:`generator`).
@@ -278,34 +301,60 @@ def rotation_signs(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.floa
     """
     k = check_int("k", k, low=1)
     D = check_int("D", D, low=1)
-    batch = tuple(check_int(f"batch[{i}]", b, low=0) for i, b in enumerate(batch))
+    if not isinstance(batch, (tuple, list, torch.Size)):
+        raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
+    batch = _shape("batch", batch)
     return rademacher((*batch, k, D), generator(seed, "rotation", device), dtype, device)
 
 
 def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     """Randomized Hadamard rotation(s): for each row ``s_j`` of ``signs`` (shape ``(k, D)`` or
     ``(…, k, D)``), ``x ← fwht(s_j ∘ x)``. ``k = 1`` is the single RHT of the paper; ``k ≥ 2`` gives
-    a rotation whose output law is closer to a uniform one (the paper's theorems assume a uniform rotation, §2)."""
-    check_signs(x, signs)
+    a rotation whose output law is closer to a uniform one (the paper's theorems assume a uniform rotation, §2).
+
+    The arguments are checked by :func:`check_signs` (``signs`` entries must be ±1); like :func:`fwht`,
+    a NaN or inf in ``x`` propagates (the transform is linear)."""
+    _check_signs(x, signs, "x")
+    return _rht(x, signs)
+
+
+def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
+    _check_signs(y, signs, "y")
+    return _irht(y, signs)
+
+
+def _rht(x, signs):
+    """:func:`rht` without the checks (the compressors' path: their signs come from :func:`rotation_signs`)."""
     for j in range(signs.shape[-2]):
         x = fwht(x * signs[..., j, :])
     return x
 
 
-def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
-    check_signs(y, signs)
+def _irht(y, signs):
     for j in reversed(range(signs.shape[-2])):
         y = fwht(y) * signs[..., j, :]
     return y
 
 
 def check_signs(x: torch.Tensor, signs: torch.Tensor) -> None:
-    """Raise unless ``x`` is a floating tensor and ``signs`` a ``(k, D)`` / ``(…, k, D)`` tensor
-    whose ``D`` is the last dimension of ``x`` (the arguments of :func:`rht` / :func:`irht`)."""
-    _vectors(x)
+    """Raise unless ``x`` is a floating tensor ``(…, D)`` and ``signs`` a ``(k, D)`` / ``(…, k, D)``
+    tensor of ±1 entries whose leading dimensions broadcast with those of ``x`` (the arguments of
+    :func:`rht` / :func:`irht`)."""
+    _check_signs(x, signs, "x")
+
+
+def _check_signs(x, signs, name: str) -> None:
+    _vectors(x, name)
     signs = check_tensor("signs", signs, finite=False, convert=False)
     if signs.dim() < 2:
         raise ValueError(f"signs must have shape (k, D) or (..., k, D), got shape {tuple(signs.shape)}")
     if signs.shape[-1] != x.shape[-1]:
-        raise ValueError(f"signs has length {signs.shape[-1]} but x has last dimension {x.shape[-1]}")
+        raise ValueError(f"signs has length {signs.shape[-1]} but {name} has last dimension {x.shape[-1]}")
+    try:
+        torch.broadcast_shapes(x.shape[:-1], signs.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"signs has batch shape {tuple(signs.shape[:-2])}, which does not broadcast with the "
+                         f"batch shape {tuple(x.shape[:-1])} of {name}") from None
+    if signs.numel() and not bool((signs.abs() == 1).all()):
+        raise ValueError("signs must have entries ±1 (from rotation_signs)")

@@ -43,7 +43,7 @@ import torch
 
 from . import eden as _eden
 from . import hadamard as _h
-from .validation import check_int
+from .validation import check_array, check_float, check_int, check_seed
 
 __all__ = [
     "FORMAT_VERSION",
@@ -102,9 +102,15 @@ def pack_bits(codes, bits: int) -> np.ndarray:
     uint8 array, least significant bit first; every row starts on a byte. 1, 2, 4 and 8 bits take
     a fast path (whole codes per byte); other widths go through bit planes."""
     bits = check_int("bits", bits, low=1, high=8)
+    c = check_array("codes", codes, ndim=2, dtype="int", low=0)
+    if c.max() >= 1 << bits:
+        raise ValueError(f"codes must be < 2^bits = {1 << bits}, got max {c.max()}")
+    return _pack_bits(c, bits)
+
+
+def _pack_bits(codes, bits: int) -> np.ndarray:
+    """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction)."""
     c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
-    if c.ndim != 2:
-        raise ValueError(f"codes must be (rows, n), got shape {tuple(c.shape)}")
     c = c.astype(np.uint8, copy=False)
     rows, n = c.shape
     if bits == 8:
@@ -123,8 +129,17 @@ def pack_bits(codes, bits: int) -> np.ndarray:
 
 
 def unpack_bits(packed, bits: int, n: int) -> np.ndarray:
-    """Inverse of :func:`pack_bits`: (rows, bytes) uint8 → (rows, n) uint8 codes."""
+    """Inverse of :func:`pack_bits`: (rows, bytes) uint8 → (rows, n) uint8 codes (``n >= 1`` codes per
+    row, at most what the row's bytes hold)."""
     bits = check_int("bits", bits, low=1, high=8)
+    p = check_array("packed", packed, ndim=2, dtype="int", low=0, high=255)
+    n = check_int("n", n, low=1)
+    if n * bits > 8 * p.shape[1]:
+        raise ValueError(f"n={n} codes of {bits} bits need {(n * bits + 7) // 8} bytes per row; packed has {p.shape[1]}")
+    return _unpack_bits(p.astype(np.uint8), bits, n)
+
+
+def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
     p = packed.cpu().numpy() if isinstance(packed, torch.Tensor) else np.asarray(packed, dtype=np.uint8)
     rows = p.shape[0]
     if bits == 8:
@@ -150,7 +165,7 @@ def to_bytes(payload: _eden.Payload) -> bytes:
     cb = _code_bits(payload.bits)
     idx = payload.indices.reshape(-1, payload.D)
     rows = idx.shape[0]
-    packed = pack_bits(idx, cb)
+    packed = _pack_bits(idx, cb)
     scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
     body = np.concatenate([scale.astype("<f8").view(np.uint8).reshape(rows, 8), packed], axis=1).tobytes()
     head = HEADER.pack(MAGIC, FORMAT_VERSION, _EDEN_ID, 0, payload.n_rotations, cb, 0, payload.d, payload.m,
@@ -186,7 +201,15 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
                n_rotations: int | None = None, device="cpu", dtype=torch.float32) -> _eden.Payload:
     """Parse and check the bytes of :func:`to_bytes`; ``d``, ``bits``, ``seed``, ``n_rotations``
     are what the receiver expects (a mismatch raises :class:`HeaderMismatchError` naming the field);
-    ``dtype`` is the precision the receiver decodes in (the scale travels as float64)."""
+    ``dtype`` is the precision the receiver decodes in (the scale travels as float64).
+
+    ``None`` (the default of each expected field) means "not checked": the value is read from the
+    message header. In particular ``seed=None`` decodes with the rotation seed the header carries;
+    pass the shared seed to have the receiver check that it rebuilds the sender's rotation."""
+    d = check_int("d", d, low=1, allow_none=True)
+    bits = check_float("bits", bits, low=0.0, high=float(_eden.MAX_BITS), low_open=True, allow_none=True)
+    seed = check_seed("seed", seed, allow_none=True)
+    n_rotations = check_int("n_rotations", n_rotations, low=1, high=8, allow_none=True)
     data, (_, _, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, _) = _open(data, HEADER)
     if comp != _EDEN_ID or quant != 0:
         raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
@@ -206,7 +229,7 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     scale = torch.from_numpy(body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64))
     if not bool(torch.isfinite(scale).all()) or bool((scale < 0).any()):
         raise HeaderMismatchError("payload scale is negative or not finite")
-    codes = torch.from_numpy(np.array(unpack_bits(body[:, 8:], cb, D))).to(device)
+    codes = torch.from_numpy(np.array(_unpack_bits(body[:, 8:], cb, D))).to(device)
     nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
     return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
                          int(n_rot), nbits)
@@ -255,7 +278,7 @@ def message_to_bytes(message, compressor) -> bytes:
             t = t.to(torch.int16) + 1  # {-1, 0, 1} -> {0, 1, 2}
         if isinstance(width, int):
             flat = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
-            blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
+            blob = _pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
             dims = tuple(t.shape)
         else:
             blob = t.detach().cpu().numpy().astype(width).tobytes()
@@ -269,10 +292,12 @@ def message_to_bytes(message, compressor) -> bytes:
 
 def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, device="cpu", dtype=torch.float32):
     """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses
-    (``seed``: the one the receiver expects; ``dtype``: the precision the receiver decodes in, which
+    (``seed``: the one the receiver expects — ``None``, the default, does not check it and takes the
+    seed from the message header; ``dtype``: the precision the receiver decodes in, which
     must be the sender's where the shared random signs depend on it, as DRIVE's do)."""
     from .compressors import Message
 
+    seed = check_seed("seed", seed, allow_none=True)
     fields = _fields(compressor)
     data, (_, _, nf, seed_, ndim, _) = _open(data, _MSG)
     _expect("seed", seed_, seed)
@@ -294,7 +319,7 @@ def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, devi
             if isinstance(width, int):
                 n = dims[-1] if dims else 1
                 rows = max(1, int(np.prod(dims[:-1]))) if dims else 1
-                arr = unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
+                arr = _unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
                 t = torch.from_numpy(arr.astype(np.int64))
                 t = {"neg": t.bool(), "sign": t.bool(), "t": (t - 1).to(torch.int8), "k": t.to(torch.int32)}.get(name, t)
             else:

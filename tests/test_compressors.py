@@ -178,3 +178,23 @@ def test_bad_input():
         assert torch.equal(c.roundtrip(z, 0)[0].float(), z), c.name  # zero in, exact zero out
 
 
+
+
+def test_public_helpers_name_their_argument():
+    with pytest.raises(TypeError, match=r"\bn\b must be a tensor of integers"):
+        C.elias_omega_length(torch.tensor([1.5]))
+    assert C.elias_omega_length(np.array([[1, 2], [3, 4]])).shape == (2, 2)
+    assert C.elias_omega_length(torch.tensor([], dtype=torch.long)).numel() == 0
+    for bad, exc in ((np.array([1, -1]), ValueError), (np.array([1.5, 2]), TypeError), (np.array([], dtype=int), ValueError),
+                     (np.ones((2, 2), dtype=int), ValueError), (None, TypeError)):
+        with pytest.raises(exc, match=r"\bcounts\b"):
+            C.huffman_length(bad)
+    x = torch.randn(64)
+    with pytest.raises(ValueError, match=r"\blo\b=0 is not a valid parameter of make"):
+        C.fit_to_budget(C.QSGDElias, x, 2, 0, 0)
+    with pytest.raises(ValueError, match=r"\bseed\b"):
+        C.fit_to_budget(C.QSGDElias, x, 2, -1, 1)
+    with pytest.raises(ValueError, match=r"\bn_rotations\b"):
+        C.EDEN(2, n_rotations=0)
+    with pytest.raises(TypeError, match="unexpected options"):
+        C.EDEN(2, rotations=2)

@@ -417,3 +417,65 @@ def test_public_checks():
         eden.check_vectors(torch.ones(3, dtype=torch.long), "xs")
     with pytest.raises(ValueError, match="scalar"):
         eden.check_vectors(torch.tensor(1.0))
+
+
+# -- regression tests of the common bad-input test (issue 11 §1) ------------------------------------
+def test_vnmse_of_a_zero_vector_raises_naming_x():
+    """vNMSE = ‖x − x̂‖²/‖x‖² is undefined for x = 0: it returned inf (or NaN for x̂ = 0) silently."""
+    z = torch.zeros(16)
+    for x_hat in (torch.ones(16), torch.zeros(16), eden.roundtrip(z, 2, 0)):
+        with pytest.raises(ValueError, match=r"\bx\b.*zero") as e:
+            eden.vnmse(z, x_hat)
+        assert "‖x‖² = 0" in str(e.value)
+    x = torch.randn(3, 16)
+    x[1] = 0  # one zero row in a batch
+    with pytest.raises(ValueError, match=r"\bx\b has a zero row"):
+        eden.vnmse(x, torch.ones(3, 16))
+    with pytest.raises(ValueError, match=r"\bx_hat\b must be finite"):
+        eden.vnmse(torch.ones(4), torch.tensor([1.0, float("nan"), 1.0, 1.0]))
+    with pytest.raises(ValueError, match=r"\bxs\b is all zeros"):
+        eden.nmse(torch.zeros(2, 4), torch.zeros(4))
+    with pytest.raises(ValueError, match=r"\bmean_hat\b must have shape \(4,\)"):
+        eden.nmse(torch.ones(2, 4), torch.zeros(5))
+    assert float(eden.vnmse(torch.ones(4), torch.ones(4))) == 0.0  # a valid input is unchanged
+
+
+@pytest.mark.parametrize("bad,exc", [(torch.tensor([[1.0, float("nan")], [1.0, 2.0]]), ValueError),
+                                     (torch.ones(4), ValueError), (torch.ones(2, 2, 4), ValueError),
+                                     (torch.ones(0, 4), ValueError), (None, TypeError),
+                                     (torch.ones(2, 4, dtype=torch.complex64), TypeError), ([["a"]], TypeError)])
+def test_mean_estimate_messages_name_xs(bad, exc):
+    with pytest.raises(exc, match=r"\bxs\b") as e:
+        eden.mean_estimate(bad, 2, 0)
+    assert not str(e.value).startswith("x ")
+
+
+def test_mean_estimate_per_client_values_name_their_argument():
+    xs = torch.randn(3, 16)
+    with pytest.raises(TypeError, match=r"bits\[1\] must be"):
+        eden.mean_estimate(xs, [2, "a", 2], 0)
+    with pytest.raises(ValueError, match=r"bits\[2\] must be"):
+        eden.mean_estimate(xs, [2, 2, float("nan")], 0)
+    with pytest.raises(TypeError, match=r"\bloss\b must be"):
+        eden.mean_estimate(xs, 2, 0, loss=1j)
+    with pytest.raises(ValueError, match=r"\bloss_mode\b"):
+        eden.mean_estimate(xs, 2, 0, loss_mode="burst")
+    with pytest.raises(ValueError, match=r"\bxs\b must be \(n_clients, d\)"):
+        eden.nmse_theory(torch.ones(2, 2, 4), 2)
+
+
+def test_received_mask_seed_is_an_explicit_integer():
+    """received_mask took seed=None; it is now an integer (default 0, used by mode='random' only)."""
+    import inspect
+
+    assert inspect.signature(eden.received_mask).parameters["seed"].default == 0
+    m = eden.received_mask(64, 0.25, "random", batch=(2,))
+    assert torch.equal(m, eden.received_mask(64, 0.25, "random", seed=0, batch=(2,)))  # deterministic
+    assert not torch.equal(m, eden.received_mask(64, 0.25, "random", seed=1, batch=(2,)))
+    assert torch.equal(eden.received_mask(8, 0.25), torch.arange(8) < 6)  # tail: unchanged
+    with pytest.raises(TypeError, match=r"\bseed\b must be an integer"):
+        eden.received_mask(64, 0.25, "random", seed=None)
+    with pytest.raises(ValueError, match=r"\bseed\b"):
+        eden.received_mask(64, 0.25, seed=-1)
+    with pytest.raises(ValueError, match=r"\bbatch\b\[0\] must be"):
+        eden.received_mask(64, 0.25, batch=(-1,))

@@ -196,3 +196,44 @@ def test_divergence_gives_nan_rounds_not_an_error():
     assert len(h) == 6 and h["round"].tolist() == list(range(1, 7))
     first = int(h["train_acc"].isna().idxmax())
     assert h["train_acc"].iloc[first:].isna().all() and h["train_acc"].iloc[:first].notna().all()
+
+
+def test_client_data_validates_when_constructed():
+    """ClientData is an input record: it checks its arrays in __post_init__ (once; to() does not re-check)."""
+    cd = _toy(n=12, clients=3)
+    fields = dict(X=cd.X, y=cd.y, order=cd.order, offsets=cd.offsets, sizes=cd.sizes)
+    X = cd.X.clone()
+    X[0, 0] = float("nan")
+    for name, bad, exc in (("X", X, ValueError), ("y", cd.y.double() + 0.5, TypeError), ("y", cd.y - 5, ValueError),
+                           ("order", cd.order + 100, ValueError), ("sizes", cd.sizes * 0, ValueError),
+                           ("offsets", cd.offsets[:1], ValueError), ("sizes", None, TypeError)):
+        with pytest.raises(exc, match=rf"\b{name}\b"):
+            fl.ClientData(**{**fields, name: bad})
+    with pytest.raises(ValueError, match=r"\bX\b must be finite"):
+        fl.client_data(X, cd.y, [np.arange(12)])
+    with pytest.raises(TypeError, match=r"\by\b must be an array of integers"):
+        fl.client_data(cd.X, np.full(12, 0.5), [np.arange(12)])
+    assert fl.client_data(cd.X.numpy(), cd.y.numpy(), [np.arange(12)]).n_clients == 1
+
+
+def test_weights_models_and_history_values_are_checked():
+    xs = torch.randn(3, 16)
+    for bad, exc in ((torch.tensor([1.0, float("nan"), 1.0]), ValueError), (torch.ones(2), ValueError),
+                     (torch.tensor([1.0, -1.0, 1.0]), ValueError), (torch.ones(3, 1), ValueError)):
+        with pytest.raises(exc, match=r"\bweights\b"):
+            fl.compressed_mean(xs, "EDEN", 2, 0, weights=bad)
+    for make, name in ((lambda: fl.MLP(hidden=0), "hidden"), (lambda: fl.LeNet5(size=30), "size"),
+                       (lambda: fl.ResNet9(n_classes=1.5), "n_classes"), (lambda: fl.CharLSTM(vocab=-1), "vocab")):
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+            make()
+    with pytest.raises(ValueError, match=r"\badam_betas\b"):
+        _run(server_optimizer="adam", adam_betas=(0.9,))
+    with pytest.raises(ValueError, match=r"\bvalues\b must not hold inf"):
+        fl.rolling_mean([1.0, float("inf")], 2)
+    np.testing.assert_allclose(fl.rolling_mean([1.0, float("nan"), 3.0], 1), [1.0, float("nan"), 3.0])
+    with pytest.raises(ValueError, match=r"\by\b must hold labels in \{-1, \+1\}"):
+        fl.logistic_regression(torch.randn(4, 2), torch.tensor([0.0, 1.0, 1.0, 0.0]), [np.arange(4)])
+    with pytest.raises(ValueError, match=r"parts\[0\] indexes row 9"):
+        fl.client_covariances(torch.randn(4, 2), [np.array([9])])
+    with pytest.raises(ValueError, match=r"\bbits\b must be"):
+        fl.power_iteration(torch.eye(2).expand(2, 2, 2), bits=0)

@@ -131,3 +131,38 @@ def test_rotation_signs_public_stream():
         H.check_signs(x, torch.ones(64))
     with pytest.raises(ValueError, match="length"):
         H.check_signs(x, torch.ones(1, 32))
+
+
+def test_irht_messages_name_y():
+    """irht(y, signs) reported its first argument as "x"."""
+    s = H.rotation_signs(0, (), 1, 8)
+    for bad, exc in ((None, TypeError), (torch.ones(8, dtype=torch.complex64), TypeError), ("a", TypeError),
+                     (torch.tensor(1.0), ValueError), (torch.ones(16), ValueError)):
+        with pytest.raises(exc, match=r"\by\b") as e:
+            H.irht(bad, s)
+        assert not str(e.value).startswith("x ")
+    with pytest.raises(ValueError, match=r"\by\b has last dimension 16"):
+        H.irht(torch.ones(3, 16), s)
+    with pytest.raises(ValueError, match=r"\bsigns\b must have entries ±1"):
+        H.irht(torch.ones(8), s * 2)
+    with pytest.raises(ValueError, match=r"batch shape .* of y"):
+        H.irht(torch.ones(3, 8), H.rotation_signs(0, (2,), 1, 8))
+    with pytest.raises(ValueError, match=r"\bx\b has last dimension"):
+        H.rht(torch.ones(16), s)
+    x = torch.randn(2, 8, dtype=torch.float64)
+    s2 = H.rotation_signs(1, (2,), 2, 8, torch.float64)
+    assert torch.allclose(H.irht(H.rht(x, s2), s2), x, atol=1e-12)
+
+
+def test_shape_and_power_of_two_arguments_are_checked():
+    with pytest.raises(TypeError, match=r"\bn\b must be an integer"):
+        H.is_power_of_two(8.0)
+    with pytest.raises(ValueError, match=r"\bm\b must be an integer >= 1"):
+        H.hadamard_matrix(0)
+    with pytest.raises(ValueError, match=r"shape\[1\] must be"):
+        H.rademacher((2, -1), H.generator(0))
+    with pytest.raises(TypeError, match=r"\bgen\b must be a torch.Generator"):
+        H.rademacher((2,), 0)
+    with pytest.raises(TypeError, match=r"\bbatch\b must be a tuple"):
+        H.rotation_signs(0, None, 1, 8)
+    assert H.rademacher((0, 3), H.generator(0)).shape == (0, 3)

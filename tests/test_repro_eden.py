@@ -153,3 +153,26 @@ def test_claims_outcome_sentence():
     bad = claim("x", "b holds", "y", 0, False)
     assert E.claims_outcome([ok]) == "All 1 statements tested here hold in this run."
     assert E.claims_outcome([ok, bad]) == "1 of 2 statements hold in this run; not held: b holds."
+
+
+def test_drivers_name_their_bad_arguments():
+    with pytest.raises(ValueError, match=r"\bname\b must be one of the input laws"):
+        S.input_law("cauchy", 10, 0)
+    with pytest.raises(ValueError, match=r"shape\[1\] must be"):
+        S.input_law("normal", (2, 0), 0)
+    with pytest.raises(ValueError, match=r"dims\[0\] must be"):
+        S.vnmse_sweep(["EDEN"], [2], [0])
+    with pytest.raises(ValueError, match=r"laws\[0\] must be one of"):
+        S.nmse_sweep(["EDEN"], [2], 16, laws=("cauchy",))
+    with pytest.raises(ValueError, match=r"rotations\[0\] must be"):
+        R.unbiasedness(16, 2, rotations=(0,))
+    with pytest.raises(ValueError, match=r"\breps\b must be"):
+        R.figure8([1], 16, 2, ["normal"], 0)
+    with pytest.raises(ValueError, match=r"logd\[0\] must be"):
+        E.figure2([2], [0], 2)
+    with pytest.raises(ValueError, match=r"\bb_max\b must be"):
+        E.figure4(step=1.0, b_max=9.0)
+    with pytest.raises(ValueError, match=r"\bloss\b has 1 entries for 2 clients"):
+        SB.heterogeneous([1, 2], [0.1], 4, 1)
+    with pytest.raises(ValueError, match=r"\bxs\b must be \(n_clients, d\)"):
+        SB.homogeneous(torch.ones(16), [1], 1)

@@ -85,3 +85,29 @@ def test_table1_row_says_it_is_a_table_of_settings():
 
     (row,) = F.table1_rows()
     assert "Table 1" in row.where and row.verdict == "not comparable" and "settings" in row.note
+
+
+def test_drivers_check_their_arguments_before_reading_data(tmp_path):
+    """The drivers validate every argument first: with an empty data directory a bad argument is
+    reported by name, not as a missing file (and no data is read for a bad call)."""
+    cases = [(F.figure10, {"clients": 0}, "clients"), (F.figure10, {"seed": -1}, "seed"),
+             (F.figure10, {"methods": ["EDEN", "Kashin"]}, r"methods\[1\]"),
+             (F.figure12, {"clients": float("inf")}, "clients"), (F.figure12, {"rows": 1}, "rows"),
+             (F.figure12, {"dataset": "SVHN"}, "dataset"), (F.figure14, {"eval_size": 0}, "eval_size"),
+             (F.figure13, {"rounds": 1.5}, "rounds"), (F.figure3_standin, {"hidden": 0}, "hidden"),
+             (F.figure3_standin, {"n_clients": 5}, "n_clients"), (F.figure_cifar10, {"figure": "13", "rounds": 0}, "rounds"),
+             (F.figure3_task, {"task": "EMNIST", "bits": []}, "bits")]
+    for fn, kw, name in cases:
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}"):
+            fn(**kw, data_dir=tmp_path)
+
+
+def test_claim_functions_check_their_tolerances():
+    fin = pd.DataFrame({"method": ["Float32", "EDEN"], "bits": [32, 4], "final_train_acc": [0.9, 0.9],
+                        "final_test_acc": [0.9, 0.9]})
+    with pytest.raises(ValueError, match=r"close_bits must be"):
+        F.claims_figure3(fin, close_bits=10**6)
+    with pytest.raises(ValueError, match=r"low_bits\[0\] must be"):
+        F.claims_figure3(fin, low_bits=(float("nan"),))
+    with pytest.raises(ValueError, match=r"min_baseline must be"):
+        F.claims_figure14(fin, min_baseline=-1.0)

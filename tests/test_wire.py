@@ -87,3 +87,37 @@ def test_variable_length_and_wrong_compressor_rejected():
         wire.message_from_bytes(wire.message_to_bytes(msg, C.QSGD(2)), C.HadamardSQ(2))
     with pytest.raises(wire.UnsupportedFormatError):
         wire.message_to_bytes(C.SQHuffman(4).compress(torch.randn(50), 0), C.SQHuffman(4))
+
+
+def test_expected_fields_are_checked_and_seed_none_reads_the_header():
+    """from_bytes / message_from_bytes take seed=None: the receiver does not check the seed and takes
+    the header's (documented); any other value must be a valid seed, and a different one is rejected."""
+    x = torch.randn(2, 40)
+    raw = wire.to_bytes(eden.compress(x, 2, seed=5))
+    pl = wire.from_bytes(raw)  # seed=None: read from the header
+    assert pl.seed == 5 and "seed=None" in wire.from_bytes.__doc__
+    torch.testing.assert_close(eden.decompress(pl), eden.decompress(wire.from_bytes(raw, seed=5)))
+    with pytest.raises(wire.HeaderMismatchError, match=r"\bseed\b"):
+        wire.from_bytes(raw, seed=6)
+    for name, bad, exc in (("seed", -1, ValueError), ("seed", 1.5, TypeError), ("d", 0, ValueError),
+                           ("bits", float("nan"), ValueError), ("bits", 1j, TypeError), ("n_rotations", 9, ValueError)):
+        with pytest.raises(exc, match=rf"\b{name}\b must be"):
+            wire.from_bytes(raw, **{name: bad})
+    comp = C.HadamardSQ(2)
+    raw2 = wire.message_to_bytes(comp.compress(x, 7), comp)
+    assert wire.message_from_bytes(raw2, comp).seed == 7  # seed=None: from the header
+    with pytest.raises(ValueError, match=r"\bseed\b must be"):
+        wire.message_from_bytes(raw2, comp, seed=-1)
+
+
+def test_pack_and_unpack_check_their_arguments():
+    with pytest.raises(ValueError, match=r"\bcodes\b must be < 2\^bits = 4"):
+        wire.pack_bits(np.array([[0, 4]]), 2)
+    with pytest.raises(ValueError, match=r"\bcodes\b must have entries >= 0"):
+        wire.pack_bits(np.array([[0, -1]]), 2)
+    with pytest.raises(ValueError, match=r"\bcodes\b must have ndim 2"):
+        wire.pack_bits(np.array([0, 1]), 2)
+    with pytest.raises(ValueError, match=r"\bn\b=9 codes of 2 bits need 3 bytes"):
+        wire.unpack_bits(np.array([[1, 2]]), 2, 9)
+    with pytest.raises(ValueError, match=r"\bpacked\b must have entries <= 255"):
+        wire.unpack_bits(np.array([[256]]), 2, 4)

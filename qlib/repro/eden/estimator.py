@@ -9,10 +9,10 @@ import pandas as pd
 from scipy import stats
 
 from ... import eden
-from ...validation import check_float, check_int_sequence
+from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close, missing, not_comparable
 from . import paper
-from .sweeps import vnmse_sweep
+from .sweeps import MAX_LOGD, _bits, _methods, vnmse_sweep
 
 __all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
            "figure4", "figure4_rows", "figure5_rows", "lemma_rows", "FIG2_METHODS"]
@@ -20,8 +20,15 @@ __all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2"
 FIG2_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
 
 
+def _positive_floats(name, values):
+    """A non-empty sequence of finite numbers > 0 (entropy budgets may exceed 8 bits)."""
+    return check_float_sequence(name, values, low=0.0, low_open=True)
+
+
 def claims_outcome(rows: list[Row]) -> str:
     """One sentence on the paper-claim rows among ``rows``: all held, or which did not."""
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)) or not all(isinstance(r, Row) for r in rows):
+        raise TypeError("rows must be a list of qlib.repro.ledger.Row")
     judged = [r for r in rows if r.kind == "paper-claim" and r.passed is not None]
     held = [r for r in judged if not r.passed]
     if not held:
@@ -33,7 +40,7 @@ def claims_outcome(rows: list[Row]) -> str:
 def constants_table(bits=range(1, 9)) -> pd.DataFrame:
     """Per integer b: largest centroid, E[Q²], vNMSE limit, entropy and the rate–distortion bound."""
     rows = []
-    for b in check_int_sequence("bits", list(bits), low=1, high=eden.MAX_BITS):
+    for b in check_int_sequence("bits", bits, low=1, high=eden.MAX_BITS):
         c, t = eden.codebook(b)
         s = eden.quantizer_stats(t)
         rows.append({"b": b, "largest centroid": c[-1], "E[Q²]": s["E_Q2"], "vNMSE limit": s["vnmse_limit"],
@@ -102,6 +109,8 @@ def _lemma_d6_moment(thresholds, centroids) -> float:
 def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
     """Appendix D.2: the numeric Lemmas D.6 (E[(zQ(z))²] ≤ 3) and D.7 (E[Q(z)²] ≥ 0.1) over the
     Lloyd–Max codebooks 𝓘_b and the entropy-coded cells 𝓘_Δb; Lemmas D.1–D.5 as not implemented."""
+    bits = check_int_sequence("bits", bits, low=1, high=eden.MAX_BITS)
+    ee_bits = _positive_floats("ee_bits", ee_bits)
     qs = {f"𝓘_{b}": (eden.codebook(b)[1], eden.codebook(b)[0]) for b in bits}
     for b in ee_bits:
         n, t = eden.ee_cells(eden.ee_delta(b))
@@ -125,6 +134,11 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
 def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=FIG2_METHODS) -> pd.DataFrame:
     """The sweep of Figures 2 and 7 on LogNormal(0, 1) vectors of dimension 2^k, k in ``logd``, with
     EDEN's Corollary 2.4 limit as a column."""
+    _methods(methods, FIG2_METHODS)
+    bits = _bits("bits", bits)
+    logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
+    trials = check_int("trials", trials, low=1)
+    seed = check_seed("seed", seed)
     df = vnmse_sweep(list(methods), bits, [2**k for k in logd], law="lognormal", trials=trials, seed=seed,
                      device=device)
     df["theory (EDEN)"] = [eden.limit_vnmse(b) for b in df["bits"]]
@@ -133,6 +147,8 @@ def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=FIG2_M
 
 def figure2_scale_note(trials: int, logd) -> str:
     """What the run does against the paper (markdown sentence generated from the parameters)."""
+    trials = check_int("trials", trials, low=1)
+    logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
     dims = ", ".join(f"2^{k}" for k in logd)
     fewer = (f"{trials} vector{'s' if trials != 1 else ''} per point (the paper averages {paper.FIG2_TRIALS})"
              if trials < paper.FIG2_TRIALS else f"{trials} vectors per point, as many as the paper")
@@ -141,6 +157,7 @@ def figure2_scale_note(trials: int, logd) -> str:
 
 def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:
     """§5.2 / Appendix I.1 statements on Figures 2 and 7, and Corollary 2.4 against the measured vNMSE."""
+    vnmse_rtol = check_float("vnmse_rtol", vnmse_rtol, low=0.0, low_open=True)
     piv = fig2.pivot_table(index=["bits", "d"], columns="method", values="vnmse")
     bits = sorted(set(fig2["bits"]))
     dmax, dmin = fig2["d"].max(), fig2["d"].min()
@@ -181,6 +198,7 @@ FIG4_CURVES = ("EDEN, no EE", "Lloyd–Max + EE", "EDEN I_Δb + EE")
 def figure4(step: float = 0.1, b_max: float = 8.0) -> pd.DataFrame:
     """Analytic curves of Figure 4 on the grid b = step, 2·step, …, b_max, with the bits each curve
     spends above the rate–distortion bound at equal distortion (``gap …`` columns)."""
+    b_max = eden.check_bits(b_max, "b_max")
     step = check_float("step", step, low=0.0, high=b_max, low_open=True)
     grid = np.round(np.arange(1, int(round(b_max / step)) + 1) * step, 10)
     df = pd.DataFrame({"b": grid,

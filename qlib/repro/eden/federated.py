@@ -33,9 +33,18 @@ import pandas as pd
 import torch
 
 from qlib import data as _data
+from qlib import eden as _eden
 from qlib import fl
 from qlib.repro import ledger
-from qlib.validation import check_float_sequence, check_int
+from qlib.validation import (
+    check_callable,
+    check_choice,
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_probability,
+    check_seed,
+)
 
 __all__ = [
     "PAPER_TABLE1",
@@ -100,6 +109,23 @@ LEARNING_METHODS = ("Float32", "EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
 
+def _bits(name: str, bits) -> list[float]:
+    return check_float_sequence(name, bits, low=0.0, high=float(_eden.MAX_BITS), low_open=True)
+
+
+def _methods(methods) -> list[str]:
+    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
+        raise TypeError(f"methods must be a non-empty list of method names ({', '.join(fl.METHODS)}), got {methods!r}")
+    return [check_choice(f"methods[{i}]", m, fl.METHODS) for i, m in enumerate(methods)]
+
+
+def _learning_args(rounds, batch_size, methods, eval_every, seed, eval_size):
+    """The common arguments of the learning drivers, checked before any data is read."""
+    return (check_int("rounds", rounds, low=1), check_int("batch_size", batch_size, low=1), _methods(methods),
+            check_int("eval_every", eval_every, low=0), check_seed("seed", seed),
+            check_int("eval_size", eval_size, low=1))
+
+
 def table1() -> pd.DataFrame:
     """Table 1 of the paper as printed."""
     cols = ["Clients per round", "Rounds", "Batch size", "Client lr", "Server lr", "Adam's ε"]
@@ -122,6 +148,7 @@ def table1_rows() -> list[ledger.Row]:
 def mnist_tensors(split: str = "train", data_dir=None) -> tuple[torch.Tensor, torch.Tensor]:
     """MNIST images normalised by the usual mean/sd, shape (n, 1, 28, 28) float32, labels int64
     (read once per split and data directory; callers must not modify them)."""
+    check_choice("split", split, ("train", "test"))
     return _mnist_cached(split, os.fspath(_data.data_dir(data_dir)))
 
 
@@ -141,6 +168,8 @@ def a9a_tensors(data_dir=None) -> tuple[torch.Tensor, torch.Tensor]:
 def available(name: str, data_dir=None) -> bool:
     """Whether the files of data set ``name`` (MNIST, a9a, CIFAR-10, CIFAR-100, EMNIST, Shakespeare)
     are in the data directory."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a data set name (a string), got {name!r}")
     root = _data.data_dir(data_dir)
     files = {"MNIST": ["mnist/" + f for f in _data.MNIST_FILES.values()], "a9a": ["a9a/a9a"],
              "CIFAR-10": ["cifar10/cifar-10-python.tar.gz"], "CIFAR-100": ["cifar100/cifar-100-python.tar.gz"]}
@@ -166,9 +195,13 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     one, per method and budget, with the bits actually sent per coordinate: 8 × the length of a
     client's message in bytes (:mod:`qlib.wire`: header, scalars, padding to a power of two and
     Kashin's larger frame included)."""
-    bits = check_float_sequence("bits", bits, low=0.0, low_open=True)
+    bits = _bits("bits", bits)
+    methods = _methods(methods)
+    rounds = check_int("rounds", rounds, low=1)
+    clients = check_int("clients", clients, low=1)
+    seed = check_seed("seed", seed)
     X, y = a9a_tensors(data_dir)
-    parts = _contiguous(X.shape[0], check_int("clients", clients, low=1))
+    parts = _contiguous(X.shape[0], clients)
     lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * X.shape[0]) + 1.0 / X.shape[0])  # 1/L, l2 = 1/N
     ref = fl.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)
     rows = []
@@ -181,9 +214,12 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     return pd.DataFrame(rows)
 
 
-def _pca_matrix(X: torch.Tensor) -> torch.Tensor:
+def _pca_matrix(X: torch.Tensor, rows: int | None = None) -> torch.Tensor:
+    """The rows of X flattened and centred by the mean over ALL rows; ``rows``: only the first ones
+    (the same numbers as centring everything and keeping them, without the full-size copy)."""
     A = X.reshape(X.shape[0], -1).double()
-    return A - A.mean(0)
+    mean = A.mean(0)
+    return (A if rows is None else A[:rows]) - mean
 
 
 def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], methods: Sequence[str] = FIG12["methods"],
@@ -194,20 +230,24 @@ def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], meth
     one, per method and budget. MNIST: train + test (70,000 × 784), normalised and centred;
     CIFAR-10: train + test (60,000 × 3072), per-channel normalised and centred. ``rows`` keeps the
     first rows only (a quick run)."""
-    bits = check_float_sequence("bits", bits, low=0.0, low_open=True)
+    check_choice("dataset", dataset, ("MNIST", "CIFAR-10"))
+    bits = _bits("bits", bits)
+    methods = _methods(methods)
+    rounds = check_int("rounds", rounds, low=1)
+    clients = check_int("clients", clients, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    seed = check_seed("seed", seed)
+    if rows is not None:
+        rows = check_int("rows", rows, low=clients)
     if dataset == "MNIST":
-        A = _pca_matrix(torch.cat([mnist_tensors("train", data_dir)[0], mnist_tensors("test", data_dir)[0]]))
+        A = _pca_matrix(torch.cat([mnist_tensors("train", data_dir)[0], mnist_tensors("test", data_dir)[0]]), rows)
     elif dataset == "CIFAR-10":
         xs = [_data.load_cifar10(s, data_dir=data_dir)[0] for s in ("train", "test")]
         X = torch.from_numpy(np.concatenate(xs).astype(np.float32)) / 255
         mean = torch.tensor([0.4914, 0.4822, 0.4465]).view(1, 3, 1, 1)
         std = torch.tensor([0.2023, 0.1994, 0.2010]).view(1, 3, 1, 1)
-        A = _pca_matrix((X - mean) / std)
-    else:
-        raise ValueError(f"dataset must be 'MNIST' or 'CIFAR-10', got {dataset!r}")
-    if rows is not None:
-        A = A[: check_int("rows", rows, low=clients)]
-    cov = fl.client_covariances(A, _contiguous(A.shape[0], check_int("clients", clients, low=1)))
+        A = _pca_matrix((X - mean) / std, rows)
+    cov = fl.client_covariances(A, _contiguous(A.shape[0], clients))
     ref = fl.power_iteration(cov, rounds=rounds, lr=lr, seed=seed)
     rows = []
     for m in methods:
@@ -226,7 +266,13 @@ def federated_runs(model_fn, data: fl.ClientData, runs: Sequence[tuple[str, floa
     """One :func:`qlib.fl.run` per (method, bits) with the same initial model (``model_fn()`` after
     ``torch.manual_seed(seed)``), clients and batches; the histories stacked with ``method`` and
     ``bits`` columns."""
-    seed = kw.get("seed", 0)
+    check_callable("model_fn", model_fn)
+    if not isinstance(data, fl.ClientData):
+        raise TypeError(f"data must be a qlib.fl.ClientData, got {type(data).__name__}")
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, (list, tuple)) or not runs or not all(
+            isinstance(r, (list, tuple)) and len(r) == 2 for r in runs):
+        raise TypeError(f"runs must be a non-empty list of (method, bits) pairs, got {runs!r}")
+    seed = check_seed("seed", kw.get("seed", 0))
     out = []
     for method, b in runs:
         torch.manual_seed(seed)
@@ -256,6 +302,8 @@ def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: 
     local SGD steps (lr 0.05), budget 0.05 bits per coordinate; test accuracy (first ``eval_size``
     test images) and the global model's accuracy on 2,000 training images every ``eval_every``
     rounds, plus the clients' local training accuracy every round."""
+    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
+                                                                              seed, eval_size)
     cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG14["bits"]) for m in methods]
@@ -269,6 +317,8 @@ def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: 
              eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000) -> pd.DataFrame:
     """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
     round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5."""
+    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
+                                                                              seed, eval_size)
     cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in methods]
@@ -297,6 +347,8 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
     """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
     b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
     :class:`qlib.fl.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
+    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
+                                                                              seed, eval_size)
     if figure == "13":
         n, k, steps, lr, b = FIG13["clients"], FIG13["clients"], FIG13["local_steps"], 0.1, FIG13["CIFAR-10"]["bits"]
     elif figure == "14":
@@ -318,6 +370,15 @@ def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], met
     (10 clients per round, batch 20, client lr 10^-1.5, server lr 10^-2.5, ε 10^-4), MNIST over
     ``n_clients`` clients with Dirichlet(``alpha``) label skew, a one-hidden-layer network of
     ``hidden`` units, ``local_steps`` batches per client per round. Float32 runs once (budget-free)."""
+    rounds = check_int("rounds", rounds, low=1)
+    bits = _bits("bits", bits)
+    methods = _methods(methods)
+    n_clients = check_int("n_clients", n_clients, low=PAPER_TABLE1["EMNIST"]["clients_per_round"])
+    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
+    local_steps = check_int("local_steps", local_steps, low=1)
+    hidden = check_int("hidden", hidden, low=1)
+    seed = check_seed("seed", seed)
+    eval_size = check_int("eval_size", eval_size, low=1)
     t1 = PAPER_TABLE1["EMNIST"]
     cd, test, _ = _mnist_clients("dirichlet", n_clients, data_dir, seed, alpha)
     test = (test[0][:eval_size], test[1][:eval_size])
@@ -340,6 +401,13 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
     (:class:`qlib.fl.CNN2`) or the character LSTM (:class:`qlib.fl.CharLSTM`, clients run one by one).
     One local epoch is approximated by ``local_steps`` batches (default: the median client size
     over the batch size)."""
+    check_choice("task", task, tuple(PAPER_TABLE1))
+    rounds = check_int("rounds", rounds, low=1)
+    bits = _bits("bits", bits)
+    methods = _methods(methods)
+    if local_steps is not None:
+        local_steps = check_int("local_steps", local_steps, low=1)
+    seed = check_seed("seed", seed)
     t1 = PAPER_TABLE1[task]
     if task == "EMNIST":
         X, y, parts = _data.load_femnist("train", data_dir=data_dir)
@@ -446,6 +514,9 @@ def claims_figure3(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4
     methods converge near the baseline". Tested on the final rolling-mean training accuracy:
     EDEN ≥ every other compressor at each low budget; at ``close_bits`` every method within
     ``close_tol`` of Float32."""
+    low_bits = _bits("low_bits", low_bits)
+    close_bits = _eden.check_bits(close_bits, "close_bits")
+    close_tol = check_probability("close_tol", close_tol)
     col = "final_train_acc"
     base = float(fin.loc[fin["method"] == "Float32", col].iloc[0]) if (fin["method"] == "Float32").any() else None
     out = []
@@ -473,6 +544,8 @@ def claims_figure14(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: fl
     (without compression)". Tested on the final test accuracy: EDEN highest among the compressors;
     Float32 − EDEN ≤ ``close_tol``. When the uncompressed run itself is below ``min_baseline`` test
     accuracy the run is too short to say anything and both rows are not comparable."""
+    close_tol = check_probability("close_tol", close_tol)
+    min_baseline = check_probability("min_baseline", min_baseline)
     col = "final_test_acc"
     g = fin.set_index("method")[col]
     if "Float32" in g and not float(g["Float32"]) >= min_baseline:

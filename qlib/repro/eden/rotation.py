@@ -9,10 +9,10 @@ import torch
 
 from ... import eden
 from ...compressors import EDEN
-from ...validation import check_int, check_seed
+from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close, not_comparable
 from . import paper
-from .sweeps import input_law, nmse_sweep, vnmse_sweep
+from .sweeps import MAX_LOGD, _bits, _laws, _methods, input_law, nmse_sweep, vnmse_sweep
 
 __all__ = ["figure6", "figure6_rows", "unbiasedness", "unbiasedness_rows", "figure8", "figure8_rows",
            "figure8_scale_note", "FIG8_METHODS"]
@@ -23,6 +23,11 @@ FIG8_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch")
 def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.DataFrame:
     """vNMSE of EDEN (one RHT, float64, a batch of ``trials`` vectors per point) per law, b and
     d = 2^k, with the padding-corrected Corollary 2.4 / 4.2 value (``theory``) and the ``ratio``."""
+    bits = _bits("bits", bits)
+    logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
+    laws = _laws("laws", laws)
+    trials = check_int("trials", trials, low=1)
+    seed = check_seed("seed", seed)
     df = pd.concat([vnmse_sweep({"EDEN": EDEN}, bits, [2**k for k in logd], law=law, trials=trials, seed=seed,
                                 device=device, dtype=torch.float64, batched=True).assign(law=law) for law in laws],
                    ignore_index=True)
@@ -33,6 +38,7 @@ def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.Da
 
 def figure6_rows(fig6: pd.DataFrame, large_d: int = 2**10) -> list[Row]:
     """Appendix H: one RHT is indistinguishable from the theory at large d, slightly higher at d = 16."""
+    large_d = check_int("large_d", large_d, low=1)
     rows = []
     big = fig6[fig6["d"] >= large_d]
     if len(big):
@@ -53,6 +59,7 @@ def unbiasedness(d: int, trials: int, seed: int = 0, rotations=(1, 2)) -> pd.Dat
     d = check_int("d", d, low=1)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
+    rotations = check_int_sequence("rotations", rotations, low=1, high=8)
     x = input_law("lognormal", d, seed, torch.float64)
     xx = x.expand(trials, d)
     noise = eden.limit_vnmse(1) / trials
@@ -76,11 +83,20 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
 def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="cpu",
             methods=FIG8_METHODS) -> pd.DataFrame:
     """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``."""
+    _methods(methods, FIG8_METHODS)
+    bits = _bits("bits", bits)
+    d = check_int("d", d, low=1, high=2**MAX_LOGD)
+    clients = check_int("clients", clients, low=1)
+    laws = _laws("laws", laws)
+    reps = check_int("reps", reps, low=1)
+    seed = check_seed("seed", seed)
     return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=tuple(laws), reps=reps, seed=seed, device=device)
 
 
 def figure8_scale_note(d: int, reps: int) -> str:
     """What the run does against the paper's Figure 8 (markdown sentence from the parameters)."""
+    d = check_int("d", d, low=1)
+    reps = check_int("reps", reps, low=1)
     p = paper.FIG8
     parts = []
     parts.append(f"d = {d:,}" + (f" (the paper: {p['d']:,})" if d != p["d"] else " (as the paper)"))
@@ -91,6 +107,10 @@ def figure8_scale_note(d: int, reps: int) -> str:
 
 def figure8_rows(fig8: pd.DataFrame, d: int, clients: int, theory_bits=(1, 4, 8), rtol: float = 0.05) -> list[Row]:
     """Appendix I.1's statements on Figure 8, and Lemma 2.2 (NMSE = (d/D)·vNMSE_b/n) at a few b."""
+    d = check_int("d", d, low=1)
+    clients = check_int("clients", clients, low=1)
+    theory_bits = check_float_sequence("theory_bits", theory_bits, low=0.0, high=8.0, low_open=True)
+    rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     p8 = fig8.pivot_table(index=["law", "bits"], columns="method", values="nmse")
     best = p8.idxmin(axis=1) == "EDEN"
     rows = [claim("App. I.1, Figure 8", "EDEN lowest NMSE for every b and law", "all",

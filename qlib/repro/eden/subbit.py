@@ -10,10 +10,10 @@ import pandas as pd
 import torch
 
 from ... import eden
-from ...validation import check_int, check_int_sequence, check_seed
+from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close
 from . import paper
-from .sweeps import input_law
+from .sweeps import MAX_LOGD, _bits, input_law
 
 __all__ = ["SUBBIT", "TAIL", "figure11_rows", "heterogeneous", "heterogeneous_rows", "homogeneous",
            "homogeneous_rows", "figure11_scale_note"]
@@ -24,6 +24,8 @@ TAIL = "tail drop (after rotation)"
 
 def figure11_scale_note(d: int, trials: int) -> str:
     """The run's dimension and trials against Figure 11 (markdown sentence from the parameters)."""
+    d = check_int("d", d, low=1)
+    trials = check_int("trials", trials, low=1)
     dd = f"d = 2^{int(math.log2(d))}" if d & (d - 1) == 0 else f"d = {d}"
     return (f"This run: {dd}" + (f" (the paper: 2^{int(math.log2(paper.FIG11_D))})" if d != paper.FIG11_D else "")
             + f", {trials} vector{'s' if trials != 1 else ''} per point (the paper does not say how many).")
@@ -32,6 +34,8 @@ def figure11_scale_note(d: int, trials: int) -> str:
 def figure11_rows(fig11: pd.DataFrame, d: int, rtol: float = 0.05) -> list[Row]:
     """Appendix I.4 on Figure 11: loss after the rotation follows π/(2p) − 1 (Lemma 4.3); sub-bit
     equals tail drop where ``p·d`` is a power of two (our padding changes the others); §4.1's 14.707."""
+    d = check_int("d", d, low=1)
+    rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     rows = []
     after = fig11[~fig11["scheme"].str.startswith("sub")]
     if len(after):
@@ -64,8 +68,15 @@ def heterogeneous(bits, loss, logd: int, trials: int, seed: int = 0) -> dict:
     """Clients with their own budget ``bits[c]`` and loss rate ``loss[c]``, LogNormal vectors with
     norms spread over a factor 10. Returns ``table`` (per client), ``measured`` (NMSE per trial),
     ``theory`` (Lemma 2.2) and ``xs``."""
+    bits = _bits("bits", bits)
+    loss = list(loss) if isinstance(loss, (tuple, np.ndarray)) else loss
+    check_float_sequence("loss", loss, low=0.0, high=1.0)
+    if any(lo >= 1 for lo in loss):
+        raise ValueError("loss must have entries in [0, 1) (the fraction of coordinates lost)")
     n = len(bits)
-    logd = check_int("logd", logd, low=1)
+    if len(loss) != n:
+        raise ValueError(f"loss has {len(loss)} entries for {n} clients (len(bits))")
+    logd = check_int("logd", logd, low=1, high=MAX_LOGD)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     d = 2**logd
@@ -79,6 +90,9 @@ def heterogeneous(bits, loss, logd: int, trials: int, seed: int = 0) -> dict:
 
 def heterogeneous_rows(het: dict, rtol: float = 0.05) -> list[Row]:
     """Lemma 2.2 for heterogeneous clients: the measured NMSE against the lemma's formula."""
+    rtol = check_float("rtol", rtol, low=0.0, low_open=True)
+    if not isinstance(het, dict) or not {"theory", "measured"} <= set(het):
+        raise TypeError("het must be the dict heterogeneous() returns")
     return [close("Lemma 2.2", "heterogeneous clients: NMSE vs Σ vNMSE(c)‖x_c‖²/(nΣ‖x_c‖²)", het["theory"],
                   float(np.mean(het["measured"])), kind="theory-check", rtol=rtol,
                   note="reference = the lemma's formula evaluated on our clients with our vNMSE closed forms")]
@@ -86,8 +100,13 @@ def heterogeneous_rows(het: dict, rtol: float = 0.05) -> list[Row]:
 
 def homogeneous(xs: torch.Tensor, n_list, trials: int, seed: int = 0, bits: float = 2) -> pd.DataFrame:
     """NMSE of the first n rows of ``xs`` with a common budget, for n in ``n_list``, against vNMSE/n."""
+    xs = eden.check_vectors(xs, "xs")
+    if xs.dim() != 2:
+        raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
     n_list = [k for k in check_int_sequence("n_list", n_list, low=1) if k <= xs.shape[0]]
     trials = check_int("trials", trials, low=1)
+    seed = check_seed("seed", seed)
+    bits = eden.check_bits(bits)
     return pd.DataFrame([{"n": k, "NMSE": float(np.mean([eden.nmse(xs[:k], eden.mean_estimate(xs[:k], bits, seed=seed + t)[0])
                                                          for t in range(trials)])),
                           "vNMSE/n": eden.limit_vnmse(bits) / k} for k in n_list])
@@ -95,6 +114,7 @@ def homogeneous(xs: torch.Tensor, n_list, trials: int, seed: int = 0, bits: floa
 
 def homogeneous_rows(homog: pd.DataFrame, rtol: float = 0.05) -> list[Row]:
     """Lemma 2.2 with a common quantizer: NMSE = vNMSE/n."""
+    rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     dev = float((homog["NMSE"] / homog["vNMSE/n"] - 1).abs().max())
     return [claim("Lemma 2.2", "common quantizer: NMSE = vNMSE/n", "= vNMSE/n", f"max dev {100 * dev:.1f}%", dev < rtol,
                   tolerance=f"< {100 * rtol:g}%")]
