@@ -262,6 +262,9 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
             th = wide.locator("th", has_text="verdict").first
             box = th.bounding_box()
             assert box is not None and box["x"] + box["width"] <= 1400, f"ledger verdict column off screen: {box}"
+            n_search = wide.evaluate("""() => [...document.querySelectorAll('.search-button-field')]
+                .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length""")
+            assert n_search == 1, f"{n_search} search boxes on the ledger page at 1400 px (one expected)"
             wide.goto(base + "chapters/intro/index.html", wait_until="networkidle")
             text = wide.locator("main").inner_text()
             assert "This build" in text and "Commit" in text and "paper-number" in text, "no provenance/counts"
