@@ -50,3 +50,43 @@ def test_figures_fit_the_column_and_overlaps_are_found():
     ax.set_xticklabels([f"label{i}" for i in range(40)])
     assert any("x tick labels overlap" in p for p in style.overlaps(fig))
     plt.close(fig)
+
+
+def test_html_is_the_one_table_format():
+    import numpy as np
+
+    df = pd.DataFrame({"a": [1.234567, np.nan], "note": ["x" * 80, "y"], "n": [1, 2]})
+    h = tables.html(df)
+    assert 'class="qlib-table"' in h
+    assert "—" in h and "nan" not in h                      # missing values
+    assert "x" * 80 in h                                     # never truncated
+    assert "1.235" in h and "1.234567" not in h              # four significant digits
+    assert "text-align: right" in h                          # numbers right-aligned
+    assert ">0</th>" not in h and 'class="row_heading' not in h   # no 0..n-1 index column
+    piv = pd.DataFrame({"b": [1, 2], "v": [0.5, 0.25]}).set_index("b")
+    assert 'class="row_heading' in tables.html(piv)          # a meaningful index is kept
+    own = tables.html(df.style.format(precision=2, na_rep="—"))
+    assert "1.23" in own and "1.235" not in own              # a chapter's own format wins
+
+
+def test_install_formatter_routes_dataframes_and_stylers():
+    class Fmt:
+        def __init__(self):
+            self.types = {}
+
+        def for_type(self, typ, fn):
+            self.types[typ] = fn
+
+    class IP:
+        def __init__(self):
+            self.display_formatter = type("D", (), {"formatters": {"text/html": Fmt()}})()
+
+    from pandas.io.formats.style import Styler
+
+    ip = IP()
+    with pd.option_context("styler.format.na_rep", None, "display.max_colwidth", 50):
+        assert tables.install_formatter(ip) is True
+        assert pd.get_option("styler.format.na_rep") == "—"
+        assert pd.get_option("display.max_colwidth") is None
+    types = ip.display_formatter.formatters["text/html"].types
+    assert types[pd.DataFrame] is tables.html and types[Styler] is tables.html

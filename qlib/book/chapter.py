@@ -23,7 +23,7 @@ import torch
 
 from qlib.devices import resolve
 
-from . import style
+from . import style, tables
 from .compare import PART_PAPER, Comparisons
 
 __all__ = ["chapter", "Chapter", "infer_chapter_id"]
@@ -117,4 +117,5 @@ def chapter(
     out = Path(out_dir) if out_dir is not None else Path("_results") / cid
     if plot_style:
         style.apply(checks_to=out)
+        tables.install_formatter()
     return Chapter(cid, part, PART_PAPER.get(part), dev, out, Comparisons(cid, out), threads, limits)
