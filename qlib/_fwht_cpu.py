@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["fwht_rows", "signs_from_bits"]
+__all__ = ["fwht_rows", "rht_rows", "irht_rows", "signs_from_bits"]
 
 _TILE = 2**12  # levels 0..11 done per tile (L1)
 _BLOCK = 2**15  # levels 12..14 done per block (L2)
@@ -234,6 +234,105 @@ def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     if x.shape[0] and n:
         _rows(x, out, x.dtype.type(1.0 / math.sqrt(n)))
     return out
+
+
+# -- randomized Hadamard rotation with the Rademacher signs given as bits -------------------------------
+# Entry e of a row of D (D a multiple of 8) has sign pm[bit e % 8 of byts[boff + e // 8]] (pm = [1, -1] in the
+# dtype): the bytes of the seeded draw of qlib.hadamard.rademacher, so that the ±1 floats are never made.
+# Multiplying by ±1 is exact, so these give the same bits as fwht(x * signs) and fwht(y) * signs.
+
+
+@njit(cache=True, nogil=True)
+def _h8s(src, byts, boff, pm, dst, start, stop):
+    """:func:`_h8` of ``src ∘ signs`` (dst may be src)."""
+    b0 = boff + (start >> 3)
+    for g in range((stop - start) >> 3):
+        i = np.uint64(start + (g << 3))
+        v = byts[b0 + g]
+        o = _bf8(src[i] * pm[v & 1], src[i + _U[1]] * pm[(v >> 1) & 1], src[i + _U[2]] * pm[(v >> 2) & 1],
+                 src[i + _U[3]] * pm[(v >> 3) & 1], src[i + _U[4]] * pm[(v >> 4) & 1],
+                 src[i + _U[5]] * pm[(v >> 5) & 1], src[i + _U[6]] * pm[(v >> 6) & 1], src[i + _U[7]] * pm[v >> 7])
+        for u in range(8):
+            dst[i + _U[u]] = o[u]
+
+
+@njit(cache=True, nogil=True)
+def _row_signed(src, byts, boff, pm, dst, n, s):
+    """dst = H_n (src ∘ signs) * s for one contiguous row, n >= 8 (src may be dst): :func:`_row` with
+    :func:`_h8s` as its first pass."""
+    if n <= _TILE:
+        _h8s(src, byts, boff, pm, dst, 0, n)
+        if n == 8:
+            for i in range(8):
+                dst[i] *= s
+        else:
+            _levels(dst, 0, n, 8, n, s)
+        return
+    one = _one(s)
+    b3 = min(n, _BLOCK3)
+    for o3 in range(0, n, b3):
+        b = min(n, _BLOCK)
+        for o2 in range(o3, o3 + b3, b):
+            for o1 in range(o2, o2 + b, _TILE):
+                _h8s(src, byts, boff, pm, dst, o1, o1 + _TILE)
+                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
+            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
+        if b3 > b:
+            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+    if n > b3:
+        _levels(dst, 0, n, b3, n, s)
+
+
+@njit(cache=True, nogil=True)
+def _flip(y, byts, boff, pm):
+    """y ← y ∘ signs in place (one row)."""
+    for g in range(y.shape[0] >> 3):
+        v = byts[boff + g]
+        for u in range(8):
+            y[(g << 3) + u] *= pm[(v >> u) & 1]
+
+
+@njit(cache=True, nogil=True)
+def _rht_rows(src, byts, pm, dst, k, s):
+    n = src.shape[1]
+    nb = n >> 3
+    for r in range(src.shape[0]):
+        _row_signed(src[r], byts, r * k * nb, pm, dst[r], n, s)
+        for j in range(1, k):
+            _row_signed(dst[r], byts, (r * k + j) * nb, pm, dst[r], n, s)
+
+
+@njit(cache=True, nogil=True)
+def _irht_rows(y, byts, pm, k, s):
+    n = y.shape[1]
+    nb = n >> 3
+    for r in range(y.shape[0]):
+        _row(y[r], y[r], n, s)
+        for j in range(k - 2, -1, -1):  # the signs of rotation j + 1 ride on the first pass of the next transform
+            _row_signed(y[r], byts, (r * k + j + 1) * nb, pm, y[r], n, s)
+        _flip(y[r], byts, r * k * nb, pm)
+
+
+def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``k`` chained randomized Hadamard rotations of each row of the 2-D C-contiguous float32/float64
+    array ``x`` (``D = x.shape[1]`` a power of two >= 8): ``x ← fwht(s_j ∘ x)`` for j = 0…k−1, with the
+    signs of rotation j of row r in bits ``(r k + j) D … (r k + j + 1) D − 1`` of the uint8 array
+    ``byts`` (bit e % 8 of byte e // 8 set: −1). ``out`` may be ``x``. The caller checks the arguments."""
+    if out is None:
+        out = np.empty_like(x)
+    n = x.shape[1]
+    if x.shape[0]:
+        _rht_rows(x, byts, np.array([1, -1], dtype=x.dtype), out, k, x.dtype.type(1.0 / math.sqrt(n)))
+    return out
+
+
+def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
+    """The inverse of :func:`rht_rows` with the same signs, in place: ``y ← s_j ∘ fwht(y)`` for
+    j = k−1…0. Returns ``y``."""
+    n = y.shape[1]
+    if y.shape[0]:
+        _irht_rows(y, byts, np.array([1, -1], dtype=y.dtype), k, y.dtype.type(1.0 / math.sqrt(n)))
+    return y
 
 
 @njit(cache=True, nogil=True)
