@@ -155,29 +155,37 @@ def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = 
 
 @njit(cache=True, nogil=True)
 def _dequantize_row(ii, off, tab, s, oo):
-    """oo = tab[ii + off] * s; True when a code falls outside the table (two- and four-entry tables as
-    selects, which LLVM vectorizes)."""
+    """oo = tab[ii + off] * s; True when a code falls outside the table. The products ``tab[c] * s`` are
+    taken once per table entry (the same values); two- and four-entry tables as selects, which LLVM
+    vectorizes."""
     n0 = tab.shape[0]
-    bad = False
+    ts = np.empty(n0, dtype=oo.dtype)
+    for c in range(n0):
+        ts[c] = tab[c] * s
+    n = ii.shape[0]
     if off == 0 and n0 == 2:
-        t0, t1 = tab[0], tab[1]
-        for i in range(ii.shape[0]):
+        t0, t1 = ts[0], ts[1]
+        bad = False
+        for i in range(n):
             c = np.uint64(np.int64(ii[i]))  # a negative code becomes huge: outside the table
             bad |= c > np.uint64(1)
-            oo[i] = (t1 if c & np.uint64(1) else t0) * s
-    elif off == 0 and n0 == 4:
-        t0, t1, t2, t3 = tab[0], tab[1], tab[2], tab[3]
-        for i in range(ii.shape[0]):
+            oo[i] = t1 if c & np.uint64(1) else t0
+        return bad
+    if off == 0 and n0 == 4:
+        t0, t1, t2, t3 = ts[0], ts[1], ts[2], ts[3]
+        bad = False
+        for i in range(n):
             c = np.uint64(np.int64(ii[i]))
             bad |= c > np.uint64(3)
-            oo[i] = ((t3 if c & np.uint64(1) else t2) if c & np.uint64(2) else (t1 if c & np.uint64(1) else t0)) * s
-    else:
-        for i in range(ii.shape[0]):
-            c = np.int64(ii[i]) + off
-            if c < 0 or c >= n0:
-                bad = True
-                c = 0
-            oo[i] = tab[np.uint64(c)] * s
+            oo[i] = (t3 if c & np.uint64(1) else t2) if c & np.uint64(2) else (t1 if c & np.uint64(1) else t0)
+        return bad
+    bad = False
+    for i in range(n):
+        c = np.int64(ii[i]) + off
+        if c < 0 or c >= n0:
+            bad = True
+            c = 0
+        oo[i] = ts[np.uint64(c)]
     return bad
 
 

@@ -237,31 +237,54 @@ def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 # -- randomized Hadamard rotation with the Rademacher signs given as bits -------------------------------
-# Entry e of a row of D (D a multiple of 8) has sign pm[bit e % 8 of byts[boff + e // 8]] (pm = [1, -1] in the
-# dtype): the bytes of the seeded draw of qlib.hadamard.rademacher, so that the ±1 floats are never made.
-# Multiplying by ±1 is exact, so these give the same bits as fwht(x * signs) and fwht(y) * signs.
+# Entry e of a row of D (D a multiple of 8) has the sign of bit e % 8 of byts[boff + e // 8] (set: −1): the
+# bytes of the seeded draw of qlib.hadamard.rademacher, so that the ±1 floats of the whole row are never
+# made. The signs of a byte are row v = byts[…] of the 256 × 8 table t8 of ±1 (dtype of the data): one
+# vector load per eight entries. Multiplying by ±1 is exact, so these give the same bits as
+# fwht(x * signs) and fwht(y) * signs.
+
+
+_T8: dict = {}
+
+
+def _sign_table(dtype) -> np.ndarray:
+    """t8[v, u] = −1 where bit u of v is set, else 1 (cached per dtype; read only)."""
+    dtype = np.dtype(dtype)
+    if dtype not in _T8:
+        v = np.arange(256)[:, None] >> np.arange(8)[None, :]
+        _T8[dtype] = (1 - 2 * (v & 1)).astype(dtype)
+    return _T8[dtype]
+
+
+def _sign_bit_table(dtype) -> np.ndarray:
+    """m8[v, u] = the sign bit of ``dtype`` (as an unsigned integer of its width) where bit u of v is set,
+    else 0 (cached per dtype; read only)."""
+    key = ("bits", np.dtype(dtype))
+    if key not in _T8:
+        ui = np.dtype(f"u{key[1].itemsize}").type
+        _T8[key] = (_sign_table(dtype) < 0).astype(ui) << ui(8 * key[1].itemsize - 1)
+    return _T8[key]
 
 
 @njit(cache=True, nogil=True)
-def _h8s(src, byts, boff, pm, dst, start, stop):
+def _h8s(src, byts, boff, t8, dst, start, stop):
     """:func:`_h8` of ``src ∘ signs`` (dst may be src)."""
     b0 = boff + (start >> 3)
     for g in range((stop - start) >> 3):
         i = np.uint64(start + (g << 3))
-        v = byts[b0 + g]
-        o = _bf8(src[i] * pm[v & 1], src[i + _U[1]] * pm[(v >> 1) & 1], src[i + _U[2]] * pm[(v >> 2) & 1],
-                 src[i + _U[3]] * pm[(v >> 3) & 1], src[i + _U[4]] * pm[(v >> 4) & 1],
-                 src[i + _U[5]] * pm[(v >> 5) & 1], src[i + _U[6]] * pm[(v >> 6) & 1], src[i + _U[7]] * pm[v >> 7])
+        t = t8[byts[b0 + g]]
+        o = _bf8(src[i] * t[_U[0]], src[i + _U[1]] * t[_U[1]], src[i + _U[2]] * t[_U[2]], src[i + _U[3]] * t[_U[3]],
+                 src[i + _U[4]] * t[_U[4]], src[i + _U[5]] * t[_U[5]], src[i + _U[6]] * t[_U[6]], src[i + _U[7]] * t[_U[7]])
         for u in range(8):
             dst[i + _U[u]] = o[u]
 
 
 @njit(cache=True, nogil=True)
-def _row_signed(src, byts, boff, pm, dst, n, s):
+def _row_signed(src, byts, boff, t8, dst, n, s):
     """dst = H_n (src ∘ signs) * s for one contiguous row, n >= 8 (src may be dst): :func:`_row` with
     :func:`_h8s` as its first pass."""
     if n <= _TILE:
-        _h8s(src, byts, boff, pm, dst, 0, n)
+        _h8s(src, byts, boff, t8, dst, 0, n)
         if n == 8:
             for i in range(8):
                 dst[i] *= s
@@ -274,7 +297,7 @@ def _row_signed(src, byts, boff, pm, dst, n, s):
         b = min(n, _BLOCK)
         for o2 in range(o3, o3 + b3, b):
             for o1 in range(o2, o2 + b, _TILE):
-                _h8s(src, byts, boff, pm, dst, o1, o1 + _TILE)
+                _h8s(src, byts, boff, t8, dst, o1, o1 + _TILE)
                 _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
             _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
         if b3 > b:
@@ -284,33 +307,35 @@ def _row_signed(src, byts, boff, pm, dst, n, s):
 
 
 @njit(cache=True, nogil=True)
-def _flip(y, byts, boff, pm):
-    """y ← y ∘ signs in place (one row)."""
+def _flip(y, byts, boff, m8):
+    """y ← y ∘ signs in place (one row) on the bits: ``y`` is the row viewed as unsigned integers of its
+    width and ``m8[v, u]`` the sign bit where bit u of v is set, else 0."""
     for g in range(y.shape[0] >> 3):
-        v = byts[boff + g]
+        m = m8[byts[boff + g]]
+        i = np.uint64(g << 3)
         for u in range(8):
-            y[(g << 3) + u] *= pm[(v >> u) & 1]
+            y[i + _U[u]] ^= m[_U[u]]
 
 
 @njit(cache=True, nogil=True)
-def _rht_rows(src, byts, pm, dst, k, s):
+def _rht_rows(src, byts, t8, dst, k, s):
     n = src.shape[1]
     nb = n >> 3
     for r in range(src.shape[0]):
-        _row_signed(src[r], byts, r * k * nb, pm, dst[r], n, s)
+        _row_signed(src[r], byts, r * k * nb, t8, dst[r], n, s)
         for j in range(1, k):
-            _row_signed(dst[r], byts, (r * k + j) * nb, pm, dst[r], n, s)
+            _row_signed(dst[r], byts, (r * k + j) * nb, t8, dst[r], n, s)
 
 
 @njit(cache=True, nogil=True)
-def _irht_rows(y, byts, pm, k, s):
+def _irht_rows(y, ybits, byts, t8, m8, k, s):
     n = y.shape[1]
     nb = n >> 3
     for r in range(y.shape[0]):
         _row(y[r], y[r], n, s)
         for j in range(k - 2, -1, -1):  # the signs of rotation j + 1 ride on the first pass of the next transform
-            _row_signed(y[r], byts, (r * k + j + 1) * nb, pm, y[r], n, s)
-        _flip(y[r], byts, r * k * nb, pm)
+            _row_signed(y[r], byts, (r * k + j + 1) * nb, t8, y[r], n, s)
+        _flip(ybits[r], byts, r * k * nb, m8)
 
 
 def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -322,7 +347,7 @@ def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = N
         out = np.empty_like(x)
     n = x.shape[1]
     if x.shape[0]:
-        _rht_rows(x, byts, np.array([1, -1], dtype=x.dtype), out, k, x.dtype.type(1.0 / math.sqrt(n)))
+        _rht_rows(x, byts, _sign_table(x.dtype), out, k, x.dtype.type(1.0 / math.sqrt(n)))
     return out
 
 
@@ -331,7 +356,8 @@ def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
     j = k−1…0. Returns ``y``."""
     n = y.shape[1]
     if y.shape[0]:
-        _irht_rows(y, byts, np.array([1, -1], dtype=y.dtype), k, y.dtype.type(1.0 / math.sqrt(n)))
+        m8 = _sign_bit_table(y.dtype)
+        _irht_rows(y, y.view(m8.dtype), byts, _sign_table(y.dtype), m8, k, y.dtype.type(1.0 / math.sqrt(n)))
     return y
 
 
