@@ -16,10 +16,25 @@ Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-__all__ = ["quantize_rows", "dequantize_rows"]
+from ._fwht_cpu import (
+    _BLOCK,
+    _BLOCK3,
+    _TILE,
+    _flip,
+    _h8,
+    _levels,
+    _one,
+    _row_signed,
+    _sign_bit_table,
+    _sign_table,
+)
+
+__all__ = ["quantize_rows", "dequantize_rows", "dequantize_irht_rows"]
 
 
 @njit(nogil=True, inline="always")
@@ -219,3 +234,69 @@ def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, t
     if coins is None:
         coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
     return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
+
+
+# -- the receiver in one pass per rotation: dequantize·S inside the inverse transform ----------------------
+@njit(cache=True, nogil=True)
+def _first(ii, off, tab, sc, dst, start, stop):
+    """The inverse transform's first pass on [start, stop): the scaled centroids, then levels 0..2."""
+    bad = _dequantize_row(ii[start:stop], off, tab, sc, dst[start:stop])
+    _h8(dst, dst, start, stop)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _row_lookup(ii, off, tab, sc, dst, n, s):
+    """dst = H_n (tab[ii + off]·sc) * s for one row, n >= 8: the blocking of qlib._fwht_cpu._row with
+    the dequantization in the first pass of each tile (the scaled centroids are made in L1, never as a
+    row). True when a code falls outside the table."""
+    if n <= _TILE:
+        bad = _first(ii, off, tab, sc, dst, 0, n)
+        if n == 8:
+            for i in range(8):
+                dst[i] *= s
+        else:
+            _levels(dst, 0, n, 8, n, s)
+        return bad
+    bad = False
+    one = _one(s)
+    b3 = min(n, _BLOCK3)
+    for o3 in range(0, n, b3):
+        b = min(n, _BLOCK)
+        for o2 in range(o3, o3 + b3, b):
+            for o1 in range(o2, o2 + b, _TILE):
+                bad |= _first(ii, off, tab, sc, dst, o1, o1 + _TILE)
+                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
+            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
+        if b3 > b:
+            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+    if n > b3:
+        _levels(dst, 0, n, b3, n, s)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _dequantize_irht(idx, off, tab, S, out, obits, byts, t8, m8, k, s):
+    n = idx.shape[1]
+    nb = n >> 3
+    bad = False
+    for r in range(idx.shape[0]):
+        bad |= _row_lookup(idx[r], off, tab, S[r], out[r], n, s)
+        for j in range(k - 2, -1, -1):  # as qlib._fwht_cpu._irht_rows
+            _row_signed(out[r], byts, (r * k + j + 1) * nb, t8, out[r], n, s)
+        _flip(obits[r], byts, r * k * nb, m8)
+    return bad
+
+
+def dequantize_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, byts: np.ndarray,
+                         k: int) -> np.ndarray | None:
+    """The receiver without coins: ``irht(tab[idx + off] · S[row])`` (``k`` rotations, signs as in
+    :func:`qlib._fwht_cpu.rht_rows`) for the 2-D C-contiguous uint8/int32 array ``idx`` (rows of a power of
+    two >= 8), in the dtype of ``tab``; the same bits as :func:`dequantize_rows` followed by
+    :func:`qlib._fwht_cpu.irht_rows`. None when a code falls outside the table."""
+    out = np.empty(idx.shape, dtype=tab.dtype)
+    n = idx.shape[1]
+    m8 = _sign_bit_table(tab.dtype)
+    s = tab.dtype.type(1.0 / math.sqrt(n))
+    bad = _dequantize_irht(idx, off, tab, S, out, out.view(m8.dtype), byts, _sign_table(tab.dtype), m8, k, s)
+    return None if bad else out

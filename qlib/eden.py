@@ -429,26 +429,51 @@ def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins) ->
     return torch.from_numpy(idx).reshape(r.shape), torch.from_numpy(q).reshape(r.shape)
 
 
-def _dequantize_scaled_compiled(payload: Payload, coins) -> torch.Tensor | None:
-    """``_dequantize(…) * S`` in one compiled pass, or None where it does not apply (the torch path then
-    runs: other index dtypes, codes outside the table)."""
+def _decode_tables(payload: Payload, coins):
+    """(offset, table, table of the coins or None) of the payload's codes on the compiled path (tables in
+    the dtype of the scale), or None where it does not apply: the indices not on CPU or not of the dtype
+    compress gives (uint8 for ``"lm"``, int32 for ``"ee"``), the scale not taken by the kernels."""
     idx, S, b = payload.indices, payload.scale, payload.bits
-    D, dt = payload.D, S.dtype
+    dt = S.dtype
     if idx.device.type != "cpu" or not _compiled_applies(S):
         return None
     if payload.quantizer == "ee":
         if idx.dtype != torch.int32:
             return None
         off, com = _ee_table(ee_delta(b))
-        tab, tab_hi = torch.tensor(com, dtype=dt).numpy(), None
-    else:
-        if idx.dtype != torch.uint8:
-            return None
-        lo = int(math.floor(b)) if b >= 1 else 1
-        off, tab = 0, _lm_kernel_params(lo, dt)[-1]
-        tab_hi = None if coins is None else _lm_kernel_params(lo + 1, dt)[-1]
+        return off, torch.tensor(com, dtype=dt).numpy(), None
+    if idx.dtype != torch.uint8:
+        return None
+    lo = int(math.floor(b)) if b >= 1 else 1
+    return 0, _lm_kernel_params(lo, dt)[-1], None if coins is None else _lm_kernel_params(lo + 1, dt)[-1]
+
+
+def _decompress_compiled(payload: Payload) -> torch.Tensor | None:
+    """Without coins and loss: ``_irht(_dequantize(…) · S, signs)`` with the dequantization inside the
+    first pass of the inverse transform (the same bits); None where it does not apply or a code falls
+    outside its table (the torch path then runs, and raises or wraps as before)."""
+    D, S = payload.D, payload.scale
+    tabs = _decode_tables(payload, None) if D >= 8 and _h._fused_rht_applies(S, D) else None
+    if tabs is None:
+        return None
+    off, tab, _ = tabs
+    byts = _h._sign_bytes(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
+    out = _EKERNEL[0].dequantize_irht_rows(_h._rows_array(payload.indices, D), off, tab,
+                                           _h._rows_array(S, 1).reshape(-1), byts, payload.n_rotations)
+    return None if out is None else torch.from_numpy(out).reshape(payload.indices.shape)
+
+
+def _dequantize_scaled_compiled(payload: Payload, coins) -> torch.Tensor | None:
+    """``_dequantize(…) * S`` in one compiled pass, or None where it does not apply (the torch path then
+    runs: other index dtypes, codes outside the table)."""
+    tabs = _decode_tables(payload, coins)
+    if tabs is None:
+        return None
+    off, tab, tab_hi = tabs
+    idx, D = payload.indices, payload.D
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    w = _EKERNEL[0].dequantize_rows(_h._rows_array(idx, D), off, tab, _h._rows_array(S, 1).reshape(-1), tab_hi, cn)
+    w = _EKERNEL[0].dequantize_rows(_h._rows_array(idx, D), off, tab, _h._rows_array(payload.scale, 1).reshape(-1),
+                                    tab_hi, cn)
     return None if w is None else torch.from_numpy(w).reshape(idx.shape)
 
 
@@ -642,11 +667,14 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
     coins = None
     if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
         coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
-    w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
-    if w is None:
-        w = _dequantize_received(payload, coins, received)
-    # the inverse rotation, in place on w (a temporary) on the compiled path
-    v = _h._seeded_irht(w, payload.seed, payload.n_rotations, overwrite=True)[..., : payload.m]
+    v = _decompress_compiled(payload) if received is None and coins is None else None
+    if v is None:
+        w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
+        if w is None:
+            w = _dequantize_received(payload, coins, received)
+        # the inverse rotation, in place on w (a temporary) on the compiled path
+        v = _h._seeded_irht(w, payload.seed, payload.n_rotations, overwrite=True)
+    v = v[..., : payload.m]
     if payload.m == payload.d:
         return v
     keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)

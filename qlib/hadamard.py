@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -243,11 +244,17 @@ def generator(seed: int, purpose: str = "rotation", device="cpu") -> torch.Gener
     """
     seed = check_seed("seed", seed)
     purpose = check_str("purpose", purpose)
-    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
-    state = np.random.SeedSequence([int(seed), tag]).generate_state(2, dtype=np.uint32)
     g = torch.Generator(device=torch.device(device))
-    g.manual_seed(int(state[0]) << 31 ^ int(state[1]))
+    g.manual_seed(_stream_seed(int(seed), purpose))
     return g
+
+
+@lru_cache(maxsize=4096)
+def _stream_seed(seed: int, purpose: str) -> int:
+    """The torch seed of the (seed, purpose) stream (cached: the SeedSequence costs tens of µs per message)."""
+    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
+    state = np.random.SeedSequence([seed, tag]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 ^ int(state[1])
 
 
 def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -> torch.Tensor:
@@ -354,7 +361,7 @@ def _fused_rht_applies(x: torch.Tensor, D: int) -> bool:
 def _sign_bytes(seed: int, batch, k: int, D: int, dtype) -> np.ndarray:
     """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as uint8 bytes (entry e:
     bit e % 8 of byte e // 8; set means −1): the same draw from the same stream, not expanded to floats."""
-    n = int(np.prod((*batch, k, D)))
+    n = math.prod((*batch, k, D))
     draw = _sign_draw(n, generator(seed, "rotation", "cpu"), dtype, torch.device("cpu"))
     return draw.numpy().view(np.uint8) if dtype == torch.float32 else draw.numpy().astype(np.uint8)
 
