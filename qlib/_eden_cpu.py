@@ -16,25 +16,12 @@ Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ._fwht_cpu import (
-    _BLOCK,
-    _BLOCK3,
-    _TILE,
-    _flip,
-    _h8,
-    _levels,
-    _one,
-    _row_signed,
-    _sign_bit_table,
-    _sign_table,
-)
+from ._fwht_cpu import _lookup_row
 
-__all__ = ["quantize_rows", "dequantize_rows", "dequantize_irht_rows"]
+__all__ = ["quantize_rows", "dequantize_rows"]
 
 
 @njit(nogil=True, inline="always")
@@ -169,42 +156,6 @@ def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = 
 
 
 @njit(cache=True, nogil=True)
-def _dequantize_row(ii, off, tab, s, oo):
-    """oo = tab[ii + off] * s; True when a code falls outside the table. The products ``tab[c] * s`` are
-    taken once per table entry (the same values); two- and four-entry tables as selects, which LLVM
-    vectorizes."""
-    n0 = tab.shape[0]
-    ts = np.empty(n0, dtype=oo.dtype)
-    for c in range(n0):
-        ts[c] = tab[c] * s
-    n = ii.shape[0]
-    if off == 0 and n0 == 2:
-        t0, t1 = ts[0], ts[1]
-        bad = False
-        for i in range(n):
-            c = np.uint64(np.int64(ii[i]))  # a negative code becomes huge: outside the table
-            bad |= c > np.uint64(1)
-            oo[i] = t1 if c & np.uint64(1) else t0
-        return bad
-    if off == 0 and n0 == 4:
-        t0, t1, t2, t3 = ts[0], ts[1], ts[2], ts[3]
-        bad = False
-        for i in range(n):
-            c = np.uint64(np.int64(ii[i]))
-            bad |= c > np.uint64(3)
-            oo[i] = (t3 if c & np.uint64(1) else t2) if c & np.uint64(2) else (t1 if c & np.uint64(1) else t0)
-        return bad
-    bad = False
-    for i in range(n):
-        c = np.int64(ii[i]) + off
-        if c < 0 or c >= n0:
-            bad = True
-            c = 0
-        oo[i] = ts[np.uint64(c)]
-    return bad
-
-
-@njit(cache=True, nogil=True)
 def _dequantize(idx, off, tab0, tab1, coins, S, out):
     bad = False
     n0, n1 = tab0.shape[0], tab1.shape[0]
@@ -220,7 +171,7 @@ def _dequantize(idx, off, tab0, tab1, coins, S, out):
                     c = np.uint64(0)
                 a0, a1 = tab0[min(c, np.uint64(n0 - 1))], tab1[c]
                 oo[i] = (a1 if cc[i] != 0 else a0) * s
-        elif _dequantize_row(ii, off, tab0, s, oo):
+        elif _lookup_row(ii, off, tab0, s, oo):
             bad = True
     return bad
 
@@ -234,69 +185,3 @@ def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, t
     if coins is None:
         coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
     return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
-
-
-# -- the receiver in one pass per rotation: dequantize·S inside the inverse transform ----------------------
-@njit(cache=True, nogil=True)
-def _first(ii, off, tab, sc, dst, start, stop):
-    """The inverse transform's first pass on [start, stop): the scaled centroids, then levels 0..2."""
-    bad = _dequantize_row(ii[start:stop], off, tab, sc, dst[start:stop])
-    _h8(dst, dst, start, stop)
-    return bad
-
-
-@njit(cache=True, nogil=True)
-def _row_lookup(ii, off, tab, sc, dst, n, s):
-    """dst = H_n (tab[ii + off]·sc) * s for one row, n >= 8: the blocking of qlib._fwht_cpu._row with
-    the dequantization in the first pass of each tile (the scaled centroids are made in L1, never as a
-    row). True when a code falls outside the table."""
-    if n <= _TILE:
-        bad = _first(ii, off, tab, sc, dst, 0, n)
-        if n == 8:
-            for i in range(8):
-                dst[i] *= s
-        else:
-            _levels(dst, 0, n, 8, n, s)
-        return bad
-    bad = False
-    one = _one(s)
-    b3 = min(n, _BLOCK3)
-    for o3 in range(0, n, b3):
-        b = min(n, _BLOCK)
-        for o2 in range(o3, o3 + b3, b):
-            for o1 in range(o2, o2 + b, _TILE):
-                bad |= _first(ii, off, tab, sc, dst, o1, o1 + _TILE)
-                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
-            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
-        if b3 > b:
-            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
-    if n > b3:
-        _levels(dst, 0, n, b3, n, s)
-    return bad
-
-
-@njit(cache=True, nogil=True)
-def _dequantize_irht(idx, off, tab, S, out, obits, byts, t8, m8, k, s):
-    n = idx.shape[1]
-    nb = n >> 3
-    bad = False
-    for r in range(idx.shape[0]):
-        bad |= _row_lookup(idx[r], off, tab, S[r], out[r], n, s)
-        for j in range(k - 2, -1, -1):  # as qlib._fwht_cpu._irht_rows
-            _row_signed(out[r], byts, (r * k + j + 1) * nb, t8, out[r], n, s)
-        _flip(obits[r], byts, r * k * nb, m8)
-    return bad
-
-
-def dequantize_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, byts: np.ndarray,
-                         k: int) -> np.ndarray | None:
-    """The receiver without coins: ``irht(tab[idx + off] · S[row])`` (``k`` rotations, signs as in
-    :func:`qlib._fwht_cpu.rht_rows`) for the 2-D C-contiguous uint8/int32 array ``idx`` (rows of a power of
-    two >= 8), in the dtype of ``tab``; the same bits as :func:`dequantize_rows` followed by
-    :func:`qlib._fwht_cpu.irht_rows`. None when a code falls outside the table."""
-    out = np.empty(idx.shape, dtype=tab.dtype)
-    n = idx.shape[1]
-    m8 = _sign_bit_table(tab.dtype)
-    s = tab.dtype.type(1.0 / math.sqrt(n))
-    bad = _dequantize_irht(idx, off, tab, S, out, out.view(m8.dtype), byts, _sign_table(tab.dtype), m8, k, s)
-    return None if bad else out

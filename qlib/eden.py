@@ -458,7 +458,7 @@ def _decompress_compiled(payload: Payload) -> torch.Tensor | None:
         return None
     off, tab, _ = tabs
     byts = _h._sign_bytes(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
-    out = _EKERNEL[0].dequantize_irht_rows(_h._rows_array(payload.indices, D), off, tab,
+    out = _h._KERNEL[0].lookup_irht_rows(_h._rows_array(payload.indices, D), off, tab,
                                            _h._rows_array(S, 1).reshape(-1), byts, payload.n_rotations)
     return None if out is None else torch.from_numpy(out).reshape(payload.indices.shape)
 

@@ -523,3 +523,42 @@ def test_payload_pinned(batch, d, b, dt, kw, digest, scales, nbits, sq):
     assert pl.nbits.reshape(-1).tolist() == nbits
     xh = eden.decompress(pl).double()
     np.testing.assert_allclose(float((xh * xh).sum()), sq, rtol=1e-5 if dt == torch.float32 else 1e-11)
+
+
+# ---------------------------------------------------------------- compiled CPU path = torch path, bit for bit
+def _torch_path(monkeypatch):
+    monkeypatch.setattr(H, "_fused_rht_applies", lambda *a: False)
+    monkeypatch.setattr(eden, "_compiled_applies", lambda t: False)
+
+
+@pytest.mark.parametrize("batch, d, b, dt, kw", [
+    ((3,), 1000, 2, torch.float32, {}), ((), 4096, 1, torch.float32, {}), ((2,), 2**12, 3, torch.float32, {}),
+    ((2,), 512, 4, F64, {}), ((), 300, 8, torch.float32, {}), ((2,), 100, 1.5, torch.float32, {}),
+    ((), 4096, 2.5, F64, {}), ((), 3000, 0.5, torch.float32, {}), ((2,), 1024, 2, torch.float32, {"quantizer": "ee"}),
+    ((2,), 256, 2, F64, {"n_rotations": 3}), ((), 2**13, 2, torch.float32, {"scale": "mse"}),
+    ((), 5, 2, torch.float32, {}), ((), 3, 1, F64, {}), ((2, 2), 2**15, 2, torch.float32, {}),
+])
+def test_compiled_path_same_bits(monkeypatch, batch, d, b, dt, kw):
+    if not H.compiled_fwht_applies(torch.ones(1)):
+        pytest.skip("numba not importable: only the torch path runs")
+    x = torch.randn(*batch, d, generator=torch.Generator().manual_seed(d), dtype=F64).to(dt)
+    rec = eden.received_mask(H.next_power_of_two(max(1, round(b * d)) if b < 1 else d), 0.3, "random", seed=2,
+                             batch=batch)
+    fast = eden.compress(x, b, 7, **kw)
+    out = [eden.decompress(fast), eden.decompress(fast, rec)]
+    _torch_path(monkeypatch)
+    slow = eden.compress(x, b, 7, **kw)
+    assert torch.equal(fast.indices, slow.indices) and fast.indices.dtype == slow.indices.dtype
+    assert torch.equal(fast.scale, slow.scale) and torch.equal(fast.nbits, slow.nbits)
+    assert torch.equal(out[0], eden.decompress(slow)) and torch.equal(out[1], eden.decompress(slow, rec))
+
+
+@pytest.mark.parametrize("b, kw", [(1, {}), (2, {}), (3, {}), (2.5, {}), (2, {"quantizer": "ee"})])
+def test_codes_outside_the_table_raise_as_before(b, kw):
+    x = torch.randn(2, 1024, generator=torch.Generator().manual_seed(0))
+    pl = eden.compress(x, b, 3, **kw)
+    idx = pl.indices.clone()
+    idx[1, 5] = 200
+    bad = eden.Payload(idx, pl.scale, pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer, pl.n_rotations, pl.nbits)
+    with pytest.raises(IndexError):
+        eden.decompress(bad)
