@@ -258,12 +258,14 @@ def _sign_table(dtype) -> np.ndarray:
 
 
 def _sign_bit_table(dtype) -> np.ndarray:
-    """m8[v, u] = the sign bit of ``dtype`` (as an unsigned integer of its width) where bit u of v is set,
-    else 0 (cached per dtype; read only)."""
+    """m[v] = the sign bits of eight entries of ``dtype`` whose signs are the bits of v, as the uint64 words
+    that hold those entries (float32: 4 words of two entries, little-endian; float64: 8 words); cached per
+    dtype, read only."""
     key = ("bits", np.dtype(dtype))
     if key not in _T8:
         ui = np.dtype(f"u{key[1].itemsize}").type
-        _T8[key] = (_sign_table(dtype) < 0).astype(ui) << ui(8 * key[1].itemsize - 1)
+        m8 = (_sign_table(dtype) < 0).astype(ui) << ui(8 * key[1].itemsize - 1)
+        _T8[key] = np.ascontiguousarray(m8).view(np.uint64)
     return _T8[key]
 
 
@@ -332,15 +334,22 @@ def _first(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
 
 
 @njit(cache=True, nogil=True)
-def _flip(y, byts, boff, m8):
-    """y ← y ∘ signs in place on the bits: ``y`` is a row (or a slice starting at a multiple of 8 of it,
-    ``boff`` then pointing at its first byte) viewed as unsigned integers of its width, and ``m8[v, u]``
-    the sign bit where bit u of v is set, else 0."""
-    for g in range(y.shape[0] >> 3):
-        m = m8[byts[boff + g]]
-        i = np.uint64(g << 3)
-        for u in range(8):
-            y[i + _U[u]] ^= m[_U[u]]
+def _flip(y, byts, boff, m):
+    """y ← y ∘ signs in place on the bits: ``y`` is a row viewed as uint64 words and ``m`` the table of
+    :func:`_sign_bit_table` (4 or 8 words per byte of signs). XOR on 64-bit words: twice as fast as on the
+    32-bit entries (LLVM does not vectorize either)."""
+    if m.shape[1] == 4:
+        for g in range(y.shape[0] >> 2):
+            mr = m[byts[boff + g]]
+            i = np.uint64(g << 2)
+            for u in range(4):
+                y[i + _U[u]] ^= mr[_U[u]]
+    else:
+        for g in range(y.shape[0] >> 3):
+            mr = m[byts[boff + g]]
+            i = np.uint64(g << 3)
+            for u in range(8):
+                y[i + _U[u]] ^= mr[_U[u]]
 
 
 @njit(cache=True, nogil=True)
@@ -421,7 +430,7 @@ def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
     if y.shape[0]:
         m8 = _sign_bit_table(y.dtype)
         s = y.dtype.type(1.0 / math.sqrt(y.shape[1]))
-        _irht_rows(y, y.view(m8.dtype), byts, _sign_table(y.dtype), m8, k, s, 0, _NO_CODES, 0,
+        _irht_rows(y, y.view(np.uint64), byts, _sign_table(y.dtype), m8, k, s, 0, _NO_CODES, 0,
                    np.empty(0, dtype=y.dtype), np.empty(0, dtype=y.dtype))
     return y
 
@@ -436,7 +445,7 @@ def lookup_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, 
         return out
     m8 = _sign_bit_table(tab.dtype)
     s = tab.dtype.type(1.0 / math.sqrt(idx.shape[1]))
-    bad = _irht_rows(out, out.view(m8.dtype), byts, _sign_table(tab.dtype), m8, k, s, 2, idx, off, tab, S)
+    bad = _irht_rows(out, out.view(np.uint64), byts, _sign_table(tab.dtype), m8, k, s, 2, idx, off, tab, S)
     return None if bad else out
 
 
