@@ -20,6 +20,14 @@ How it is fast (checked in the LLVM code numba emits: AVX2 vector adds on x86-64
 
 Single-threaded; ``nogil`` so that callers may run rows in threads. Compiled at the first call of each
 dtype (tens of seconds once; cached on disk beside this file, about a second to load afterwards).
+
+The randomized Hadamard rotation for :mod:`qlib.hadamard`'s seeded streams and :mod:`qlib.eden`:
+``rht_rows`` (``x ← H(s ∘ x)``, the signs read from the random bytes of the seeded draw inside the first
+pass), ``irht_rows`` (``y ← s ∘ H y``, in place, the sign bits flipped in one pass of 64-bit XORs) and
+``lookup_irht_rows`` (the inverse from EDEN's codes: ``tab[code]·S`` made tile by tile in the first pass).
+They reuse the passes above in the same order, so they give the same bits as ``fwht_rows`` with the
+signs multiplied before or after; another first pass and another driver (``_row_x``) are theirs alone,
+``fwht_rows`` is untouched. Their first compilation adds about 20 s per dtype.
 """
 
 from __future__ import annotations

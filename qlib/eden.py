@@ -15,6 +15,18 @@ variant (Appendix G, uniform cells of width ``Δ_b``) is ``quantizer="ee"``.
 Closed forms: :func:`limit_vnmse` (Corollaries 2.4, 4.2, Lemma 4.3, Lemma 2.2), the Lloyd–Max
 codebooks :func:`lloyd_max` solved by Newton's method to float64 precision, the entropy-coded cells
 :func:`ee_delta`, and the rate–distortion bound :func:`rd_bound`.
+
+Speed: on CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
+:func:`qlib.hadamard.compiled_fwht_applies`) :func:`compress` and :func:`decompress` take a compiled
+path (``qlib/_eden_cpu.py`` and the signed passes of ``qlib/_fwht_cpu.py``): the rotation reads the
+seeded Rademacher draw as sign bits inside the FWHT's first pass; ``u = r·η``, the Lloyd–Max codes
+and the centroids are one pass; the receiver looks the codes up (times ``S``) inside the first pass of
+the inverse transform and flips the sign bits in one more pass. Every floating-point operation is the
+one the torch path does, in the same precision and order (the thresholds rounded to the tensor's
+dtype as torch rounds a Python number; the dot products ``r·r`` and ``r·q`` stay in torch), so the
+same seed gives the same payload and the same decoded bits on either path; CUDA, autograd and the
+loss mask take the torch path. About 2.5× a forward+inverse FWHT pair at 2^20 (was 6.6–7.2×) and
+1.8–1.9× at 2^24 (was 9–11×): ``benchmarks/bench_hadamard.py``.
 """
 
 from __future__ import annotations

@@ -32,6 +32,11 @@ each dtype (about 20 s; cached on disk beside the module, then about a second to
 process), and numba's lag behind new NumPy/Python releases — numba is a dependency of ``qlib``, but if it
 cannot be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False).
 Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to rounding.
+
+The compressors' rotation from a seed (``_seeded_rht`` / ``_seeded_irht``, used by :mod:`qlib.eden`) runs
+on CPU without making the ±1 sign vector: the compiled kernel reads the signs as bits of the seeded random
+words (``_sign_bytes``, the same draw as :func:`rotation_signs`) while it transforms; the result is the
+same as :func:`rht` / :func:`irht` with :func:`rotation_signs`, bit for bit.
 """
 
 from __future__ import annotations
