@@ -8,8 +8,10 @@ the same precision, so the results are the same bits:
   ``2k + (u < 0)`` of ``|u|`` (the comparisons against the thresholds rounded to that dtype, or the
   exact look-up table for more than three positive thresholds, as ``qlib.eden._lm_quantize``), the
   centroid ``q`` of the code, and with fractional bits the codebook chosen by each coordinate's coin;
-* :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation),
-  flagging codes outside the table (the caller then takes the torch path, which raises or wraps as before).
+* :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation)
+  with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table (the
+  caller then takes the torch path, which raises or wraps as before). Without coins the receiver does this
+  inside the inverse transform: ``qlib._fwht_cpu.lookup_irht_rows``.
 
 Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
 """

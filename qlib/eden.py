@@ -24,8 +24,8 @@ and the centroids are one pass; the receiver looks the codes up (times ``S``) in
 the inverse transform and flips the sign bits in one more pass. Every floating-point operation is the
 one the torch path does, in the same precision and order (the thresholds rounded to the tensor's
 dtype as torch rounds a Python number; the dot products ``r·r`` and ``r·q`` stay in torch), so the
-same seed gives the same payload and the same decoded bits on either path; CUDA, autograd and the
-loss mask take the torch path. About 2.5× a forward+inverse FWHT pair at 2^20 (was 6.6–7.2×) and
+same seed gives the same payload and the same decoded bits on either path; CUDA and autograd take the
+torch path, and with a loss mask the dequantization stays in torch. About 2.5× a forward+inverse FWHT pair at 2^20 (was 6.6–7.2×) and
 1.8–1.9× at 2^24 (was 9–11×): ``benchmarks/bench_hadamard.py``.
 """
 
