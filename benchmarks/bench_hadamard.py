@@ -36,6 +36,35 @@ So: 3.3–6.4× faster than before; level with ``fht-cpu`` out of place at 2^20 
 in-place transform. EDEN's ratio rose because the pair got 5× faster while the quantizer, the sign draws
 and the codebook look-ups did not.
 
+EDEN's compiled CPU path (issue 15 §2). Profile of one 2^20 round trip (b=2) before it, in units of the
+pair (step timers, medians; the two transforms themselves were 0.8–1.1): the torch elementwise passes
+around the transforms made up nearly all of the ratio — ``_dequantize`` (NumPy take on the codes, twice:
+sender and receiver) 1.3–1.5 each, the Lloyd–Max quantizer (``u < 0``, ``|u|``, threshold comparisons,
+uint8 adds and shifts) 0.3 (b=1) to 1.4 (b=2), the receiver's ``y * signs`` 1.0–1.2, the ±1 float signs
+drawn and expanded twice 0.4 each, ``x * signs`` 0.2, ``u = r·η`` 0.15, ``q·S`` 0.15–0.2; at 2^24 each of
+these passes also allocates a fresh 64 MiB tensor and costs 0.7–1.2 pair. Now (``qlib/_eden_cpu.py`` and the
+signed passes of ``qlib/_fwht_cpu.py``): the rotation reads the seeded random words as sign bits inside the
+FWHT's first pass (no ±1 floats); ``u = r·η``, the cell codes and the centroids are one pass; the receiver
+looks the codes up inside the first pass of the inverse transform and flips the sign bits of the result
+in one pass of 64-bit XORs; same seed, same payload and the same decoded bits as the torch path (which
+CUDA and autograd still take). Before and after side by side, the pre-change tree (``git archive main``)
+and this one alternated three times, ``--repeat 15 --logd 20 24``, same 2-core machine under load from
+other jobs (no peers installed; ranges over the three runs)::
+
+                 pair ms        EDEN2/pair     EDEN1/pair
+    before 2^20  2.18–2.23      6.58–7.16x     5.95–6.66x
+    after  2^20  2.02–2.63      2.45–2.79x     2.16–2.65x
+    before 2^24  58.3–65.4      9.07–11.26x    6.79–7.96x
+    after  2^24  55.5–73.2      1.79–1.92x     1.77–1.89x
+
+(The ``qlib`` FWHT column did not change: same kernel, 1.0 ms and 29 ms at its fastest in both trees.)
+What is left at 2^20, per round trip: the two transforms (1 pair), the two draws of the seeded random
+words in torch (0.2–0.3: the stream is part of the wire format), the input's finiteness check, the two
+dot products ``r·r`` and ``r·q`` (kept in torch so that the scale stays bit-identical), the quantizer and
+sign-flip passes and about 0.45 ms of Python and torch glue; on this machine a fresh multi-MiB array costs
+about 2 ms of page faults, so the ratio also moves with which of EDEN's temporaries glibc hands back to the
+system (±0.3).
+
     .venv/bin/python benchmarks/bench_hadamard.py [--repeat 9] [--logd 10 16 20 24]
 """
 

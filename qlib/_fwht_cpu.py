@@ -20,6 +20,14 @@ How it is fast (checked in the LLVM code numba emits: AVX2 vector adds on x86-64
 
 Single-threaded; ``nogil`` so that callers may run rows in threads. Compiled at the first call of each
 dtype (tens of seconds once; cached on disk beside this file, about a second to load afterwards).
+
+The randomized Hadamard rotation for :mod:`qlib.hadamard`'s seeded streams and :mod:`qlib.eden`:
+``rht_rows`` (``x ← H(s ∘ x)``, the signs read from the random bytes of the seeded draw inside the first
+pass), ``irht_rows`` (``y ← s ∘ H y``, in place, the sign bits flipped in one pass of 64-bit XORs) and
+``lookup_irht_rows`` (the inverse from EDEN's codes: ``tab[code]·S`` made tile by tile in the first pass).
+They reuse the passes above in the same order, so they give the same bits as ``fwht_rows`` with the
+signs multiplied before or after; another first pass and another driver (``_row_x``) are theirs alone,
+``fwht_rows`` is untouched. Their first compilation adds about 20 s per dtype.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["fwht_rows", "signs_from_bits"]
+__all__ = ["fwht_rows", "rht_rows", "irht_rows", "lookup_irht_rows", "signs_from_bits"]
 
 _TILE = 2**12  # levels 0..11 done per tile (L1)
 _BLOCK = 2**15  # levels 12..14 done per block (L2)
@@ -234,6 +242,219 @@ def fwht_rows(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     if x.shape[0] and n:
         _rows(x, out, x.dtype.type(1.0 / math.sqrt(n)))
     return out
+
+
+# -- randomized Hadamard rotation with the Rademacher signs given as bits -------------------------------
+# Entry e of a row of D (D a multiple of 8) has the sign of bit e % 8 of byts[boff + e // 8] (set: −1): the
+# bytes of the seeded draw of qlib.hadamard.rademacher, so that the ±1 floats of the whole row are never
+# made. Forward (x ← H (s ∘ x)): the first pass multiplies its eight loads by row byts[…] of the 256 × 8
+# table t8 of ±1. Inverse (y ← s ∘ H y): one pass flips the sign bits (table m8) after the transform.
+# Multiplying by ±1 (or flipping the sign bit) is exact and every butterfly is the one of _row, in the same
+# order, so these give the same bits as fwht(x * signs) and fwht(y) * signs. The inverse transform may also
+# start from codes: dst = tab[idx + off] · sc (mode 2, the receiver of qlib.eden), made per tile in L1.
+
+_T8: dict = {}
+
+
+def _sign_table(dtype) -> np.ndarray:
+    """t8[v, u] = −1 where bit u of v is set, else 1 (cached per dtype; read only)."""
+    dtype = np.dtype(dtype)
+    if dtype not in _T8:
+        v = np.arange(256)[:, None] >> np.arange(8)[None, :]
+        _T8[dtype] = (1 - 2 * (v & 1)).astype(dtype)
+    return _T8[dtype]
+
+
+def _sign_bit_table(dtype) -> np.ndarray:
+    """m[v] = the sign bits of eight entries of ``dtype`` whose signs are the bits of v, as the uint64 words
+    that hold those entries (float32: 4 words of two entries, little-endian; float64: 8 words); cached per
+    dtype, read only."""
+    key = ("bits", np.dtype(dtype))
+    if key not in _T8:
+        ui = np.dtype(f"u{key[1].itemsize}").type
+        m8 = (_sign_table(dtype) < 0).astype(ui) << ui(8 * key[1].itemsize - 1)
+        _T8[key] = np.ascontiguousarray(m8).view(np.uint64)
+    return _T8[key]
+
+
+@njit(cache=True, nogil=True)
+def _h8s(src, byts, boff, t8, dst, start, stop):
+    """:func:`_h8` of ``src ∘ signs`` (dst may be src)."""
+    b0 = boff + (start >> 3)
+    for g in range((stop - start) >> 3):
+        i = np.uint64(start + (g << 3))
+        t = t8[byts[b0 + g]]
+        o = _bf8(src[i] * t[_U[0]], src[i + _U[1]] * t[_U[1]], src[i + _U[2]] * t[_U[2]], src[i + _U[3]] * t[_U[3]],
+                 src[i + _U[4]] * t[_U[4]], src[i + _U[5]] * t[_U[5]], src[i + _U[6]] * t[_U[6]], src[i + _U[7]] * t[_U[7]])
+        for u in range(8):
+            dst[i + _U[u]] = o[u]
+
+
+@njit(cache=True, nogil=True)
+def _lookup_row(ii, off, tab, sc, oo):
+    """oo = tab[ii + off] * sc; True when a code falls outside the table (oo then holds tab[0]·sc there).
+    The products ``tab[c] * sc`` are taken once per table entry (the same values); two- and four-entry
+    tables as selects, which LLVM vectorizes."""
+    n0 = tab.shape[0]
+    ts = np.empty(n0, dtype=oo.dtype)
+    for c in range(n0):
+        ts[c] = tab[c] * sc
+    n = ii.shape[0]
+    if off == 0 and n0 == 2:
+        t0, t1 = ts[0], ts[1]
+        bad = False
+        for i in range(n):
+            c = np.uint64(np.int64(ii[i]))  # a negative code becomes huge: outside the table
+            bad |= c > np.uint64(1)
+            oo[i] = t1 if c & np.uint64(1) else t0
+        return bad
+    if off == 0 and n0 == 4:
+        t0, t1, t2, t3 = ts[0], ts[1], ts[2], ts[3]
+        bad = False
+        for i in range(n):
+            c = np.uint64(np.int64(ii[i]))
+            bad |= c > np.uint64(3)
+            oo[i] = (t3 if c & np.uint64(1) else t2) if c & np.uint64(2) else (t1 if c & np.uint64(1) else t0)
+        return bad
+    bad = False
+    for i in range(n):
+        c = np.int64(ii[i]) + off
+        if c < 0 or c >= n0:
+            bad = True
+            c = 0
+        oo[i] = ts[np.uint64(c)]
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _first(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
+    """The first pass (levels 0..2) on [start, stop): of src (mode 0), of src ∘ signs (1), or of
+    tab[ii + off]·sc (2: made in dst first; returns True when a code falls outside the table)."""
+    if mode == 0:
+        _h8(src, dst, start, stop)
+        return False
+    if mode == 1:
+        _h8s(src, byts, boff, t8, dst, start, stop)
+        return False
+    bad = _lookup_row(ii[start:stop], off, tab, sc, dst[start:stop])
+    _h8(dst, dst, start, stop)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _flip(y, byts, boff, m):
+    """y ← y ∘ signs in place on the bits: ``y`` is a row viewed as uint64 words and ``m`` the table of
+    :func:`_sign_bit_table` (4 or 8 words per byte of signs). XOR on 64-bit words: twice as fast as on the
+    32-bit entries (LLVM does not vectorize either)."""
+    if m.shape[1] == 4:
+        for g in range(y.shape[0] >> 2):
+            mr = m[byts[boff + g]]
+            i = np.uint64(g << 2)
+            for u in range(4):
+                y[i + _U[u]] ^= mr[_U[u]]
+    else:
+        for g in range(y.shape[0] >> 3):
+            mr = m[byts[boff + g]]
+            i = np.uint64(g << 3)
+            for u in range(8):
+                y[i + _U[u]] ^= mr[_U[u]]
+
+
+@njit(cache=True, nogil=True)
+def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc):
+    """One row, n >= 8: dst = H_n (the first pass's input, see :func:`_first`) * s with the blocking of
+    :func:`_row` (src may be dst). True when a code falls outside the table (mode 2)."""
+    if n <= _TILE:
+        bad = _first(mode, src, dst, 0, n, byts, boff, t8, ii, off, tab, sc)
+        if n == 8:
+            for i in range(8):
+                dst[i] *= s
+        else:
+            _levels(dst, 0, n, 8, n, s)
+        return bad
+    bad = False
+    one = _one(s)
+    b3 = min(n, _BLOCK3)
+    for o3 in range(0, n, b3):
+        b = min(n, _BLOCK)
+        for o2 in range(o3, o3 + b3, b):
+            for o1 in range(o2, o2 + b, _TILE):
+                bad |= _first(mode, src, dst, o1, o1 + _TILE, byts, boff, t8, ii, off, tab, sc)
+                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
+            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
+        if b3 > b:
+            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+    if n > b3:
+        _levels(dst, 0, n, b3, n, s)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _rht_rows(src, dst, byts, t8, k, s, noi, notab):
+    n = src.shape[1]
+    nb = n >> 3
+    for r in range(src.shape[0]):
+        for j in range(k):
+            _row_x(src[r] if j == 0 else dst[r], dst[r], n, s, 1, byts, (r * k + j) * nb, t8, noi[0], 0, notab, s)
+
+
+@njit(cache=True, nogil=True)
+def _irht_rows(y, ybits, byts, t8, m8, k, s, mode, idx, off, tab, S):
+    """y ← s_j ∘ H y for j = k−1 … 0 (mode 0), or with the first transform's input tab[idx + off]·S[row]
+    (mode 2). True when a code falls outside the table."""
+    n = y.shape[1]
+    nb = n >> 3
+    bad = False
+    for r in range(y.shape[0]):
+        sc = S[r] if mode == 2 else s
+        ii = idx[r] if mode == 2 else idx[0]
+        bad |= _row_x(y[r], y[r], n, s, mode, byts, 0, t8, ii, off, tab, sc)
+        for j in range(k - 2, -1, -1):  # the signs of rotation j + 1 ride on the first pass of the next transform
+            _row_x(y[r], y[r], n, s, 1, byts, (r * k + j + 1) * nb, t8, ii, off, tab, sc)
+        _flip(ybits[r], byts, r * k * nb, m8)
+    return bad
+
+
+def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``k`` chained randomized Hadamard rotations of each row of the 2-D C-contiguous float32/float64
+    array ``x`` (``D = x.shape[1]`` a power of two >= 8): ``x ← fwht(s_j ∘ x)`` for j = 0…k−1, with the
+    signs of rotation j of row r in bits ``(r k + j) D … (r k + j + 1) D − 1`` of the uint8 array
+    ``byts`` (bit e % 8 of byte e // 8 set: −1). ``out`` may be ``x``. The caller checks the arguments."""
+    if out is None:
+        out = np.empty_like(x)
+    n = x.shape[1]
+    if x.shape[0]:
+        _rht_rows(x, out, byts, _sign_table(x.dtype), k, x.dtype.type(1.0 / math.sqrt(n)), _NO_CODES,
+                  np.empty(0, dtype=x.dtype))
+    return out
+
+
+_NO_CODES = np.zeros((1, 1), dtype=np.uint8)
+
+
+def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
+    """The inverse of :func:`rht_rows` with the same signs, in place: ``y ← s_j ∘ fwht(y)`` for
+    j = k−1…0. Returns ``y``."""
+    if y.shape[0]:
+        m8 = _sign_bit_table(y.dtype)
+        s = y.dtype.type(1.0 / math.sqrt(y.shape[1]))
+        _irht_rows(y, y.view(np.uint64), byts, _sign_table(y.dtype), m8, k, s, 0, _NO_CODES, 0,
+                   np.empty(0, dtype=y.dtype), np.empty(0, dtype=y.dtype))
+    return y
+
+
+def lookup_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, byts: np.ndarray,
+                     k: int) -> np.ndarray | None:
+    """``irht_rows(tab[idx + off] · S[row])`` for the 2-D C-contiguous uint8/int32 array ``idx`` (rows of a
+    power of two >= 8), in the dtype of ``tab``, without making the scaled row: the same bits. None when a
+    code falls outside the table."""
+    out = np.empty(idx.shape, dtype=tab.dtype)
+    if not idx.shape[0]:
+        return out
+    m8 = _sign_bit_table(tab.dtype)
+    s = tab.dtype.type(1.0 / math.sqrt(idx.shape[1]))
+    bad = _irht_rows(out, out.view(np.uint64), byts, _sign_table(tab.dtype), m8, k, s, 2, idx, off, tab, S)
+    return None if bad else out
 
 
 @njit(cache=True, nogil=True)

@@ -32,12 +32,18 @@ each dtype (about 20 s; cached on disk beside the module, then about a second to
 process), and numba's lag behind new NumPy/Python releases — numba is a dependency of ``qlib``, but if it
 cannot be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False).
 Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to rounding.
+
+The compressors' rotation from a seed (``_seeded_rht`` / ``_seeded_irht``, used by :mod:`qlib.eden`) runs
+on CPU without making the ±1 sign vector: the compiled kernel reads the signs as bits of the seeded random
+words (``_sign_bytes``, the same draw as :func:`rotation_signs`) while it transforms; the result is the
+same as :func:`rht` / :func:`irht` with :func:`rotation_signs`, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -243,11 +249,17 @@ def generator(seed: int, purpose: str = "rotation", device="cpu") -> torch.Gener
     """
     seed = check_seed("seed", seed)
     purpose = check_str("purpose", purpose)
-    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
-    state = np.random.SeedSequence([int(seed), tag]).generate_state(2, dtype=np.uint32)
     g = torch.Generator(device=torch.device(device))
-    g.manual_seed(int(state[0]) << 31 ^ int(state[1]))
+    g.manual_seed(_stream_seed(int(seed), purpose))
     return g
+
+
+@lru_cache(maxsize=4096)
+def _stream_seed(seed: int, purpose: str) -> int:
+    """The torch seed of the (seed, purpose) stream (cached: the SeedSequence costs tens of µs per message)."""
+    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
+    state = np.random.SeedSequence([seed, tag]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 ^ int(state[1])
 
 
 def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -> torch.Tensor:
@@ -265,15 +277,14 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     n = int(np.prod(shape)) if shape else 1
     dev = torch.device(device)
     if dtype == torch.float32:  # 32 signs per random word, written straight into the sign bit of 1.0f
-        words = torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, device=dev, dtype=torch.int32)
+        words = _sign_draw(n, gen, dtype, dev)
         if dev.type == "cpu" and sys.byteorder == "little" and _kernel() is not None:
             # the same stream in one compiled pass: bit j of word i (entry 32 i + j) is bit j % 8 of byte 4 i + j // 8
             out = np.empty(n, dtype=np.float32)
             return torch.from_numpy(_kernel().signs_from_bits(words.numpy().view(np.uint8), out).reshape(shape))
         bits = ((words.unsqueeze(-1) >> torch.arange(32, device=dev, dtype=torch.int32)) & 1).reshape(-1)[:n]
         return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)
-    nbytes = (n + 7) // 8
-    byts = torch.randint(0, 256, (nbytes,), generator=gen, device=dev, dtype=torch.int16)
+    byts = _sign_draw(n, gen, dtype, dev)
     if dev.type == "cpu" and _kernel() is not None:  # the same stream in one compiled pass (entry 8 i + j: bit j of byte i)
         out = np.empty(n, dtype=np.float64)
         signs = torch.from_numpy(_kernel().signs_from_bits(byts.numpy().astype(np.uint8), out))
@@ -281,6 +292,14 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     bits = (byts.unsqueeze(-1) >> torch.arange(8, device=dev, dtype=torch.int16)) & 1
     signs = (1 - 2 * bits.reshape(-1)[:n]).to(dtype)
     return signs.reshape(shape)
+
+
+def _sign_draw(n: int, gen: torch.Generator, dtype, dev) -> torch.Tensor:
+    """The random draw behind ``n`` Rademacher signs of ``dtype``: int32 words (float32; entry 32 i + j is
+    bit j of word i) or int16 values in [0, 256) (other dtypes; entry 8 i + j is bit j of value i)."""
+    if dtype == torch.float32:
+        return torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, device=dev, dtype=torch.int32)
+    return torch.randint(0, 256, ((n + 7) // 8,), generator=gen, device=dev, dtype=torch.int16)
 
 
 def _shape(name, shape) -> tuple[int, ...]:
@@ -334,6 +353,54 @@ def _rht(x, signs):
 def _irht(y, signs):
     for j in reversed(range(signs.shape[-2])):
         y = fwht(y) * signs[..., j, :]
+    return y
+
+
+def _fused_rht_applies(x: torch.Tensor, D: int) -> bool:
+    """Whether :func:`_seeded_rht` / :func:`_seeded_irht` take the compiled path for ``x`` (rows of
+    length ``D``): the compiled FWHT applies, ``D >= 8`` (whole sign bytes per row) and, for float32,
+    a little-endian host (the int32 words are read as bytes)."""
+    return D >= 8 and _applies(x) and (x.dtype == torch.float64 or sys.byteorder == "little")
+
+
+def _sign_bytes(seed: int, batch, k: int, D: int, dtype) -> np.ndarray:
+    """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as uint8 bytes (entry e:
+    bit e % 8 of byte e // 8; set means −1): the same draw from the same stream, not expanded to floats."""
+    n = math.prod((*batch, k, D))
+    draw = _sign_draw(n, generator(seed, "rotation", "cpu"), dtype, torch.device("cpu"))
+    return draw.numpy().view(np.uint8) if dtype == torch.float32 else draw.numpy().astype(np.uint8)
+
+
+def _rows_array(x: torch.Tensor, D: int) -> np.ndarray:
+    """``x`` as a C-contiguous 2-D NumPy array of rows of length ``D`` (no copy when contiguous)."""
+    if x.requires_grad:
+        x = x.detach()  # only under no_grad (else the compiled path does not apply)
+    if x.is_neg():
+        x = x.resolve_neg()
+    return (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, D)
+
+
+def _seeded_rht(x: torch.Tensor, seed: int, k: int = 1) -> torch.Tensor:
+    """``_rht(x, rotation_signs(seed, x.shape[:-1], k, D, x.dtype, x.device))`` (``D = x.shape[-1]`` a power
+    of two): on CPU where :func:`_fused_rht_applies`, one compiled pass per rotation with the signs read
+    from the random bits as the transform loads its input (the same result, bit for bit)."""
+    batch, D = x.shape[:-1], x.shape[-1]
+    if not _fused_rht_applies(x, D):
+        return _rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
+    src = _rows_array(x, D)
+    out = _KERNEL[0].rht_rows(src, _sign_bytes(seed, batch, k, D, x.dtype), k)
+    return torch.from_numpy(out.reshape(x.shape))
+
+
+def _seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False) -> torch.Tensor:
+    """The inverse of :func:`_seeded_rht`: ``_irht(y, rotation_signs(seed, …))``. ``overwrite``: the
+    compiled path may transform ``y`` in place (the caller's own temporary)."""
+    batch, D = y.shape[:-1], y.shape[-1]
+    if not _fused_rht_applies(y, D):
+        return _irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
+    if not (overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad):
+        y = y.detach().resolve_neg().clone(memory_format=torch.contiguous_format)
+    _KERNEL[0].irht_rows(y.numpy().reshape(-1, D), _sign_bytes(seed, batch, k, D, y.dtype), k)
     return y
 
 

@@ -3,6 +3,7 @@
 Exact checks use float64; Monte Carlo checks fix seeds and state their tolerance beside the
 assertion (tolerances from our own runs)."""
 
+import hashlib
 import math
 
 import numpy as np
@@ -479,3 +480,85 @@ def test_received_mask_seed_is_an_explicit_integer():
         eden.received_mask(64, 0.25, seed=-1)
     with pytest.raises(ValueError, match=r"\bbatch\b\[0\] must be"):
         eden.received_mask(64, 0.25, batch=(-1,))
+
+
+# ---------------------------------------------------------------- pinned payloads (wire format)
+# Computed with the code before the compiled EDEN path (issue 15 §2): the same seed must keep giving
+# the same cell indices (sha256 prefix of the uint8/int32 index bytes), scales, sizes and decoded
+# vectors (Σ x̂²). The rotation signs, coins and masks are regenerated from the seed by the receiver,
+# so any change to a random stream or to the quantizer's rounding would show here.
+PINNED = [  # (batch, d, bits, dtype, keywords, index digest, scales, nbits, Σ x̂²)
+    ((), 4096, 2, torch.float32, {}, "343fe43bc20f81f6", [2.4142560958862305], [8256], 21232.512535306563),
+    ((), 4096, 1, torch.float32, {}, "4f774b0479de78df", [3.330592155456543], [4160], 28925.640229609126),
+    ((3,), 1000, 3, torch.float32, {}, "54edb6b208454097", [2.150595188140869, 2.279085397720337, 2.1089189052581787],
+     [3136] * 3, 14364.212076571539),
+    ((2,), 2**16, 4, torch.float32, {}, "da03ec4470871e9a", [2.2368788719177246, 2.3838179111480713], [262208] * 2,
+     693532.8628330536),
+    ((), 2**16, 8, torch.float32, {}, "c4909ce134efef61", [2.3130056858062744], [524352], 350633.36515788035),
+    ((2,), 4096, 2.5, torch.float32, {}, "53bebfe83227322b", [2.341264009475708, 2.5640571117401123], [10316, 10293],
+     45708.430643300875),
+    ((), 3000, 0.5, torch.float32, {}, "2a68de6ee2238a6d", [5.404454708099365], [2112], 34552.45184244219),
+    ((), 4096, 2, torch.float32, {"quantizer": "ee"}, "e02dd473ed6fb2af", [2.3568787574768066], [8231], 20609.72649314285),
+    ((2,), 512, 2, torch.float32, {"n_rotations": 2}, "61704c40c756c5db", [2.9777586460113525, 2.2495806217193604],
+     [1088] * 2, 6133.81980189113),
+    ((), 5, 2, torch.float32, {}, "a18be07d038101f7", [0.4048749804496765], [80], 1.5386187491342298),
+    ((), 3, 1, torch.float32, {}, "df3f619804a92fdb", [0.7955246567726135], [68], 1.6115634036806483),
+    ((3,), 1000, 2, F64, {}, "aab496b8c909308a", [2.39637012771582, 2.52747843023247, 2.283009398272802], [2112] * 3,
+     15720.62974056968),
+    ((), 4096, 1.5, F64, {"scale": "mse"}, "72bf16fc4082e8a0", [2.1560967216207003], [6220], 14378.698854692098),
+    ((2, 2), 256, 6, F64, {}, "035bdf1eefc4be6d", [1.7351857184176853, 1.9101919728043182, 2.0101368441831,
+                                                  1.9817936552524937], [1600] * 4, 3741.1675273498076),
+]
+
+
+@pytest.mark.parametrize("batch, d, b, dt, kw, digest, scales, nbits, sq", PINNED)
+def test_payload_pinned(batch, d, b, dt, kw, digest, scales, nbits, sq):
+    if dt == torch.float32 and not H.compiled_fwht_applies(torch.ones(1)):
+        pytest.skip("float32 digests were taken on the compiled FWHT path (the torch path rounds differently)")
+    x = torch.randn(*batch, d, generator=torch.Generator().manual_seed(d + len(batch)), dtype=F64).exp().to(dt) - 1
+    pl = eden.compress(x, b, 11, **kw)
+    assert hashlib.sha256(pl.indices.contiguous().numpy().tobytes()).hexdigest()[:16] == digest
+    # the scale goes through the BLAS dot product: exact here, to rounding on another BLAS
+    np.testing.assert_allclose(pl.scale.reshape(-1).double().numpy(), scales, rtol=1e-6 if dt == torch.float32 else 1e-12)
+    assert pl.nbits.reshape(-1).tolist() == nbits
+    xh = eden.decompress(pl).double()
+    np.testing.assert_allclose(float((xh * xh).sum()), sq, rtol=1e-5 if dt == torch.float32 else 1e-11)
+
+
+# ---------------------------------------------------------------- compiled CPU path = torch path, bit for bit
+def _torch_path(monkeypatch):
+    monkeypatch.setattr(H, "_fused_rht_applies", lambda *a: False)
+    monkeypatch.setattr(eden, "_compiled_applies", lambda t: False)
+
+
+@pytest.mark.parametrize("batch, d, b, dt, kw", [
+    ((3,), 1000, 2, torch.float32, {}), ((), 4096, 1, torch.float32, {}), ((2,), 2**12, 3, torch.float32, {}),
+    ((2,), 512, 4, F64, {}), ((), 300, 8, torch.float32, {}), ((2,), 100, 1.5, torch.float32, {}),
+    ((), 4096, 2.5, F64, {}), ((), 3000, 0.5, torch.float32, {}), ((2,), 1024, 2, torch.float32, {"quantizer": "ee"}),
+    ((2,), 256, 2, F64, {"n_rotations": 3}), ((), 2**13, 2, torch.float32, {"scale": "mse"}),
+    ((), 5, 2, torch.float32, {}), ((), 3, 1, F64, {}), ((2, 2), 2**15, 2, torch.float32, {}),
+])
+def test_compiled_path_same_bits(monkeypatch, batch, d, b, dt, kw):
+    if not H.compiled_fwht_applies(torch.ones(1)):
+        pytest.skip("numba not importable: only the torch path runs")
+    x = torch.randn(*batch, d, generator=torch.Generator().manual_seed(d), dtype=F64).to(dt)
+    rec = eden.received_mask(H.next_power_of_two(max(1, round(b * d)) if b < 1 else d), 0.3, "random", seed=2,
+                             batch=batch)
+    fast = eden.compress(x, b, 7, **kw)
+    out = [eden.decompress(fast), eden.decompress(fast, rec)]
+    _torch_path(monkeypatch)
+    slow = eden.compress(x, b, 7, **kw)
+    assert torch.equal(fast.indices, slow.indices) and fast.indices.dtype == slow.indices.dtype
+    assert torch.equal(fast.scale, slow.scale) and torch.equal(fast.nbits, slow.nbits)
+    assert torch.equal(out[0], eden.decompress(slow)) and torch.equal(out[1], eden.decompress(slow, rec))
+
+
+@pytest.mark.parametrize("b, kw", [(1, {}), (2, {}), (3, {}), (2.5, {}), (2, {"quantizer": "ee"})])
+def test_codes_outside_the_table_raise_as_before(b, kw):
+    x = torch.randn(2, 1024, generator=torch.Generator().manual_seed(0))
+    pl = eden.compress(x, b, 3, **kw)
+    idx = pl.indices.clone()
+    idx[1, 5] = 200
+    bad = eden.Payload(idx, pl.scale, pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer, pl.n_rotations, pl.nbits)
+    with pytest.raises(IndexError):
+        eden.decompress(bad)

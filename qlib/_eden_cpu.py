@@ -1,0 +1,189 @@
+"""Compiled CPU kernels of EDEN's Lloyd–Max quantization and dequantization, private to :mod:`qlib.eden`.
+
+Each is one pass over the rotated vector that does what :func:`qlib.eden.compress` /
+:func:`qlib.eden.decompress` do in several torch passes, with the same floating-point operations in
+the same precision, so the results are the same bits:
+
+* :func:`quantize_rows`: ``u = r·η`` (one product in the dtype of ``r``), the cell code
+  ``2k + (u < 0)`` of ``|u|`` (the comparisons against the thresholds rounded to that dtype, or the
+  exact look-up table for more than three positive thresholds, as ``qlib.eden._lm_quantize``), the
+  centroid ``q`` of the code, and with fractional bits the codebook chosen by each coordinate's coin;
+* :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation)
+  with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table (the
+  caller then takes the torch path, which raises or wraps as before). Without coins the receiver does this
+  inside the inverse transform: ``qlib._fwht_cpu.lookup_irht_rows``.
+
+Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._fwht_cpu import _lookup_row
+
+__all__ = ["quantize_rows", "dequantize_rows"]
+
+
+@njit(nogil=True, inline="always")
+def _code(u, mode, pos, ig, count, nxt, prv):
+    """The cell code ``2k + (u < 0)``, k the number of positive thresholds strictly below ``a = |u|``
+    (mode 0: none; mode 1: comparisons; mode 2: the exact LUT)."""
+    a = abs(u)
+    s = np.uint64(1) if u < 0 else np.uint64(0)
+    if mode == 0:
+        return s
+    if mode == 1:
+        k = np.uint64(0)
+        for j in range(pos.shape[0]):
+            k += np.uint64(1) if a > pos[j] else np.uint64(0)
+        return (k << np.uint64(1)) | s
+    c = a * ig
+    n = count.shape[0]
+    if c < n:
+        cell = np.uint64(c)  # c >= 0: truncation, as torch's .to(int64)
+    elif c >= n:
+        cell = np.uint64(n - 1)
+    else:
+        cell = np.uint64(0)  # NaN: what the torch path's clamp gives on x86-64
+    k = np.uint64(count[cell])
+    if a > nxt[cell]:
+        k += np.uint64(1)
+    if a <= prv[cell]:
+        k -= np.uint64(1)
+    return (k << np.uint64(1)) | s
+
+
+# One row without coins. The one- and two-bit codebooks (the common budgets) are selects, which LLVM
+# vectorizes; three bits are three comparisons and a table read. (Separate functions: one function
+# holding all the loops compiled to far slower code.)
+@njit(cache=True, nogil=True)
+def _row_1bit(r, e, tab, idx, q):
+    t0, t1 = tab[0], tab[1]
+    for i in range(r.shape[0]):
+        neg = r[i] * e < 0
+        idx[i] = np.uint8(1) if neg else np.uint8(0)
+        q[i] = t1 if neg else t0
+
+
+@njit(cache=True, nogil=True)
+def _row_2bit(r, e, t, tab, idx, q):
+    t0, t1, t2, t3 = tab[0], tab[1], tab[2], tab[3]
+    for i in range(r.shape[0]):
+        u = r[i] * e
+        big = abs(u) > t
+        neg = u < 0
+        idx[i] = (np.uint8(2) if big else np.uint8(0)) | (np.uint8(1) if neg else np.uint8(0))
+        q[i] = (t3 if neg else t2) if big else (t1 if neg else t0)
+
+
+@njit(cache=True, nogil=True)
+def _row_3bit(r, e, p0, p1, p2, tab, idx, q):
+    one, zero = np.uint64(1), np.uint64(0)
+    for i in range(r.shape[0]):
+        u = r[i] * e
+        a = abs(u)
+        k = (one if a > p0 else zero) + (one if a > p1 else zero) + (one if a > p2 else zero)
+        c = (k << one) | (one if u < 0 else zero)
+        idx[i] = c
+        q[i] = tab[c]
+
+
+@njit(cache=True, nogil=True)
+def _row_any(r, e, mode, pos, ig, count, nxt, prv, tab, idx, q):
+    for i in range(r.shape[0]):
+        c = _code(r[i] * e, mode, pos, ig, count, nxt, prv)
+        idx[i] = c
+        q[i] = tab[c]
+
+
+@njit(cache=True, nogil=True)
+def _row_plain(r, e, mode, pos, ig, count, nxt, prv, tab, idx, q):
+    if mode == 0:
+        _row_1bit(r, e, tab, idx, q)
+    elif mode == 1 and pos.shape[0] == 1:
+        _row_2bit(r, e, pos[0], tab, idx, q)
+    elif mode == 1 and pos.shape[0] == 3:
+        _row_3bit(r, e, pos[0], pos[1], pos[2], tab, idx, q)
+    else:
+        _row_any(r, e, mode, pos, ig, count, nxt, prv, tab, idx, q)
+
+
+_CHUNK = 1024  # coordinates per chunk of the fractional-bit path (its buffers stay in L1)
+
+
+@njit(cache=True, nogil=True)
+def _row_coins(r, e, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig1, cnt1, nxt1, prv1, tab1, idx, q):
+    """Fractional bits: both codebooks on a chunk (the fast row loops), then each coordinate takes the
+    code of its coin's codebook."""
+    i0, q0 = np.empty(_CHUNK, dtype=idx.dtype), np.empty(_CHUNK, dtype=q.dtype)
+    i1, q1 = np.empty(_CHUNK, dtype=idx.dtype), np.empty(_CHUNK, dtype=q.dtype)
+    n = r.shape[0]
+    for s in range(0, n, _CHUNK):
+        m = min(_CHUNK, n - s)
+        rs = r[s : s + m]
+        _row_plain(rs, e, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, i0[:m], q0[:m])
+        _row_plain(rs, e, m1, pos1, ig1, cnt1, nxt1, prv1, tab1, i1[:m], q1[:m])
+        cs, ids, qs = coins[s : s + m], idx[s : s + m], q[s : s + m]
+        for i in range(m):  # every value loaded, then selected: no branch on the random coin
+            c = cs[i] != 0
+            a0, a1, b0, b1 = i0[i], i1[i], q0[i], q1[i]
+            ids[i] = a1 if c else a0
+            qs[i] = b1 if c else b0
+
+
+@njit(cache=True, nogil=True)
+def _quantize(r, eta, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig1, cnt1, nxt1, prv1, tab1, idx, q):
+    for b in range(r.shape[0]):
+        if coins.shape[0]:
+            _row_coins(r[b], eta[b], coins[b], m0, pos0, ig0, cnt0, nxt0, prv0, tab0,
+                       m1, pos1, ig1, cnt1, nxt1, prv1, tab1, idx[b], q[b])
+        else:
+            _row_plain(r[b], eta[b], m0, pos0, ig0, cnt0, nxt0, prv0, tab0, idx[b], q[b])
+
+
+def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = None,
+                  coins: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Cell codes (uint8) and centroids (dtype of ``r``) of ``u = r · eta[row]`` for the 2-D C-contiguous
+    float32/float64 array ``r``. ``lo`` / ``hi``: a codebook's parameters ``(mode, thresholds, 1/γ, count,
+    next, prev, table)`` in the dtype of ``r`` (``qlib.eden._lm_kernel_params``); ``coins`` (uint8 0/1, the
+    shape of ``r``): where set, the coordinate uses ``hi``. The caller checks the arguments."""
+    idx = np.empty(r.shape, dtype=np.uint8)
+    q = np.empty_like(r)
+    if coins is None:
+        coins, hi = np.empty((0, 0), dtype=np.uint8), lo
+    _quantize(r, eta, coins, *lo, *hi, idx, q)
+    return idx, q
+
+
+@njit(cache=True, nogil=True)
+def _dequantize(idx, off, tab0, tab1, coins, S, out):
+    bad = False
+    n0, n1 = tab0.shape[0], tab1.shape[0]
+    for b in range(idx.shape[0]):
+        s = S[b]
+        ii, oo = idx[b], out[b]
+        if coins.shape[0]:
+            cc = coins[b]
+            for i in range(ii.shape[0]):
+                c = np.uint64(np.int64(ii[i]))
+                if c >= n1:
+                    bad = True
+                    c = np.uint64(0)
+                a0, a1 = tab0[min(c, np.uint64(n0 - 1))], tab1[c]
+                oo[i] = (a1 if cc[i] != 0 else a0) * s
+        elif _lookup_row(ii, off, tab0, s, oo):
+            bad = True
+    return bad
+
+
+def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, tab_hi: np.ndarray | None = None,
+                    coins: np.ndarray | None = None) -> np.ndarray | None:
+    """``tab[idx + off] · S[row]`` for the 2-D C-contiguous uint8/int32 array ``idx`` (with ``coins``: the
+    entries whose coin is set from ``tab_hi``, the others from ``tab`` at ``min(idx, len(tab) − 1)``), in
+    the dtype of the tables; None when a code falls outside its table (the caller's torch path decides)."""
+    out = np.empty(idx.shape, dtype=tab.dtype)
+    if coins is None:
+        coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
+    return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
