@@ -82,15 +82,11 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
 
 def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="cpu",
             methods=FIG8_METHODS) -> pd.DataFrame:
-    """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``."""
+    """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``.
+    ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names."""
     _methods(methods, FIG8_METHODS)
-    bits = _bits("bits", bits)
-    d = check_int("d", d, low=1, high=2**MAX_LOGD)
     clients = check_int("clients", clients, low=1)
-    laws = _laws("laws", laws)
-    reps = check_int("reps", reps, low=1)
-    seed = check_seed("seed", seed)
-    return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=tuple(laws), reps=reps, seed=seed, device=device)
+    return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device)
 
 
 def figure8_scale_note(d: int, reps: int) -> str:
