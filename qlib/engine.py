@@ -15,6 +15,15 @@ Callbacks (:class:`Callback`) see every chunk start, every epoch end (epoch coun
 chunk end. On CPU the K models are trained in chunks of a few tens (each chunk runs all its epochs
 with its data in cache; measured ~10× faster than one batch of thousands of models, see
 ``benchmarks/bench_engine.py``); on CUDA all at once.
+
+Two backends (``backend=``): ``"torch"`` — the batched torch computation above, on any device, any
+model, autograd where the model has no ``vjp``; and ``"compiled"`` — for :class:`Linear` in float32
+on the CPU, one compiled kernel (:mod:`qlib._engine_cpu`, numba) that runs many epochs of one model
+with its data in the core's L2 cache, in parallel over models (``benchmarks/bench_engine.py``: about
+4× the torch backend per model-epoch). ``"auto"`` (the default) takes the compiled one where it
+applies and numba imports, the torch one elsewhere. Both do the same Adam arithmetic in float32; the
+matrix-vector products sum in another order, so they agree to float32 rounding, not bit for bit
+(tests/test_engine_compiled.py), and each gives the same bits on every run.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -31,7 +41,10 @@ from .validation import check_choice, check_float, check_int, check_seed, check_
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainResult", "Callback", "check_data", "param_sizes",
-           "default_chunk_size"]
+           "default_chunk_size", "BACKENDS", "compiled_backend"]
+
+#: the training backends of :func:`train`
+BACKENDS = ("auto", "torch", "compiled")
 
 
 @runtime_checkable
@@ -322,6 +335,7 @@ def train(
     chunk_size: int | None = None,
     transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
     record_loss: bool = False,
+    backend: str = "auto",
 ) -> TrainResult:
     """Train K models at once, full batch, with Adam (the update of ``torch.optim.Adam``).
 
@@ -331,6 +345,8 @@ def train(
     :func:`default_chunk_size`), each chunk one batched computation over all its epochs.
     ``transform`` (e.g. ``qlib.synthetic.features``) is applied to each chunk's X on the device.
     ``callbacks``: :class:`Callback` objects, or callables ``fn(epoch, theta, models)``.
+    ``backend``: one of :data:`BACKENDS` (module docstring); ``"compiled"`` where it does not apply
+    (see :func:`compiled_backend`) is a ``ValueError`` saying why.
     """
     epochs = check_int("epochs", epochs, low=0)
     lr = check_float("lr", lr, low=0.0, low_open=True)
@@ -346,6 +362,11 @@ def train(
         raise ValueError(f"theta0 must have shape (K, {model.n_params}), got {tuple(theta0.shape)}")
     check_data(X, y, theta0.shape[0], loss=loss)
     dev = devices.resolve(device)
+    check_choice("backend", backend, BACKENDS)
+    why = _compiled_unavailable(model, dev, theta0.dtype)
+    if backend == "compiled" and why:
+        raise ValueError(f"backend='compiled' does not apply here: {why}")
+    compiled = backend != "torch" and not why
     K = theta0.shape[0]
     if chunk_size is None:
         chunk_size = default_chunk_size(dev, K)
@@ -376,7 +397,12 @@ def train(
         losses = torch.empty(epochs, theta.shape[0], dtype=dtype, device=dev) if record_loss else None
         for c in cbs:
             c.on_chunk_start(sl)
-        for t in range(1, epochs + 1):
+        if compiled:
+            theta = _train_compiled(data, theta, m, v, yc, epochs, lr, b1, b2, eps, loss, cbs, sl, losses)
+            epochs_left = range(0)
+        else:
+            epochs_left = range(1, epochs + 1)
+        for t in epochs_left:
             if analytic:
                 out = model.apply(theta, data)
                 g = model.vjp(theta, data, lossgrad(out, yc).div_(n))
@@ -404,3 +430,70 @@ def train(
         if record_loss:
             hist[:, sl] = losses.cpu()
     return TrainResult(out_theta, hist)
+
+
+def _compiled_unavailable(model, dev: torch.device, dtype: torch.dtype) -> str:
+    """Why the compiled backend cannot train this (empty string: it can)."""
+    if type(model) is not Linear:
+        return f"it trains engine.Linear only, not {type(model).__name__}"
+    if dev.type != "cpu":
+        return f"it runs on the CPU, not {dev.type}"
+    if dtype != torch.float32:
+        return f"it trains float32 parameters, not {dtype}"
+    if _engine_cpu() is None:
+        return "numba cannot be imported"
+    return ""
+
+
+def compiled_backend(model, device="auto", dtype=torch.float32) -> bool:
+    """Whether ``backend="auto"`` trains ``model`` with the compiled kernel on ``device``."""
+    return not _compiled_unavailable(model, devices.resolve(device), dtype)
+
+
+_ENGINE_CPU: list = []
+
+
+def _engine_cpu():
+    """The compiled kernels (:mod:`qlib._engine_cpu`), or None where numba cannot be imported."""
+    if not _ENGINE_CPU:
+        try:
+            from . import _engine_cpu as mod
+        except ImportError:  # pragma: no cover - numba is a dependency
+            mod = None
+        _ENGINE_CPU.append(mod)
+    return _ENGINE_CPU[0]
+
+
+#: epochs per call of the compiled kernel (then the callbacks see each of them)
+_COMPILED_BLOCK = 50
+
+
+def _train_compiled(data, theta, m, v, yc, epochs, lr, b1, b2, eps, loss, cbs, sl, losses):
+    """All epochs of one chunk with :func:`qlib._engine_cpu.linear_adam`, ``_COMPILED_BLOCK`` at a
+    time; the callbacks see each epoch's parameters (a view of the block's history)."""
+    import numba
+
+    ec = _engine_cpu()
+    X1, X1t = data
+    X1 = X1.contiguous().numpy()
+    X1t = X1t.contiguous().numpy()
+    th, mm, vv = (a.contiguous().numpy() for a in (theta, m, v))
+    y = yc.contiguous().numpy()
+    k, p = th.shape
+    want_hist = bool(cbs)
+    hist = np.empty((min(_COMPILED_BLOCK, epochs) if want_hist else 0, k, p), np.float32)
+    rec = losses is not None
+    lbuf = np.empty((min(_COMPILED_BLOCK, epochs) if rec else 0, k), np.float32)
+    numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
+    for t0 in range(0, epochs, _COMPILED_BLOCK):
+        steps = min(_COMPILED_BLOCK, epochs - t0)
+        ec.linear_adam(th, mm, vv, X1, X1t, y, t0, steps, float(lr), float(b1), float(b2), float(eps),
+                       loss == "logistic", hist[:steps], lbuf[:steps])
+        if rec:
+            losses[t0:t0 + steps] = torch.from_numpy(lbuf[:steps])
+        if want_hist:
+            ht = torch.from_numpy(hist)
+            for s in range(steps):
+                for c in cbs:
+                    c.on_epoch_end(t0 + s + 1, ht[s], sl)
+    return torch.from_numpy(th)

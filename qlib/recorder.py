@@ -4,6 +4,13 @@
 parameters of each model with every quantizer, evaluates their per-sample validation losses, and at
 the end of each chunk of models reduces the loss buffer exactly with :func:`qlib.rqn.batched_rates`
 (the same r_Q^n as :func:`qlib.rqn.r_q` on each trajectory, copies of a quantized model counted once).
+
+For :class:`qlib.engine.Linear` on the CPU the three steps run compiled (:mod:`qlib._engine_cpu`):
+the quantizers in one pass per parameter vector (the same values as
+:func:`qlib.quantizers.quantize_many`), the validation losses as one matrix product per model, and
+the statistics of Algorithm 1 in two passes per stream with variances in float64 (agreeing with
+:func:`qlib.rqn.batched_rates` to ~1e-6 relative; tests/test_engine_compiled.py). ``backend="torch"``
+keeps the torch path.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ class RQRecorder:
     def __init__(self, model: engine.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor, *,
                  epochs: int, loss: str = "logistic", scope: str = "tensor", every: int = 1,
                  transform=None, ddof: int = 1, keep_losses: bool = False, device="auto",
-                 block: int = 50, variant: str = "printed"):
+                 block: int = 50, variant: str = "printed", backend: str = "auto"):
         self.names = quantizers.check_names(names)
         engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss=loss)
         epochs = check_int("epochs", epochs, low=1)
@@ -53,10 +60,15 @@ class RQRecorder:
         check_choice("scope", scope, quantizers.SCOPES)
         ddof = check_ddof(ddof)
         self.variant = check_choice("variant", variant, quantizers.VARIANTS)
+        check_choice("backend", backend, engine.BACKENDS)
         self.model, self.X_val, self.y_val = model, X_val, y_val
         self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, transform, ddof
         self.split = engine.param_sizes(model) if scope == "tensor" else None
         self.device = devices.resolve(device)
+        why = engine._compiled_unavailable(model, self.device, torch.float32)
+        if backend == "compiled" and why:
+            raise ValueError(f"backend='compiled' does not apply here: {why}")
+        self._compiled = backend != "torch" and not why
         self.block = check_int("block", block, low=1)
         self.epochs = epochs
         self.T = epochs // every
@@ -79,14 +91,19 @@ class RQRecorder:
         self._data = self.model.prepare(Xv)
         self._yv = self.y_val[models].to(self.device, torch.float32)
         k = models.stop - models.start
-        self._buf = torch.empty(self.T, len(self.names), k, Xv.shape[1], device=self.device)
         self._thetas = torch.empty(self.block, k, self.model.n_params, device=self.device)
         self._pending = []                                     # buffer rows waiting in _thetas
+        if self._compiled:
+            self._start_compiled(k, Xv.shape[1])
+            return
+        self._buf = torch.empty(self.T, len(self.names), k, Xv.shape[1], device=self.device)
 
     def _flush(self) -> None:
         E = len(self._pending)
         if E == 0:
             return
+        if self._compiled:
+            return self._flush_compiled(E)
         k, p = self._thetas.shape[1], self._thetas.shape[2]
         thq = quantizers.quantize_many(self.names, self._thetas[:E].reshape(E * k, p), split=self.split,
                                        variant=self.variant)
@@ -110,6 +127,8 @@ class RQRecorder:
 
     def on_chunk_end(self, models: slice, theta: torch.Tensor) -> None:
         self._flush()
+        if self._compiled:
+            return self._end_compiled(models)
         Q, k = self._buf.shape[1], self._buf.shape[2]
         if not torch.isfinite(self._buf).all():
             raise ValueError("non-finite validation losses met while recording r_Q^n")
@@ -124,6 +143,71 @@ class RQRecorder:
         self.n_distinct[:, models] = nd.reshape(sh).cpu().numpy()
         if self.keep_losses:
             self.losses[:, :, models] = self._buf.cpu()
+        self._buf = None
+
+    # the compiled path (qlib._engine_cpu) ----------------------------------------------------
+    def _start_compiled(self, k: int, nv: int) -> None:
+        from . import _engine_cpu as ec
+
+        Q, p = len(self.names), self.model.n_params
+        sizes = self.split if self.split is not None else [p]
+        kinds, params = [], []
+        for name in self.names:
+            q = quantizers.get(name, variant=self.variant)
+            if name == "identity":
+                kinds.append(ec.KIND_IDENTITY)
+                params += [0.0] * len(sizes)
+            elif name == "sign":
+                kinds.append(ec.KIND_SIGN)
+                params += [0.0] * len(sizes)
+            elif q.zero_fraction is not None:
+                kinds.append(ec.KIND_TERNARY)
+                params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in sizes]
+            else:
+                kinds.append(ec.KIND_BITS_PRINTED if self.variant == "printed" else ec.KIND_BITS_CAPPED)
+                params += [float(2 ** (int(name[4:]) - 1))] * len(sizes)
+        self._kinds = np.asarray(kinds, np.int64)
+        self._params = np.asarray(params, np.float64)
+        self._offsets = np.cumsum([0] + list(sizes)).astype(np.int64)
+        self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
+        self._qbuf = np.empty((k, self.block, Q, p), np.float32)
+        self._X1t = self._data[1].contiguous()                    # (k, p, n_val)
+        self._ybc = self._yv.unsqueeze(1)                         # (k, 1, n_val)
+        self._buf = torch.empty(k, self.T, Q, nv)
+
+    def _flush_compiled(self, E: int) -> None:
+        from . import _engine_cpu as ec
+
+        k, Q, p = self._qbuf.shape[0], self._qbuf.shape[2], self._qbuf.shape[3]
+        qb = self._qbuf[:, :E]
+        ec.quantize_rows(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets, qb, self._pivots)
+        out = torch.bmm(torch.from_numpy(qb).reshape(k, E * Q, p), self._X1t)        # (k, E·Q, n)
+        L = self._lossfn(out, self._ybc)
+        i0 = self._pending[0]
+        self._buf[:, i0:i0 + E] = L.reshape(k, E, Q, -1)
+        self._pending = []
+
+    def _end_compiled(self, models: slice) -> None:
+        from . import _engine_cpu as ec
+
+        k, T, Q, n = self._buf.shape
+        r = np.empty((k, Q))
+        d2 = np.empty((k, Q))
+        best = np.empty((k, Q), np.int64)
+        kb = np.empty((k, Q), np.int64)
+        nd = np.empty((k, Q), np.int64)
+        bad = np.zeros(k, np.int64)
+        proj = torch.randn(n, generator=torch.Generator().manual_seed(12345)).double().numpy()
+        ec.rq_stats(self._buf.numpy(), T, self.ddof, proj, r, best, d2, kb, nd, bad)
+        if bad.any():
+            raise ValueError("non-finite validation losses met while recording r_Q^n")
+        self.r[:, models] = r.T
+        self.delta2[:, models] = d2.T
+        self.best_epoch[:, models] = ((best + 1) * self.every).T
+        self.binding_epoch[:, models] = np.where(kb >= 0, (kb + 1) * self.every, -1).T
+        self.n_distinct[:, models] = nd.T
+        if self.keep_losses:
+            self.losses[:, :, models] = self._buf.permute(1, 2, 0, 3)
         self._buf = None
 
     def finish(self) -> "RQRecorder":

@@ -33,12 +33,14 @@ def _alone_linear(theta0, X, y, epochs, lr, loss):
     return torch.cat([lin.weight.detach()[0], lin.bias.detach()])
 
 
+@pytest.mark.parametrize("backend", ["torch", "compiled"])
 @pytest.mark.parametrize("loss", ["logistic", "mse"])
-def test_linear_equals_torch_adam_alone(loss):
+def test_linear_equals_torch_adam_alone(loss, backend):
     X, y = _data(regression=loss == "mse")
     model = engine.Linear(X.shape[2])
     th0 = engine.init_params(model, X.shape[0], 0)
-    res = engine.train(model, th0, X, y, epochs=80, lr=1e-2, loss=loss, chunk_size=2, record_loss=True)
+    res = engine.train(model, th0, X, y, epochs=80, lr=1e-2, loss=loss, chunk_size=2, record_loss=True,
+                       backend=backend)
     for k in range(X.shape[0]):
         ref = _alone_linear(th0[k], X[k], y[k], 80, 1e-2, loss)
         torch.testing.assert_close(res.theta[k], ref, atol=2e-6, rtol=1e-5)
@@ -77,16 +79,18 @@ def test_init_matches_nn_linear_bounds_and_is_seeded():
     assert a.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.02)
 
 
-def test_chunking_does_not_change_the_result():
+@pytest.mark.parametrize("backend", ["torch", "compiled"])
+def test_chunking_does_not_change_the_result(backend):
     X, y = _data(K=9)
     model = engine.Linear(X.shape[2])
     th0 = engine.init_params(model, 9, 0)
-    a = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=1).theta
-    b = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=9).theta
+    a = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=1, backend=backend).theta
+    b = engine.train(model, th0, X, y, epochs=30, lr=1e-2, chunk_size=9, backend=backend).theta
     torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
 
 
-def test_callbacks_see_every_epoch_and_chunk():
+@pytest.mark.parametrize("backend", ["torch", "compiled"])
+def test_callbacks_see_every_epoch_and_chunk(backend):
     X, y = _data(K=5)
     model = engine.Linear(X.shape[2])
     seen = []
@@ -103,7 +107,7 @@ def test_callbacks_see_every_epoch_and_chunk():
 
     fn_calls = []
     engine.train(model, engine.init_params(model, 5, 0), X, y, epochs=3, chunk_size=3,
-                 callbacks=[Rec(), lambda e, th, m: fn_calls.append(e)])
+                 callbacks=[Rec(), lambda e, th, m: fn_calls.append(e)], backend=backend)
     assert seen[0] == ("start", 0, 3) and seen[4] == ("end", 0, 3) and seen[5] == ("start", 3, 5)
     assert [s[1] for s in seen if s[0] == "epoch"] == [1, 2, 3, 1, 2, 3]
     assert fn_calls == [1, 2, 3, 1, 2, 3]

@@ -168,12 +168,14 @@ def _tiny_setup(R=3, n=32, d=6, epochs=60, seed=0):
     return model, th0, x.reshape(K, n, d), y.reshape(K, n), xv.reshape(K, n, d), yv.reshape(K, n), epochs
 
 
-def test_recorder_equals_r_q_on_each_trajectory():
+@pytest.mark.parametrize("backend", ["torch", "compiled"])
+def test_recorder_equals_r_q_on_each_trajectory(backend):
     model, th0, X, Y, Xv, Yv, epochs = _tiny_setup()
     names = ["sign", "ternary50", "bits2", "bits4"]
-    rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=epochs, transform=synthetic.features, keep_losses=True, block=7)
+    rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=epochs, transform=synthetic.features, keep_losses=True,
+                              block=7, backend=backend)
     res = engine.train(model, th0, X, Y, epochs=epochs, lr=3e-2, transform=synthetic.features, callbacks=[rec],
-                       chunk_size=4)
+                       chunk_size=4, backend=backend)
     # the recorded losses are those of the quantized models of every epoch (checked on the last)
     thq = quantizers.quantize_many(names, res.theta, split=engine.param_sizes(model))
     last = engine.per_sample_loss("logistic", model.forward(thq, synthetic.features(Xv)), Yv)
@@ -188,10 +190,12 @@ def test_recorder_equals_r_q_on_each_trajectory():
     assert (rec.n_distinct < epochs).any()           # copies met along the trajectories
 
 
-def test_recorder_nan_when_model_never_changes():
+@pytest.mark.parametrize("backend", ["torch", "compiled"])
+def test_recorder_nan_when_model_never_changes(backend):
     model, th0, X, Y, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
-    rec = recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, transform=synthetic.features)
-    engine.train(model, th0, X, Y, epochs=5, lr=1e-9, transform=synthetic.features, callbacks=[rec])
+    rec = recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, transform=synthetic.features, backend=backend)
+    engine.train(model, th0, X, Y, epochs=5, lr=1e-9, transform=synthetic.features, callbacks=[rec],
+                 backend=backend)
     assert np.isnan(rec.r).all()
     with pytest.warns(rqn.RQUndefinedWarning):
         rec.finish()

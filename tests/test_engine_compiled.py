@@ -1,0 +1,233 @@
+"""The compiled CPU path of the engine and the recorder (qlib._engine_cpu) against the torch path.
+
+* quantizers: the same values as ``qlib.quantizers.quantize_many``, exactly (every family, both
+  b-bit variants, per-tensor blocks, ties and zero blocks, the ternary pivot carried between calls);
+* Algorithm-1 statistics: ``qlib.rqn.batched_rates`` and ``qlib.rqn.trajectory_stats`` per stream;
+* training: the torch backend to float32 rounding, the same bits on every run and thread count;
+* the recorder: the torch recorder's r_Q^n, epochs and distinct counts.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numba
+import numpy as np
+import pytest
+import torch
+
+from qlib import _engine_cpu as ec
+from qlib import engine, quantizers, recorder, rqn, synthetic
+
+ALL = quantizers.names()
+
+
+def _codes(names, split, variant):
+    kinds, params = [], []
+    for name in names:
+        q = quantizers.get(name, variant=variant)
+        if name == "identity":
+            kinds.append(ec.KIND_IDENTITY)
+            params += [0.0] * len(split)
+        elif name == "sign":
+            kinds.append(ec.KIND_SIGN)
+            params += [0.0] * len(split)
+        elif q.zero_fraction is not None:
+            kinds.append(ec.KIND_TERNARY)
+            params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in split]
+        else:
+            kinds.append(ec.KIND_BITS_PRINTED if variant == "printed" else ec.KIND_BITS_CAPPED)
+            params += [float(2 ** (int(name[4:]) - 1))] * len(split)
+    return (np.asarray(kinds, np.int64), np.asarray(params, np.float64),
+            np.cumsum([0] + list(split)).astype(np.int64))
+
+
+def _rows(E=12, K=5, p=41, seed=0, walk=True):
+    g = torch.Generator().manual_seed(seed)
+    if walk:   # a trajectory: small steps from one epoch to the next (the pivots' case)
+        x = torch.randn(1, K, p, generator=g) * 0.05 + torch.randn(E, K, p, generator=g).mul(3e-3).cumsum(0)
+    else:
+        x = torch.randn(E, K, p, generator=g) * 0.05
+    if E < 5 or K < 5:
+        return x.contiguous()
+    x[0, 0, :6] = 0.0                       # zeros (sign(0) = +1 for sign, 0 for ternary)
+    x[1, 1] = 0.0                           # an all-zero row: α = 0
+    x[2, 2, 3:15] = 0.01                    # ties in |θ| across the ternary cut
+    x[3, 3, 5:9] = torch.tensor([-0.02, 0.02, -0.02, 0.02])
+    x[4, 4, -1] = 1.0                       # a power of two (α exact)
+    return x.contiguous()
+
+
+@pytest.mark.parametrize("variant", quantizers.VARIANTS)
+@pytest.mark.parametrize("split", [[40, 1], [41], [10, 30, 1]])
+@pytest.mark.parametrize("walk", [True, False])
+def test_quantize_rows_equals_quantize_many_exactly(variant, split, walk):
+    x = _rows(walk=walk)
+    E, K, p = x.shape
+    kinds, params, offsets = _codes(ALL, split, variant)
+    out = np.empty((K, E, len(ALL), p), np.float32)
+    pivots = np.full((K, len(ALL) * len(split)), -1, np.int64)
+    # two calls: the second starts from the pivots the first left
+    ec.quantize_rows(x[:5].numpy(), kinds, params, offsets, out[:, :5], pivots)
+    ec.quantize_rows(x[5:].numpy(), kinds, params, offsets, out[:, 5:], pivots)
+    ref = quantizers.quantize_many(ALL, x.reshape(E * K, p), split=split, variant=variant)
+    ref = ref.reshape(len(ALL), E, K, p).permute(2, 1, 0, 3).numpy()
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_ternary_pivot_from_any_start_is_the_stable_argsort_cut():
+    """Whatever index the kept pivot holds, the zeroed set is the first kz of the stable argsort."""
+    x = _rows(E=1, K=1, p=64, walk=False)
+    x[0, 0, 10:30] = 0.01                   # ties across every cut
+    x[0, 0, 40:44] = 0.0
+    kinds, params, offsets = _codes(["ternary33", "ternary50", "ternary90"], [64], "printed")
+    ref = quantizers.quantize_many(["ternary33", "ternary50", "ternary90"], x[0]).numpy()
+    for start in (-1, 0, 17, 63):
+        out = np.empty((1, 1, 3, 64), np.float32)
+        pivots = np.full((1, 3), start, np.int64)
+        ec.quantize_rows(x.numpy(), kinds, params, offsets, out, pivots)
+        np.testing.assert_array_equal(out[0, 0], ref[:, 0])
+
+
+def _stats(B, ddof=1):
+    K, T, Q, n = B.shape
+    outs = [np.empty((K, Q)), np.empty((K, Q), np.int64), np.empty((K, Q)), np.empty((K, Q), np.int64),
+            np.empty((K, Q), np.int64), np.zeros(K, np.int64)]
+    proj = torch.randn(n, generator=torch.Generator().manual_seed(12345)).double().numpy()
+    r, best, d2, kb, nd, bad = outs
+    ec.rq_stats(B.numpy(), T, ddof, proj, r, best, d2, kb, nd, bad)
+    return r, best, d2, kb, nd, bad
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_rq_stats_equals_batched_rates_and_trajectory_stats(ddof):
+    g = torch.Generator().manual_seed(3)
+    K, T, Q, n = 4, 60, 3, 16
+    B = torch.rand(K, T, Q, n, generator=g)
+    B[:, 20:40, 0] = B[:, 5:6, 0]           # copies of one model
+    B[1, :, 1] = B[1, :1, 1]                # a stream that never changes: NaN
+    B[2, 7, 2] = B[2, 30, 2] + 0.25         # a constant shift of another row
+    r, best, d2, kb, nd, bad = _stats(B, ddof)
+    assert not bad.any()
+    S = B.permute(1, 2, 0, 3).reshape(T, Q * K, n)                    # stream s = q·K + k
+    rr, bb, dd, kk, nn = (a.reshape(Q, K).T.numpy() for a in rqn.batched_rates(S, ddof=ddof))
+    np.testing.assert_allclose(r, rr, rtol=2e-5)
+    np.testing.assert_array_equal(np.isnan(r), np.isnan(rr))
+    np.testing.assert_array_equal(best, bb)
+    np.testing.assert_array_equal(kb, kk)
+    np.testing.assert_array_equal(nd, nn)
+    np.testing.assert_allclose(d2, dd, rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rqn.RQUndefinedWarning)
+        for k in range(K):
+            for q in range(Q):
+                st = rqn.trajectory_stats(B[k, :, q], ddof=ddof)
+                np.testing.assert_allclose(r[k, q], st.r_q, rtol=1e-9)     # float64 variances
+                assert nd[k, q] == st.n_distinct
+    assert np.isnan(r[1, 1]) and nd[1, 1] == 1
+
+
+def test_rq_stats_flags_non_finite_losses():
+    B = torch.rand(2, 10, 2, 8)
+    B[1, 3, 0, 2] = float("nan")
+    assert list(_stats(B)[-1]) == [0, 1]
+
+
+def _train_data(K=6, n=40, d=9, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(K, n, d, generator=g), (torch.rand(K, n, generator=g) > 0.5).float()
+
+
+@pytest.mark.parametrize("loss", ["logistic", "mse"])
+def test_compiled_training_agrees_with_torch_and_repeats_bit_for_bit(loss):
+    X, y = _train_data()
+    if loss == "mse":
+        y = y * 2 - 0.5
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    kw = dict(epochs=120, lr=1e-2, loss=loss, record_loss=True, chunk_size=4)
+    a = engine.train(model, th0, X, y, backend="torch", **kw)
+    b = engine.train(model, th0, X, y, backend="compiled", **kw)
+    torch.testing.assert_close(b.theta, a.theta, atol=2e-6, rtol=1e-5)
+    torch.testing.assert_close(b.train_loss, a.train_loss, atol=2e-6, rtol=1e-5)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        c = engine.train(model, th0, X, y, backend="compiled", **kw)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(b.theta, c.theta) and torch.equal(b.train_loss, c.train_loss)
+
+
+def test_compiled_callbacks_see_each_epochs_parameters():
+    X, y = _train_data(K=3)
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, 3, 0)
+    seen = {}
+    for backend in ("torch", "compiled"):
+        got = []
+        engine.train(model, th0, X, y, epochs=120, lr=1e-2, backend=backend,
+                     callbacks=[lambda e, th, m, got=got: got.append((e, th.clone()))])
+        seen[backend] = got
+    assert [e for e, _ in seen["compiled"]] == list(range(1, 121))
+    for (_, a), (_, b) in zip(seen["torch"], seen["compiled"]):
+        torch.testing.assert_close(b, a, atol=2e-6, rtol=1e-5)
+
+
+def test_backend_choice_and_errors():
+    X, y = _train_data(K=2)
+    lin, mlp = engine.Linear(X.shape[2]), engine.MLP(X.shape[2], hidden=4)
+    assert engine.compiled_backend(lin, "cpu")
+    assert not engine.compiled_backend(mlp, "cpu")
+    assert not engine.compiled_backend(lin, "cpu", torch.float64)
+    with pytest.raises(ValueError, match="backend"):
+        engine.train(lin, engine.init_params(lin, 2, 0), X, y, epochs=1, backend="numba")
+    with pytest.raises(ValueError, match="backend='compiled' does not apply here: .*Linear only"):
+        engine.train(mlp, engine.init_params(mlp, 2, 0), X, y, epochs=1, backend="compiled")
+    with pytest.raises(ValueError, match="float32"):
+        engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=1, backend="compiled")
+    # float64 parameters under "auto" take the torch path
+    engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=2)
+    with pytest.raises(ValueError, match="backend"):
+        recorder.RQRecorder(mlp, ["sign"], X, y, epochs=3, backend="compiled")
+
+
+@pytest.mark.parametrize("variant", quantizers.VARIANTS)
+@pytest.mark.parametrize("scope", ["tensor", "model"])
+def test_compiled_recorder_agrees_with_torch_recorder(variant, scope):
+    laws = synthetic.make_laws(0, grid=[(1.5, 6), (3.0, 8)], dim=6)
+    g = torch.Generator().manual_seed(0)
+    x, y = synthetic.sample(laws, (4, 32), g)
+    xv, yv = synthetic.sample(laws, (4, 32), g)
+    K = 8
+    X, Y, Xv, Yv = x.reshape(K, 32, 6), y.reshape(K, 32), xv.reshape(K, 32, 6), yv.reshape(K, 32)
+    model = engine.Linear(12)
+    th0 = engine.init_params(model, K, 0)
+    names = [n for n in ALL if n != "identity"]
+    recs = {}
+    for backend in ("torch", "compiled"):
+        rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=90, transform=synthetic.features, block=13,
+                                  scope=scope, variant=variant, keep_losses=True, backend=backend)
+        # the same trajectories on both sides: the recorders differ, not the training
+        engine.train(model, th0, X, Y, epochs=90, lr=3e-2, transform=synthetic.features, callbacks=[rec],
+                     chunk_size=3, backend="torch")
+        recs[backend] = rec
+    a, b = recs["torch"], recs["compiled"]
+    torch.testing.assert_close(b.losses, a.losses, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(b.r, a.r, rtol=1e-4)
+    np.testing.assert_array_equal(b.n_distinct, a.n_distinct)
+    np.testing.assert_array_equal(b.best_epoch, a.best_epoch)
+    assert (b.n_distinct < 90).any()
+
+
+def test_compiled_kernels_are_thread_count_independent():
+    x = _rows(E=20, K=8, p=33)
+    kinds, params, offsets = _codes(ALL, [32, 1], "printed")
+    outs = []
+    for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+        numba.set_num_threads(nt)
+        out = np.empty((8, 20, len(ALL), 33), np.float32)
+        ec.quantize_rows(x.numpy(), kinds, params, offsets, out, np.full((8, len(ALL) * 2), -1, np.int64))
+        outs.append(out)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    np.testing.assert_array_equal(outs[0], outs[1])
