@@ -16,8 +16,13 @@ with that model's data in L2 (model-outer, epoch-inner), in parallel over models
   values as :func:`qlib.quantizers.quantize_many` (tests check it exactly): the ternary zeroes come
   from a selection of the k-th smallest |θ| instead of a stable sort, ties broken by index as the
   stable sort does;
+* :func:`quantize_unique` / :func:`scatter_unique` — what the recorder runs: the same quantizers,
+  keeping only the quantized rows that differ from the same quantizer's row of the previous epoch
+  (in the synthetic study of paper 001 about 89 % of them repeat: a coarse quantizer rarely moves
+  under a few small Adam steps), so only those are evaluated on the validation set and stored;
 * :func:`rq_stats` — the exact Algorithm-1 statistics of :func:`qlib.rqn.batched_rates` over a
-  (models, T, Q, n) loss buffer, two passes per stream, variances in float64.
+  (models, T, Q, n) loss buffer, two passes per stream over the epochs it holds, variances in
+  float64 (a repeated row repeats a term of the minimum and changes nothing).
 
 The summation order of the matrix-vector products differs from torch's, so training agrees with the
 torch path to float32 rounding, not bit for bit (tests/test_engine_compiled.py); the results are the
@@ -32,7 +37,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["linear_adam", "quantize_rows", "rq_stats", "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY",
+__all__ = ["linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats", "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY",
            "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
 
 KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED = 0, 1, 2, 3, 4
@@ -125,35 +130,63 @@ def linear_adam(theta, m, v, X1, X1t, y, t0, steps, lr, b1, b2, eps, logistic, h
 # ---------------------------------------------------------------------------------------------
 # Quantizers (the families of qlib.quantizers), many rows at once
 # ---------------------------------------------------------------------------------------------
-# One loop per function: LLVM vectorizes these; one function holding all the loops compiled to far
-# slower code (as in qlib._eden_cpu).
+# Each kernel runs one loop nest over the E rows of one model k of x (E, K, p), writing quantizer q
+# of block lo:hi into out (E, Q, p): few calls per row (a call per row and quantizer cost more than
+# the arithmetic of a 257-vector), and one loop per function, which LLVM vectorizes (one function
+# holding all the loops compiled to far slower code, as in qlib._eden_cpu).
 @njit(cache=True, nogil=True)
-def _abs_max(x, a, lo, hi):
-    m = np.float32(0.0)
-    for j in range(lo, hi):
-        v = abs(x[j])
-        a[j] = v
-        m = max(m, v)
-    return m
-
-
-@njit(cache=True, nogil=True)
-def _copy(x, o, lo, hi):
-    for j in range(lo, hi):
-        o[j] = x[j]
+def _alpha(amax):
+    """α = 2^round(log2 max|θ|) (round half to even, as torch.round), 0 for an all-zero block."""
+    if amax > 0:
+        return np.float32(np.exp2(np.round(np.log2(amax))))
+    return np.float32(0.0)
 
 
 @njit(cache=True, nogil=True)
-def _sign_pos0(x, o, lo, hi):
-    for j in range(lo, hi):
-        o[j] = np.float32(1.0) if x[j] >= np.float32(0.0) else np.float32(-1.0)
+def _abs_alpha(x, k, a, alpha, lo, hi):
+    """a[e, j] = |x[e, k, j]| and alpha[e] the scale α of row e's block."""
+    for e in range(x.shape[0]):
+        m = np.float32(0.0)
+        for j in range(lo, hi):
+            v = abs(x[e, k, j])
+            a[e, j] = v
+            m = max(m, v)
+        alpha[e] = _alpha(m)
 
 
 @njit(cache=True, nogil=True)
-def _sign(x, o, lo, hi):
-    for j in range(lo, hi):
-        v = x[j]
-        o[j] = np.float32(1.0) if v > np.float32(0.0) else (np.float32(-1.0) if v < np.float32(0.0) else np.float32(0.0))
+def _copy_rows(x, k, out, q, lo, hi):
+    for e in range(x.shape[0]):
+        for j in range(lo, hi):
+            out[e, q, j] = x[e, k, j]
+
+
+@njit(cache=True, nogil=True)
+def _sign_pos0_rows(x, k, out, q, lo, hi):
+    for e in range(x.shape[0]):
+        for j in range(lo, hi):
+            out[e, q, j] = np.float32(1.0) if x[e, k, j] >= np.float32(0.0) else np.float32(-1.0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bits_rows(x, k, a, alpha, sc, capped, out, q, lo, hi):
+    """b bits, s = 2^(b-1) = ``sc``. torch (qlib.quantizers): u = |x|/α, then
+    printed: trunc(clamp(u·s, 0, s) + 1)·α/s·sign₀(x); capped: clamp(ceil(u·s), 1, s)·α/s·sign₀(x)."""
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    for e in range(x.shape[0]):
+        al = alpha[e]
+        if al == 0:
+            for j in range(lo, hi):
+                out[e, q, j] = zero
+        elif capped:
+            for j in range(lo, hi):
+                u = min(max(np.ceil((a[e, j] / al) * sc), one), sc)
+                out[e, q, j] = ((u * al) / sc) * (one if x[e, k, j] >= zero else -one)
+        else:
+            for j in range(lo, hi):
+                u = np.trunc(min(max((a[e, j] / al) * sc, zero), sc) + one)
+                out[e, q, j] = ((u * al) / sc) * (one if x[e, k, j] >= zero else -one)
 
 
 # The ternary quantizers zero the kz smallest |x| of a block, ties taken in index order (what the
@@ -163,9 +196,9 @@ def _sign(x, o, lo, hi):
 # small Adam steps move it by a rank or two, so it is found again by a count and a step or two, each
 # one vectorized pass, instead of a sort.
 @njit(cache=True, nogil=True)
-def _keys(xi, keys, lo, hi):
+def _keys(xi, e, k, keys, lo, hi):
     for j in range(lo, hi):
-        keys[j] = (np.int64(xi[j] & np.int32(0x7FFFFFFF)) << np.int64(32)) | np.int64(j)
+        keys[j] = (np.int64(xi[e, k, j] & np.int32(0x7FFFFFFF)) << np.int64(32)) | np.int64(j)
 
 
 @njit(cache=True, nogil=True)
@@ -195,12 +228,6 @@ def _min_above(keys, P, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _zero_le(keys, P, o, lo, hi):
-    for j in range(lo, hi):
-        o[j] = np.float32(0.0) if keys[j] <= P else o[j]
-
-
-@njit(cache=True, nogil=True)
 def _pivot(keys, kz, j0, lo, hi):
     """The kz-th smallest key of the block (1 ≤ kz ≤ hi - lo), searched from the key of index j0
     (-1: no guess, a sort)."""
@@ -218,71 +245,104 @@ def _pivot(keys, kz, j0, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _fill(o, lo, hi, value):
+def _sign_zero_le(x, e, k, keys, P, out, q, lo, hi):
+    """sign(x) (sign(0) = 0), zero where the key is at most P."""
     for j in range(lo, hi):
-        o[j] = value
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _bits_printed(x, a, alpha, sc, o, lo, hi):
-    # torch: u = |x|/α; o = trunc(clamp(u·s, 0, s) + 1)·α/s·sign₀(x)
-    for j in range(lo, hi):
-        u = np.trunc(min(max((a[j] / alpha) * sc, np.float32(0.0)), sc) + np.float32(1.0))
-        o[j] = ((u * alpha) / sc) * (np.float32(1.0) if x[j] >= np.float32(0.0) else np.float32(-1.0))
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _bits_capped(x, a, alpha, sc, o, lo, hi):
-    # torch: o = clamp(ceil(|x|/α·s), 1, s)·α/s·sign₀(x)
-    for j in range(lo, hi):
-        u = min(max(np.ceil((a[j] / alpha) * sc), np.float32(1.0)), sc)
-        o[j] = ((u * alpha) / sc) * (np.float32(1.0) if x[j] >= np.float32(0.0) else np.float32(-1.0))
+        v = x[e, k, j]
+        s = np.float32(1.0) if v > np.float32(0.0) else (np.float32(-1.0) if v < np.float32(0.0) else np.float32(0.0))
+        out[e, q, j] = np.float32(0.0) if keys[j] <= P else s
 
 
 @njit(cache=True, nogil=True)
-def _alpha(amax):
-    """α = 2^round(log2 max|θ|) (round half to even, as torch.round), 0 for an all-zero block."""
-    if amax > 0:
-        return np.float32(np.exp2(np.round(np.log2(amax))))
-    return np.float32(0.0)
+def _ternary_rows(x, xi, k, keys, kz, pivots, ip, out, q, lo, hi):
+    for e in range(x.shape[0]):
+        _keys(xi, e, k, keys, lo, hi)
+        if kz > 0:
+            P = _pivot(keys, kz, pivots[ip], lo, hi)
+            pivots[ip] = P & np.int64(0xFFFFFFFF)
+        else:
+            P = np.int64(-1)
+        _sign_zero_le(x, e, k, keys, P, out, q, lo, hi)
 
 
-@njit(cache=True, nogil=True)
-def _quantize_row(x, a, keys, kinds, params, offsets, out, pivots):
-    """Quantize one row x (p,) block by block with every quantizer into out (Q, p); a (p,) float32
-    and keys (p,) int64 scratch. ``pivots`` (Q·nblocks,): the index of each ternary quantizer's
-    pivot in each block, from the last row (-1: none yet), updated."""
+@njit(cache=True, nogil=True, error_model="numpy")
+def _quantize_small(x, e, k, kinds, params, nb, b, lo, hi, out, order):
+    """All quantizers on row e's block of a few coordinates (a bias) in one function: calls per
+    quantizer would cost more than the arithmetic. Same operations as the kernels above; the ternary
+    zeroes from an insertion sort by (|x|, index) into ``order[lo:hi]``."""
+    one = np.float32(1.0)
     zero = np.float32(0.0)
+    amax = zero
+    for j in range(lo, hi):
+        amax = max(amax, abs(x[e, k, j]))
+    alpha = _alpha(amax)
+    sorted_ = False
+    for q in range(kinds.shape[0]):
+        kind = kinds[q]
+        par = params[q * nb + b]
+        for j in range(lo, hi):
+            v = x[e, k, j]
+            pos = one if v >= zero else -one
+            if kind == 0:
+                out[e, q, j] = v
+            elif kind == 1:
+                out[e, q, j] = pos
+            elif kind == 2:
+                out[e, q, j] = one if v > zero else (-one if v < zero else zero)
+            elif alpha == 0:
+                out[e, q, j] = zero
+            else:
+                sc = np.float32(par)
+                if kind == 4:
+                    u = min(max(np.ceil((abs(v) / alpha) * sc), one), sc)
+                else:
+                    u = np.trunc(min(max((abs(v) / alpha) * sc, zero), sc) + one)
+                out[e, q, j] = ((u * alpha) / sc) * pos
+        if kind == 2 and int(par) > 0:
+            if not sorted_:
+                for i in range(lo, hi):                 # stable: ties keep index order
+                    h = i
+                    while h > lo and abs(x[e, k, order[h - 1]]) > abs(x[e, k, i]):
+                        order[h] = order[h - 1]
+                        h -= 1
+                    order[h] = i
+                sorted_ = True
+            for i in range(lo, lo + int(par)):
+                out[e, q, order[i]] = zero
+
+
+#: blocks up to this size take :func:`_quantize_small`
+_SMALL = 8
+
+
+@njit(cache=True, nogil=True)
+def _quantize_model(x, xi, k, kinds, params, offsets, out, pivots, a, alpha, keys):
+    """The rows x[:, k] (E, p), block by block, with every quantizer into out (E, Q, p). ``pivots``
+    (Q·nblocks,): each ternary quantizer's pivot index per block from the last row (-1: none yet),
+    updated. a (E, p), alpha (E,), keys (p,): scratch."""
     nb = offsets.shape[0] - 1
-    xi = x.view(np.int32)
     for b in range(nb):
         lo, hi = offsets[b], offsets[b + 1]
-        alpha = _alpha(_abs_max(x, a, lo, hi))
-        keyed = False
+        if hi - lo <= _SMALL:
+            for e in range(x.shape[0]):
+                _quantize_small(x, e, k, kinds, params, nb, b, lo, hi, out, keys)
+            continue
+        # unsigned indices: numba then emits no negative-index wraparound in the loops, and LLVM
+        # vectorizes them (measured 3× faster than int64 bounds read from an array)
+        ku, lo_u, hi_u = np.uint64(k), np.uint64(lo), np.uint64(hi)
+        _abs_alpha(x, ku, a, alpha, lo_u, hi_u)
         for q in range(kinds.shape[0]):
             kind = kinds[q]
-            o = out[q]
             par = params[q * nb + b]
-            if kind == 0:                               # identity
-                _copy(x, o, lo, hi)
-            elif kind == 1:                             # sign, sign(0) = +1
-                _sign_pos0(x, o, lo, hi)
-            elif kind == 2:                             # ternary: sign, the kz smallest |x| zeroed
-                _sign(x, o, lo, hi)
-                kz = int(par)
-                if kz > 0:
-                    if not keyed:
-                        _keys(xi, keys, lo, hi)
-                        keyed = True
-                    P = _pivot(keys, kz, pivots[q * nb + b], lo, hi)
-                    pivots[q * nb + b] = P & np.int64(0xFFFFFFFF)
-                    _zero_le(keys, P, o, lo, hi)
-            elif alpha == 0:
-                _fill(o, lo, hi, zero)
-            elif kind == 4:                             # b bits (capped), s = 2^(b-1)
-                _bits_capped(x, a, alpha, np.float32(par), o, lo, hi)
-            else:                                       # b bits (printed)
-                _bits_printed(x, a, alpha, np.float32(par), o, lo, hi)
+            qu = np.uint64(q)
+            if kind == KIND_IDENTITY:
+                _copy_rows(x, ku, out, qu, lo_u, hi_u)
+            elif kind == KIND_SIGN:
+                _sign_pos0_rows(x, ku, out, qu, lo_u, hi_u)
+            elif kind == KIND_TERNARY:
+                _ternary_rows(x, xi, ku, keys, int(par), pivots, q * nb + b, out, qu, lo_u, hi_u)
+            else:
+                _bits_rows(x, ku, a, alpha, np.float32(par), kind == KIND_BITS_CAPPED, out, qu, lo_u, hi_u)
 
 
 @njit(cache=True, parallel=True)
@@ -293,70 +353,180 @@ def quantize_rows(x, kinds, params, offsets, out, pivots):
     Q·nblocks) int64: per model the ternary pivots of its last row (-1 to start), updated — the next
     call starts from them."""
     E, K, p = x.shape
+    xi = x.view(np.int32)
     for k in prange(K):
-        a = np.empty(p, np.float32)
+        a = np.empty((E, p), np.float32)
+        alpha = np.empty(E, np.float32)
         keys = np.empty(p, np.int64)
-        for e in range(E):
-            _quantize_row(x[e, k], a, keys, kinds, params, offsets, out[k, e], pivots[k])
+        _quantize_model(x, xi, k, kinds, params, offsets, out[k], pivots[k], a, alpha, keys)
+
+
+@njit(cache=True, nogil=True)
+def _n_diff(u, v):
+    """How many entries of the rows u and v differ (a count, which vectorizes; a break would not)."""
+    c = 0
+    for j in range(u.shape[0]):
+        c += 1 if u[j] != v[j] else 0
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _copy_row(u, v):
+    for j in range(u.shape[0]):
+        v[j] = u[j]
+
+
+@njit(cache=True, nogil=True)
+def _pack_new(rows, last, has_last, packed, sel):
+    """Rows (E, Q, p) that differ from the same quantizer's previous row (``last`` (Q, p) before the
+    first, if ``has_last``) into packed / sel; ``last`` becomes the last rows. Returns the count."""
+    E, Q, p = rows.shape
+    c = 0
+    for e in range(E):
+        for q in range(Q):
+            if e > 0:
+                new = _n_diff(rows[e, q], rows[e - 1, q]) > 0
+            else:
+                new = not has_last or _n_diff(rows[e, q], last[q]) > 0
+            if new:
+                _copy_row(rows[e, q], packed[c])
+                sel[c] = e * Q + q
+                c += 1
+    for q in range(Q):
+        _copy_row(rows[E - 1, q], last[q])
+    return c
+
+
+@njit(cache=True, parallel=True)
+def quantize_unique(x, kinds, params, offsets, pivots, last, has_last, packed, sel, count):
+    """:func:`quantize_rows`, keeping only what Algorithm 1 needs: a quantized row equal to the same
+    quantizer's row of the previous epoch (most of them: a few small Adam steps rarely move a
+    coarse quantizer) has the same losses, so it is not stored again.
+
+    x (E, K, p); ``last`` (K, Q, p) each quantizer's previous row (valid where ``has_last[k]``),
+    updated. Out: ``packed`` (K, ≥E·Q, p) the new rows of model k in epoch-then-quantizer order,
+    ``sel`` (K, ≥E·Q) their positions e·Q + q, ``count`` (K,) how many."""
+    E, K, p = x.shape
+    Q = kinds.shape[0]
+    xi = x.view(np.int32)
+    for k in prange(K):
+        a = np.empty((E, p), np.float32)
+        alpha = np.empty(E, np.float32)
+        keys = np.empty(p, np.int64)
+        rows = np.empty((E, Q, p), np.float32)
+        _quantize_model(x, xi, k, kinds, params, offsets, rows, pivots[k], a, alpha, keys)
+        count[k] = _pack_new(rows, last[k], has_last[k], packed[k], sel[k])
+        has_last[k] = True
+
+
+@njit(cache=True, parallel=True)
+def scatter_unique(L, sel, count, t0, Q, buf, ep, ne):
+    """The losses L (K, M, n) of the packed rows into their epochs' slots of buf (K, T, Q, n)
+    (epoch t0 + e); each stream (k, q) lists the epochs it holds in ep[k, q, :ne[k, q]]."""
+    K = L.shape[0]
+    n = L.shape[2]
+    for k in prange(K):
+        for i in range(count[k]):
+            e = sel[k, i] // Q
+            q = sel[k, i] % Q
+            t = t0 + e
+            for j in range(n):
+                buf[k, t, q, j] = L[k, i, j]
+            ep[k, q, ne[k, q]] = t
+            ne[k, q] += 1
+
+
+@njit(cache=True, parallel=True)
+def fill_repeats(buf, ep, ne, T):
+    """Each stream's epochs not listed in ``ep`` get the losses of the last listed one before them
+    (the same quantized model): the full (K, T, Q, n) loss buffer."""
+    K, Q = buf.shape[0], buf.shape[2]
+    for k in prange(K):
+        for q in range(Q):
+            i = 0
+            cur = -1
+            for t in range(T):
+                if i < ne[k, q] and ep[k, q, i] == t:
+                    cur = t
+                    i += 1
+                elif cur >= 0:
+                    buf[k, t, q] = buf[k, cur, q]
 
 
 # ---------------------------------------------------------------------------------------------
 # Algorithm 1 statistics over a (K, T, Q, n) loss buffer
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True)
-def rq_stats(buf, T, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
-    """Per stream (k, q) of buf[:, :T] (K, ≥T, Q, n) float32: r_Q^n, θ̄_1's row, δ_2, the binding
-    row, the number of distinct rows (hash of the row against ``proj``), written into the (K, Q)
-    outputs; ``nonfinite`` (K,) counts the streams of model k with a non-finite loss."""
+def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
+    """Per stream (k, q) of buf (K, T, Q, n) float32, over the epochs ep[k, q, :ne[k, q]] (increasing;
+    the epochs left out repeat the last listed one, which leaves every statistic unchanged): r_Q^n,
+    θ̄_1's epoch, δ_2, the binding epoch, the number of distinct rows (hash of the row against
+    ``proj``), written into the (K, Q) outputs; ``nonfinite`` (K,) counts model k's non-finite rows.
+
+    Same statistics as :func:`qlib.rqn.batched_rates`: θ̄_1 the first row of smallest mean (float64),
+    rows equal to it dropped, r = min δ_k²/(2σ_k²) (first epoch attaining it), here with σ_k² summed
+    in float64 after the float32 difference of the rows."""
     K = buf.shape[0]
     Q = buf.shape[2]
     n = buf.shape[3]
+    T = ep.shape[2]
     for k in prange(K):
         m = np.empty(T, np.float64)
         h = np.empty(T, np.float64)
         diff = np.empty(n, np.float32)
         bad = 0
         for q in range(Q):
-            for t in range(T):
+            N = ne[k, q]
+            if N == 0:                                  # nothing recorded
+                r[k, q] = np.nan
+                d2[k, q] = np.nan
+                best[k, q] = -1
+                kbind[k, q] = -1
+                ndist[k, q] = 0
+                continue
+            for i in range(N):
+                t = ep[k, q, i]
                 s = 0.0
                 hs = 0.0
-                for i in range(n):
-                    v = np.float64(buf[k, t, q, i])
+                for j in range(n):
+                    v = np.float64(buf[k, t, q, j])
                     s += v
-                    hs += v * proj[i]
-                m[t] = s / n
-                h[t] = hs
+                    hs += v * proj[j]
+                m[i] = s / n
+                h[i] = hs
                 if not np.isfinite(s):
                     bad += 1
             b = 0
-            for t in range(1, T):
-                if m[t] < m[b]:
-                    b = t
-            best[k, q] = b
+            for i in range(1, N):
+                if m[i] < m[b]:
+                    b = i
+            tb = ep[k, q, b]
+            best[k, q] = tb
             m1 = m[b]
             rr = np.inf
             dd = np.inf
             kb = -1
             other = False
-            for t in range(T):
+            for i in range(N):
+                t = ep[k, q, i]
                 dup = True
-                for i in range(n):
-                    diff[i] = buf[k, t, q, i] - buf[k, b, q, i]
-                    if diff[i] != 0:
+                for j in range(n):
+                    diff[j] = buf[k, t, q, j] - buf[k, tb, q, j]
+                    if diff[j] != 0:
                         dup = False
                 if dup:
                     continue
                 other = True
                 mu = 0.0
-                for i in range(n):
-                    mu += diff[i]
+                for j in range(n):
+                    mu += diff[j]
                 mu /= n
                 var = 0.0
-                for i in range(n):
-                    dv = diff[i] - mu
+                for j in range(n):
+                    dv = diff[j] - mu
                     var += dv * dv
                 var /= n - ddof
-                d = m[t] - m1
+                d = m[i] - m1
                 if var > 0:
                     term = d * d / (2.0 * var)
                 elif d != 0:
@@ -375,10 +545,10 @@ def rq_stats(buf, T, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
                 r[k, q] = np.nan
                 d2[k, q] = np.nan
             kbind[k, q] = kb
-            hs = np.sort(h)
+            hs = np.sort(h[:N])
             c = 1
-            for t in range(1, T):
-                if hs[t] != hs[t - 1]:
+            for i in range(1, N):
+                if hs[i] != hs[i - 1]:
                     c += 1
             ndist[k, q] = c
         nonfinite[k] = bad

@@ -9,8 +9,10 @@ For :class:`qlib.engine.Linear` on the CPU the three steps run compiled (:mod:`q
 the quantizers in one pass per parameter vector (the same values as
 :func:`qlib.quantizers.quantize_many`), the validation losses as one matrix product per model, and
 the statistics of Algorithm 1 in two passes per stream with variances in float64 (agreeing with
-:func:`qlib.rqn.batched_rates` to ~1e-6 relative; tests/test_engine_compiled.py). ``backend="torch"``
-keeps the torch path.
+:func:`qlib.rqn.batched_rates` to ~1e-6 relative; tests/test_engine_compiled.py). A quantized model
+equal to the one of the previous epoch (most are: 89 % in the synthetic study of paper 001) has the
+same losses and repeats a term of Algorithm 1's minimum, so it is neither evaluated nor stored
+again. ``backend="torch"`` keeps the torch path.
 """
 
 from __future__ import annotations
@@ -170,7 +172,13 @@ class RQRecorder:
         self._params = np.asarray(params, np.float64)
         self._offsets = np.cumsum([0] + list(sizes)).astype(np.int64)
         self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
-        self._qbuf = np.empty((k, self.block, Q, p), np.float32)
+        self._last = np.empty((k, Q, p), np.float32)           # each quantizer's previous row
+        self._has_last = np.zeros(k, np.bool_)
+        self._packed = np.zeros((k, self.block * Q, p), np.float32)
+        self._sel = np.empty((k, self.block * Q), np.int64)
+        self._count = np.zeros(k, np.int64)
+        self._ep = np.empty((k, Q, self.T), np.int64)          # the epochs each stream holds
+        self._ne = np.zeros((k, Q), np.int64)
         self._X1t = self._data[1].contiguous()                    # (k, p, n_val)
         self._ybc = self._yv.unsqueeze(1)                         # (k, 1, n_val)
         self._buf = torch.empty(k, self.T, Q, nv)
@@ -178,13 +186,15 @@ class RQRecorder:
     def _flush_compiled(self, E: int) -> None:
         from . import _engine_cpu as ec
 
-        k, Q, p = self._qbuf.shape[0], self._qbuf.shape[2], self._qbuf.shape[3]
-        qb = self._qbuf[:, :E]
-        ec.quantize_rows(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets, qb, self._pivots)
-        out = torch.bmm(torch.from_numpy(qb).reshape(k, E * Q, p), self._X1t)        # (k, E·Q, n)
-        L = self._lossfn(out, self._ybc)
-        i0 = self._pending[0]
-        self._buf[:, i0:i0 + E] = L.reshape(k, E, Q, -1)
+        Q = len(self.names)
+        ec.quantize_unique(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets, self._pivots,
+                           self._last, self._has_last, self._packed, self._sel, self._count)
+        M = int(self._count.max())
+        if M:
+            out = torch.bmm(torch.from_numpy(self._packed[:, :M]), self._X1t)          # (k, M, n)
+            L = self._lossfn(out, self._ybc).contiguous()
+            ec.scatter_unique(L.numpy(), self._sel, self._count, self._pending[0], Q, self._buf.numpy(),
+                              self._ep, self._ne)
         self._pending = []
 
     def _end_compiled(self, models: slice) -> None:
@@ -198,7 +208,8 @@ class RQRecorder:
         nd = np.empty((k, Q), np.int64)
         bad = np.zeros(k, np.int64)
         proj = torch.randn(n, generator=torch.Generator().manual_seed(12345)).double().numpy()
-        ec.rq_stats(self._buf.numpy(), T, self.ddof, proj, r, best, d2, kb, nd, bad)
+        buf = self._buf.numpy()
+        ec.rq_stats(buf, self._ep, self._ne, self.ddof, proj, r, best, d2, kb, nd, bad)
         if bad.any():
             raise ValueError("non-finite validation losses met while recording r_Q^n")
         self.r[:, models] = r.T
@@ -207,6 +218,7 @@ class RQRecorder:
         self.binding_epoch[:, models] = np.where(kb >= 0, (kb + 1) * self.every, -1).T
         self.n_distinct[:, models] = nd.T
         if self.keep_losses:
+            ec.fill_repeats(buf, self._ep, self._ne, T)
             self.losses[:, :, models] = self._buf.permute(1, 2, 0, 3)
         self._buf = None
 

@@ -55,11 +55,12 @@ def _rows(E=12, K=5, p=41, seed=0, walk=True):
     x[2, 2, 3:15] = 0.01                    # ties in |θ| across the ternary cut
     x[3, 3, 5:9] = torch.tensor([-0.02, 0.02, -0.02, 0.02])
     x[4, 4, -1] = 1.0                       # a power of two (α exact)
+    x[2, 3, -8:-4] = torch.tensor([0.02, -0.02, 0.0, 0.02])   # ties and a zero in a small block
     return x.contiguous()
 
 
 @pytest.mark.parametrize("variant", quantizers.VARIANTS)
-@pytest.mark.parametrize("split", [[40, 1], [41], [10, 30, 1]])
+@pytest.mark.parametrize("split", [[40, 1], [41], [10, 30, 1], [30, 3, 8]])
 @pytest.mark.parametrize("walk", [True, False])
 def test_quantize_rows_equals_quantize_many_exactly(variant, split, walk):
     x = _rows(walk=walk)
@@ -89,13 +90,16 @@ def test_ternary_pivot_from_any_start_is_the_stable_argsort_cut():
         np.testing.assert_array_equal(out[0, 0], ref[:, 0])
 
 
-def _stats(B, ddof=1):
+def _stats(B, ddof=1, ep=None, ne=None):
     K, T, Q, n = B.shape
     outs = [np.empty((K, Q)), np.empty((K, Q), np.int64), np.empty((K, Q)), np.empty((K, Q), np.int64),
             np.empty((K, Q), np.int64), np.zeros(K, np.int64)]
     proj = torch.randn(n, generator=torch.Generator().manual_seed(12345)).double().numpy()
+    if ep is None:     # every epoch listed
+        ep = np.broadcast_to(np.arange(T), (K, Q, T)).copy()
+        ne = np.full((K, Q), T, np.int64)
     r, best, d2, kb, nd, bad = outs
-    ec.rq_stats(B.numpy(), T, ddof, proj, r, best, d2, kb, nd, bad)
+    ec.rq_stats(B.numpy(), ep, ne, ddof, proj, r, best, d2, kb, nd, bad)
     return r, best, d2, kb, nd, bad
 
 
@@ -125,6 +129,65 @@ def test_rq_stats_equals_batched_rates_and_trajectory_stats(ddof):
                 np.testing.assert_allclose(r[k, q], st.r_q, rtol=1e-9)     # float64 variances
                 assert nd[k, q] == st.n_distinct
     assert np.isnan(r[1, 1]) and nd[1, 1] == 1
+
+
+def test_rq_stats_over_the_listed_epochs_equals_the_full_buffer():
+    """Epochs left out repeat the last listed row (what quantize_unique skips): same statistics."""
+    g = torch.Generator().manual_seed(5)
+    K, T, Q, n = 3, 50, 2, 12
+    B = torch.rand(K, T, Q, n, generator=g)
+    keep = torch.rand(K, Q, T, generator=g) < 0.3
+    keep[..., 0] = True
+    ep = np.zeros((K, Q, T), np.int64)
+    ne = np.zeros((K, Q), np.int64)
+    for k in range(K):
+        for q in range(Q):
+            for t in range(T):
+                if keep[k, q, t]:
+                    ep[k, q, ne[k, q]] = t
+                    ne[k, q] += 1
+                else:
+                    B[k, t, q] = B[k, t - 1, q]
+    full = _stats(B)
+    listed = _stats(B, ep=ep, ne=ne)
+    for a, b in zip(full, listed):
+        np.testing.assert_array_equal(a, b)
+    C = B.clone()
+    C[keep.permute(0, 2, 1).logical_not().unsqueeze(-1).expand_as(C)] = -1.0   # forget the repeats
+    ec.fill_repeats(C.numpy(), ep, ne, T)
+    assert torch.equal(C, B)
+
+
+def test_quantize_unique_keeps_the_rows_that_change():
+    x = _rows(E=30, K=5, p=41)
+    x[10:20] = x[9]                                   # ten epochs without a step
+    E, K, p = x.shape
+    split = [40, 1]
+    kinds, params, offsets = _codes(ALL, split, "printed")
+    Q = len(ALL)
+    full = quantizers.quantize_many(ALL, x.reshape(E * K, p), split=split).reshape(Q, E, K, p)
+    last = np.empty((K, Q, p), np.float32)
+    has = np.zeros(K, np.bool_)
+    pivots = np.full((K, Q * 2), -1, np.int64)
+    kept = [[] for _ in range(K)]
+    for e0 in (0, 13):                                # two blocks: the state carries over
+        xe = x[e0:e0 + (13 if e0 == 0 else E - 13)].contiguous()
+        Eb = xe.shape[0]
+        packed = np.zeros((K, Eb * Q, p), np.float32)
+        sel = np.empty((K, Eb * Q), np.int64)
+        count = np.zeros(K, np.int64)
+        ec.quantize_unique(xe.numpy(), kinds, params, offsets, pivots, last, has, packed, sel, count)
+        for k in range(K):
+            for i in range(count[k]):
+                e, q = divmod(int(sel[k, i]), Q)
+                np.testing.assert_array_equal(packed[k, i], full[q, e0 + e, k].numpy())
+                kept[k].append((e0 + e, q))
+    for k in range(K):
+        for q in range(Q):
+            for e in range(E):
+                new = e == 0 or not torch.equal(full[q, e, k], full[q, e - 1, k])
+                assert ((e, q) in kept[k]) == new
+    assert not any((e, 0) in kept[0] for e in range(10, 20))   # identity: no step, no new row
 
 
 def test_rq_stats_flags_non_finite_losses():
