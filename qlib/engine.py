@@ -446,7 +446,12 @@ def _compiled_unavailable(model, dev: torch.device, dtype: torch.dtype) -> str:
 
 
 def compiled_backend(model, device="auto", dtype=torch.float32) -> bool:
-    """Whether ``backend="auto"`` trains ``model`` with the compiled kernel on ``device``."""
+    """Whether ``backend="auto"`` trains ``model`` (a :class:`Model`) with the compiled kernel on
+    ``device`` with parameters of ``dtype`` (a ``torch.dtype``)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a qlib.engine.Model (Linear, MLP, ...), got {type(model).__name__}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}")
     return not _compiled_unavailable(model, devices.resolve(device), dtype)
 
 

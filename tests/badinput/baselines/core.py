@@ -159,6 +159,7 @@ BASELINES["qlib.engine.param_sizes"] = lambda: {"model": _model()}
 BASELINES["qlib.engine.init_params"] = lambda: {"model": _model(), "K": 2, "seed": 0}
 BASELINES["qlib.engine.check_data"] = lambda: {"X": torch.randn(2, 5, 3, generator=_g()), "y": _labels01(2, 5),
                                                "K": 2}
+BASELINES["qlib.engine.compiled_backend"] = lambda: {"model": _model(), "device": "cpu", "dtype": torch.float32}
 BASELINES["qlib.engine.default_chunk_size"] = lambda: {"device": torch.device("cpu"), "K": 4}
 
 
