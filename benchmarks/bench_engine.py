@@ -125,8 +125,10 @@ def main() -> None:
     print(f"workload: linear model on [x, x^2] (257 params), n = n_val = 128, {len(NAMES)} quantizers "
           f"recorded every epoch, {args.epochs} epochs; {flop:,} FLOP per model-epoch (matrix products)")
     t = time.perf_counter()
-    batched(th0[:2], x[:2], y[:2], xv[:2], yv[:2], 60, backend="compiled")      # compile / load the kernels
-    print(f"compiled kernels ready in {time.perf_counter() - t:.1f} s (first call; numba caches them on disk)")
+    for nt in args.threads:   # the serial kernels (one thread) and the parallel ones: compile / load
+        torch.set_num_threads(nt)
+        batched(th0[:2], x[:2], y[:2], xv[:2], yv[:2], 60, backend="compiled")
+    print(f"compiled kernels ready in {time.perf_counter() - t:.1f} s (first calls; numba caches them on disk)")
     L, E_ = args.loop_models, args.engine_models
     summary = {}
     for nt in args.threads:

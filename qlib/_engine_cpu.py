@@ -14,8 +14,8 @@ with that model's data in L2 (model-outer, epoch-inner), in parallel over models
 * :func:`quantize_rows` — several quantizers of :mod:`qlib.quantizers` (identity, sign, ternary,
   b-bit, both b-bit variants) on many rows in one pass, block by block (per-tensor scope), the same
   values as :func:`qlib.quantizers.quantize_many` (tests check it exactly): the ternary zeroes come
-  from a selection of the k-th smallest |θ| instead of a stable sort, ties broken by index as the
-  stable sort does;
+  from the kz-th smallest (|θ|, index) key, found again from the last epoch's pivot in a step or
+  two instead of a stable sort, ties broken by index as the stable sort does;
 * :func:`quantize_unique` / :func:`scatter_unique` — what the recorder runs: the same quantizers,
   keeping only the quantized rows that differ from the same quantizer's row of the previous epoch
   (in the synthetic study of paper 001 about 89 % of them repeat: a coarse quantizer rarely moves
@@ -28,19 +28,54 @@ The summation order of the matrix-vector products differs from torch's, so train
 torch path to float32 rounding, not bit for bit (tests/test_engine_compiled.py); the results are the
 same bits from run to run (no reduction depends on the thread count). Compiled at the first call
 (cached on disk beside this file).
+
+Why numba (as for :mod:`qlib._fwht_cpu` and :mod:`qlib._eden_cpu`): already a dependency, wheels for
+Linux, macOS and Windows, no C toolchain at install, and float32 arithmetic written out operation by
+operation (what exact agreement with the torch quantizers needs). Two things made the difference in
+speed: one loop nest per function (LLVM vectorizes it; a function holding many loops compiled to
+slow code), and unsigned loop bounds where they come from an array (numba otherwise wraps negative
+indices inside the loop, which stops vectorization: 3× on the quantizers).
 """
 
 from __future__ import annotations
 
 import math
+import types
 
+import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats", "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY",
-           "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
+__all__ = ["kernel", "SERIAL", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
+           "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
 
 KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED = 0, 1, 2, 3, 4
+
+
+#: the serial twin of each parallel kernel (see :func:`kernel`)
+SERIAL: dict = {}
+
+
+def _parallel_and_serial(fn):
+    """``njit(parallel=True)`` of ``fn``, and its serial twin (``prange`` runs as ``range``) in
+    :data:`SERIAL`: with one thread the serial one runs, which starts no thread pool — an OpenMP
+    pool's idle workers spin after every parallel region and took the other core from a notebook
+    running beside (the book runs two at once, one thread each: measured 3.4× slower)."""
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__,
+                              fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + "_serial"
+    twin.__doc__ = fn.__doc__
+    SERIAL[fn.__name__] = njit(cache=True)(twin)
+    return njit(cache=True, parallel=True)(fn)
+
+
+def kernel(name: str, threads: int):
+    """The kernel ``name`` for ``threads`` threads: the parallel one (numba then uses that many
+    threads, at most ``numba.config.NUMBA_NUM_THREADS``) or, for one thread, its serial twin."""
+    if threads > 1:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+        return globals()[name]
+    return SERIAL[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +147,7 @@ def _linear_adam_one(theta, m, v, X1, X1t, y, t0, steps, lr, b1, b2, eps, logist
                 hist[s, k, j] = theta[j]
 
 
-@njit(cache=True, parallel=True)
+@_parallel_and_serial
 def linear_adam(theta, m, v, X1, X1t, y, t0, steps, lr, b1, b2, eps, logistic, hist, losses):
     """``steps`` Adam epochs (numbers t0+1 … t0+steps) of K linear models, in place.
 
@@ -345,7 +380,7 @@ def _quantize_model(x, xi, k, kinds, params, offsets, out, pivots, a, alpha, key
                 _bits_rows(x, ku, a, alpha, np.float32(par), kind == KIND_BITS_CAPPED, out, qu, lo_u, hi_u)
 
 
-@njit(cache=True, parallel=True)
+@_parallel_and_serial
 def quantize_rows(x, kinds, params, offsets, out, pivots):
     """x (E, K, p) -> out (K, E, Q, p): quantizer q (``kinds[q]``; ``params[q * nblocks + i]`` = the
     number of zeroes of a ternary quantizer in block i, or s = 2^(b-1) of a b-bit one) applied to each
@@ -377,10 +412,24 @@ def _copy_row(u, v):
 
 
 @njit(cache=True, nogil=True)
-def _pack_new(rows, last, has_last, packed, sel):
+def _row_hash(ui, mult):
+    """A 64-bit hash of a float32 row given as its bits ``ui`` (uint32): Σ_j bits_j · mult_j mod 2^64
+    (mult: odd constants), with -0 taken as +0 (the same model)."""
+    h = np.uint64(0)
+    for j in range(ui.shape[0]):
+        b = ui[j]
+        b = np.uint32(0) if b == np.uint32(0x80000000) else b
+        h += np.uint64(b) * mult[j]
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _pack_new(rows, last, has_last, packed, sel, hsel, mult):
     """Rows (E, Q, p) that differ from the same quantizer's previous row (``last`` (Q, p) before the
-    first, if ``has_last``) into packed / sel; ``last`` becomes the last rows. Returns the count."""
+    first, if ``has_last``) into packed / sel, with their hashes in hsel; ``last`` becomes the last
+    rows. Returns the count."""
     E, Q, p = rows.shape
+    ru = rows.view(np.uint32)
     c = 0
     for e in range(E):
         for q in range(Q):
@@ -391,21 +440,23 @@ def _pack_new(rows, last, has_last, packed, sel):
             if new:
                 _copy_row(rows[e, q], packed[c])
                 sel[c] = e * Q + q
+                hsel[c] = np.int64(_row_hash(ru[e, q], mult))
                 c += 1
     for q in range(Q):
         _copy_row(rows[E - 1, q], last[q])
     return c
 
 
-@njit(cache=True, parallel=True)
-def quantize_unique(x, kinds, params, offsets, pivots, last, has_last, packed, sel, count):
+@_parallel_and_serial
+def quantize_unique(x, kinds, params, offsets, pivots, last, has_last, packed, sel, hsel, mult, count):
     """:func:`quantize_rows`, keeping only what Algorithm 1 needs: a quantized row equal to the same
     quantizer's row of the previous epoch (most of them: a few small Adam steps rarely move a
     coarse quantizer) has the same losses, so it is not stored again.
 
     x (E, K, p); ``last`` (K, Q, p) each quantizer's previous row (valid where ``has_last[k]``),
     updated. Out: ``packed`` (K, ≥E·Q, p) the new rows of model k in epoch-then-quantizer order,
-    ``sel`` (K, ≥E·Q) their positions e·Q + q, ``count`` (K,) how many."""
+    ``sel`` (K, ≥E·Q) their positions e·Q + q, ``hsel`` their hashes (:func:`_row_hash` with the
+    odd constants ``mult`` (p,) uint64), ``count`` (K,) how many."""
     E, K, p = x.shape
     Q = kinds.shape[0]
     xi = x.view(np.int32)
@@ -415,14 +466,15 @@ def quantize_unique(x, kinds, params, offsets, pivots, last, has_last, packed, s
         keys = np.empty(p, np.int64)
         rows = np.empty((E, Q, p), np.float32)
         _quantize_model(x, xi, k, kinds, params, offsets, rows, pivots[k], a, alpha, keys)
-        count[k] = _pack_new(rows, last[k], has_last[k], packed[k], sel[k])
+        count[k] = _pack_new(rows, last[k], has_last[k], packed[k], sel[k], hsel[k], mult)
         has_last[k] = True
 
 
-@njit(cache=True, parallel=True)
-def scatter_unique(L, sel, count, t0, Q, buf, ep, ne):
+@_parallel_and_serial
+def scatter_unique(L, sel, hsel, count, t0, Q, buf, ep, eh, ne):
     """The losses L (K, M, n) of the packed rows into their epochs' slots of buf (K, T, Q, n)
-    (epoch t0 + e); each stream (k, q) lists the epochs it holds in ep[k, q, :ne[k, q]]."""
+    (epoch t0 + e); each stream (k, q) lists the epochs it holds in ep[k, q, :ne[k, q]] and their
+    quantized models' hashes in eh[k, q, :ne[k, q]]."""
     K = L.shape[0]
     n = L.shape[2]
     for k in prange(K):
@@ -433,10 +485,11 @@ def scatter_unique(L, sel, count, t0, Q, buf, ep, ne):
             for j in range(n):
                 buf[k, t, q, j] = L[k, i, j]
             ep[k, q, ne[k, q]] = t
+            eh[k, q, ne[k, q]] = hsel[k, i]
             ne[k, q] += 1
 
 
-@njit(cache=True, parallel=True)
+@_parallel_and_serial
 def fill_repeats(buf, ep, ne, T):
     """Each stream's epochs not listed in ``ep`` get the losses of the last listed one before them
     (the same quantized model): the full (K, T, Q, n) loss buffer."""
@@ -456,23 +509,26 @@ def fill_repeats(buf, ep, ne, T):
 # ---------------------------------------------------------------------------------------------
 # Algorithm 1 statistics over a (K, T, Q, n) loss buffer
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
-def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
+@_parallel_and_serial
+def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
     """Per stream (k, q) of buf (K, T, Q, n) float32, over the epochs ep[k, q, :ne[k, q]] (increasing;
-    the epochs left out repeat the last listed one, which leaves every statistic unchanged): r_Q^n,
-    θ̄_1's epoch, δ_2, the binding epoch, the number of distinct rows (hash of the row against
-    ``proj``), written into the (K, Q) outputs; ``nonfinite`` (K,) counts model k's non-finite rows.
+    the epochs left out repeat the last listed one, which leaves every statistic unchanged), whose
+    quantized models have the hashes eh[k, q, :ne[k, q]]: r_Q^n, θ̄_1's epoch, δ_2, the binding
+    epoch, the number of distinct quantized models, written into the (K, Q) outputs; ``nonfinite``
+    (K,) counts model k's non-finite rows.
 
     Same statistics as :func:`qlib.rqn.batched_rates`: θ̄_1 the first row of smallest mean (float64),
-    rows equal to it dropped, r = min δ_k²/(2σ_k²) (first epoch attaining it), here with σ_k² summed
-    in float64 after the float32 difference of the rows."""
+    its copies dropped, r = min δ_k²/(2σ_k²) (first epoch attaining it), here with σ_k² summed in
+    float64 after the float32 difference of the rows. A copy is the same quantized model (equal
+    hash), not an equal loss row: the losses of one model computed in two matrix products of
+    different sizes may differ in the last bit, and a near-copy of θ̄_1 would give a term 0/0 of
+    rounding noise."""
     K = buf.shape[0]
     Q = buf.shape[2]
     n = buf.shape[3]
     T = ep.shape[2]
     for k in prange(K):
         m = np.empty(T, np.float64)
-        h = np.empty(T, np.float64)
         diff = np.empty(n, np.float32)
         bad = 0
         for q in range(Q):
@@ -487,13 +543,9 @@ def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
             for i in range(N):
                 t = ep[k, q, i]
                 s = 0.0
-                hs = 0.0
                 for j in range(n):
-                    v = np.float64(buf[k, t, q, j])
-                    s += v
-                    hs += v * proj[j]
+                    s += np.float64(buf[k, t, q, j])
                 m[i] = s / n
-                h[i] = hs
                 if not np.isfinite(s):
                     bad += 1
             b = 0
@@ -501,6 +553,7 @@ def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
                 if m[i] < m[b]:
                     b = i
             tb = ep[k, q, b]
+            hb = eh[k, q, b]
             best[k, q] = tb
             m1 = m[b]
             rr = np.inf
@@ -508,17 +561,13 @@ def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
             kb = -1
             other = False
             for i in range(N):
-                t = ep[k, q, i]
-                dup = True
-                for j in range(n):
-                    diff[j] = buf[k, t, q, j] - buf[k, tb, q, j]
-                    if diff[j] != 0:
-                        dup = False
-                if dup:
+                if eh[k, q, i] == hb:                   # θ̄_1 again
                     continue
                 other = True
+                t = ep[k, q, i]
                 mu = 0.0
                 for j in range(n):
+                    diff[j] = buf[k, t, q, j] - buf[k, tb, q, j]
                     mu += diff[j]
                 mu /= n
                 var = 0.0
@@ -545,7 +594,7 @@ def rq_stats(buf, ep, ne, ddof, proj, r, best, d2, kbind, ndist, nonfinite):
                 r[k, q] = np.nan
                 d2[k, q] = np.nan
             kbind[k, q] = kb
-            hs = np.sort(h[:N])
+            hs = np.sort(eh[k, q, :N])
             c = 1
             for i in range(1, N):
                 if hs[i] != hs[i - 1]:

@@ -150,6 +150,10 @@ def _standardise(t: torch.Tensor, dims, ref: torch.Tensor):
     return (t - mu) / sd
 
 
+#: the per-law product of the first layer (tests switch it off to compare with the per-group one)
+_PER_LAW_PRODUCT = True
+
+
 def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs, *,
                          group_law=None, hidden: int = 16, lr: float = 1e-2, epochs: int = 30,
                          patience: int = 8, runs_per_batch: int = 2, seed: int = 0,
@@ -208,13 +212,26 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
         t.requires_grad_(True)
     opt = torch.optim.Adam(params, lr=lr)
     glx = gl.to(dev)
+    # groups in equal contiguous blocks per law (the study's layout): one product per law, its points
+    # against the first layers of all its groups side by side, instead of copying the points per group
+    L = x_in.shape[0]
+    counts = torch.bincount(gl, minlength=L)
+    per_law = (_PER_LAW_PRODUCT and bool((counts == counts[0]).all()) and int(counts[0]) > 0
+               and bool((gl == torch.arange(L).repeat_interleave(counts)).all()))
+    Qg = G // L
 
     def logits(runs: torch.Tensor) -> torch.Tensor:                                        # (G,r,2,n)
         Wt, Wx, Wl, b1, W2, b2 = params
         r = runs.numel()
         ht = torch.bmm(th[:, runs], Wt)                                                     # (G,r,h)
-        xr = xs[:, runs][glx].reshape(G, r * 2 * n, d)
-        hx = torch.bmm(xr, Wx).reshape(G, r, 2, n, hidden)
+        if per_law:
+            xr = xs[:, runs].reshape(L, r * 2 * n, d)
+            W = Wx.reshape(L, Qg, d, hidden).permute(0, 2, 1, 3).reshape(L, d, Qg * hidden)
+            hx = torch.bmm(xr, W).reshape(L, r, 2, n, Qg, hidden).permute(0, 4, 1, 2, 3, 5)
+            hx = hx.reshape(G, r, 2, n, hidden)
+        else:
+            xr = xs[:, runs][glx].reshape(G, r * 2 * n, d)
+            hx = torch.bmm(xr, Wx).reshape(G, r, 2, n, hidden)
         h = hx + ht[:, :, None, None, :] + ls[:, runs, :, :, None] * Wl[:, None, None] + b1[:, None, None]
         out = torch.bmm(h.relu().reshape(G, -1, hidden), W2).reshape(G, r, 2, n) + b2.view(G, 1, 1, 1)
         return out

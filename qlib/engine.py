@@ -476,9 +476,8 @@ _COMPILED_BLOCK = 50
 def _train_compiled(data, theta, m, v, yc, epochs, lr, b1, b2, eps, loss, cbs, sl, losses):
     """All epochs of one chunk with :func:`qlib._engine_cpu.linear_adam`, ``_COMPILED_BLOCK`` at a
     time; the callbacks see each epoch's parameters (a view of the block's history)."""
-    import numba
-
     ec = _engine_cpu()
+    adam = ec.kernel("linear_adam", torch.get_num_threads())
     X1, X1t = data
     X1 = X1.contiguous().numpy()
     X1t = X1t.contiguous().numpy()
@@ -489,10 +488,9 @@ def _train_compiled(data, theta, m, v, yc, epochs, lr, b1, b2, eps, loss, cbs, s
     hist = np.empty((min(_COMPILED_BLOCK, epochs) if want_hist else 0, k, p), np.float32)
     rec = losses is not None
     lbuf = np.empty((min(_COMPILED_BLOCK, epochs) if rec else 0, k), np.float32)
-    numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
     for t0 in range(0, epochs, _COMPILED_BLOCK):
         steps = min(_COMPILED_BLOCK, epochs - t0)
-        ec.linear_adam(th, mm, vv, X1, X1t, y, t0, steps, float(lr), float(b1), float(b2), float(eps),
+        adam(th, mm, vv, X1, X1t, y, t0, steps, float(lr), float(b1), float(b2), float(eps),
                        loss == "logistic", hist[:steps], lbuf[:steps])
         if rec:
             losses[t0:t0 + steps] = torch.from_numpy(lbuf[:steps])

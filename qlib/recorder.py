@@ -12,7 +12,9 @@ the statistics of Algorithm 1 in two passes per stream with variances in float64
 :func:`qlib.rqn.batched_rates` to ~1e-6 relative; tests/test_engine_compiled.py). A quantized model
 equal to the one of the previous epoch (most are: 89 % in the synthetic study of paper 001) has the
 same losses and repeats a term of Algorithm 1's minimum, so it is neither evaluated nor stored
-again. ``backend="torch"`` keeps the torch path.
+again; copies of θ̄_1 and distinct models are told apart by a 64-bit hash of the quantized
+parameters (the set Θ̄ of the paper) rather than by equal loss rows. ``backend="torch"`` keeps the
+torch path.
 """
 
 from __future__ import annotations
@@ -176,6 +178,10 @@ class RQRecorder:
         self._has_last = np.zeros(k, np.bool_)
         self._packed = np.zeros((k, self.block * Q, p), np.float32)
         self._sel = np.empty((k, self.block * Q), np.int64)
+        self._hsel = np.empty((k, self.block * Q), np.int64)
+        # odd 64-bit constants of the quantized models' hash (qlib._engine_cpu._row_hash)
+        self._mult = np.random.default_rng(12345).integers(0, 2**63, p, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self._eh = np.empty((k, Q, self.T), np.int64)          # their quantized models' hashes
         self._count = np.zeros(k, np.int64)
         self._ep = np.empty((k, Q, self.T), np.int64)          # the epochs each stream holds
         self._ne = np.zeros((k, Q), np.int64)
@@ -187,14 +193,16 @@ class RQRecorder:
         from . import _engine_cpu as ec
 
         Q = len(self.names)
-        ec.quantize_unique(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets, self._pivots,
-                           self._last, self._has_last, self._packed, self._sel, self._count)
+        nt = torch.get_num_threads()
+        ec.kernel("quantize_unique", nt)(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets,
+                                         self._pivots, self._last, self._has_last, self._packed, self._sel,
+                                         self._hsel, self._mult, self._count)
         M = int(self._count.max())
         if M:
             out = torch.bmm(torch.from_numpy(self._packed[:, :M]), self._X1t)          # (k, M, n)
             L = self._lossfn(out, self._ybc).contiguous()
-            ec.scatter_unique(L.numpy(), self._sel, self._count, self._pending[0], Q, self._buf.numpy(),
-                              self._ep, self._ne)
+            ec.kernel("scatter_unique", nt)(L.numpy(), self._sel, self._hsel, self._count, self._pending[0], Q,
+                                            self._buf.numpy(), self._ep, self._eh, self._ne)
         self._pending = []
 
     def _end_compiled(self, models: slice) -> None:
@@ -207,9 +215,9 @@ class RQRecorder:
         kb = np.empty((k, Q), np.int64)
         nd = np.empty((k, Q), np.int64)
         bad = np.zeros(k, np.int64)
-        proj = torch.randn(n, generator=torch.Generator().manual_seed(12345)).double().numpy()
         buf = self._buf.numpy()
-        ec.rq_stats(buf, self._ep, self._ne, self.ddof, proj, r, best, d2, kb, nd, bad)
+        nt = torch.get_num_threads()
+        ec.kernel("rq_stats", nt)(buf, self._ep, self._eh, self._ne, self.ddof, r, best, d2, kb, nd, bad)
         if bad.any():
             raise ValueError("non-finite validation losses met while recording r_Q^n")
         self.r[:, models] = r.T
@@ -218,7 +226,7 @@ class RQRecorder:
         self.binding_epoch[:, models] = np.where(kb >= 0, (kb + 1) * self.every, -1).T
         self.n_distinct[:, models] = nd.T
         if self.keep_losses:
-            ec.fill_repeats(buf, self._ep, self._ne, T)
+            ec.kernel("fill_repeats", nt)(buf, self._ep, self._ne, T)
             self.losses[:, :, models] = self._buf.permute(1, 2, 0, 3)
         self._buf = None
 

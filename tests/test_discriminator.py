@@ -85,6 +85,23 @@ def test_discriminators_seeded():
     np.testing.assert_array_equal(a.successes, b.successes)
 
 
+@pytest.mark.parametrize("group_law", [[0, 0, 1, 1, 2, 2], [0, 1, 2, 0, 1, 2]])
+def test_per_law_product_equals_per_group_product(group_law, monkeypatch):
+    """Groups in equal contiguous blocks per law take one product per law: the same discriminators."""
+    g = torch.Generator().manual_seed(3)
+    G, R, n, p, d = 6, 16, 10, 5, 4
+    theta = torch.randn(G, R, p, generator=g)
+    x_in, x_out = torch.randn(3, R, n, d, generator=g), torch.randn(3, R, n, d, generator=g)
+    li = torch.rand(G, R, n, generator=g)
+    lo = torch.rand(G, R, n, generator=g) + torch.linspace(0, 1, G).view(G, 1, 1)
+    split = (np.arange(8), np.arange(8, 12), np.arange(12, 16))
+    kw = dict(group_law=group_law, hidden=6, lr=3e-2, epochs=6, patience=6, runs_per_batch=4, seed=1)
+    a = D.train_discriminators(theta, x_in, li, x_out, lo, *split, **kw)
+    monkeypatch.setattr(D, "_PER_LAW_PRODUCT", False)
+    b = D.train_discriminators(theta, x_in, li, x_out, lo, *split, **kw)
+    np.testing.assert_array_equal(a.successes, b.successes)
+
+
 def test_discriminators_bad_input():
     theta, x_in, li, x_out, lo = _toy()
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
