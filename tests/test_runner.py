@@ -156,9 +156,12 @@ def _start_slow_run(book: Path, **popen) -> subprocess.Popen:
     prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
     prof["a/03-slow.ipynb"]["seconds"] = 60.0
     (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
+    # SIGINT at its default in the child: a shell without job control starts background commands with
+    # SIGINT ignored, and an ignored SIGINT is inherited across exec (Python then installs no handler)
     proc = subprocess.Popen(
         [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"),
-         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"], **popen)
+         "run", "--profile", "smoke", "--only", "a/03", "--no-progress", "--jobs", "1"],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen)
     tmp = book / "out/.tmp/a/03-slow.ipynb"
     deadline = time.time() + 60
     while not tmp.exists() and time.time() < deadline:
