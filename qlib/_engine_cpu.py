@@ -46,10 +46,40 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["kernel", "SERIAL", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
+__all__ = ["kernel", "SERIAL", "quantizer_codes", "hash_multipliers", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
            "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
 
 KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED = 0, 1, 2, 3, 4
+
+
+def quantizer_codes(names, sizes, variant: str):
+    """The kernels' description of the quantizers ``names`` (``qlib.quantizers``) on blocks of
+    ``sizes``: kinds (Q,), params (Q·nblocks,) — a ternary quantizer's zero count per block, or
+    s = 2^(b-1) of a b-bit one — and the block offsets (nblocks + 1,)."""
+    from . import quantizers
+
+    kinds, params = [], []
+    for name in names:
+        q = quantizers.get(name, variant=variant)
+        if name == "identity":
+            kinds.append(KIND_IDENTITY)
+            params += [0.0] * len(sizes)
+        elif name == "sign":
+            kinds.append(KIND_SIGN)
+            params += [0.0] * len(sizes)
+        elif q.zero_fraction is not None:
+            kinds.append(KIND_TERNARY)
+            params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in sizes]
+        else:
+            kinds.append(KIND_BITS_PRINTED if variant == "printed" else KIND_BITS_CAPPED)
+            params += [float(2 ** (int(name[4:]) - 1))] * len(sizes)
+    return (np.asarray(kinds, np.int64), np.asarray(params, np.float64),
+            np.cumsum([0] + list(sizes)).astype(np.int64))
+
+
+def hash_multipliers(p: int, seed: int = 12345) -> np.ndarray:
+    """The p odd 64-bit constants of the quantized models' hash (:func:`_row_hash`)."""
+    return np.random.default_rng(seed).integers(0, 2**63, p, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
 
 #: the serial twin of each parallel kernel (see :func:`kernel`)

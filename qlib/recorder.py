@@ -155,32 +155,14 @@ class RQRecorder:
 
         Q, p = len(self.names), self.model.n_params
         sizes = self.split if self.split is not None else [p]
-        kinds, params = [], []
-        for name in self.names:
-            q = quantizers.get(name, variant=self.variant)
-            if name == "identity":
-                kinds.append(ec.KIND_IDENTITY)
-                params += [0.0] * len(sizes)
-            elif name == "sign":
-                kinds.append(ec.KIND_SIGN)
-                params += [0.0] * len(sizes)
-            elif q.zero_fraction is not None:
-                kinds.append(ec.KIND_TERNARY)
-                params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in sizes]
-            else:
-                kinds.append(ec.KIND_BITS_PRINTED if self.variant == "printed" else ec.KIND_BITS_CAPPED)
-                params += [float(2 ** (int(name[4:]) - 1))] * len(sizes)
-        self._kinds = np.asarray(kinds, np.int64)
-        self._params = np.asarray(params, np.float64)
-        self._offsets = np.cumsum([0] + list(sizes)).astype(np.int64)
+        self._kinds, self._params, self._offsets = ec.quantizer_codes(self.names, sizes, self.variant)
         self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
         self._last = np.empty((k, Q, p), np.float32)           # each quantizer's previous row
         self._has_last = np.zeros(k, np.bool_)
         self._packed = np.zeros((k, self.block * Q, p), np.float32)
         self._sel = np.empty((k, self.block * Q), np.int64)
         self._hsel = np.empty((k, self.block * Q), np.int64)
-        # odd 64-bit constants of the quantized models' hash (qlib._engine_cpu._row_hash)
-        self._mult = np.random.default_rng(12345).integers(0, 2**63, p, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self._mult = ec.hash_multipliers(p)                    # of the quantized models' hash
         self._eh = np.empty((k, Q, self.T), np.int64)          # their quantized models' hashes
         self._count = np.zeros(k, np.int64)
         self._ep = np.empty((k, Q, self.T), np.int64)          # the epochs each stream holds

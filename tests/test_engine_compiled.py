@@ -23,23 +23,7 @@ ALL = quantizers.names()
 
 
 def _codes(names, split, variant):
-    kinds, params = [], []
-    for name in names:
-        q = quantizers.get(name, variant=variant)
-        if name == "identity":
-            kinds.append(ec.KIND_IDENTITY)
-            params += [0.0] * len(split)
-        elif name == "sign":
-            kinds.append(ec.KIND_SIGN)
-            params += [0.0] * len(split)
-        elif q.zero_fraction is not None:
-            kinds.append(ec.KIND_TERNARY)
-            params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in split]
-        else:
-            kinds.append(ec.KIND_BITS_PRINTED if variant == "printed" else ec.KIND_BITS_CAPPED)
-            params += [float(2 ** (int(name[4:]) - 1))] * len(split)
-    return (np.asarray(kinds, np.int64), np.asarray(params, np.float64),
-            np.cumsum([0] + list(split)).astype(np.int64))
+    return ec.quantizer_codes(names, split, variant)
 
 
 def _rows(E=12, K=5, p=41, seed=0, walk=True):
@@ -181,7 +165,7 @@ def test_quantize_unique_keeps_the_rows_that_change():
     full = quantizers.quantize_many(ALL, x.reshape(E * K, p), split=split).reshape(Q, E, K, p)
     last = np.empty((K, Q, p), np.float32)
     has = np.zeros(K, np.bool_)
-    mult = np.random.default_rng(1).integers(0, 2**63, p, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    mult = ec.hash_multipliers(p, seed=1)
     hashes = {}
     pivots = np.full((K, Q * 2), -1, np.int64)
     kept = [[] for _ in range(K)]
