@@ -166,7 +166,8 @@ def _wire_one(comp, msg, dtype):
         pl = _wire.from_bytes(raw, seed=msg.seed, device=msg.data["payload"].indices.device, dtype=dtype)
         return raw, _C.Message(msg.compressor, {"payload": pl}, msg.nbits, msg.seed, msg.shape)
     raw = _wire.message_to_bytes(msg, comp)
-    return raw, _wire.message_from_bytes(raw, comp, seed=msg.seed, dtype=dtype)
+    dev = next((v.device for v in msg.data.values() if isinstance(v, torch.Tensor)), torch.device("cpu"))
+    return raw, _wire.message_from_bytes(raw, comp, seed=msg.seed, device=dev, dtype=dtype)
 
 
 def _through_wire(comp, msg, dtype):

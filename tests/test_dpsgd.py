@@ -115,15 +115,16 @@ def test_per_run_sigma_and_zero_noise_is_sgd(diag):
 def test_projected_weights_are_levels(diag):
     lv = rqp.levels(4, 0.3, dtype=torch.float32)
     for method, q in (("projdp", 1.0), ("rqp", 0.4)):
-        w = _train(diag, method, runs=4, T=5, m=10, sigma=0.3, q=q, seed=0).w
+        w = _train(diag, method, runs=4, T=5, m=10, sigma=0.3, q=q, seed=0).w.cpu()
         assert torch.all((w[..., None] - lv).abs().min(-1).values < 1e-6)
-    w = _train(diag, "dpsgd", runs=2, T=5, m=10, sigma=0.3, seed=0).w
+    w = _train(diag, "dpsgd", runs=2, T=5, m=10, sigma=0.3, seed=0).w.cpu()
     assert not torch.all((w[..., None] - lv).abs().min(-1).values < 1e-6)
 
 
 def test_single_step_by_hand(diag):
-    # one DP-SGD step from w0 = 0 re-derived from the same random draws
-    res = _train(diag, "dpsgd", runs=2, T=1, m=10, sigma=0.7, eta=0.5, seed=9, dtype=torch.float64)
+    # one DP-SGD step from w0 = 0 re-derived from the same random draws (a CPU generator's: on CUDA
+    # the same seed draws other numbers)
+    res = _train(diag, "dpsgd", runs=2, T=1, m=10, sigma=0.7, eta=0.5, seed=9, dtype=torch.float64, device="cpu")
     g = torch.Generator().manual_seed(9)
     idx = torch.randint(0, diag.n, (1, 2, 10), generator=g)[0]
     X = torch.as_tensor(diag.X_train)[idx]

@@ -515,6 +515,11 @@ PINNED = [  # (batch, d, bits, dtype, keywords, index digest, scales, nbits, Σ 
 def test_payload_pinned(batch, d, b, dt, kw, digest, scales, nbits, sq):
     if dt == torch.float32 and not H.compiled_fwht_applies(torch.ones(1)):
         pytest.skip("float32 digests were taken on the compiled FWHT path (the torch path rounds differently)")
+    if dt == torch.float32 and torch.backends.cpu.get_cpu_capability() != "AVX2":
+        # seen on an AVX-512 host (H200 machine, 2026-11-26): b = 8 at d = 2^16 gave another digest — the
+        # vector width changes the order of float32 sums in the scale and norm, and at 256 levels one
+        # coordinate on a cell boundary moves; float64 and the other float32 cases matched there
+        pytest.skip("float32 digests were taken with torch's AVX2 CPU kernels")
     x = torch.randn(*batch, d, generator=torch.Generator().manual_seed(d + len(batch)), dtype=F64).exp().to(dt) - 1
     pl = eden.compress(x, b, 11, **kw)
     assert hashlib.sha256(pl.indices.contiguous().numpy().tobytes()).hexdigest()[:16] == digest
