@@ -65,6 +65,30 @@ sign-flip passes and about 0.45 ms of Python and torch glue; on this machine a f
 about 2 ms of page faults, so the ratio also moves with which of EDEN's temporaries glibc hands back to the
 system (±0.3).
 
+Levels 0–2 in vector registers, kernel called by address (2026-11-26). The first pass (the butterflies
+within each group of eight, strides 1, 2, 4) stayed scalar in every form numba compiled: 29 µs of a
+~60 µs kernel at 2^16. It is now LLVM vector code (``_h8_group``: a lane permutation and a multiply-add
+by ±1 per level, the same bits), 12 µs; the rotation's signed first pass uses it too. Around the kernel,
+``fwht`` now passes addresses instead of NumPy views (~6 µs less per call) and allocates its output
+with NumPy, which asks for huge pages (a ``torch.empty`` output cost 2× at 2^24 in page faults).
+Two runs of the default command, same machine::
+
+        d   torch ms    qlib ms     h-t ms     fht ms  fht ip ms torch/qlib  qlib/fht qlib/fhtip  h-t/qlib
+    2^10       0.207      0.032      0.455      0.022      0.007      6.48x     1.45x      4.89x    14.23x
+    2^16       0.650      0.089      2.262      0.098      0.058      7.30x     0.91x      1.53x    25.40x
+    2^20       6.432      1.055     24.626      1.176      0.920      6.10x     0.90x      1.15x    23.34x
+    2^24     329.622     34.288   3084.823     67.738     22.684      9.61x     0.51x      1.51x    89.97x
+    2^10       0.180      0.029      0.372      0.022      0.007      6.15x     1.35x      4.42x    12.67x
+    2^16       0.518      0.079      1.783      0.083      0.061      6.54x     0.96x      1.31x    22.54x
+    2^20       7.823      1.072     20.892      1.235      0.941      7.30x     0.87x      1.14x    19.48x
+    2^24     341.700     33.558   2939.595     37.115     20.300     10.18x     0.90x      1.65x    87.60x
+
+    EDEN b=2 / pair: 2.47x, 2.54x at 2^20 (b=1: 2.45x, 2.58x); at 2^24 below 1 (the pair pays page faults).
+
+So ``qlib`` is now at least as fast as ``fht-cpu`` out of place at 2^16, 2^20 and 2^24 (0.87–0.96×; 2^24
+0.51–0.90×), and still 1.1–1.7× behind its in-place transform, which makes no output. At 2^10 the
+~6 µs of Python per call remain (1.35–1.45× behind, no target there; 0.054 ms before, 0.029–0.032 now).
+
     .venv/bin/python benchmarks/bench_hadamard.py [--repeat 9] [--logd 10 16 20 24]
 """
 

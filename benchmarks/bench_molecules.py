@@ -53,8 +53,9 @@ def _sync(dev: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def matmul_peak(threads: int, size: int = 1024, reps: int = 10, device: torch.device = torch.device("cpu")) -> float:
+def matmul_peak(threads: int, size: int = 1024, reps: int = 10, device: torch.device | None = None) -> float:
     """float32 matmul rate: a 1024² product on one CPU thread count; 8192² on a GPU (fills it)."""
+    device = device or torch.device("cpu")
     if device.type == "cpu":
         torch.set_num_threads(threads)
     else:

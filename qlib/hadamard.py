@@ -12,10 +12,11 @@ chosen automatically (``backend="auto"``):
 * **compiled** (CPU tensors of float32/float64 that need no gradient): a numba kernel
   (``qlib/_fwht_cpu.py``) of radix-8 butterfly passes, each stride compiled as a constant so that LLVM
   vectorizes it, with levels 0–11 done per 2^12-element tile in L1, levels 12–14 per 2^15-element block
-  in L2 and levels 15–20 per 2^21-element block in L3. Measured side by side with the compiled peer
-  ``fht-cpu`` 1.0.1 (SIMD C, one thread) in ``benchmarks/bench_hadamard.py``, out of place like ours, it
-  is level at 2^20 and 2^24 and 1.2× behind at 2^16 (1.4–1.9× behind fht-cpu's in-place transform, which
-  skips the copy), and 3–6× faster than the torch path.
+  in L2 and levels 15–20 per 2^21-element block in L3; levels 0–2 (within each group of eight) as LLVM
+  vector code (lane permutations). Measured side by side with the compiled peer ``fht-cpu`` 1.0.1 (SIMD C,
+  one thread) in ``benchmarks/bench_hadamard.py``, out of place like ours, it takes 0.87–0.96× fht-cpu's
+  time at 2^16 and 2^20 and 0.5–0.9× at 2^24 (1.1–1.7× behind fht-cpu's in-place transform, which makes
+  no output), and is 6–10× faster than the torch path.
 * **torch** (CUDA, autograd, other dtypes): the Kronecker factorisation
   ``H_D = H_{m_1} ⊗ … ⊗ H_{m_k}`` with radix ``m_i ≤ 16``: each factor is one batched GEMM with a 16×16
   ±1 matrix on a *contiguous* view, so ``log16 D`` passes instead of ``log2 D``; above 2^20 coordinates the
@@ -197,15 +198,28 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
     return _fwht_torch(x, n)
 
 
+_AT: dict = {}  # (n, torch dtype) -> (the kernel taking addresses, 1/sqrt(n) in that dtype)
+
+
 def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
+    # the kernel with as little Python around it as possible: the rows travel as addresses (NumPy views,
+    # from_numpy and reshapes cost ~15 us per call, as much as the whole transform at 2^12)
     if x.requires_grad:
         x = x.detach()  # only under no_grad (else the torch path runs)
     if x.is_neg():
         x = x.resolve_neg()
-    src = (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, n)  # no copy when contiguous
-    out = np.empty(src.shape, dtype=src.dtype)
-    _KERNEL[0].fwht_rows(src, out)  # set: _applies(x) looked for it
-    return torch.from_numpy(out.reshape(x.shape))
+    if not x.is_contiguous():
+        x = x.contiguous()
+    at = _AT.get((n, x.dtype))
+    if at is None:
+        dt = np.dtype(str(x.dtype).removeprefix("torch."))
+        at = _AT[(n, x.dtype)] = (_KERNEL[0].ROWS_AT[dt], dt.type(1.0 / math.sqrt(n)), dt)  # set: _applies(x)
+    # NumPy's allocation, not torch.empty: NumPy asks for huge pages on large arrays (madvise), and at
+    # 2^24 the 4 KiB page faults of a torch.empty output doubled the time of the transform
+    out = torch.from_numpy(np.empty(x.shape, dtype=at[2]))
+    if out.numel():
+        at[0](x.data_ptr(), out.data_ptr(), out.numel() // n, n, at[1])  # (ndarray.ctypes.data alone: 2.5 us)
+    return out
 
 
 def _fwht_torch(x: torch.Tensor, n: int) -> torch.Tensor:

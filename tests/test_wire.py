@@ -19,6 +19,10 @@ def test_pack_unpack_roundtrip(bits):
     packed = wire.pack_bits(codes, bits)
     assert packed.shape == (3, math.ceil(1001 * bits / 8)) and packed.dtype == np.uint8
     np.testing.assert_array_equal(wire.unpack_bits(packed, bits, 1001), codes.numpy())
+    # the format's definition: each code's bits, LSB first, one code after another, as one bit stream
+    c = codes.numpy()
+    stream = ((c[..., None] >> np.arange(bits, dtype=np.uint8)) & 1).reshape(3, 1001 * bits)
+    np.testing.assert_array_equal(packed, np.packbits(stream, axis=-1, bitorder="little"))
     if bits == 3:  # the bit order is fixed: code 0b101 then 0b011 -> byte 0b011101 (LSB first)
         np.testing.assert_array_equal(wire.pack_bits(np.array([[5, 3]]), 3), [[0b011101]])
 
