@@ -83,8 +83,9 @@ def test_train_task_shapes_and_identity():
 
 
 def test_flops_count():
-    # n=100: 40 validation, 54 per run; per sample 2*(d*h + h) with d=10, h=4 -> 88
-    assert MM.flops_per_task(100, 10, runs=2, epochs=3, hidden=4) == 3 * 2 * (3 * 54 * 88 + 8 * 40 * 88)
+    # n=100: 40 validation, 54 per run; per sample 2*(d*h + h) with d=10, h=4 -> 88;
+    # training: forward + the weights' gradient; recording: 8 quantized forward passes
+    assert MM.flops_per_task(100, 10, runs=2, epochs=3, hidden=4) == 3 * 2 * (2 * 54 * 88 + 8 * 40 * 88)
 
 
 def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):

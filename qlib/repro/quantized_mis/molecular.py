@@ -339,9 +339,9 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
 
 def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128, val_frac: float = 0.4,
                    subsample: float = 0.9, n_quantizers: int = len(QUANTIZERS)) -> float:
-    """Multiply–add FLOPs (2 per MAC) of :func:`train_task`'s matrix products: forward + backward
-    (3 products) on each run's training subsample, and the forward pass of every quantized model
-    on the validation set each epoch (r_Q^n recording)."""
+    """Multiply–add FLOPs (2 per MAC) of :func:`train_task`'s matrix products: the forward pass and the
+    weights' gradient (2 products: the embeddings need no gradient) on each run's training subsample,
+    and the forward pass of every quantized model on the validation set each epoch (r_Q^n recording)."""
     n = check_int("n", n, low=5)
     d = check_int("d", d, low=1)
     runs = check_int("runs", runs, low=1)
@@ -353,7 +353,7 @@ def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128,
     n_val = max(2, int(round(val_frac * n)))
     m = int(math.floor(subsample * (n - n_val)))
     per_sample = 2 * (d * hidden + hidden)
-    return float(epochs * runs * (3 * m * per_sample + n_quantizers * n_val * per_sample))
+    return float(epochs * runs * (2 * m * per_sample + n_quantizers * n_val * per_sample))
 
 
 # ---------------------------------------------------------------------------------------------
