@@ -108,13 +108,17 @@ def _pack_bits(codes, bits: int) -> np.ndarray:
         return np.ascontiguousarray(c)
     if bits == 1:
         return np.packbits(c, axis=-1, bitorder="little")
-    if bits in (2, 4):
+    if bits in (2, 4):  # the codes of one byte read as one little-endian word, moved into place by shifts
         per = 8 // bits
-        g = np.pad(c, ((0, 0), (0, (-n) % per))).reshape(rows, -1, per)
-        out = g[..., 0].copy()
+        g = c if n % per == 0 and c.flags.c_contiguous else np.ascontiguousarray(np.pad(c, ((0, 0), (0, (-n) % per))))
+        w = g.view("<u4" if bits == 2 else "<u2")
+        out = w & w.dtype.type((1 << bits) - 1)
+        t = np.empty_like(w)
         for j in range(1, per):
-            out |= g[..., j] << (j * bits)
-        return out
+            np.right_shift(w, w.dtype.type(j * (8 - bits)), out=t)
+            t &= w.dtype.type(((1 << bits) - 1) << (j * bits))
+            out |= t
+        return out.astype(np.uint8)
     # 3, 5, 6, 7 bits: 8 codes make ``bits`` whole bytes, the little-endian bytes of
     # sum_j code_j << (bits * j) (the same bit stream as packing code by code, LSB first)
     g = np.pad(c, ((0, 0), (0, (-n) % 8))).reshape(rows, -1, 8)
@@ -143,12 +147,16 @@ def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
         return p[:, :n]
     if bits == 1:
         return np.unpackbits(p, axis=-1, count=n, bitorder="little")
-    if bits in (2, 4):  # one shift-and-mask pass per code of a byte (a table lookup was 4-10x slower)
-        per, mask = 8 // bits, (1 << bits) - 1
-        out = np.empty((rows, p.shape[1], per), dtype=np.uint8)
-        for j in range(per):
-            np.bitwise_and(p >> np.uint8(j * bits), np.uint8(mask), out=out[..., j])
-        return out.reshape(rows, -1)[:, :n]
+    if bits in (2, 4):  # each byte spread over a little-endian word, one code per byte (by shifts)
+        per = 8 // bits
+        w = p.astype("<u4" if bits == 2 else "<u2")
+        t = np.empty_like(w)
+        acc = w.copy()
+        for j in range(1, per):
+            np.left_shift(w, w.dtype.type(j * (8 - bits)), out=t)
+            acc |= t
+        acc &= w.dtype.type(int.from_bytes(bytes([(1 << bits) - 1] * per), "little"))
+        return acc.view(np.uint8).reshape(rows, -1)[:, :n]
     groups = -(-n // 8)  # 3, 5, 6, 7 bits: the inverse of _pack_bits' 8 codes per ``bits`` bytes
     nb = min(p.shape[1], groups * bits)
     flat = np.zeros((rows, groups * bits), dtype=np.uint8)

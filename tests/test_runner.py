@@ -94,6 +94,8 @@ def test_run_continue_after_failure_skip_and_force(book, tmp_path):
     status = {o.notebook: o.status for o in rep.outcomes}
     assert status == {"a/01-ok.ipynb": "ran", "a/02-fail.ipynb": "failed", "a/03-slow.ipynb": "ran"}
     assert rep.summary().splitlines()[1:] == ["FAILED a/02-fail.ipynb: RuntimeError: boom"]
+    # one at a time: the wall time is the notebooks' time plus the runner's own
+    assert rep.wall >= sum(o.seconds for o in rep.outcomes)
     out = book / "out"
     # executed notebook: the profile's parameter was injected and the injected cell is hidden
     nb = nbformat.read(out / "chapters/a/01-ok.ipynb", as_version=4)
@@ -352,3 +354,12 @@ def test_annotated_parameters_accept_their_declared_types(book):
     assert ok["a/01-ok.ipynb"]["limit"] is None and ok["a/01-ok.ipynb"]["which"] == ["a", "b"]
     with pytest.raises(ProfileError, match=r"parameter 'limit' must be None \| int, got 'x'"):
         profiles.resolve(book, "smoke", names, ["a/01-ok.ipynb"], {"limit": "x"})
+
+
+def test_summary_gives_the_wall_time_when_notebooks_ran_side_by_side():
+    from qlib.book.jobs import Outcome, RunReport
+
+    rep = RunReport([Outcome("a", "ran", 10.0), Outcome("b", "ran", 8.2), Outcome("c", "skipped")], wall=11.4)
+    assert rep.summary() == "2 ran, 1 skipped, 0 failed in 18 s of notebook time (11 s wall)"
+    rep.wall = 18.6  # one at a time: the two agree, said once
+    assert rep.summary() == "2 ran, 1 skipped, 0 failed in 18 s"

@@ -42,6 +42,7 @@ class Outcome:
 class RunReport:
     outcomes: list[Outcome] = field(default_factory=list)
     interrupted: bool = False
+    wall: float | None = None  # seconds from the first notebook sent to the last one back (set by the runner)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -51,6 +52,8 @@ class RunReport:
         counts = {s: sum(o.status == s for o in self.outcomes) for s in ("ran", "skipped", "failed")}
         total = sum(o.seconds for o in self.outcomes)
         head = f"{counts['ran']} ran, {counts['skipped']} skipped, {counts['failed']} failed in {total:.0f} s"
+        if self.wall is not None and abs(self.wall - total) >= 1:  # notebooks ran side by side
+            head += f" of notebook time ({self.wall:.0f} s wall)"
         if self.interrupted:
             head += " (interrupted)"
         lines = [head]

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -323,6 +324,7 @@ def run(
                 return True
             return False
 
+        t_start = time.perf_counter()
         try:
             if first and (jobs > 1 or scheduler):
                 from .distributed import run_dask
@@ -334,6 +336,7 @@ def run(
             if not report.interrupted:
                 _run_here(last, skip=skip, report=report, timeout=timeout, progress=False, log=log)
         finally:
+            report.wall = time.perf_counter() - t_start
             for o in {j.out for j in units}:
                 shutil.rmtree(o / ".tmp", ignore_errors=True)
     return report
