@@ -28,28 +28,35 @@ from qlib.devices import resolve
 from qlib.repro.eden import federated as F
 
 
-def wire_speed(dev, logd=20, repeat=5):
-    """Median seconds of EDEN compress+decompress with and without the bytes, and of one FWHT pair."""
+def wire_speed(dev, logd=20, repeat=9):
+    """Median seconds of one FWHT pair and of EDEN compress+decompress with and without the bytes,
+    interleaved (a busy machine slows each alike; the first call of each is a warm-up)."""
     x = torch.randn(2**logd, device=dev)
 
-    def med(f):
+    def timed(f):
+        t0 = time.perf_counter()
         f()
-        ts = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            f()
-            if dev.type == "cuda":
-                torch.cuda.synchronize()
-            ts.append(time.perf_counter() - t0)
-        return statistics.median(ts)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
 
-    t_fwht = med(lambda: H.fwht(H.fwht(x)))
-    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.1f} ms")
+    fns = {"pair": lambda: H.fwht(H.fwht(x))}
     for b in (1, 2, 4):
-        t_plain = med(lambda b=b: eden.decompress(eden.compress(x, b, 1)))
-        t_wire = med(lambda b=b: eden.decompress(wire.from_bytes(wire.to_bytes(eden.compress(x, b, 1)), device=dev)))
-        print(f"  b={b}: EDEN compress+decompress {1e3 * t_plain:.1f} ms ({t_plain / t_fwht:.2f}× FWHT pair); "
-              f"with to_bytes/from_bytes {1e3 * t_wire:.1f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×)")
+        fns[("plain", b)] = lambda b=b: eden.decompress(eden.compress(x, b, 1))
+        fns[("wire", b)] = lambda b=b: eden.decompress(wire.from_bytes(wire.to_bytes(eden.compress(x, b, 1)), device=dev))
+    times = {k: [] for k in fns}
+    for f in fns.values():
+        timed(f)
+    for _ in range(repeat):
+        for k, f in fns.items():
+            times[k].append(timed(f))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    t_fwht = med["pair"]
+    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.2f} ms (medians of {repeat} interleaved runs)")
+    for b in (1, 2, 4):
+        t_plain, t_wire = med[("plain", b)], med[("wire", b)]
+        print(f"  b={b}: EDEN compress+decompress {1e3 * t_plain:.2f} ms ({t_plain / t_fwht:.2f}× FWHT pair); "
+              f"with to_bytes/from_bytes {1e3 * t_wire:.2f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×)")
 
 
 def main(argv=None):

@@ -79,15 +79,34 @@ def _row_2bit(r, e, t, tab, idx, q):
 
 
 @njit(cache=True, nogil=True)
+def _centroids(idx, tab, q):
+    """q = tab[idx] (a loop of its own: inside the code loop the table read kept it scalar, 4-6x slower)."""
+    for i in range(idx.shape[0]):
+        q[i] = tab[np.uint64(idx[i])]
+
+
+@njit(cache=True, nogil=True)
 def _row_3bit(r, e, p0, p1, p2, tab, idx, q):
-    one, zero = np.uint64(1), np.uint64(0)
     for i in range(r.shape[0]):
         u = r[i] * e
         a = abs(u)
-        k = (one if a > p0 else zero) + (one if a > p1 else zero) + (one if a > p2 else zero)
-        c = (k << one) | (one if u < 0 else zero)
-        idx[i] = c
-        q[i] = tab[c]
+        k = np.int32(a > p0) + np.int32(a > p1) + np.int32(a > p2)
+        idx[i] = np.uint8((k << 1) | np.int32(u < 0))
+    _centroids(idx, tab, q)
+
+
+@njit(cache=True, nogil=True)
+def _row_4bit(r, e, pos, tab, idx, q):
+    """Four bits: seven comparisons (vectorized; the LUT's search was 7x slower), the same codes as the
+    exact LUT of ``_code`` mode 2 (both count the thresholds strictly below |u|, in the dtype of r)."""
+    p0, p1, p2, p3, p4, p5, p6 = pos[0], pos[1], pos[2], pos[3], pos[4], pos[5], pos[6]
+    for i in range(r.shape[0]):
+        u = r[i] * e
+        a = abs(u)
+        k = (np.int32(a > p0) + np.int32(a > p1) + np.int32(a > p2) + np.int32(a > p3) + np.int32(a > p4)
+             + np.int32(a > p5) + np.int32(a > p6))
+        idx[i] = np.uint8((k << 1) | np.int32(u < 0))
+    _centroids(idx, tab, q)
 
 
 @njit(cache=True, nogil=True)
@@ -106,6 +125,8 @@ def _row_plain(r, e, mode, pos, ig, count, nxt, prv, tab, idx, q):
         _row_2bit(r, e, pos[0], tab, idx, q)
     elif mode == 1 and pos.shape[0] == 3:
         _row_3bit(r, e, pos[0], pos[1], pos[2], tab, idx, q)
+    elif mode == 2 and pos.shape[0] == 7:
+        _row_4bit(r, e, pos, tab, idx, q)
     else:
         _row_any(r, e, mode, pos, ig, count, nxt, prv, tab, idx, q)
 
@@ -187,3 +208,41 @@ def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, t
     if coins is None:
         coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
     return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
+
+
+# -- the wire format's 2- and 4-bit packing (qlib.wire), one pass each ---------------------------------
+# A byte's codes read as one little-endian word (four uint8 codes: uint32; two: uint16) and moved into
+# place by shifts: the same bit stream as NumPy's several passes, with the codes' word loads vectorized.
+
+
+@njit(cache=True, nogil=True)
+def pack2(w, out):
+    """out[k] = the four 2-bit codes of the uint32 word w[k] (code j in bits 2j, 2j+1)."""
+    for k in range(w.shape[0]):
+        v = w[k]
+        out[k] = np.uint8((v & np.uint32(0x03)) | ((v >> np.uint32(6)) & np.uint32(0x0C))
+                          | ((v >> np.uint32(12)) & np.uint32(0x30)) | ((v >> np.uint32(18)) & np.uint32(0xC0)))
+
+
+@njit(cache=True, nogil=True)
+def unpack2(p, out):
+    """out[k] = the uint32 word of the four 2-bit codes of byte p[k], one code per byte."""
+    for k in range(p.shape[0]):
+        v = np.uint32(p[k])
+        out[k] = (v | (v << np.uint32(6)) | (v << np.uint32(12)) | (v << np.uint32(18))) & np.uint32(0x03030303)
+
+
+@njit(cache=True, nogil=True)
+def pack4(w, out):
+    """out[k] = the two 4-bit codes of the uint16 word w[k]."""
+    for k in range(w.shape[0]):
+        v = w[k]
+        out[k] = np.uint8((v & np.uint16(0x0F)) | ((v >> np.uint16(4)) & np.uint16(0xF0)))
+
+
+@njit(cache=True, nogil=True)
+def unpack4(p, out):
+    """out[k] = the uint16 word of the two 4-bit codes of byte p[k], one code per byte."""
+    for k in range(p.shape[0]):
+        v = np.uint16(p[k])
+        out[k] = (v | (v << np.uint16(4))) & np.uint16(0x0F0F)

@@ -384,12 +384,12 @@ def _lookup_row(ii, off, tab, sc, oo):
             oo[i] = (t3 if c & np.uint64(1) else t2) if c & np.uint64(2) else (t1 if c & np.uint64(1) else t0)
         return bad
     bad = False
-    for i in range(n):
-        c = np.int64(ii[i]) + off
-        if c < 0 or c >= n0:
-            bad = True
-            c = 0
-        oo[i] = ts[np.uint64(c)]
+    un0 = np.uint64(n0)
+    for i in range(n):  # selects, no branch: the loop vectorizes (a branch per code made it 2x slower)
+        c = np.uint64(np.int64(ii[i]) + off)  # a negative code becomes huge: outside the table
+        ok = c < un0
+        bad |= not ok
+        oo[i] = ts[c if ok else np.uint64(0)]
     return bad
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -99,6 +100,20 @@ def pack_bits(codes, bits: int) -> np.ndarray:
     return _pack_bits(c, bits)
 
 
+def _kernels():
+    """qlib._eden_cpu (numba) or None where numba cannot be imported (the NumPy code then runs)."""
+    if not _KERNELS:
+        try:
+            from . import _eden_cpu
+        except ImportError:  # pragma: no cover - numba missing or incompatible
+            _eden_cpu = None
+        _KERNELS.append(_eden_cpu)
+    return _KERNELS[0]
+
+
+_KERNELS: list = []
+
+
 def _pack_bits(codes, bits: int) -> np.ndarray:
     """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction)."""
     c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
@@ -112,6 +127,11 @@ def _pack_bits(codes, bits: int) -> np.ndarray:
         per = 8 // bits
         g = c if n % per == 0 and c.flags.c_contiguous else np.ascontiguousarray(np.pad(c, ((0, 0), (0, (-n) % per))))
         w = g.view("<u4" if bits == 2 else "<u2")
+        k = _kernels()
+        if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
+            out = np.empty(w.shape, dtype=np.uint8)
+            (k.pack2 if bits == 2 else k.pack4)(w.reshape(-1), out.reshape(-1))
+            return out
         out = w & w.dtype.type((1 << bits) - 1)
         t = np.empty_like(w)
         for j in range(1, per):
@@ -149,6 +169,12 @@ def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
         return np.unpackbits(p, axis=-1, count=n, bitorder="little")
     if bits in (2, 4):  # each byte spread over a little-endian word, one code per byte (by shifts)
         per = 8 // bits
+        k = _kernels()
+        if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
+            pc = np.ascontiguousarray(p, dtype=np.uint8)
+            w = np.empty(pc.shape, dtype=np.uint32 if bits == 2 else np.uint16)
+            (k.unpack2 if bits == 2 else k.unpack4)(pc.reshape(-1), w.reshape(-1))
+            return w.view(np.uint8).reshape(rows, -1)[:, :n]
         w = p.astype("<u4" if bits == 2 else "<u2")
         t = np.empty_like(w)
         acc = w.copy()
@@ -186,11 +212,16 @@ def to_bytes(payload: _eden.Payload) -> bytes:
     rows = idx.shape[0]
     packed = _pack_bits(idx, cb)
     scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
-    body = np.concatenate([scale.astype("<f8").view(np.uint8).reshape(rows, 8), packed], axis=1).tobytes()
+    if rows == 1:  # no interleaving: the parts are joined once (each extra copy of a fresh buffer costs page faults)
+        parts = [scale.astype("<f8").tobytes(), packed]
+    else:
+        parts = [np.concatenate([scale.astype("<f8").view(np.uint8).reshape(rows, 8), packed], axis=1)]
     head = HEADER.pack(MAGIC, FORMAT_VERSION, _EDEN_ID, 0, payload.n_rotations, cb, 0, payload.d, payload.m,
-                       payload.D, rows, payload.seed, float(payload.bits), 0)
-    crc = zlib.crc32(head[:-4] + body)
-    return head[:-4] + struct.pack("<I", crc) + body
+                       payload.D, rows, payload.seed, float(payload.bits), 0)[:-4]
+    crc = zlib.crc32(head)
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    return b"".join([head, struct.pack("<I", crc), *parts])
 
 
 def _expect(name, got, want):
@@ -203,13 +234,15 @@ def _open(data, header: struct.Struct):
     header's last field, over the rest of the header and the body) and version (its second)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    data = bytes(data)
+    if not isinstance(data, bytes):
+        data = bytes(data)
     if len(data) < header.size:
         raise TruncatedPayloadError(f"payload has {len(data)} bytes, shorter than the {header.size}-byte header")
     fields = header.unpack_from(data)
     if fields[0] != MAGIC:
         raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {fields[0]!r})")
-    if zlib.crc32(data[: header.size - 4] + data[header.size:]) != fields[-1]:
+    view = memoryview(data)  # the checksum over the header (its own field left out) and the body, no copy
+    if zlib.crc32(view[header.size :], zlib.crc32(view[: header.size - 4])) != fields[-1]:
         raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
     if fields[1] != FORMAT_VERSION:
         raise UnsupportedFormatError(f"payload format version {fields[1]}, this reader knows {FORMAT_VERSION}")
