@@ -100,20 +100,6 @@ def pack_bits(codes, bits: int) -> np.ndarray:
     return _pack_bits(c, bits)
 
 
-def _kernels():
-    """qlib._eden_cpu (numba) or None where numba cannot be imported (the NumPy code then runs)."""
-    if not _KERNELS:
-        try:
-            from . import _eden_cpu
-        except ImportError:  # pragma: no cover - numba missing or incompatible
-            _eden_cpu = None
-        _KERNELS.append(_eden_cpu)
-    return _KERNELS[0]
-
-
-_KERNELS: list = []
-
-
 def _pack_bits(codes, bits: int) -> np.ndarray:
     """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction)."""
     c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
@@ -127,7 +113,7 @@ def _pack_bits(codes, bits: int) -> np.ndarray:
         per = 8 // bits
         g = c if n % per == 0 and c.flags.c_contiguous else np.ascontiguousarray(np.pad(c, ((0, 0), (0, (-n) % per))))
         w = g.view("<u4" if bits == 2 else "<u2")
-        k = _kernels()
+        k = _eden._ekernel()  # qlib._eden_cpu, or None without numba
         if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
             out = np.empty(w.shape, dtype=np.uint8)
             (k.pack2 if bits == 2 else k.pack4)(w.reshape(-1), out.reshape(-1))
@@ -169,7 +155,7 @@ def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
         return np.unpackbits(p, axis=-1, count=n, bitorder="little")
     if bits in (2, 4):  # each byte spread over a little-endian word, one code per byte (by shifts)
         per = 8 // bits
-        k = _kernels()
+        k = _eden._ekernel()  # qlib._eden_cpu, or None without numba
         if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
             pc = np.ascontiguousarray(p, dtype=np.uint8)
             w = np.empty(pc.shape, dtype=np.uint32 if bits == 2 else np.uint16)
