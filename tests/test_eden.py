@@ -542,6 +542,7 @@ def _torch_path(monkeypatch):
     ((), 4096, 2.5, F64, {}), ((), 3000, 0.5, torch.float32, {}), ((2,), 1024, 2, torch.float32, {"quantizer": "ee"}),
     ((2,), 256, 2, F64, {"n_rotations": 3}), ((), 2**13, 2, torch.float32, {"scale": "mse"}),
     ((), 5, 2, torch.float32, {}), ((), 3, 1, F64, {}), ((2, 2), 2**15, 2, torch.float32, {}),
+    ((2,), 2**12, 4, torch.float32, {}), ((), 4096, 3.5, torch.float32, {}), ((), 2048, 3, F64, {}),
 ])
 def test_compiled_path_same_bits(monkeypatch, batch, d, b, dt, kw):
     if not H.compiled_fwht_applies(torch.ones(1)):
@@ -556,6 +557,27 @@ def test_compiled_path_same_bits(monkeypatch, batch, d, b, dt, kw):
     assert torch.equal(fast.indices, slow.indices) and fast.indices.dtype == slow.indices.dtype
     assert torch.equal(fast.scale, slow.scale) and torch.equal(fast.nbits, slow.nbits)
     assert torch.equal(out[0], eden.decompress(slow)) and torch.equal(out[1], eden.decompress(slow, rec))
+
+
+@pytest.mark.parametrize("b", range(1, 9))
+@pytest.mark.parametrize("dt", [torch.float32, F64])
+def test_compiled_codes_at_the_thresholds(b, dt):
+    """The compiled quantizer (comparisons / selects / the exact LUT) gives the torch path's codes and
+    centroids on every threshold, one float step either side of it, both signs, and on 0 and ±50."""
+    if eden._ekernel() is None or not H.compiled_fwht_applies(torch.ones(1)):
+        pytest.skip("numba not importable: only the torch path runs")
+    t = torch.tensor(eden.codebook(b)[1], dtype=dt)
+    t = t[t > 0]
+    inf = torch.tensor(float("inf"), dtype=dt)
+    edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.tensor([0.0, 50.0], dtype=dt)])
+    u = torch.cat([edge, -edge, torch.randn(5000, generator=torch.Generator().manual_seed(b), dtype=dt) * 2])
+    r = torch.stack([u, u.flip(0)])
+    idx, q = eden._lm_quantize_compiled(r, torch.ones(2, dtype=dt), b, None)
+    ref = eden._lm_quantize(r, b)
+    assert torch.equal(idx, ref)
+    assert torch.equal(q.view(torch.int32 if dt == torch.float32 else torch.int64),
+                       eden._dequantize(ref, float(b), "lm", None, dt, "cpu").view(torch.int32 if dt == torch.float32
+                                                                                   else torch.int64))
 
 
 @pytest.mark.parametrize("b, kw", [(1, {}), (2, {}), (3, {}), (2.5, {}), (2, {"quantizer": "ee"})])
