@@ -11,12 +11,15 @@
 Figure 14's setting: LeNet-5 on MNIST, 50 one-class clients, 10 per round, 5 local steps of batch
 128 (``--batch`` to shrink it on a slow machine). Needs the MNIST files in the data directory.
 
-    .venv/bin/python benchmarks/bench_fl.py [--device cpu|cuda|auto] [--rounds 3] [--batch 128]
+    .venv/bin/python benchmarks/bench_fl.py [--device cpu|cuda|auto] [--rounds 3] [--batch 128] [--wire-only]
+        [--allocator keep|default]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import resource
 import statistics
 import time
 
@@ -28,17 +31,38 @@ from qlib.devices import resolve
 from qlib.repro.eden import federated as F
 
 
+def keep_freed_memory() -> bool:
+    """Ask glibc to keep freed memory in the process (no trimming; blocks < 32 MiB from the heap, not mmap).
+
+    Otherwise a multi-megabyte array freed at the top of the heap goes back to the OS, and the next call's
+    fresh array pays a page fault per 4 KiB page: ~1000 faults, about 4 µs each on the 2-core VM (more
+    than a FWHT at 2^20), charged to whichever call comes after a trim. Which one that is depends on the
+    order of the calls: a FWHT pair read 1.6 ms in one order and 4.7 ms in another. With this, neither
+    side pays them and the ratios compare the work. False where glibc's mallopt is unavailable."""
+    try:
+        libc = ctypes.CDLL(None)
+        return bool(libc.mallopt(-1, 2**62 - 1) and libc.mallopt(-3, 32 * 2**20))  # M_TRIM_, M_MMAP_THRESHOLD
+    except (OSError, AttributeError, TypeError):
+        return False
+
+
 def wire_speed(dev, logd=20, repeat=9):
     """Median seconds of one FWHT pair and of EDEN compress+decompress with and without the bytes,
-    interleaved (a busy machine slows each alike; the first call of each is a warm-up)."""
+    interleaved (a busy machine slows each alike; the first call of each is a warm-up), and the page
+    faults per call of each (see :func:`keep_freed_memory`)."""
     x = torch.randn(2**logd, device=dev)
+    faults = {}
 
-    def timed(f):
+    def timed(f, key=None):
+        a = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         f()
         if dev.type == "cuda":
             torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        t = time.perf_counter() - t0
+        if key is not None:
+            faults.setdefault(key, []).append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - a)
+        return t
 
     fns = {"pair": lambda: H.fwht(H.fwht(x))}
     for b in (1, 2, 4):
@@ -49,14 +73,17 @@ def wire_speed(dev, logd=20, repeat=9):
         timed(f)
     for _ in range(repeat):
         for k, f in fns.items():
-            times[k].append(timed(f))
+            times[k].append(timed(f, k))
     med = {k: statistics.median(v) for k, v in times.items()}
+    flt = {k: statistics.median(v) for k, v in faults.items()}
     t_fwht = med["pair"]
-    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.2f} ms (medians of {repeat} interleaved runs)")
+    print(f"wire format at d = 2^{logd}: one FWHT pair {1e3 * t_fwht:.2f} ms, {flt['pair']:.0f} page faults "
+          f"(medians of {repeat} interleaved runs)")
     for b in (1, 2, 4):
         t_plain, t_wire = med[("plain", b)], med[("wire", b)]
         print(f"  b={b}: EDEN compress+decompress {1e3 * t_plain:.2f} ms ({t_plain / t_fwht:.2f}× FWHT pair); "
-              f"with to_bytes/from_bytes {1e3 * t_wire:.2f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×)")
+              f"with to_bytes/from_bytes {1e3 * t_wire:.2f} ms ({t_wire / t_fwht:.2f}×, goal ≤ 3×); "
+              f"page faults {flt[('plain', b)]:.0f} / {flt[('wire', b)]:.0f}")
 
 
 def main(argv=None):
@@ -67,11 +94,21 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=F.FIG14["batch_size"])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
+                    help="keep: freed memory stays in the process, no page faults on either side (the default); "
+                         "default: glibc as configured")
+    ap.add_argument("--wire-only", action="store_true", help="only the wire-format timings (no MNIST needed)")
+    ap.add_argument("--wire-repeat", type=int, default=31)
     a = ap.parse_args(argv)
+    if a.allocator == "keep":
+        print("allocator: freed memory kept in the process" if keep_freed_memory()
+              else "allocator: could not set (no glibc mallopt): as configured")
     dev = resolve(a.device)
     if dev.type == "cpu":
         torch.set_num_threads(a.threads)
-    wire_speed(dev)
+    wire_speed(dev, repeat=a.wire_repeat)
+    if a.wire_only:
+        return
     cd, _, _ = F._mnist_clients("one class", F.FIG14["clients"], a.data_dir, 0)
     kw = dict(rounds=a.rounds, clients_per_round=F.FIG14["clients_per_round"], local_steps=F.FIG14["local_steps"],
               batch_size=a.batch, client_lr=F.FIG14["MNIST"]["client_lr"], seed=0, device=dev)

@@ -195,13 +195,15 @@ def _quantize(r, eta, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig
 
 
 def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = None,
-                  coins: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  coins: np.ndarray | None = None, q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cell codes (uint8) and centroids (dtype of ``r``) of ``u = r · eta[row]`` for the 2-D C-contiguous
     float32/float64 array ``r``. ``lo`` / ``hi``: a codebook's parameters ``(mode, thresholds, 1/γ, count,
     next, prev, table)`` in the dtype of ``r`` (``qlib.eden._lm_kernel_params``); ``coins`` (uint8 0/1, the
-    shape of ``r``): where set, the coordinate uses ``hi``. The caller checks the arguments."""
+    shape of ``r``): where set, the coordinate uses ``hi``; ``q``: the array to write the centroids to (the
+    shape and dtype of ``r``). The caller checks the arguments."""
     idx = np.empty(r.shape, dtype=np.uint8)
-    q = np.empty_like(r)
+    if q is None:
+        q = np.empty_like(r)
     if coins is None:
         coins, hi = np.empty((0, 0), dtype=np.uint8), lo
     _quantize(r, eta, coins, *lo, *hi, np.array([0, 2, 4, 6, 8, 10, 12, 14, 1], dtype=r.dtype), idx, q)

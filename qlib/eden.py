@@ -202,16 +202,28 @@ def check_loss(loss, name: str = "loss") -> float:
     return check_float(name, loss, low=0.0, high=1.0, high_open=True)
 
 
-def check_vectors(x, name: str = "x") -> torch.Tensor:
+def check_vectors(x, name: str = "x", *, finite: bool = True) -> torch.Tensor:
     """A non-empty, finite floating tensor ``(*batch, d)``: what every compressor accepts.
 
-    Finiteness costs one reduction; the elementwise test runs only when the sum is not finite."""
+    Finiteness costs one reduction; the elementwise test runs only when the sum is not finite.
+    ``finite=False``: the caller tests finiteness itself (:func:`compress`, on the squared norms it needs
+    anyway, then with :func:`_check_finite_norms`)."""
     x = check_tensor(name, x, finite=False, convert=False)
     if x.dim() == 0:
         raise ValueError(f"{name} must be a vector or a batch of vectors, got a scalar")
-    if not bool(torch.isfinite(x.sum())):
+    if finite and not bool(torch.isfinite(x.sum())):
         check_tensor(name, x, convert=False)
     return x
+
+
+def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -> None:
+    """Raise unless every squared norm ``norm2`` of the rows of ``x`` is finite: with an infinite or NaN
+    entry, the entry's named error; with finite entries whose squared norm overflows the dtype, say so."""
+    if bool(torch.isfinite(norm2).all()):
+        return
+    check_tensor(name, x, convert=False)  # raises for an infinite or NaN entry
+    raise ValueError(f"{name} has a row whose squared norm overflows {x.dtype} (largest |entry| "
+                     f"{float(x.abs().max()):.3g}); rescale it")
 
 
 def codebook(bits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -432,12 +444,14 @@ def _lm_kernel_params(bits: int, dtype: torch.dtype) -> tuple:
 
 def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins) -> tuple[torch.Tensor, torch.Tensor]:
     """Cell codes and centroids of ``u = r·η`` in one compiled pass: the same bits as
-    ``_lm_quantize(u, …)`` and ``_dequantize`` (codebook ``lo``, or ``lo + 1`` where the coin is set)."""
+    ``_lm_quantize(u, …)`` and ``_dequantize`` (codebook ``lo``, or ``lo + 1`` where the coin is set). The
+    centroids are the thread's scratch array ``"eden.q"``: a temporary of the caller."""
     D, dt = r.shape[-1], r.dtype
     hi = None if coins is None else _lm_kernel_params(lo + 1, dt)
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    idx, q = _EKERNEL[0].quantize_rows(_h._rows_array(r, D), _h._rows_array(eta, 1).reshape(-1),
-                                       _lm_kernel_params(lo, dt), hi, cn)
+    rows = _h._rows_array(r, D)
+    idx, q = _EKERNEL[0].quantize_rows(rows, _h._rows_array(eta, 1).reshape(-1), _lm_kernel_params(lo, dt), hi, cn,
+                                       q=_h._scratch("eden.q", rows.shape, rows.dtype))
     return torch.from_numpy(idx).reshape(r.shape), torch.from_numpy(q).reshape(r.shape)
 
 
@@ -573,7 +587,7 @@ def compress(
     ``n_rotations``: number of chained RHTs (1 in the paper). A zero vector gives ``S = 0`` and
     decodes to exact zeros (the scale doubles as the paper's one-bit zero flag).
     """
-    x = check_vectors(x)
+    x = check_vectors(x, finite=False)  # finiteness: on the squared norms below (one pass less)
     b = check_bits(bits)
     seed = check_seed("seed", seed)
     scale = check_choice("scale", scale, ("unbiased", "mse"))
@@ -583,13 +597,16 @@ def compress(
     v = x
     m = d
     if b < 1 and quantizer == "lm":  # sub-bit: uniform subset of exactly m = round(b·d) coordinates
+        check_vectors(x)  # every entry finite, not only the kept ones
         m = max(1, int(round(b * d)))
         keep = _subsample(seed, batch, d, m, dev)
         v = torch.gather(x, -1, keep) * (d / m)
     D = _h.next_power_of_two(m)
     # the rotation; on CPU one compiled pass per rotation that reads the seeded signs as bits
-    r = _h._seeded_rht(_h.pad_to_power_of_two(v), seed, n_rotations)
+    # (r and q below are temporaries: on the compiled path the thread's scratch arrays, no page faults)
+    r = _h._seeded_rht(_h.pad_to_power_of_two(v), seed, n_rotations, scratch="eden.r")
     norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+    _check_finite_norms(x, norm2)  # an infinite or NaN entry of x makes its row's norm NaN
     zero = norm2 == 0
     eta = torch.where(zero, torch.zeros_like(norm2), math.sqrt(D) / norm2.sqrt())
     coins = None

@@ -43,6 +43,7 @@ same as :func:`rht` / :func:`irht` with :func:`rotation_signs`, bit for bit.
 from __future__ import annotations
 
 import math
+import threading
 import sys
 from functools import lru_cache
 
@@ -394,15 +395,41 @@ def _rows_array(x: torch.Tensor, D: int) -> np.ndarray:
     return (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, D)
 
 
-def _seeded_rht(x: torch.Tensor, seed: int, k: int = 1) -> torch.Tensor:
+_SCRATCH = threading.local()  # per thread: {name: NumPy array} (see _scratch)
+_SCRATCH_MAX = 64 * 2**20  # bytes: larger temporaries are allocated afresh
+
+
+def _scratch(name: str, shape, dtype) -> np.ndarray:
+    """A temporary NumPy array of ``shape`` / ``dtype`` that stays with the calling thread for the next call
+    under the same ``name`` (its contents are not kept: only for arrays that do not leave the caller).
+
+    A fresh multi-megabyte array costs one page fault per 4 KiB page when first written, and a fault costs
+    microseconds, inside a virtual machine several: on the 2-core development VM, EDEN's two 4 MiB
+    temporaries at d = 2^20 took ~1000 faults and ~4 ms a call, more than the rotation and the quantization
+    together. Up to ``_SCRATCH_MAX`` bytes per name are kept; larger ones are allocated each call."""
+    dtype = np.dtype(dtype)
+    n = math.prod(shape)
+    if n * dtype.itemsize > _SCRATCH_MAX:
+        return np.empty(shape, dtype=dtype)
+    pool = _SCRATCH.__dict__
+    buf = pool.get(name)
+    if buf is None or buf.dtype != dtype or buf.size < n:
+        buf = pool[name] = np.empty(n, dtype=dtype)
+    return buf[:n].reshape(shape)
+
+
+def _seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None) -> torch.Tensor:
     """``_rht(x, rotation_signs(seed, x.shape[:-1], k, D, x.dtype, x.device))`` (``D = x.shape[-1]`` a power
     of two): on CPU where :func:`_fused_rht_applies`, one compiled pass per rotation with the signs read
-    from the random bits as the transform loads its input (the same result, bit for bit)."""
+    from the random bits as the transform loads its input (the same result, bit for bit). ``scratch``: on
+    the compiled path the result is the thread's scratch array of that name (:func:`_scratch`): for a
+    caller that drops it before its next call under that name."""
     batch, D = x.shape[:-1], x.shape[-1]
     if not _fused_rht_applies(x, D):
         return _rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
     src = _rows_array(x, D)
-    out = _KERNEL[0].rht_rows(src, _sign_bytes(seed, batch, k, D, x.dtype), k)
+    out = None if scratch is None else _scratch(scratch, src.shape, src.dtype)
+    out = _KERNEL[0].rht_rows(src, _sign_bytes(seed, batch, k, D, x.dtype), k, out=out)
     return torch.from_numpy(out.reshape(x.shape))
 
 

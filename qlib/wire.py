@@ -100,8 +100,10 @@ def pack_bits(codes, bits: int) -> np.ndarray:
     return _pack_bits(c, bits)
 
 
-def _pack_bits(codes, bits: int) -> np.ndarray:
-    """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction)."""
+def _pack_bits(codes, bits: int, scratch: str | None = None) -> np.ndarray:
+    """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction).
+    ``scratch``: the 2- and 4-bit result may be the thread's scratch array of that name (for a caller
+    that copies it before its next call: ``qlib.hadamard._scratch``)."""
     c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
     c = c.astype(np.uint8, copy=False)
     rows, n = c.shape
@@ -115,7 +117,7 @@ def _pack_bits(codes, bits: int) -> np.ndarray:
         w = g.view("<u4" if bits == 2 else "<u2")
         k = _eden._ekernel()  # qlib._eden_cpu, or None without numba
         if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
-            out = np.empty(w.shape, dtype=np.uint8)
+            out = np.empty(w.shape, dtype=np.uint8) if scratch is None else _h._scratch(scratch, w.shape, np.uint8)
             (k.pack2 if bits == 2 else k.pack4)(w.reshape(-1), out.reshape(-1))
             return out
         out = w & w.dtype.type((1 << bits) - 1)
@@ -196,7 +198,7 @@ def to_bytes(payload: _eden.Payload) -> bytes:
     cb = _code_bits(payload.bits)
     idx = payload.indices.reshape(-1, payload.D)
     rows = idx.shape[0]
-    packed = _pack_bits(idx, cb)
+    packed = _pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
     scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
     if rows == 1:  # no interleaving: the parts are joined once (each extra copy of a fresh buffer costs page faults)
         parts = [scale.astype("<f8").tobytes(), packed]
@@ -267,7 +269,10 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     scale = torch.from_numpy(body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64))
     if not bool(torch.isfinite(scale).all()) or bool((scale < 0).any()):
         raise HeaderMismatchError("payload scale is negative or not finite")
-    codes = torch.from_numpy(np.array(_unpack_bits(body[:, 8:], cb, D))).to(device)
+    codes = _unpack_bits(body[:, 8:], cb, D)
+    if not (codes.flags.writeable and codes.flags.c_contiguous):  # a view of the (read-only) bytes
+        codes = np.array(codes)
+    codes = torch.from_numpy(codes).to(device)
     nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
     return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
                          int(n_rot), nbits)

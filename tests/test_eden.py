@@ -375,6 +375,22 @@ def test_bad_input():
         eden.mean_estimate(torch.randn(3, 16), [1, 2], 0)
 
 
+@pytest.mark.parametrize("bits", [2, 4, 0.25])
+@pytest.mark.parametrize("dt", [torch.float32, F64])
+def test_non_finite_or_overflowing_vectors_raise(bits, dt):
+    """compress tests finiteness on the squared norms it computes anyway (one pass less): an infinite or
+    NaN entry anywhere in a batch, also outside the coordinates a sub-bit budget keeps, raises the named
+    error; finite entries whose squared norm overflows the dtype raise too, instead of a garbage scale."""
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        x = torch.randn(3, 1000, dtype=dt)
+        x[1, 999] = bad
+        with pytest.raises(ValueError, match="x must be finite|x .*finite"):
+            eden.compress(x, bits, 0)
+    big = torch.full((2, 64), torch.finfo(dt).max / 4, dtype=dt)
+    with pytest.raises(ValueError, match="squared norm overflows"):
+        eden.compress(big, bits, 0)
+
+
 @pytest.mark.parametrize("b", range(1, 9))
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 def test_quantizer_is_nearest_centroid_with_tie_rule(b, dtype):

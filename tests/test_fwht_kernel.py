@@ -171,3 +171,26 @@ def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
     s = H.rademacher((3, 100), H.generator(1, "rotation"))  # the torch formula: the same stream
     monkeypatch.undo()
     assert torch.equal(s, H.rademacher((3, 100), H.generator(1, "rotation")))
+
+
+@pytest.mark.parametrize("n0", [2, 3, 4, 5, 8, 16, 17])
+@pytest.mark.parametrize("n", [3, 8, 61, 4096])
+@pytest.mark.parametrize("cdt, fdt", [(np.uint8, np.float32), (np.uint8, np.float64), (np.int32, np.float32)])
+def test_table_lookup_row_reads_the_table_and_flags_codes_outside_it(n0, n, cdt, fdt):
+    """``_lookup_row`` (the receiver's ``tab[code]·S`` inside the inverse rotation), every path: the 2- and
+    4-entry selects, eight codes at a time from a table of <= 16 entries (AVX2 lane permutations where the
+    host has them), the general loop; against NumPy indexing, and a code outside the table flagged."""
+    from qlib import _fwht_cpu as F
+
+    rng = np.random.default_rng(n0 * 1000 + n)
+    tab = rng.standard_normal(n0).astype(fdt)
+    sc = fdt(0.37)
+    ii = rng.integers(0, n0, n).astype(cdt)
+    oo = np.empty(n, dtype=fdt)
+    assert not F._lookup_row(ii, 0, tab, sc, oo)
+    ts = (tab * sc).astype(fdt)  # one product per entry, in the table's dtype
+    assert np.array_equal(oo.view(f"u{oo.itemsize}"), ts[ii.astype(np.int64)].view(f"u{oo.itemsize}"))
+    for bad in ([n0], [255] if cdt == np.uint8 else [-1]):
+        jj = ii.copy()
+        jj[rng.integers(n)] = bad[0]
+        assert F._lookup_row(jj, 0, tab, sc, oo)

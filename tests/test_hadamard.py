@@ -166,3 +166,40 @@ def test_shape_and_power_of_two_arguments_are_checked():
     with pytest.raises(TypeError, match=r"\bbatch\b must be a tuple"):
         H.rotation_signs(0, None, 1, 8)
     assert H.rademacher((0, 3), H.generator(0)).shape == (0, 3)
+
+
+def test_scratch_arrays_are_per_thread_and_reused():
+    """``_scratch``: the same name in the same thread gives the same memory (no fresh pages to fault in);
+    another thread gets its own; a larger request or another dtype gets a new array; too large: not kept."""
+    import threading
+
+    import numpy as np
+
+    a = H._scratch("test.a", (3, 4), np.float32)
+    b = H._scratch("test.a", (2, 4), np.float32)
+    assert a.shape == (3, 4) and b.shape == (2, 4) and np.shares_memory(a, b)
+    assert not np.shares_memory(a, H._scratch("test.b", (3, 4), np.float32))
+    assert H._scratch("test.a", (3, 4), np.float64).dtype == np.float64
+    big = H._scratch("test.c", (H._SCRATCH_MAX // 4 + 1,), np.float32)
+    assert not np.shares_memory(big, H._scratch("test.c", (H._SCRATCH_MAX // 4 + 1,), np.float32))
+    other = []
+    t = threading.Thread(target=lambda: other.append(H._scratch("test.a", (3, 4), np.float32)))
+    t.start()
+    t.join()
+    assert not np.shares_memory(other[0], H._scratch("test.a", (3, 4), np.float32))
+
+
+def test_payloads_do_not_share_the_senders_scratch():
+    """EDEN's rotation and centroids go to per-thread scratch arrays; what a payload and its bytes hold
+    must not: a second compress leaves the first payload, its bytes and its decoded vector unchanged."""
+    from qlib import eden, wire
+
+    x1, x2 = torch.randn(2, 4096, generator=torch.Generator().manual_seed(0))
+    p1 = eden.compress(x1, 4, 1)
+    b1 = wire.to_bytes(p1)
+    idx1, s1, y1 = p1.indices.clone(), p1.scale.clone(), eden.decompress(p1)
+    p2 = eden.compress(x2, 4, 2)
+    b2 = wire.to_bytes(p2)
+    assert torch.equal(p1.indices, idx1) and torch.equal(p1.scale, s1) and torch.equal(eden.decompress(p1), y1)
+    assert b1 != b2 and torch.equal(eden.decompress(wire.from_bytes(b1)).reshape(y1.shape), y1)
+    assert not torch.equal(p2.indices, p1.indices)
