@@ -219,7 +219,8 @@ def check_vectors(x, name: str = "x", *, finite: bool = True) -> torch.Tensor:
 def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -> None:
     """Raise unless every squared norm ``norm2`` of the rows of ``x`` is finite: with an infinite or NaN
     entry, the entry's named error; with finite entries whose squared norm overflows the dtype, say so."""
-    if bool(torch.isfinite(norm2).all()):
+    n = norm2.detach()
+    if bool(np.isfinite(n.numpy()).all() if n.device.type == "cpu" else torch.isfinite(n).all()):
         return
     check_tensor(name, x, convert=False)  # raises for an infinite or NaN entry
     raise ValueError(f"{name} has a row whose squared norm overflows {x.dtype} (largest |entry| "
@@ -608,7 +609,10 @@ def compress(
     norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
     _check_finite_norms(x, norm2)  # an infinite or NaN entry of x makes its row's norm NaN
     zero = norm2 == 0
-    eta = torch.where(zero, torch.zeros_like(norm2), math.sqrt(D) / norm2.sqrt())
+    any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
+    eta = math.sqrt(D) / norm2.sqrt()
+    if any_zero:
+        eta = torch.where(zero, torch.zeros_like(norm2), eta)
     coins = None
     lo = max(1, int(math.floor(b)))
     if quantizer == "lm" and b >= 1 and b != math.floor(b):
@@ -625,17 +629,18 @@ def compress(
             idx = _lm_quantize(u, lo)
         q = _dequantize(idx, b, quantizer, coins, dt, dev)
     rq = torch.linalg.vecdot(r, q)
-    if bool(((rq <= 0) & ~zero).any()):
+    if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
         raise ValueError(
             f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
             "use quantizer='lm' for this budget"
         )
-    safe_rq = torch.where(zero, torch.ones_like(rq), rq)
+    safe_rq = torch.where(zero, torch.ones_like(rq), rq) if any_zero else rq
     if scale == "unbiased":
         S = norm2 / safe_rq
     else:
         S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
-    S = torch.where(zero, torch.zeros_like(S), S)
+    if any_zero:
+        S = torch.where(zero, torch.zeros_like(S), S)
     if quantizer == "ee":
         nbits = _entropy_bits(idx) + SCALE_BITS
     elif coins is not None:
@@ -643,7 +648,8 @@ def compress(
         nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
     else:
         nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
-    nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
+    if any_zero:
+        nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
     return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
 
 

@@ -43,8 +43,8 @@ same as :func:`rht` / :func:`irht` with :func:`rotation_signs`, bit for bit.
 from __future__ import annotations
 
 import math
-import threading
 import sys
+import threading
 from functools import lru_cache
 
 import numpy as np

@@ -71,7 +71,13 @@ def check_int(
     """An integer in ``[low, high]`` (``bool`` rejected). ``integral_float`` accepts ``3.0``."""
     if value is None and allow_none:
         return None
-    want = _range_text(low, high, False, False, "an integer ")
+
+    def want():  # the allowed range, spelled out only for an error
+        return _range_text(low, high, False, False, "an integer ")
+
+    if type(value) is int and (low is None or value >= low) and (high is None or value <= high):
+        return value  # the common case, without the conversions below
+
     if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_floating_point() and not _is_bool(value):
         value = int(value.item())
     if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -80,10 +86,10 @@ def check_int(
         if integral_float and isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
             value = int(value)
         else:
-            raise TypeError(f"{name} must be {want}, got {_short(value)} ({type(value).__name__})")
+            raise TypeError(f"{name} must be {want()}, got {_short(value)} ({type(value).__name__})")
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{name} must be {want}, got {value}")
+        raise ValueError(f"{name} must be {want()}, got {value}")
     return value
 
 
@@ -101,20 +107,23 @@ def check_float(
     """A finite real number in the given interval (``bool`` and complex rejected)."""
     if value is None and allow_none:
         return None
-    want = _range_text(low, high, low_open, high_open, "a finite number ")
+
+    def want():  # the allowed range, spelled out only for an error
+        return _range_text(low, high, low_open, high_open, "a finite number ")
+
     if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim == 0 and not _is_bool(value):
         if isinstance(value, torch.Tensor) and value.is_complex():
-            raise TypeError(f"{name} must be {want}, got a complex tensor")
+            raise TypeError(f"{name} must be {want()}, got a complex tensor")
         value = value.item()
     if _is_bool(value) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {want}, got {_short(value)} ({type(value).__name__})")
+        raise TypeError(f"{name} must be {want()}, got {_short(value)} ({type(value).__name__})")
     value = float(value)
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise ValueError(f"{name} must be {want}, got {value}")
+        raise ValueError(f"{name} must be {want()}, got {value}")
     if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must be {want}, got {value}")
+        raise ValueError(f"{name} must be {want()}, got {value}")
     if high is not None and (value > high or (high_open and value == high)):
-        raise ValueError(f"{name} must be {want}, got {value}")
+        raise ValueError(f"{name} must be {want()}, got {value}")
     return value
 
 

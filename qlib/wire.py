@@ -39,6 +39,11 @@ import struct
 import sys
 import zlib
 
+try:  # zlib-ng's CRC-32: the same checksum as zlib's (the format is unchanged), ~4x faster (SIMD)
+    from zlib_ng.zlib_ng import crc32 as _crc32
+except ImportError:  # not installed: zlib's
+    _crc32 = zlib.crc32
+
 import numpy as np
 import torch
 
@@ -206,9 +211,9 @@ def to_bytes(payload: _eden.Payload) -> bytes:
         parts = [np.concatenate([scale.astype("<f8").view(np.uint8).reshape(rows, 8), packed], axis=1)]
     head = HEADER.pack(MAGIC, FORMAT_VERSION, _EDEN_ID, 0, payload.n_rotations, cb, 0, payload.d, payload.m,
                        payload.D, rows, payload.seed, float(payload.bits), 0)[:-4]
-    crc = zlib.crc32(head)
+    crc = _crc32(head)
     for part in parts:
-        crc = zlib.crc32(part, crc)
+        crc = _crc32(part, crc)
     return b"".join([head, struct.pack("<I", crc), *parts])
 
 
@@ -230,7 +235,7 @@ def _open(data, header: struct.Struct):
     if fields[0] != MAGIC:
         raise ChecksumError(f"payload does not start with the magic {MAGIC!r} (got {fields[0]!r})")
     view = memoryview(data)  # the checksum over the header (its own field left out) and the body, no copy
-    if zlib.crc32(view[header.size :], zlib.crc32(view[: header.size - 4])) != fields[-1]:
+    if _crc32(view[header.size :], _crc32(view[: header.size - 4])) != fields[-1]:
         raise ChecksumError("payload checksum does not match: the bytes were altered or truncated")
     if fields[1] != FORMAT_VERSION:
         raise UnsupportedFormatError(f"payload format version {fields[1]}, this reader knows {FORMAT_VERSION}")
@@ -266,9 +271,10 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     if len(data) != HEADER.size + rows * row_bytes:
         raise TruncatedPayloadError(f"payload has {len(data)} bytes, header says {HEADER.size + rows * row_bytes}")
     body = np.frombuffer(data, dtype=np.uint8, offset=HEADER.size).reshape(rows, row_bytes)
-    scale = torch.from_numpy(body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64))
-    if not bool(torch.isfinite(scale).all()) or bool((scale < 0).any()):
+    sc = body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64)
+    if not np.isfinite(sc).all() or (sc < 0).any():
         raise HeaderMismatchError("payload scale is negative or not finite")
+    scale = torch.from_numpy(sc)
     codes = _unpack_bits(body[:, 8:], cb, D)
     if not (codes.flags.writeable and codes.flags.c_contiguous):  # a view of the (read-only) bytes
         codes = np.array(codes)
@@ -329,7 +335,7 @@ def message_to_bytes(message, compressor) -> bytes:
         parts.append(struct.pack(f"<B{len(dims)}II", len(dims), *dims, len(blob)) + blob)
     body = head_shape + b"".join(parts)
     head = _MSG.pack(MAGIC, FORMAT_VERSION, len(fields), message.seed, len(message.shape), 0)
-    crc = zlib.crc32(head[:-4] + body)
+    crc = _crc32(head[:-4] + body)
     return head[:-4] + struct.pack("<I", crc) + body
 
 

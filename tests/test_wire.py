@@ -128,3 +128,17 @@ def test_pack_and_unpack_check_their_arguments():
         wire.unpack_bits(np.array([[1, 2]]), 2, 9)
     with pytest.raises(ValueError, match=r"\bpacked\b must have entries <= 255"):
         wire.unpack_bits(np.array([[256]]), 2, 4)
+
+
+def test_checksum_is_zlibs_crc32():
+    """The format's checksum is CRC-32 as zlib computes it, whichever implementation qlib.wire uses
+    (zlib-ng's when installed): same values over random lengths, start values and memoryviews."""
+    import os
+    import zlib
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 64, 4097, 2**19 + 3):
+        data = os.urandom(n)
+        start = int(rng.integers(0, 2**32))
+        assert wire._crc32(data) == zlib.crc32(data)
+        assert wire._crc32(memoryview(data)[n // 3 :], start) == zlib.crc32(data[n // 3 :], start)
