@@ -25,8 +25,14 @@ the inverse transform and flips the sign bits in one more pass. Every floating-p
 one the torch path does, in the same precision and order (the thresholds rounded to the tensor's
 dtype as torch rounds a Python number; the dot products ``r·r`` and ``r·q`` stay in torch), so the
 same seed gives the same payload and the same decoded bits on either path; CUDA and autograd take the
-torch path, and with a loss mask the dequantization stays in torch. About 2.5× a forward+inverse FWHT pair at 2^20 (was 6.6–7.2×) and
-1.8–1.9× at 2^24 (was 9–11×): ``benchmarks/bench_hadamard.py``.
+torch path, and with a loss mask the dequantization stays in torch. The rotation and the centroids are
+temporaries, written to per-thread scratch arrays (``qlib.hadamard._scratch``): fresh multi-megabyte
+arrays cost a page fault per 4 KiB page, more than the work at 2^20 on a virtual machine. Three- and
+four-bit codes are comparisons with the sorted thresholds (float32 four bits, on AVX2 hosts: LLVM vector
+code with a lane permutation for the centroid); the receiver's table read is a lane permutation too.
+Compress + decompress: about 2.2–2.6× a forward+inverse FWHT pair at 2^20, 2.5–2.9× with the wire
+format's bytes at b = 4 (``benchmarks/bench_fl.py --wire-only``; ``benchmarks/bench_hadamard.py`` for
+other sizes).
 """
 
 from __future__ import annotations
