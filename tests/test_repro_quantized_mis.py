@@ -316,3 +316,18 @@ def test_claim_rows_without_discriminator(tiny):
     assert disc and all(r.verdict == "not comparable" for r in disc)   # not run is not "differs"
     assert len(disc) == len([r for r in rows if "r_Q^n" in r.quantity])
     assert "not run" in set(table["laws where it holds"])
+
+
+def test_mean_rho_is_nanmean_and_silent_when_undefined():
+    """The rank-stability curve's mean ρ: NumPy's nanmean where some ρ is defined (the same values), NaN
+    without a RuntimeWarning where all ties made every ρ undefined (a warning fails the book build)."""
+    from qlib.repro.quantized_mis import rows as R
+
+    rng = np.random.default_rng(0)
+    rho = rng.uniform(-1, 1, (3, 4, 5))
+    rho[0, 1, :] = np.nan
+    rho[2] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = R._mean_defined(rho)
+    assert np.array_equal(got[:2], np.nanmean(rho[:2], axis=(1, 2))) and np.isnan(got[2])

@@ -418,8 +418,17 @@ def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets
           "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
           "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
                                                     k_runs, n_subsets_baseline, seed=seed)}
-    curve = pd.DataFrame({"k_run": k_runs, **{k: np.nanmean(v["spearman"], axis=(1, 2)) for k, v in st.items()}})
+    curve = pd.DataFrame({"k_run": k_runs, **{k: _mean_defined(v["spearman"]) for k, v in st.items()}})
     return {"k_runs": k_runs, "st": st, "curve": curve}
+
+
+def _mean_defined(rho: np.ndarray) -> np.ndarray:
+    """Per k_run (axis 0), the mean of the defined Spearman ρ (NaN where a subset's ranks are all tied);
+    NaN, without NumPy's empty-slice warning, where none is defined."""
+    ok = np.isfinite(rho)
+    n = ok.sum(axis=(1, 2))
+    total = np.where(ok, rho, 0.0).sum(axis=(1, 2))
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
 def first_k(curve: pd.DataFrame, col: str, level: float = PAPER_RHO_LEVEL) -> int | None:
