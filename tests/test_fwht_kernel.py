@@ -194,3 +194,49 @@ def test_table_lookup_row_reads_the_table_and_flags_codes_outside_it(n0, n, cdt,
         jj = ii.copy()
         jj[rng.integers(n)] = bad[0]
         assert F._lookup_row(jj, 0, tab, sc, oo)
+
+
+def test_table_lookup_without_avx2_reads_the_same_values(tmp_path):
+    """Hosts without AVX2 (ARM, older x86) compile ``_lut16`` to eight scalar reads instead of the lane
+    permutations, and quantize float32 four-bit codes by selects instead of the vector loop: that code,
+    compiled here in a fresh process with the flag off (and a fresh numba cache, so that nothing compiled
+    for this host is reused), gives NumPy's indexing and flags codes outside the table, for every table
+    size and code dtype of the AVX2 test above, and the torch path's codes and centroids at every
+    four-bit threshold and one float step either side."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from qlib import _fwht_cpu as F
+F._AVX2 = False
+rng = np.random.default_rng(1)
+for n0 in (2, 3, 5, 8, 16):
+    for cdt, fdt in ((np.uint8, np.float32), (np.uint8, np.float64), (np.int32, np.float32)):
+        tab = rng.standard_normal(n0).astype(fdt)
+        ii = rng.integers(0, n0, 4099).astype(cdt)
+        oo = np.empty(4099, dtype=fdt)
+        assert not F._lookup_row(ii, 0, tab, fdt(0.37), oo)
+        ts = (tab * fdt(0.37)).astype(fdt)
+        assert np.array_equal(oo, ts[ii.astype(np.int64)]), (n0, cdt, fdt)
+        ii[17] = n0
+        assert F._lookup_row(ii, 0, tab, fdt(0.37), oo)
+import torch
+from qlib import _eden_cpu as E, eden
+E._AVX2 = False  # float32 four-bit codes: the selects of _row_4bit, not the vector loop
+eden._ekernel()
+t = torch.tensor(eden.codebook(4)[1], dtype=torch.float32)
+t = t[t > 0]
+inf = torch.tensor(float("inf"))
+edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.randn(3001)])
+r = torch.stack([edge, -edge])
+idx, q = eden._lm_quantize_compiled(r, torch.ones(2), 4, None)
+ref = eden._lm_quantize(r, 4)
+assert torch.equal(idx, ref)
+assert torch.equal(q.view(torch.int32), eden._dequantize(ref, 4.0, "lm", None, torch.float32, "cpu").view(torch.int32))
+print("ok")
+"""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
