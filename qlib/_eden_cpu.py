@@ -189,7 +189,7 @@ def _q4_group(typingctx, r, i, e, pos, cpos, idx, q):
 
 
 @njit(cache=True, nogil=True)
-def _row_4bit_avx2(r, e, pos, tab, idx, q):
+def _row_4bit_avx2(r, e, pos, tab, kv, idx, q):
     """:func:`_row_4bit` for float32 rows on AVX2 hosts (the same codes and centroids), see _q4_group."""
     cpos = np.empty(8, dtype=r.dtype)
     for j in range(8):
@@ -199,7 +199,7 @@ def _row_4bit_avx2(r, e, pos, tab, idx, q):
     for i in range(0, n8, 8):
         _q4_group(r, i, e, pos, cpos, idx, q)
     if n8 < n:
-        _row_4bit(r[n8:], e, pos, tab, np.array([0, 2, 4, 6, 8, 10, 12, 14, 1], dtype=r.dtype), idx[n8:], q[n8:])
+        _row_4bit(r[n8:], e, pos, tab, kv, idx[n8:], q[n8:])
 
 
 @njit(cache=True, nogil=True)
@@ -229,7 +229,7 @@ def _row_plain(r, e, mode, pos, ig, count, nxt, prv, tab, kv, vec, idx, q):
         _row_3bit(r, e, pos[0], pos[1], pos[2], tab, kv, idx, q)
     elif mode == 2 and pos.shape[0] == 7 and tab.shape[0] == 16 and _symmetric(tab):
         if vec:
-            _row_4bit_avx2(r, e, pos, tab, idx, q)
+            _row_4bit_avx2(r, e, pos, tab, kv, idx, q)
         else:
             _row_4bit(r, e, pos, tab, kv, idx, q)
     else:
