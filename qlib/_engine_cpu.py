@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["kernel", "SERIAL", "quantizer_codes", "hash_multipliers", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
+           "mlp_diff", "mlp_list_changes", "mlp_val_outputs", "MLP_TILE",
            "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
 
 KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED = 0, 1, 2, 3, 4
@@ -292,14 +293,20 @@ def _min_above(keys, P, lo, hi):
     return m
 
 
+#: steps of one pass each that :func:`_pivot` takes from the last pivot before it selects anew
+_PIVOT_STEPS = 8
+
+
 @njit(cache=True, nogil=True)
 def _pivot(keys, kz, j0, lo, hi):
     """The kz-th smallest key of the block (1 ≤ kz ≤ hi - lo), searched from the key of index j0
     (-1: no guess, a sort)."""
     if j0 < 0:
-        return np.sort(keys[lo:hi])[kz - 1]
+        return np.partition(keys[lo:hi], kz - 1)[kz - 1]
     P = keys[j0]
     c = _count_le(keys, P, lo, hi)
+    if abs(c - kz) > _PIVOT_STEPS:      # moved far (a large block): select again, O(size)
+        return np.partition(keys[lo:hi], kz - 1)[kz - 1]
     while c > kz:
         P = _max_below(keys, P, lo, hi)
         c -= 1
@@ -552,7 +559,9 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
     float64 after the float32 difference of the rows. A copy is the same quantized model (equal
     hash), not an equal loss row: the losses of one model computed in two matrix products of
     different sizes may differ in the last bit, and a near-copy of θ̄_1 would give a term 0/0 of
-    rounding noise."""
+    rounding noise. A distinct model whose loss row equals θ̄_1's (a network whose changed weights
+    feed only inactive units computes the same function on the validation set) is dropped as a copy
+    too, as :func:`qlib.rqn.batched_rates` drops every row equal to θ̄_1's."""
     K = buf.shape[0]
     Q = buf.shape[2]
     n = buf.shape[3]
@@ -593,7 +602,6 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
             for i in range(N):
                 if eh[k, q, i] == hb:                   # θ̄_1 again
                     continue
-                other = True
                 t = ep[k, q, i]
                 mu = 0.0
                 for j in range(n):
@@ -606,6 +614,9 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
                     var += dv * dv
                 var /= n - ddof
                 d = m[i] - m1
+                if var == 0 and d == 0:                 # θ̄_1's losses: a copy on the validation set
+                    continue
+                other = True
                 if var > 0:
                     term = d * d / (2.0 * var)
                 elif d != 0:
@@ -631,3 +642,119 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
                     c += 1
             ndist[k, q] = c
         nonfinite[k] = bad
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording a two-layer network incrementally (qlib.recorder, qlib.engine.MLP)
+# ---------------------------------------------------------------------------------------------
+# The validation pre-activations of a quantized first layer, Z = W̄ Xᵀ (h × n per model and
+# quantizer), are carried from one epoch to the next: a quantizer maps most coordinates to the same
+# level as one epoch before, so Z_t = Z_{t-1} + (W̄_t − W̄_{t-1}) Xᵀ touches only the changed
+# entries (one axpy of a row of Xᵀ each). The kernels below find the changes (and whether a whole
+# quantized model repeats, and its hash), list them row by row, and apply them fused with the rest
+# of the network (ReLU, second layer) one tile of validation samples at a time, so that the tile of
+# Xᵀ stays in the core's cache while every row of every model and quantizer passes over it.
+@njit(cache=True, nogil=True)
+def _count_diff_row(u, v, lo, hi):
+    c = 0
+    for j in range(lo, hi):
+        c += 1 if u[j] != v[j] else 0
+    return c
+
+
+@_parallel_and_serial
+def mlp_diff(cur, prev, h, d, counts, changed, hashes, mult):
+    """cur, prev (K, Q, p) the quantized models of this epoch and the last. Per model and quantizer
+    g = (k, q): ``counts[k, q, j]`` how many entries of row j of the first layer (h × d, first in θ)
+    changed, ``changed[k, q]`` whether any of the p entries did, and ``hashes[k, q]`` the hash
+    (:func:`_row_hash`) of this epoch's quantized model."""
+    K, Q, p = cur.shape
+    cu = cur.view(np.uint32)
+    hd = np.uint64(h * d)
+    for g in prange(K * Q):
+        k = g // Q
+        q = g % Q
+        for j in range(h):
+            lo = np.uint64(j * d)
+            counts[k, q, j] = _count_diff_row(cur[k, q], prev[k, q], lo, lo + np.uint64(d))
+        c = _count_diff_row(cur[k, q], prev[k, q], hd, np.uint64(p))
+        for j in range(h):
+            c += counts[k, q, j]
+        changed[k, q] = c > 0
+        hashes[k, q] = np.int64(_row_hash(cu[k, q], mult))
+
+
+@_parallel_and_serial
+def mlp_list_changes(cur, prev, h, d, indptr, idx, val):
+    """The changed entries of the first layers as compressed rows: row r = (k·Q + q)·h + j lists its
+    columns ``idx[indptr[r]:indptr[r+1]]`` and changes W̄_t − W̄_{t−1} in ``val`` (indptr from the
+    counts of :func:`mlp_diff`; a row given no room is skipped)."""
+    K, Q, p = cur.shape
+    for r in prange(K * Q * h):
+        g = r // h
+        j = r % h
+        k = g // Q
+        q = g % Q
+        c = indptr[r]
+        if indptr[r + 1] == c:
+            continue
+        base = j * d
+        for i in range(d):
+            dl = cur[k, q, base + i] - prev[k, q, base + i]
+            if dl != np.float32(0.0):
+                idx[c] = i
+                val[c] = dl
+                c += 1
+
+
+@njit(cache=True, nogil=True)
+def _axpy_rows(Z, k, q, j, XT, xk, idx, val, c0, c1, t0, t1):
+    """Z[k, q, j, t0:t1] += Σ_c val[c]·XT[xk, idx[c], t0:t1] over c in [c0, c1)."""
+    for c in range(c0, c1):
+        a = val[c]
+        i = np.uint64(idx[c])
+        for t in range(t0, t1):
+            Z[k, q, j, t] += a * XT[xk, i, t]
+
+
+@njit(cache=True, nogil=True)
+def _relu_acc(acc, w, Z, k, q, j, b, t0, t1):
+    for t in range(t0, t1):
+        acc[t - t0] += w * max(Z[k, q, j, t] + b, np.float32(0.0))
+
+
+#: validation samples per tile of :func:`mlp_val_outputs` (a tile of Xᵀ: d × 256 floats, 1 MB at
+#: d = 1024, read once per changed coordinate of every model; long enough that the per-coordinate
+#: overhead is small against its 2 × 256 FLOPs)
+MLP_TILE = 256
+
+
+@_parallel_and_serial
+def mlp_val_outputs(Z, XT, indptr, idx, val, cur, groups, h, d, out):
+    """For each (k, q) in ``groups`` (G, 2): apply the listed changes to Z[k, q] (h, n) — Z += ΔW̄ Xᵀ,
+    Xᵀ = ``XT[k]`` (or ``XT[0]`` when shared) — and write the network's outputs
+    out[k, q, :] = b̄2 + Σ_j w̄2_j·max(Z[k, q, j] + b̄1_j, 0), the quantized b̄1, w̄2, b̄2 read from
+    ``cur`` (K, Q, p) after the first layer. In tiles of :data:`MLP_TILE` samples (parallel)."""
+    n = Z.shape[3]
+    Q = Z.shape[1]
+    shared = XT.shape[0] == 1
+    hd = h * d
+    ntile = (n + MLP_TILE - 1) // MLP_TILE
+    for ti in prange(ntile):
+        t0 = np.uint64(ti * MLP_TILE)
+        t1 = np.uint64(min(n, ti * MLP_TILE + MLP_TILE))
+        acc = np.empty(MLP_TILE, np.float32)
+        for gi in range(groups.shape[0]):
+            k = np.uint64(groups[gi, 0])
+            q = np.uint64(groups[gi, 1])
+            xk = np.uint64(0) if shared else k
+            b2 = cur[k, q, hd + 2 * h]
+            for t in range(MLP_TILE):
+                acc[t] = b2
+            r0 = (k * Q + q) * h
+            for j in range(h):
+                ju = np.uint64(j)
+                _axpy_rows(Z, k, q, ju, XT, xk, idx, val, indptr[r0 + j], indptr[r0 + j + 1], t0, t1)
+                _relu_acc(acc, cur[k, q, hd + h + j], Z, k, q, ju, cur[k, q, hd + j], t0, t1)
+            for t in range(t0, t1):
+                out[k, q, t] = acc[t - t0]

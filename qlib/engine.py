@@ -41,7 +41,7 @@ from .validation import check_choice, check_float, check_int, check_seed, check_
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainResult", "Callback", "check_data", "param_sizes",
-           "default_chunk_size", "BACKENDS", "compiled_backend"]
+           "default_chunk_size", "BACKENDS", "compiled_backend", "compiled_reason"]
 
 #: the training backends of :func:`train`
 BACKENDS = ("auto", "torch", "compiled")
@@ -178,6 +178,34 @@ class MLP:
     def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
         return self.forward(theta, data)
 
+    def shared_loss_grad(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
+                         loss: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-model weighted loss (K,) and its gradient (K, p) for K models on ONE data set:
+        Σ_i weights[i, k]·ℓ(f_k(X_i), y_i), with X (N, d), y (N,), weights (N, K) (model k's rows
+        weighted 1/m_k, the others 0: the mean loss over its own rows). The K first layers run as
+        one (N × d)·(d × K·h) product and their gradient as one (K·h × N)·(N × d) product — the
+        same arithmetic as K separate products on each model's rows, in another summation order.
+        Used by :func:`train` with ``rows=``; the gradient is analytic (no autograd graph)."""
+        lossfn, lossgrad = loss_functions(loss)
+        K = theta.shape[0]
+        h, d = self.hidden, self.in_features
+        hd = h * d
+        N = X.shape[0]
+        W1 = theta[:, :hd].reshape(K * h, d)
+        b1, w2, b2 = theta[:, hd:hd + h], theta[:, hd + h:hd + 2 * h], theta[:, hd + 2 * h]
+        Z = torch.mm(X, W1.t()).view(N, K, h).add_(b1)                 # pre-activations + b1
+        A = Z.clamp_min(0)
+        out = torch.einsum("nkh,kh->nk", A, w2).add_(b2)
+        yc = y.unsqueeze(1)
+        per_model = (lossfn(out, yc) * weights).sum(dim=0)
+        dout = lossgrad(out, yc).mul_(weights)                          # (N, K)
+        g_b2 = dout.sum(dim=0)
+        g_w2 = torch.einsum("nk,nkh->kh", dout, A)
+        dZ = (dout.unsqueeze(2) * w2).mul_(Z > 0)                       # (N, K, h)
+        g_b1 = dZ.sum(dim=0)
+        g_W1 = torch.mm(dZ.reshape(N, K * h).t(), X)                    # (K·h, d)
+        return per_model, torch.cat([g_W1.view(K, hd), g_b1, g_w2, g_b2.unsqueeze(1)], dim=1)
+
     def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
         p = self.unflatten(theta)
         lead = theta.shape[:-2]
@@ -191,7 +219,10 @@ class MLP:
 
 
 def _logistic(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return F.binary_cross_entropy_with_logits(out, y.expand_as(out), reduction="none")
+    # softplus(±out): log(1 + e^{-out}) for y = 1, log(1 + e^{out}) for y = 0, accurate to float32
+    # rounding for confident predictions too (binary_cross_entropy_with_logits computes
+    # log(1 + e^{-|out|}) as log of a number near 1: a relative error of ~2.6e-4 at a loss of 5e-4)
+    return F.softplus(out * (1 - 2 * y))
 
 
 def _logistic_grad(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -336,6 +367,7 @@ def train(
     transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
     record_loss: bool = False,
     backend: str = "auto",
+    rows: torch.Tensor | None = None,
 ) -> TrainResult:
     """Train K models at once, full batch, with Adam (the update of ``torch.optim.Adam``).
 
@@ -347,6 +379,13 @@ def train(
     ``callbacks``: :class:`Callback` objects, or callables ``fn(epoch, theta, models)``.
     ``backend``: one of :data:`BACKENDS` (module docstring); ``"compiled"`` where it does not apply
     (see :func:`compiled_backend`) is a ``ValueError`` saying why.
+
+    ``rows`` (K, m) integer: the K models train on subsets of ONE data set, ``X`` (1, N, d) and
+    ``y`` (1, N), model k on the rows ``rows[k]`` (distinct, in [0, N)) — e.g. runs that each draw
+    their own subsample of a training part. Same result as ``X[0][rows]``, ``y[0][rows]`` (to float
+    rounding), without the K copies; for :class:`MLP` (which has ``shared_loss_grad``) every epoch's
+    products run as one large matrix product over the shared rows instead of K small ones (the rows
+    no model uses are dropped first). Other models, and the compiled backend, get the copies.
     """
     epochs = check_int("epochs", epochs, low=0)
     lr = check_float("lr", lr, low=0.0, low_open=True)
@@ -360,25 +399,41 @@ def train(
     check_tensor("theta0", theta0, ndim=2, convert=False)
     if theta0.shape[1] != model.n_params:
         raise ValueError(f"theta0 must have shape (K, {model.n_params}), got {tuple(theta0.shape)}")
-    check_data(X, y, theta0.shape[0], loss=loss)
+    shared = None
+    if rows is not None:
+        check_data(X, y, 1, loss=loss)
+        if not isinstance(rows, torch.Tensor) or rows.dtype not in (torch.int32, torch.int64):
+            raise TypeError(f"rows must be an integer tensor (K, m) of row indices, got "
+                            f"{getattr(rows, 'dtype', type(rows).__name__)}")
+        if rows.ndim != 2 or rows.shape[0] != theta0.shape[0] or rows.shape[1] < 1:
+            raise ValueError(f"rows must have shape (K, m) = ({theta0.shape[0]}, m ≥ 1), got {tuple(rows.shape)}")
+        N = X.shape[1]
+        if int(rows.min()) < 0 or int(rows.max()) >= N:
+            raise ValueError(f"rows must index the {N} rows of X, in [0, {N - 1}]; got values in "
+                             f"[{int(rows.min())}, {int(rows.max())}]")
+        srt = rows.sort(dim=1).values
+        if bool((srt[:, 1:] == srt[:, :-1]).any()):
+            raise ValueError("rows must list distinct row indices within each model's row")
+        if hasattr(model, "shared_loss_grad"):
+            shared = rows
+        else:
+            X, y = X[0][rows], y[0][rows]
+    else:
+        check_data(X, y, theta0.shape[0], loss=loss)
     dev = devices.resolve(device)
     check_choice("backend", backend, BACKENDS)
-    why = _compiled_unavailable(model, dev, theta0.dtype)
+    why = compiled_reason(model, dev, theta0.dtype)
     if backend == "compiled" and why:
         raise ValueError(f"backend='compiled' does not apply here: {why}")
     compiled = backend != "torch" and not why
     K = theta0.shape[0]
+    if shared is not None:
+        return _train_shared(model, theta0, X[0], y[0], shared, epochs, lr, b1, b2, eps, loss, callbacks, dev,
+                             record_loss)
     if chunk_size is None:
         chunk_size = default_chunk_size(dev, K)
     chunk_size = check_int("chunk_size", chunk_size, low=1)
-    cbs = []
-    for c in callbacks:
-        if all(hasattr(c, h) for h in ("on_chunk_start", "on_epoch_end", "on_chunk_end")):
-            cbs.append(c)
-        elif callable(c):
-            cbs.append(_FnCallback(c))
-        else:
-            raise TypeError(f"callbacks must be Callback-like objects or callables, got {type(c).__name__}")
+    cbs = _callbacks(callbacks)
     dtype = theta0.dtype
     out_theta = torch.empty_like(theta0, device="cpu")
     hist = torch.empty(epochs, K, dtype=dtype) if record_loss else torch.empty(0)
@@ -415,13 +470,7 @@ def train(
                 theta = theta.detach()
                 if record_loss:
                     losses[t - 1] = per_model.detach()
-            # torch.optim.Adam (single-tensor path, no weight decay, amsgrad=False)
-            m.lerp_(g, 1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            bc1 = 1 - b1**t
-            bc2 = 1 - b2**t
-            denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
-            theta.addcdiv_(m, denom, value=-lr / bc1)
+            _adam_step(theta, g, m, v, t, lr, b1, b2, eps)
             for c in cbs:
                 c.on_epoch_end(t, theta, sl)
         for c in cbs:
@@ -432,8 +481,67 @@ def train(
     return TrainResult(out_theta, hist)
 
 
-def _compiled_unavailable(model, dev: torch.device, dtype: torch.dtype) -> str:
-    """Why the compiled backend cannot train this (empty string: it can)."""
+def _callbacks(callbacks) -> list:
+    cbs = []
+    for c in callbacks:
+        if all(hasattr(c, h) for h in ("on_chunk_start", "on_epoch_end", "on_chunk_end")):
+            cbs.append(c)
+        elif callable(c):
+            cbs.append(_FnCallback(c))
+        else:
+            raise TypeError(f"callbacks must be Callback-like objects or callables, got {type(c).__name__}")
+    return cbs
+
+
+def _adam_step(theta, g, m, v, t, lr, b1, b2, eps) -> None:
+    """torch.optim.Adam's update (single-tensor path, no weight decay, amsgrad=False), in place."""
+    m.lerp_(g, 1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+    bc1 = 1 - b1**t
+    bc2 = 1 - b2**t
+    denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
+    theta.addcdiv_(m, denom, value=-lr / bc1)
+
+
+def _train_shared(model, theta0, X, y, rows, epochs, lr, b1, b2, eps, loss, callbacks, dev, record_loss):
+    """:func:`train` with ``rows=`` for a model with ``shared_loss_grad``: all K models in one chunk."""
+    cbs = _callbacks(callbacks)
+    K, m = rows.shape
+    used = torch.unique(rows)                                           # sorted rows some model uses
+    pos = torch.full((X.shape[0],), -1, dtype=torch.long)
+    pos[used] = torch.arange(used.numel())
+    dtype = theta0.dtype
+    Xs = X[used].to(dev, dtype).contiguous()
+    ys = y[used].to(dev, dtype)
+    weights = torch.zeros(used.numel(), K, dtype=dtype)
+    weights[pos[rows.long()], torch.arange(K).unsqueeze(1).expand(K, m)] = 1.0 / m
+    weights = weights.to(dev)
+    theta = theta0.detach().to(dev).clone()
+    mom = torch.zeros_like(theta)
+    var = torch.zeros_like(theta)
+    hist = torch.empty(epochs, K, dtype=dtype) if record_loss else torch.empty(0)
+    sl = slice(0, K)
+    for c in cbs:
+        c.on_chunk_start(sl)
+    for t in range(1, epochs + 1):
+        per_model, g = model.shared_loss_grad(theta, Xs, ys, weights, loss)
+        if record_loss:
+            hist[t - 1] = per_model.cpu()
+        _adam_step(theta, g, mom, var, t, lr, b1, b2, eps)
+        for c in cbs:
+            c.on_epoch_end(t, theta, sl)
+    for c in cbs:
+        c.on_chunk_end(sl, theta)
+    return TrainResult(theta.cpu(), hist)
+
+
+def compiled_reason(model, dev: torch.device, dtype: torch.dtype) -> str:
+    """Why the compiled backend cannot train ``model`` on the device ``dev`` with parameters of
+    ``dtype`` (empty string: it can)."""
+    if not isinstance(dev, torch.device):
+        raise TypeError(f"dev must be a torch.device (see qlib.devices.resolve), got {type(dev).__name__}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}")
     if type(model) is not Linear:
         return f"it trains engine.Linear only, not {type(model).__name__}"
     if dev.type != "cpu":
@@ -452,7 +560,7 @@ def compiled_backend(model, device="auto", dtype=torch.float32) -> bool:
         raise TypeError(f"model must be a qlib.engine.Model (Linear, MLP, ...), got {type(model).__name__}")
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}")
-    return not _compiled_unavailable(model, devices.resolve(device), dtype)
+    return not compiled_reason(model, devices.resolve(device), dtype)
 
 
 _ENGINE_CPU: list = []

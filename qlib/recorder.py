@@ -27,9 +27,23 @@ import torch
 
 from . import devices, engine, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
-from .validation import check_choice, check_int
+from .validation import check_choice, check_float, check_int
 
-__all__ = ["RQRecorder"]
+__all__ = ["RQRecorder", "compiled_reason"]
+
+
+def compiled_reason(model: engine.Model, device="auto") -> str:
+    """Why :class:`RQRecorder` cannot record ``model`` with compiled kernels on ``device`` (empty
+    string: it can). Compiled: :class:`qlib.engine.Linear` (training and recording) and
+    :class:`qlib.engine.MLP` (incremental recording), in float32 on the CPU, where numba imports."""
+    if not isinstance(model, engine.Model):
+        raise TypeError(f"model must be a qlib.engine.Model (Linear, MLP, ...), got {type(model).__name__}")
+    dev = devices.resolve(device)
+    if type(model) is engine.MLP:
+        if dev.type != "cpu":
+            return f"it runs on the CPU, not {dev.type}"
+        return "" if engine.compiled_backend(engine.Linear(1), "cpu") else "numba cannot be imported"
+    return engine.compiled_reason(model, dev, torch.float32)
 
 
 class RQRecorder:
@@ -53,7 +67,8 @@ class RQRecorder:
     def __init__(self, model: engine.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor, *,
                  epochs: int, loss: str = "logistic", scope: str = "tensor", every: int = 1,
                  transform=None, ddof: int = 1, keep_losses: bool = False, device="auto",
-                 block: int = 50, variant: str = "printed", backend: str = "auto"):
+                 block: int = 50, variant: str = "printed", backend: str = "auto", refresh: int = 50,
+                 dense_above: float = 0.3):
         self.names = quantizers.check_names(names)
         engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss=loss)
         epochs = check_int("epochs", epochs, low=1)
@@ -69,10 +84,19 @@ class RQRecorder:
         self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, transform, ddof
         self.split = engine.param_sizes(model) if scope == "tensor" else None
         self.device = devices.resolve(device)
-        why = engine._compiled_unavailable(model, self.device, torch.float32)
+        why = compiled_reason(model, self.device)
         if backend == "compiled" and why:
             raise ValueError(f"backend='compiled' does not apply here: {why}")
         self._compiled = backend != "torch" and not why
+        self._incremental = self._compiled and type(model) is engine.MLP
+        self.refresh = check_int("refresh", refresh, low=1)
+        self.dense_above = check_float("dense_above", dense_above, low=0.0, high=1.0)
+        #: per quantizer, the fraction of first-layer coordinates whose quantized value changed from
+        #: one recorded epoch to the next (incremental path; summed over models, see ``change_stats``)
+        self._changes = np.zeros(len(self.names))
+        self._coords = np.zeros(len(self.names))
+        self._flops_done = 0.0
+        self._flops_full = 0.0
         self.block = check_int("block", block, low=1)
         self.epochs = epochs
         self.T = epochs // every
@@ -89,12 +113,16 @@ class RQRecorder:
 
     # engine.Callback protocol -------------------------------------------------------------
     def on_chunk_start(self, models: slice) -> None:
+        self._models = models
         Xv = self.X_val[models].to(self.device, torch.float32)
         if self.transform is not None:
             Xv = self.transform(Xv)
-        self._data = self.model.prepare(Xv)
         self._yv = self.y_val[models].to(self.device, torch.float32)
         k = models.stop - models.start
+        if self._incremental:
+            self._start_incremental(k, Xv)
+            return
+        self._data = self.model.prepare(Xv)
         self._thetas = torch.empty(self.block, k, self.model.n_params, device=self.device)
         self._pending = []                                     # buffer rows waiting in _thetas
         if self._compiled:
@@ -124,12 +152,17 @@ class RQRecorder:
         i = epoch // self.every - 1
         if i >= self.T:
             return
+        if self._incremental:
+            return self._record_incremental(i, theta)
         self._thetas[len(self._pending)] = theta
         self._pending.append(i)
         if len(self._pending) == self.block:
             self._flush()
 
     def on_chunk_end(self, models: slice, theta: torch.Tensor) -> None:
+        if self._incremental:
+            self._Z = self._q = self._XT = None
+            return self._end_compiled(models)
         self._flush()
         if self._compiled:
             return self._end_compiled(models)
@@ -186,6 +219,106 @@ class RQRecorder:
             ec.kernel("scatter_unique", nt)(L.numpy(), self._sel, self._hsel, self._count, self._pending[0], Q,
                                             self._buf.numpy(), self._ep, self._eh, self._ne)
         self._pending = []
+
+    # the incremental path (engine.MLP on the CPU: qlib._engine_cpu's mlp_* kernels) ----------
+    def _start_incremental(self, k: int, Xv: torch.Tensor) -> None:
+        """State of one chunk: the quantized models of the last epoch, the first layer's validation
+        pre-activations Z (k, Q, h, n) carried from epoch to epoch, and the loss buffer of the
+        compiled path (only epochs whose quantized model changed are stored, as there)."""
+        from . import _engine_cpu as ec
+
+        Q, p = len(self.names), self.model.n_params
+        h, d, n = self.model.hidden, self.model.in_features, Xv.shape[1]
+        sizes = self.split if self.split is not None else [p]
+        self._kinds, self._params, self._offsets = ec.quantizer_codes(self.names, sizes, self.variant)
+        self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
+        # two (k, 1, Q, p) buffers, this epoch's quantized models and the last's (NaN: none yet,
+        # which differs from everything and makes the first epoch a full product)
+        self._q = np.full((2, k, 1, Q, p), np.nan, np.float32)
+        self._flip = 0
+        shared = self.X_val[self._models].stride(0) == 0 or bool((Xv == Xv[:1]).all())
+        XT = (Xv[:1] if shared else Xv).transpose(1, 2).contiguous().to("cpu", torch.float32)   # (1 or k, d, n)
+        self._XT = XT
+        self._Z = torch.zeros(k, Q, h, n)
+        self._out = np.zeros((k, Q, n), np.float32)
+        self._counts = np.zeros((k, Q, h), np.int64)
+        self._chg = np.zeros((k, Q), np.bool_)
+        self._hash = np.zeros((k, Q), np.int64)
+        self._mult = ec.hash_multipliers(p)
+        self._idx = np.empty(0, np.int64)
+        self._val = np.empty(0, np.float32)
+        self._eh = np.empty((k, Q, self.T), np.int64)
+        self._ep = np.empty((k, Q, self.T), np.int64)
+        self._ne = np.zeros((k, Q), np.int64)
+        self._ybc = self._yv.to("cpu", torch.float32).unsqueeze(1)           # (k, 1, n)
+        self._buf = torch.empty(k, self.T, Q, n)
+        self._since = 0
+
+    def _record_incremental(self, i: int, theta: torch.Tensor) -> None:
+        from . import _engine_cpu as ec
+
+        nt = torch.get_num_threads()
+        k, Q, h, n = self._Z.shape
+        d = self.model.in_features
+        hd = h * d
+        x = theta.detach().to("cpu", torch.float32).contiguous().numpy()[None]        # (1, k, p)
+        cur4, prev4 = self._q[self._flip], self._q[1 - self._flip]
+        ec.kernel("quantize_rows", nt)(x, self._kinds, self._params, self._offsets, cur4, self._pivots)
+        cur, prev = cur4[:, 0], prev4[:, 0]                                              # (k, Q, p)
+        ec.kernel("mlp_diff", nt)(cur, prev, h, d, self._counts, self._chg, self._hash, self._mult)
+        nchg = self._counts.sum(axis=2)                                                  # (k, Q)
+        first = np.isnan(prev[0, 0, 0])
+        self._since += 1
+        refresh = first or self._since >= self.refresh
+        if refresh:
+            self._since = 0
+        dense = self._chg & ((nchg > self.dense_above * hd) | refresh)
+        sparse = self._chg & ~dense
+        if not first:
+            self._changes += nchg.sum(axis=0)
+            self._coords += k * hd
+        # dense models: one product each, Z = W̄ Xᵀ
+        W = torch.from_numpy(cur[..., :hd]).view(k, Q, h, d)
+        if dense.any():
+            if self._XT.shape[0] == 1:                  # shared validation set: one product for all
+                kk, qq = np.nonzero(dense)
+                self._Z[kk, qq] = torch.matmul(W[kk, qq].reshape(-1, d), self._XT[0]).view(len(kk), h, n)
+            else:
+                for kk, q in np.argwhere(dense):
+                    torch.mm(W[kk, q], self._XT[kk], out=self._Z[kk, q])
+        # the others: only the changed coordinates, listed row by row
+        cnt = np.where(sparse[..., None], self._counts, 0).reshape(-1)
+        indptr = np.zeros(cnt.size + 1, np.int64)
+        np.cumsum(cnt, out=indptr[1:])
+        nnz = int(indptr[-1])
+        if self._idx.size < nnz:
+            self._idx = np.empty(int(nnz * 1.25) + 1, np.int64)
+            self._val = np.empty(int(nnz * 1.25) + 1, np.float32)
+        if nnz:
+            ec.kernel("mlp_list_changes", nt)(cur, prev, h, d, indptr, self._idx, self._val)
+        groups = np.argwhere(self._chg).astype(np.int64)
+        if len(groups):
+            ec.kernel("mlp_val_outputs", nt)(self._Z.numpy(), self._XT.numpy(), indptr, self._idx, self._val, cur,
+                                             groups, h, d, self._out)
+            L = self._lossfn(torch.from_numpy(self._out), self._ybc).numpy()            # (k, Q, n)
+            kk, qq = groups[:, 0], groups[:, 1]
+            buf = self._buf.numpy()
+            buf[kk, i, qq] = L[kk, qq]
+            slot = self._ne[kk, qq]
+            self._ep[kk, qq, slot] = i
+            self._eh[kk, qq, slot] = self._hash[kk, qq]
+            self._ne[kk, qq] += 1
+        self._flops_done += 2.0 * n * (int(dense.sum()) * hd + nnz)
+        self._flops_full += 2.0 * n * k * Q * hd
+        self._flip = 1 - self._flip
+
+    def change_stats(self):
+        """What the incremental path did so far: per quantizer the mean fraction of first-layer
+        coordinates whose quantized value changed from one recorded epoch to the next, and the
+        multiply–add FLOPs of the first layer's validation products performed against those of
+        recomputing every model every epoch (``(fractions dict, flops_done, flops_full)``)."""
+        frac = np.divide(self._changes, self._coords, out=np.full(len(self.names), np.nan), where=self._coords > 0)
+        return dict(zip(self.names, frac.tolist())), self._flops_done, self._flops_full
 
     def _end_compiled(self, models: slice) -> None:
         from . import _engine_cpu as ec

@@ -275,8 +275,12 @@ def test_backend_choice_and_errors():
         engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=1, backend="compiled")
     # float64 parameters under "auto" take the torch path
     engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=2)
-    with pytest.raises(ValueError, match="backend"):
-        recorder.RQRecorder(mlp, ["sign"], X, y, epochs=3, backend="compiled")
+    # the recorder's compiled path applies to an MLP on the CPU (incremental recording), not on CUDA
+    assert recorder.compiled_reason(mlp, "cpu") == ""
+    assert recorder.RQRecorder(mlp, ["sign"], X, y, epochs=3, backend="compiled")._incremental
+    with pytest.raises(ValueError, match="backend='compiled' does not apply here"):
+        recorder.RQRecorder(engine.MLP(X.shape[2], hidden=4), ["sign"], X, y, epochs=3, backend="compiled",
+                            device=torch.device("meta"))
 
 
 @pytest.mark.parametrize("variant", quantizers.VARIANTS)

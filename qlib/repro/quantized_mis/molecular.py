@@ -271,6 +271,12 @@ class TaskRun:
     d: int
     seconds: float
     losses: torch.Tensor | None = None
+    #: the recorder's incremental path: per quantizer the mean fraction of first-layer coordinates
+    #: whose quantized value changed per epoch, and the validation-product FLOPs it performed against
+    #: a full recomputation every epoch (``RQRecorder.change_stats``; empty / 0 on the torch path)
+    changes: dict = field(default_factory=dict)
+    flops_done: float = 0.0
+    flops_full: float = 0.0
 
 
 def _standardise(A: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -307,7 +313,6 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     model = MLP(X.shape[1], hidden)
     Xt = torch.from_numpy(Xs)
     yt = torch.from_numpy(ys.astype(np.float32))
-    X_tr, y_tr = Xt[torch.from_numpy(tr)], yt[torch.from_numpy(tr)]            # (R, m, d), (R, m)
     vi = torch.from_numpy(val)
     X_val = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
     y_val = yt[vi].unsqueeze(0).expand(runs, -1)
@@ -317,8 +322,9 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
-        res = train(model, theta0, X_tr, y_tr, epochs=epochs, lr=lr, loss=loss, callbacks=[rec],
-                    device=device, chunk_size=runs)
+        # the runs' subsamples are rows of one training part: one product over it per epoch
+        res = train(model, theta0, Xt[None], yt[None], rows=torch.from_numpy(tr), epochs=epochs, lr=lr, loss=loss,
+                    callbacks=[rec], device=device)
         rec.finish()
     seconds = time.perf_counter() - t0
     with torch.no_grad():
@@ -334,7 +340,7 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     original = {k: f(out_o, yv) for k, f in fns.items()}
     quantized = {k: f(out_q, yv) for k, f in fns.items()}
     return TaskRun(kind, tuple(quantizers), rec.r.copy(), original, quantized, int(tr.shape[1]), int(val.size),
-                   int(X.shape[1]), seconds, rec.losses if keep_losses else None)
+                   int(X.shape[1]), seconds, rec.losses if keep_losses else None, *rec.change_stats())
 
 
 def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128, val_frac: float = 0.4,
