@@ -165,7 +165,8 @@ def _kernel():
 def compiled_fwht_applies(x: torch.Tensor) -> bool:
     """Whether ``fwht(x)`` (``backend="auto"``) takes the compiled CPU path: a CPU float32/float64 tensor
     that needs no gradient, with the kernel importable."""
-    check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
+    if not nested():
+        check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
     return _applies(x)
 
 
@@ -381,6 +382,8 @@ def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
     (default: the last dimension of ``x``) of the tensor ``x``'s dtype and device: the compiled FWHT
     applies (:func:`compiled_fwht_applies`), ``D >= 8`` (whole sign bytes per row) and, for float32, a
     little-endian host (the int32 words are read as bytes)."""
+    if nested():
+        return _rotation_applies(x, x.shape[-1] if D is None else D)
     x = check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
     if D is None:
         if x.dim() == 0:
@@ -397,13 +400,14 @@ def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.
     """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as a 1-D uint8 array (entry
     e of the flattened ``(*batch, k, D)`` signs: bit ``e % 8`` of byte ``e // 8``; set means −1): the same
     draw from the same stream, not expanded to floats (what the compiled rotation reads)."""
-    k = check_int("k", k, low=1)
-    D = check_int("D", D, low=1)
-    if not isinstance(batch, (tuple, list, torch.Size)):
-        raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
-    batch = _shape("batch", batch)
-    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
-        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    if not nested():  # (seed: checked by generator below)
+        k = check_int("k", k, low=1)
+        D = check_int("D", D, low=1)
+        if not isinstance(batch, (tuple, list, torch.Size)):
+            raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
+        batch = _shape("batch", batch)
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     n = math.prod((*batch, k, D))
     draw = _sign_draw(n, generator(seed, "rotation", "cpu"), dtype, torch.device("cpu"))
     return draw.numpy().view(np.uint8) if dtype == torch.float32 else draw.numpy().astype(np.uint8)
@@ -416,14 +420,16 @@ def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = 
     bits as the transform loads its input (the same result, bit for bit). ``scratch``: on the compiled
     path the result is the calling thread's scratch array of that name (``qlib._kernels.scratch``), for a
     caller that drops it before its next call under that name; None: a new tensor."""
-    x = _vectors(x)
-    seed = check_seed("seed", seed)
-    k = check_int("k", k, low=1)
-    if scratch is not None:
-        scratch = check_str("scratch", scratch)
+    if not nested():
+        x = _vectors(x)
+        seed = check_seed("seed", seed)
+        k = check_int("k", k, low=1)
+        if scratch is not None:
+            scratch = check_str("scratch", scratch)
+        if not _is_pow2(x.shape[-1]):
+            raise ValueError(f"x must have a power-of-two last dimension, got {x.shape[-1]}; "
+                             "use pad_to_power_of_two first")
     batch, D = x.shape[:-1], x.shape[-1]
-    if not _is_pow2(D):
-        raise ValueError(f"x must have a power-of-two last dimension, got {D}; use pad_to_power_of_two first")
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(x, D):
             return rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
@@ -436,13 +442,14 @@ def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = 
 def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False) -> torch.Tensor:
     """The inverse of :func:`seeded_rht`: ``irht(y, rotation_signs(seed, …))``. ``overwrite``: the
     compiled path may transform ``y`` in place (the caller's own temporary)."""
-    y = _vectors(y, "y")
-    seed = check_seed("seed", seed)
-    k = check_int("k", k, low=1)
-    overwrite = check_bool("overwrite", overwrite)
+    if not nested():
+        y = _vectors(y, "y")
+        seed = check_seed("seed", seed)
+        k = check_int("k", k, low=1)
+        overwrite = check_bool("overwrite", overwrite)
+        if not _is_pow2(y.shape[-1]):
+            raise ValueError(f"y must have a power-of-two last dimension, got {y.shape[-1]}")
     batch, D = y.shape[:-1], y.shape[-1]
-    if not _is_pow2(D):
-        raise ValueError(f"y must have a power-of-two last dimension, got {D}")
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(y, D):
             return irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
