@@ -42,12 +42,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
 from . import eden as _eden
 from . import hadamard as _h
-from .validation import check_array, check_callable, check_choice, check_float, check_int, check_seed
+from .validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_float,
+    check_int,
+    check_seed,
+    nested,
+    skip_nested,
+)
 
 __all__ = [
     "FLOAT_BITS",
@@ -94,20 +102,24 @@ def _int_bits(bits) -> int:
 
 class Compressor:
     """Base class: a subclass sets ``name`` and implements ``_compress(x, seed) -> Message`` and
-    ``_decompress(message) -> x̂``; :meth:`compress` / :meth:`decompress` validate and call them."""
+    ``_decompress(message) -> x̂``; :meth:`compress` / :meth:`decompress` validate and call them inside
+    :func:`qlib.validation.skip_nested` (the public functions a hook calls trust what was checked here)."""
 
     name = "compressor"
 
     def compress(self, x: torch.Tensor, seed: int) -> Message:
         x = _eden.check_vectors(x)
-        return self._compress(x, check_seed("seed", seed))
+        seed = check_seed("seed", seed)
+        with skip_nested():
+            return self._compress(x, seed)
 
     def decompress(self, message: Message) -> torch.Tensor:
         if not isinstance(message, Message):
             raise TypeError(f"message must be a qlib.compressors.Message, got {type(message).__name__}")
         if message.compressor != self.name:
             raise ValueError(f"message was produced by {message.compressor!r}, not by {self.name!r}")
-        return self._decompress(message)
+        with skip_nested():
+            return self._decompress(message)
 
     def roundtrip(self, x: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.compress(x, seed)
@@ -161,18 +173,17 @@ class DRIVE(Compressor):
     name = "DRIVE"
 
     def _compress(self, x, seed):
-        batch, d = x.shape[:-1], x.shape[-1]
-        D = _h.next_power_of_two(d)
-        r = _h._rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        batch = x.shape[:-1]
+        r = _h.seeded_rht(_h.pad_to_power_of_two(x), seed)
+        D = r.shape[-1]
         l1 = r.abs().sum(-1)
         S = torch.where(l1 > 0, (x * x).sum(-1) / l1.clamp_min(torch.finfo(x.dtype).tiny), torch.zeros_like(l1))
         return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + _eden.SCALE_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         sign, S = m.data["sign"], m.data["scale"]
-        batch, D = sign.shape[:-1], sign.shape[-1]
         w = (sign.to(S.dtype) * 2 - 1) * S.unsqueeze(-1)
-        return _h._irht(w, _h.rotation_signs(m.seed, batch, 1, D, S.dtype, S.device))[..., : m.shape[-1]]
+        return _h.seeded_irht(w, m.seed, overwrite=True)[..., : m.shape[-1]]
 
 
 # -- stochastic quantization and its rotated variants --------------------------------------------
@@ -203,16 +214,15 @@ class HadamardSQ(Compressor):
         self.bits = _int_bits(bits)
 
     def _compress(self, x, seed):
-        batch, d = x.shape[:-1], x.shape[-1]
-        D = _h.next_power_of_two(d)
-        r = _h._rht(_h.pad_to_power_of_two(x), _h.rotation_signs(seed, batch, 1, D, x.dtype, x.device))
+        batch = x.shape[:-1]
+        r = _h.seeded_rht(_h.pad_to_power_of_two(x), seed)
+        D = r.shape[-1]
         k, lo, hi = _sq_encode(r, 2**self.bits, _h.generator(seed, "sq", x.device))
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, _full(batch, self.bits * D + 2 * FLOAT_BITS), seed, tuple(x.shape))
 
     def _decompress(self, m):
         r = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
-        batch, D = r.shape[:-1], r.shape[-1]
-        return _h._irht(r, _h.rotation_signs(m.seed, batch, 1, D, r.dtype, r.device))[..., : m.shape[-1]]
+        return _h.seeded_irht(r, m.seed, overwrite=True)[..., : m.shape[-1]]
 
 
 class KashinSQ(Compressor):
@@ -317,19 +327,17 @@ class QSGD(Compressor):
 
 def elias_omega_length(n: torch.Tensor) -> torch.Tensor:
     """Length in bits of the Elias-ω code of each positive integer in ``n`` (elementwise: any shape,
-    an empty ``n`` giving an empty result; an integer tensor, array or list, entries ``>= 1``)."""
+    an empty ``n`` giving an empty result; an integer tensor, array or list, entries ``>= 1``). Called
+    by a checked caller (:func:`qlib.validation.skip_nested`: QSGD+Elias's gaps and levels) the entries
+    of an integer tensor are not checked."""
     if isinstance(n, torch.Tensor):
         if n.is_floating_point() or n.is_complex() or n.dtype == torch.bool:
             raise TypeError(f"n must be a tensor of integers, got dtype {n.dtype}")
     else:
         n = torch.from_numpy(check_array("n", n, dtype="int", nonempty=False))
     n = n.to(torch.int64)
-    if n.numel() and int(n.min()) < 1:
+    if not nested() and n.numel() and int(n.min()) < 1:
         raise ValueError("n must have entries >= 1 (Elias-omega codes positive integers only)")
-    return _elias_omega_length(n)
-
-
-def _elias_omega_length(n: torch.Tensor) -> torch.Tensor:
     length = torch.ones_like(n)  # the terminating 0
     while bool((n > 1).any()):
         big = n > 1
@@ -358,8 +366,8 @@ class QSGDElias(QSGD):
         for row in flat:
             nz = torch.nonzero(row).squeeze(-1)
             gaps = torch.diff(nz, prepend=torch.tensor([-1], device=nz.device))  # zeros skipped + 1
-            out.append(FLOAT_BITS + int(_elias_omega_length(gaps).sum() + nz.numel()
-                                        + _elias_omega_length(row[nz]).sum()))
+            out.append(FLOAT_BITS + int(elias_omega_length(gaps).sum() + nz.numel()
+                                        + elias_omega_length(row[nz]).sum()))
         return torch.tensor(out, dtype=torch.long).reshape(lev.shape[:-1])
 
 
@@ -367,10 +375,6 @@ def huffman_length(counts) -> int:
     """Total length in bits of the Huffman code of symbols with these counts (≥ 1 bit per symbol);
     ``counts``: a non-empty 1-D array of integers ``>= 0`` (zero counts are symbols that never occur)."""
     counts = check_array("counts", counts, ndim=1, dtype="int", low=0)
-    return _huffman_length(counts)
-
-
-def _huffman_length(counts: np.ndarray) -> int:
     c = [int(v) for v in counts if v > 0]
     if not c:
         return 0
@@ -399,7 +403,7 @@ class SQHuffman(Compressor):
     def _compress(self, x, seed):
         k, lo, hi = _sq_encode(x, self.levels, _h.generator(seed, "sq", x.device))
         flat = k.reshape(-1, k.shape[-1]).long()
-        nb = [2 * FLOAT_BITS + _huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
+        nb = [2 * FLOAT_BITS + huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
         nb = torch.tensor(nb, dtype=torch.long).reshape(k.shape[:-1])
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
 

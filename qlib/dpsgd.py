@@ -35,9 +35,18 @@ import torch
 from torch.func import grad, vmap
 
 from . import devices
-from .rqp import _proj_det, _randomized_projection
+from .rqp import proj_det, randomized_projection
 from .rqp_privacy import check_bits, check_q
-from .validation import check_array, check_choice, check_int, check_positive, check_seed, check_tensor
+from .validation import (
+    check_array,
+    check_choice,
+    check_int,
+    check_positive,
+    check_seed,
+    check_tensor,
+    nested,
+    skip_nested,
+)
 
 METHODS = ("sgd", "dpsgd", "projdp", "rqp")
 MODELS = ("logreg", "svm", "softmax")
@@ -210,11 +219,8 @@ def _check_batch(model: str, w, X, y):
 
 def per_example_grads(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """∇_w l(w_r; x_rj, y_rj) for runs r and examples j: w (R, d), X (R, m, D), y (R, m) → (R, m, d)."""
-    w, X, y = _check_batch(model, w, X, y)
-    return _per_example_grads(model, w, X, y)
-
-
-def _per_example_grads(model, w, X, y):
+    if not nested():
+        w, X, y = _check_batch(model, w, X, y)
     g = grad(loss_fn(model))
     return vmap(vmap(g, in_dims=(None, 0, 0)), in_dims=(0, 0, 0))(w, X, y)
 
@@ -223,10 +229,6 @@ def clip_rows(g: torch.Tensor, clip: float) -> torch.Tensor:
     """g_j·min(1, clip/‖g_j‖₂) along the last axis (any leading shape)."""
     g = check_tensor("g", g, convert=False)
     clip = check_positive("clip", clip)
-    return _clip_rows(g, clip)
-
-
-def _clip_rows(g, clip):
     norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
     return g * torch.clamp(clip / norms.clamp_min(1e-30), max=1.0)
 
@@ -239,24 +241,22 @@ def clipped_grad_sum(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tens
     ``mode="factored"`` uses that a linear model's per-example gradient is the outer product
     r_j ⊗ x_j with r_j = ∂φ/∂z (again from torch.func.vmap(grad(φ))), so ‖g_j‖ = ‖r_j‖·‖x_j‖ and the
     clipped sum is one einsum ("ghost clipping"); identical up to rounding, and much cheaper for
-    softmax regression on MNIST (d = 7850).
+    softmax regression on MNIST (d = 7850). Inside a checked caller (:func:`qlib.validation.skip_nested`:
+    :func:`train`'s loop) the arguments are not checked.
     """
-    check_choice("mode", mode, ("factored", "full"))
-    w, X, y = _check_batch(model, w, X, y)
-    clip = check_positive("clip", clip)
-    if weights is not None:
-        weights = check_tensor("weights", weights, ndim=1, convert=False)
-        if weights.shape[0] != X.shape[1]:
-            raise ValueError(f"weights must have one entry per example ({X.shape[1]}), got shape {tuple(weights.shape)}")
-        if bool((weights < 0).any()):
-            raise ValueError("weights must be >= 0")
-    return _clipped_grad_sum(model, w, X, y, clip, weights, mode)
-
-
-def _clipped_grad_sum(model, w, X, y, clip, weights, mode):
-    """:func:`clipped_grad_sum` without the checks (the training loop calls this)."""
+    if not nested():
+        check_choice("mode", mode, ("factored", "full"))
+        w, X, y = _check_batch(model, w, X, y)
+        clip = check_positive("clip", clip)
+        if weights is not None:
+            weights = check_tensor("weights", weights, ndim=1, convert=False)
+            if weights.shape[0] != X.shape[1]:
+                raise ValueError(f"weights must have one entry per example ({X.shape[1]}), got shape {tuple(weights.shape)}")
+            if bool((weights < 0).any()):
+                raise ValueError("weights must be >= 0")
     if mode == "full":
-        g = _clip_rows(_per_example_grads(model, w, X, y), clip)
+        with skip_nested():
+            g = clip_rows(per_example_grads(model, w, X, y), clip)
         if weights is not None:
             g = g * weights[None, :, None]
         return g.sum(1)
@@ -276,10 +276,6 @@ def predict(model: str, w: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     check_choice("model", model, MODELS)
     X = check_tensor("X", X, ndim=2, convert=False)
     w = _check_weights(w, model, X.shape[1])
-    return _predict(model, w, X)
-
-
-def _predict(model, w, X):
     if model == "softmax":
         logits = torch.einsum("rkd,nd->rnk", w.reshape(w.shape[0], -1, X.shape[1]), X)
         return logits.argmax(-1)
@@ -296,11 +292,8 @@ def accuracy(model: str, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> n
     w = _check_weights(w, model, X.shape[1])
     K = w.shape[1] // X.shape[1] if model == "softmax" else 2
     y = _check_label_tensor("y", y, model, K, (X.shape[0],))
-    return _accuracy(model, w, X, y)
-
-
-def _accuracy(model, w, X, y):
-    return (_predict(model, w, X) == y.to(torch.int64)).double().mean(1).cpu().numpy()
+    with skip_nested():
+        return (predict(model, w, X) == y.to(torch.int64)).double().mean(1).cpu().numpy()
 
 
 def _per_run(name: str, v, R: int, dev, dtype) -> torch.Tensor:
@@ -378,22 +371,23 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
     w = torch.zeros(R, d, dtype=dtype, device=dev)
     # the first step whose iterate is not finite (-1: none), kept on the device: no sync per step
     first_bad = torch.full((), -1, dtype=torch.int64, device=dev)
-    for t in range(T):
-        wt = None if weights is None else weights[t]
-        step = _clipped_grad_sum(task.model, w, Xtr[idx[t]], ytr[idx[t]], clip, wt, grad_mode)
-        denom = m if wt is None else float(wt.sum())
-        if method != "sgd":
-            step = step + sig * torch.randn(R, d, generator=gen, device=dev, dtype=dtype)
-        v = w - (eta / denom) * step
-        first_bad = torch.where((first_bad < 0) & ~torch.isfinite(v).all(), t, first_bad)
-        if projected:
-            v = torch.nan_to_num(v)  # NaN has no nearest level; such a run is reported below, not projected
-        if method == "projdp":
-            w = _proj_det(v, b, M)
-        elif method == "rqp":
-            w = _randomized_projection(v, b, M, q_r, gen)
-        else:
-            w = v
+    with skip_nested():  # every argument is checked above: the loop's calls trust them
+        for t in range(T):
+            wt = None if weights is None else weights[t]
+            step = clipped_grad_sum(task.model, w, Xtr[idx[t]], ytr[idx[t]], clip, wt, grad_mode)
+            denom = m if wt is None else float(wt.sum())
+            if method != "sgd":
+                step = step + sig * torch.randn(R, d, generator=gen, device=dev, dtype=dtype)
+            v = w - (eta / denom) * step
+            first_bad = torch.where((first_bad < 0) & ~torch.isfinite(v).all(), t, first_bad)
+            if projected:
+                v = torch.nan_to_num(v)  # NaN has no nearest level; such a run is reported below, not projected
+            if method == "projdp":
+                w = proj_det(v, b, M)
+            elif method == "rqp":
+                w = randomized_projection(v, b, M, q_r, gen)
+            else:
+                w = v
     bad = int(first_bad)
     if bad >= 0:
         raise ValueError(f"training diverged: the iterate became non-finite (NaN or inf in {dtype}) at step {bad} of {T}; "
@@ -401,4 +395,4 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
                          + " for these features")
     Xte = torch.as_tensor(task.X_test, dtype=dtype, device=dev)
     yte = torch.as_tensor(task.y_test, device=dev)
-    return TrainResult(w=w, test_acc=_accuracy(task.model, w, Xte, yte), train_acc=_accuracy(task.model, w, Xtr, ytr))
+    return TrainResult(w=w, test_acc=accuracy(task.model, w, Xte, yte), train_acc=accuracy(task.model, w, Xtr, ytr))

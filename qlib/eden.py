@@ -18,7 +18,7 @@ codebooks :func:`lloyd_max` solved by Newton's method to float64 precision, the 
 
 Speed: on CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
 :func:`qlib.hadamard.compiled_fwht_applies`) :func:`compress` and :func:`decompress` take a compiled
-path (``qlib/_eden_cpu.py`` and the signed passes of ``qlib/_fwht_cpu.py``): the rotation reads the
+path (``qlib/_kernels/eden.py`` and the signed passes of ``qlib/_kernels/fwht.py``): the rotation reads the
 seeded Rademacher draw as sign bits inside the FWHT's first pass; ``u = r·η``, the Lloyd–Max codes
 and the centroids are one pass; the receiver looks the codes up (times ``S``) inside the first pass of
 the inverse transform and flips the sign bits in one more pass. Every floating-point operation is the
@@ -26,7 +26,7 @@ one the torch path does, in the same precision and order (the thresholds rounded
 dtype as torch rounds a Python number; the dot products ``r·r`` and ``r·q`` stay in torch), so the
 same seed gives the same payload and the same decoded bits on either path; CUDA and autograd take the
 torch path, and with a loss mask the dequantization stays in torch. The rotation and the centroids are
-temporaries, written to per-thread scratch arrays (``qlib.hadamard._scratch``): fresh multi-megabyte
+temporaries, written to per-thread scratch arrays (``qlib._kernels.scratch``): fresh multi-megabyte
 arrays cost a page fault per 4 KiB page, more than the work at 2^20 on a virtual machine. Three- and
 four-bit codes are comparisons with the sorted thresholds (float32 four bits, on AVX2 hosts: LLVM vector
 code with a lane permutation for the centroid); the receiver's table read is a lane permutation too.
@@ -47,6 +47,7 @@ import torch
 from scipy import optimize, stats
 from scipy.linalg import solve_banded
 
+from . import _kernels
 from . import hadamard as _h
 from .validation import (
     check_array,
@@ -56,6 +57,7 @@ from .validation import (
     check_int_sequence,
     check_seed,
     check_tensor,
+    skip_nested,
 )
 
 __all__ = [
@@ -228,7 +230,8 @@ def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -
     n = norm2.detach()
     if bool(np.isfinite(n.numpy()).all() if n.device.type == "cpu" else torch.isfinite(n).all()):
         return
-    check_tensor(name, x, convert=False)  # raises for an infinite or NaN entry
+    if not bool(torch.isfinite(x).all()):  # check_tensor's message (this runs inside skip_nested)
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
     raise ValueError(f"{name} has a row whose squared norm overflows {x.dtype} (largest |entry| "
                      f"{float(x.abs().max()):.3g}); rescale it")
 
@@ -407,31 +410,20 @@ def _lm_table(bits: int, dtype, device) -> torch.Tensor:
     return torch.tensor(_lm_host_tables(bits)[0], dtype=dtype, device=device)
 
 
-# -- the compiled CPU path (qlib/_eden_cpu.py) ---------------------------------------------------------
-_EKERNEL: list = []  # [module or None] once looked for
-
-
-def _ekernel():
-    """The compiled EDEN kernels, or None when numba cannot be imported (then the torch path runs)."""
-    if not _EKERNEL:
-        try:
-            from . import _eden_cpu
-        except ImportError:  # numba missing or incompatible with the installed NumPy
-            _EKERNEL.append(None)
-        else:
-            _EKERNEL.append(_eden_cpu)
-    return _EKERNEL[0]
+# -- the compiled CPU path (qlib/_kernels/eden.py) -----------------------------------------------------
+_load = _kernels.load
+_rows = _kernels.rows
 
 
 def _compiled_applies(t: torch.Tensor) -> bool:
     """Whether the compiled kernels take the tensor ``t``: on CPU, float32/float64, needing no gradient
-    (as :func:`qlib.hadamard.compiled_fwht_applies`), with the kernels importable."""
-    return _h._applies(t) and _ekernel() is not None
+    (:func:`qlib.hadamard.compiled_fwht_applies`), with the kernels importable."""
+    return _h.compiled_fwht_applies(t) and _load("eden") is not None
 
 
 @lru_cache(maxsize=None)
 def _lm_kernel_params(bits: int, dtype: torch.dtype) -> tuple:
-    """The arguments of :func:`qlib._eden_cpu.quantize_rows` for the ``bits`` codebook in ``dtype``: mode
+    """The arguments of :func:`qlib._kernels.eden.quantize_rows` for the ``bits`` codebook in ``dtype``: mode
     (0: sign only, 1: comparisons, 2: exact LUT, as :func:`_lm_quantize`), the positive thresholds, 1/γ,
     and the LUT's count / next / prev, every float rounded to ``dtype`` as torch rounds them there
     (a Python number compared with or multiplying a tensor is converted to the tensor's dtype), and the
@@ -456,9 +448,9 @@ def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins) ->
     D, dt = r.shape[-1], r.dtype
     hi = None if coins is None else _lm_kernel_params(lo + 1, dt)
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    rows = _h._rows_array(r, D)
-    idx, q = _EKERNEL[0].quantize_rows(rows, _h._rows_array(eta, 1).reshape(-1), _lm_kernel_params(lo, dt), hi, cn,
-                                       q=_h._scratch("eden.q", rows.shape, rows.dtype))
+    rows = _rows(r, D)
+    idx, q = _load("eden").quantize_rows(rows, _rows(eta, 1).reshape(-1), _lm_kernel_params(lo, dt), hi, cn,
+                                         q=_kernels.scratch("eden.q", rows.shape, rows.dtype))
     return torch.from_numpy(idx).reshape(r.shape), torch.from_numpy(q).reshape(r.shape)
 
 
@@ -482,17 +474,17 @@ def _decode_tables(payload: Payload, coins):
 
 
 def _decompress_compiled(payload: Payload) -> torch.Tensor | None:
-    """Without coins and loss: ``_irht(_dequantize(…) · S, signs)`` with the dequantization inside the
+    """Without coins and loss: ``irht(_dequantize(…) · S, signs)`` with the dequantization inside the
     first pass of the inverse transform (the same bits); None where it does not apply or a code falls
     outside its table (the torch path then runs, and raises or wraps as before)."""
     D, S = payload.D, payload.scale
-    tabs = _decode_tables(payload, None) if D >= 8 and _h._fused_rht_applies(S, D) else None
+    tabs = _decode_tables(payload, None) if _h.compiled_rotation_applies(S, D) else None
     if tabs is None:
         return None
     off, tab, _ = tabs
-    byts = _h._sign_bytes(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
-    out = _h._KERNEL[0].lookup_irht_rows(_h._rows_array(payload.indices, D), off, tab,
-                                           _h._rows_array(S, 1).reshape(-1), byts, payload.n_rotations)
+    byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
+    out = _load("fwht").lookup_irht_rows(_rows(payload.indices, D), off, tab, _rows(S, 1).reshape(-1), byts,
+                                         payload.n_rotations)
     return None if out is None else torch.from_numpy(out).reshape(payload.indices.shape)
 
 
@@ -505,8 +497,7 @@ def _dequantize_scaled_compiled(payload: Payload, coins) -> torch.Tensor | None:
     off, tab, tab_hi = tabs
     idx, D = payload.indices, payload.D
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    w = _EKERNEL[0].dequantize_rows(_h._rows_array(idx, D), off, tab, _h._rows_array(payload.scale, 1).reshape(-1),
-                                    tab_hi, cn)
+    w = _load("eden").dequantize_rows(_rows(idx, D), off, tab, _rows(payload.scale, 1).reshape(-1), tab_hi, cn)
     return None if w is None else torch.from_numpy(w).reshape(idx.shape)
 
 
@@ -600,63 +591,65 @@ def compress(
     scale = check_choice("scale", scale, ("unbiased", "mse"))
     quantizer = check_choice("quantizer", quantizer, ("lm", "ee"))
     n_rotations = check_int("n_rotations", n_rotations, low=1, high=8)
-    batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
-    v = x
-    m = d
-    if b < 1 and quantizer == "lm":  # sub-bit: uniform subset of exactly m = round(b·d) coordinates
-        check_vectors(x)  # every entry finite, not only the kept ones
-        m = max(1, int(round(b * d)))
-        keep = _subsample(seed, batch, d, m, dev)
-        v = torch.gather(x, -1, keep) * (d / m)
-    D = _h.next_power_of_two(m)
-    # the rotation; on CPU one compiled pass per rotation that reads the seeded signs as bits
-    # (r and q below are temporaries: on the compiled path the thread's scratch arrays, no page faults)
-    r = _h._seeded_rht(_h.pad_to_power_of_two(v), seed, n_rotations, scratch="eden.r")
-    norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
-    _check_finite_norms(x, norm2)  # an infinite or NaN entry of x makes its row's norm NaN
-    zero = norm2 == 0
-    any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
-    eta = math.sqrt(D) / norm2.sqrt()
-    if any_zero:
-        eta = torch.where(zero, torch.zeros_like(norm2), eta)
-    coins = None
-    lo = max(1, int(math.floor(b)))
-    if quantizer == "lm" and b >= 1 and b != math.floor(b):
-        coins = _coins(seed, batch, D, b - lo, dev)
-    if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
-        idx, q = _lm_quantize_compiled(r, eta, lo, coins)
-    else:
-        u = r * eta.unsqueeze(-1)
-        if quantizer == "ee":
-            idx = _ee_quantize(u, ee_delta(b))
-        elif coins is not None:
-            idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
+    if b < 1 and quantizer == "lm":
+        check_vectors(x)  # sub-bit: every entry finite, not only the kept ones
+    with skip_nested():  # every argument is checked: the public functions called below trust them
+        batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
+        v = x
+        m = d
+        if b < 1 and quantizer == "lm":  # sub-bit: uniform subset of exactly m = round(b·d) coordinates
+            m = max(1, int(round(b * d)))
+            keep = _subsample(seed, batch, d, m, dev)
+            v = torch.gather(x, -1, keep) * (d / m)
+        D = _h.next_power_of_two(m)
+        # the rotation; on CPU one compiled pass per rotation that reads the seeded signs as bits
+        # (r and q below are temporaries: on the compiled path the thread's scratch arrays, no page faults)
+        r = _h.seeded_rht(_h.pad_to_power_of_two(v), seed, n_rotations, scratch="eden.r")
+        norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+        _check_finite_norms(x, norm2)  # an infinite or NaN entry of x makes its row's norm NaN
+        zero = norm2 == 0
+        any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
+        eta = math.sqrt(D) / norm2.sqrt()
+        if any_zero:
+            eta = torch.where(zero, torch.zeros_like(norm2), eta)
+        coins = None
+        lo = max(1, int(math.floor(b)))
+        if quantizer == "lm" and b >= 1 and b != math.floor(b):
+            coins = _coins(seed, batch, D, b - lo, dev)
+        if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
+            idx, q = _lm_quantize_compiled(r, eta, lo, coins)
         else:
-            idx = _lm_quantize(u, lo)
-        q = _dequantize(idx, b, quantizer, coins, dt, dev)
-    rq = torch.linalg.vecdot(r, q)
-    if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
-        raise ValueError(
-            f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
-            "use quantizer='lm' for this budget"
-        )
-    safe_rq = torch.where(zero, torch.ones_like(rq), rq) if any_zero else rq
-    if scale == "unbiased":
-        S = norm2 / safe_rq
-    else:
-        S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
-    if any_zero:
-        S = torch.where(zero, torch.zeros_like(S), S)
-    if quantizer == "ee":
-        nbits = _entropy_bits(idx) + SCALE_BITS
-    elif coins is not None:
-        lo = int(math.floor(b))
-        nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
-    else:
-        nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
-    if any_zero:
-        nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
-    return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
+            u = r * eta.unsqueeze(-1)
+            if quantizer == "ee":
+                idx = _ee_quantize(u, ee_delta(b))
+            elif coins is not None:
+                idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
+            else:
+                idx = _lm_quantize(u, lo)
+            q = _dequantize(idx, b, quantizer, coins, dt, dev)
+        rq = torch.linalg.vecdot(r, q)
+        if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
+            raise ValueError(
+                f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
+                "use quantizer='lm' for this budget"
+            )
+        safe_rq = torch.where(zero, torch.ones_like(rq), rq) if any_zero else rq
+        if scale == "unbiased":
+            S = norm2 / safe_rq
+        else:
+            S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
+        if any_zero:
+            S = torch.where(zero, torch.zeros_like(S), S)
+        if quantizer == "ee":
+            nbits = _entropy_bits(idx) + SCALE_BITS
+        elif coins is not None:
+            lo = int(math.floor(b))
+            nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
+        else:
+            nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
+        if any_zero:
+            nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
+        return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
 
 
 def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=(), device="cpu"):
@@ -704,22 +697,23 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
         raise ValueError(
             f"mismatched payload: indices shape {tuple(idx.shape)}, scale shape {tuple(S.shape)}, D={D}, m={payload.m}"
         )
-    b = payload.bits
-    coins = None
-    if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
-        coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
-    v = _decompress_compiled(payload) if received is None and coins is None else None
-    if v is None:
-        w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
-        if w is None:
-            w = _dequantize_received(payload, coins, received)
-        # the inverse rotation, in place on w (a temporary) on the compiled path
-        v = _h._seeded_irht(w, payload.seed, payload.n_rotations, overwrite=True)
-    v = v[..., : payload.m]
-    if payload.m == payload.d:
-        return v
-    keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)
-    return torch.zeros((*batch, payload.d), dtype=dt, device=dev).scatter(-1, keep, v)
+    with skip_nested():  # the payload's shapes are checked; its seed and sizes come from compress
+        b = payload.bits
+        coins = None
+        if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
+            coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
+        v = _decompress_compiled(payload) if received is None and coins is None else None
+        if v is None:
+            w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
+            if w is None:
+                w = _dequantize_received(payload, coins, received)
+            # the inverse rotation, in place on w (a temporary) on the compiled path
+            v = _h.seeded_irht(w, payload.seed, payload.n_rotations, overwrite=True)
+        v = v[..., : payload.m]
+        if payload.m == payload.d:
+            return v
+        keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)
+        return torch.zeros((*batch, payload.d), dtype=dt, device=dev).scatter(-1, keep, v)
 
 
 def _dequantize_received(payload: Payload, coins, received) -> torch.Tensor:

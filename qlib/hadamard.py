@@ -10,7 +10,7 @@ is symmetric and its own inverse, so ``RHT^{-1}(r) = s ∘ (H_D r / sqrt(D))``.
 chosen automatically (``backend="auto"``):
 
 * **compiled** (CPU tensors of float32/float64 that need no gradient): a numba kernel
-  (``qlib/_fwht_cpu.py``) of radix-8 butterfly passes, each stride compiled as a constant so that LLVM
+  (``qlib/_kernels/fwht.py``) of radix-8 butterfly passes, each stride compiled as a constant so that LLVM
   vectorizes it, with levels 0–11 done per 2^12-element tile in L1, levels 12–14 per 2^15-element block
   in L2 and levels 15–20 per 2^21-element block in L3; levels 0–2 (within each group of eight) as LLVM
   vector code (lane permutations). Measured side by side with the compiled peer ``fht-cpu`` 1.0.1 (SIMD C,
@@ -34,23 +34,39 @@ process), and numba's lag behind new NumPy/Python releases — numba is a depend
 cannot be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False).
 Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to rounding.
 
-The compressors' rotation from a seed (``_seeded_rht`` / ``_seeded_irht``, used by :mod:`qlib.eden`) runs
-on CPU without making the ±1 sign vector: the compiled kernel reads the signs as bits of the seeded random
-words (``_sign_bytes``, the same draw as :func:`rotation_signs`) while it transforms; the result is the
-same as :func:`rht` / :func:`irht` with :func:`rotation_signs`, bit for bit.
+The compressors' rotation from a seed (:func:`seeded_rht` / :func:`seeded_irht`, used by :mod:`qlib.eden`
+and :mod:`qlib.compressors`) runs on CPU without making the ±1 sign vector: the compiled kernel reads the
+signs as bits of the seeded random words (:func:`rotation_sign_bits`, the same draw as
+:func:`rotation_signs`) while it transforms; the result is the same as :func:`rht` / :func:`irht` with
+:func:`rotation_signs`, bit for bit. Elsewhere (CUDA, autograd, other dtypes, ``D < 8``) they are exactly
+:func:`rht` / :func:`irht` with :func:`rotation_signs`.
+
+Every function checks its arguments at the door; called inside another ``qlib`` function's
+:func:`qlib.validation.skip_nested` block the checks pass trusted values through (the compressors call
+:func:`seeded_rht` per message).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-import threading
 from functools import lru_cache
 
 import numpy as np
 import torch
 
-from .validation import check_choice, check_int, check_int_sequence, check_seed, check_str, check_tensor
+from . import _kernels
+from .validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    check_str,
+    check_tensor,
+    nested,
+    skip_nested,
+)
 
 __all__ = [
     "fwht",
@@ -64,6 +80,10 @@ __all__ = [
     "irht",
     "generator",
     "rotation_signs",
+    "rotation_sign_bits",
+    "seeded_rht",
+    "seeded_irht",
+    "compiled_rotation_applies",
     "check_signs",
 ]
 
@@ -133,25 +153,20 @@ def _stages(y: torch.Tensor, n: int, inner: int) -> torch.Tensor:
 
 _BACKENDS = ("auto", "torch", "compiled")
 _COMPILED_DTYPES = (torch.float32, torch.float64)
-_KERNEL: list = []  # [module or None] once the compiled kernel has been looked for
+_load = _kernels.load
 
 
 def _kernel():
-    """The compiled kernel module, or None when numba cannot be imported (then the torch path runs)."""
-    if not _KERNEL:
-        try:
-            from . import _fwht_cpu
-        except ImportError:  # numba missing or incompatible with the installed NumPy
-            _KERNEL.append(None)
-        else:
-            _KERNEL.append(_fwht_cpu)
-    return _KERNEL[0]
+    """The compiled kernel module (:mod:`qlib._kernels.fwht`), or None when numba cannot be imported
+    (then the torch path runs)."""
+    return _load("fwht")
 
 
 def compiled_fwht_applies(x: torch.Tensor) -> bool:
     """Whether ``fwht(x)`` (``backend="auto"``) takes the compiled CPU path: a CPU float32/float64 tensor
     that needs no gradient, with the kernel importable."""
-    check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
+    if not nested():
+        check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
     return _applies(x)
 
 
@@ -160,7 +175,7 @@ def _applies(x: torch.Tensor) -> bool:
         x.dtype in _COMPILED_DTYPES
         and x.device.type == "cpu"
         and not (x.requires_grad and torch.is_grad_enabled())
-        and (_KERNEL[0] if _KERNEL else _kernel()) is not None
+        and _load("fwht") is not None
     )
 
 
@@ -214,7 +229,7 @@ def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
     at = _AT.get((n, x.dtype))
     if at is None:
         dt = np.dtype(str(x.dtype).removeprefix("torch."))
-        at = _AT[(n, x.dtype)] = (_KERNEL[0].ROWS_AT[dt], dt.type(1.0 / math.sqrt(n)), dt)  # set: _applies(x)
+        at = _AT[(n, x.dtype)] = (_kernel().ROWS_AT[dt], dt.type(1.0 / math.sqrt(n)), dt)  # set: _applies(x)
     # NumPy's allocation, not torch.empty: NumPy asks for huge pages on large arrays (madvise), and at
     # 2^24 the 4 KiB page faults of a torch.empty output doubled the time of the transform
     out = torch.from_numpy(np.empty(x.shape, dtype=at[2]))
@@ -348,111 +363,110 @@ def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
 
     The arguments are checked by :func:`check_signs` (``signs`` entries must be ±1); like :func:`fwht`,
     a NaN or inf in ``x`` propagates (the transform is linear)."""
-    _check_signs(x, signs, "x")
-    return _rht(x, signs)
-
-
-def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
-    _check_signs(y, signs, "y")
-    return _irht(y, signs)
-
-
-def _rht(x, signs):
-    """:func:`rht` without the checks (the compressors' path: their signs come from :func:`rotation_signs`)."""
+    check_signs(x, signs)
     for j in range(signs.shape[-2]):
         x = fwht(x * signs[..., j, :])
     return x
 
 
-def _irht(y, signs):
+def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
+    check_signs(y, signs, "y")
     for j in reversed(range(signs.shape[-2])):
         y = fwht(y) * signs[..., j, :]
     return y
 
 
-def _fused_rht_applies(x: torch.Tensor, D: int) -> bool:
-    """Whether :func:`_seeded_rht` / :func:`_seeded_irht` take the compiled path for ``x`` (rows of
-    length ``D``): the compiled FWHT applies, ``D >= 8`` (whole sign bytes per row) and, for float32,
-    a little-endian host (the int32 words are read as bytes)."""
+def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
+    """Whether :func:`seeded_rht` / :func:`seeded_irht` take the compiled path for rows of length ``D``
+    (default: the last dimension of ``x``) of the tensor ``x``'s dtype and device: the compiled FWHT
+    applies (:func:`compiled_fwht_applies`), ``D >= 8`` (whole sign bytes per row) and, for float32, a
+    little-endian host (the int32 words are read as bytes)."""
+    if nested():
+        return _rotation_applies(x, x.shape[-1] if D is None else D)
+    x = check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
+    if D is None:
+        if x.dim() == 0:
+            raise ValueError("x must have at least one dimension when D is not given, got a scalar")
+        D = x.shape[-1]
+    return _rotation_applies(x, check_int("D", D, low=1))
+
+
+def _rotation_applies(x: torch.Tensor, D: int) -> bool:
     return D >= 8 and _applies(x) and (x.dtype == torch.float64 or sys.byteorder == "little")
 
 
-def _sign_bytes(seed: int, batch, k: int, D: int, dtype) -> np.ndarray:
-    """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as uint8 bytes (entry e:
-    bit e % 8 of byte e // 8; set means −1): the same draw from the same stream, not expanded to floats."""
+def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.float32) -> np.ndarray:
+    """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as a 1-D uint8 array (entry
+    e of the flattened ``(*batch, k, D)`` signs: bit ``e % 8`` of byte ``e // 8``; set means −1): the same
+    draw from the same stream, not expanded to floats (what the compiled rotation reads)."""
+    if not nested():  # (seed: checked by generator below)
+        k = check_int("k", k, low=1)
+        D = check_int("D", D, low=1)
+        if not isinstance(batch, (tuple, list, torch.Size)):
+            raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
+        batch = _shape("batch", batch)
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     n = math.prod((*batch, k, D))
     draw = _sign_draw(n, generator(seed, "rotation", "cpu"), dtype, torch.device("cpu"))
     return draw.numpy().view(np.uint8) if dtype == torch.float32 else draw.numpy().astype(np.uint8)
 
 
-def _rows_array(x: torch.Tensor, D: int) -> np.ndarray:
-    """``x`` as a C-contiguous 2-D NumPy array of rows of length ``D`` (no copy when contiguous)."""
-    if x.requires_grad:
-        x = x.detach()  # only under no_grad (else the compiled path does not apply)
-    if x.is_neg():
-        x = x.resolve_neg()
-    return (x if x.is_contiguous() else x.contiguous()).numpy().reshape(-1, D)
-
-
-_SCRATCH = threading.local()  # per thread: {name: NumPy array} (see _scratch)
-_SCRATCH_MAX = 64 * 2**20  # bytes: larger temporaries are allocated afresh
-
-
-def _scratch(name: str, shape, dtype) -> np.ndarray:
-    """A temporary NumPy array of ``shape`` / ``dtype`` that stays with the calling thread for the next call
-    under the same ``name`` (its contents are not kept: only for arrays that do not leave the caller).
-
-    A fresh multi-megabyte array costs one page fault per 4 KiB page when first written, and a fault costs
-    microseconds, inside a virtual machine several: on the 2-core development VM, EDEN's two 4 MiB
-    temporaries at d = 2^20 took ~1000 faults and ~4 ms a call, more than the rotation and the quantization
-    together. Up to ``_SCRATCH_MAX`` bytes per name are kept; larger ones are allocated each call."""
-    dtype = np.dtype(dtype)
-    n = math.prod(shape)
-    if n * dtype.itemsize > _SCRATCH_MAX:
-        return np.empty(shape, dtype=dtype)
-    pool = _SCRATCH.__dict__
-    buf = pool.get(name)
-    if buf is None or buf.dtype != dtype or buf.size < n:
-        buf = pool[name] = np.empty(n, dtype=dtype)
-    return buf[:n].reshape(shape)
-
-
-def _seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None) -> torch.Tensor:
-    """``_rht(x, rotation_signs(seed, x.shape[:-1], k, D, x.dtype, x.device))`` (``D = x.shape[-1]`` a power
-    of two): on CPU where :func:`_fused_rht_applies`, one compiled pass per rotation with the signs read
-    from the random bits as the transform loads its input (the same result, bit for bit). ``scratch``: on
-    the compiled path the result is the thread's scratch array of that name (:func:`_scratch`): for a
-    caller that drops it before its next call under that name."""
+def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None) -> torch.Tensor:
+    """The rotation every compressor uses: ``rht(x, rotation_signs(seed, x.shape[:-1], k, D, x.dtype,
+    x.device))`` (``D = x.shape[-1]``, a power of two), every row its own signs. On CPU where
+    :func:`compiled_rotation_applies`, one compiled pass per rotation with the signs read from the random
+    bits as the transform loads its input (the same result, bit for bit). ``scratch``: on the compiled
+    path the result is the calling thread's scratch array of that name (``qlib._kernels.scratch``), for a
+    caller that drops it before its next call under that name; None: a new tensor."""
+    if not nested():
+        x = _vectors(x)
+        seed = check_seed("seed", seed)
+        k = check_int("k", k, low=1)
+        if scratch is not None:
+            scratch = check_str("scratch", scratch)
+        if not _is_pow2(x.shape[-1]):
+            raise ValueError(f"x must have a power-of-two last dimension, got {x.shape[-1]}; "
+                             "use pad_to_power_of_two first")
     batch, D = x.shape[:-1], x.shape[-1]
-    if not _fused_rht_applies(x, D):
-        return _rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
-    src = _rows_array(x, D)
-    out = None if scratch is None else _scratch(scratch, src.shape, src.dtype)
-    out = _KERNEL[0].rht_rows(src, _sign_bytes(seed, batch, k, D, x.dtype), k, out=out)
+    with skip_nested():  # checked above: the signs come from rotation_signs
+        if not _rotation_applies(x, D):
+            return rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
+        src = _kernels.rows(x, D)
+        out = None if scratch is None else _kernels.scratch(scratch, src.shape, src.dtype)
+        out = _kernel().rht_rows(src, rotation_sign_bits(seed, batch, k, D, x.dtype), k, out=out)
     return torch.from_numpy(out.reshape(x.shape))
 
 
-def _seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False) -> torch.Tensor:
-    """The inverse of :func:`_seeded_rht`: ``_irht(y, rotation_signs(seed, …))``. ``overwrite``: the
+def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False) -> torch.Tensor:
+    """The inverse of :func:`seeded_rht`: ``irht(y, rotation_signs(seed, …))``. ``overwrite``: the
     compiled path may transform ``y`` in place (the caller's own temporary)."""
+    if not nested():
+        y = _vectors(y, "y")
+        seed = check_seed("seed", seed)
+        k = check_int("k", k, low=1)
+        overwrite = check_bool("overwrite", overwrite)
+        if not _is_pow2(y.shape[-1]):
+            raise ValueError(f"y must have a power-of-two last dimension, got {y.shape[-1]}")
     batch, D = y.shape[:-1], y.shape[-1]
-    if not _fused_rht_applies(y, D):
-        return _irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
-    if not (overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad):
-        y = y.detach().resolve_neg().clone(memory_format=torch.contiguous_format)
-    _KERNEL[0].irht_rows(y.numpy().reshape(-1, D), _sign_bytes(seed, batch, k, D, y.dtype), k)
+    with skip_nested():  # checked above: the signs come from rotation_signs
+        if not _rotation_applies(y, D):
+            return irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
+        if not (overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad):
+            y = y.detach().resolve_neg().clone(memory_format=torch.contiguous_format)
+        _kernel().irht_rows(y.numpy().reshape(-1, D), rotation_sign_bits(seed, batch, k, D, y.dtype), k)
     return y
 
 
-def check_signs(x: torch.Tensor, signs: torch.Tensor) -> None:
+def check_signs(x: torch.Tensor, signs: torch.Tensor, name: str = "x") -> None:
     """Raise unless ``x`` is a floating tensor ``(…, D)`` and ``signs`` a ``(k, D)`` / ``(…, k, D)``
     tensor of ±1 entries whose leading dimensions broadcast with those of ``x`` (the arguments of
-    :func:`rht` / :func:`irht`)."""
-    _check_signs(x, signs, "x")
-
-
-def _check_signs(x, signs, name: str) -> None:
+    :func:`rht` / :func:`irht`; ``name``: what the messages call ``x``). Inside a checked caller
+    (:func:`qlib.validation.skip_nested`: the compressors, whose signs come from :func:`rotation_signs`)
+    it checks nothing."""
+    if nested():
+        return
     _vectors(x, name)
     signs = check_tensor("signs", signs, finite=False, convert=False)
     if signs.dim() < 2:

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from scipy.special import ndtr
 
-from .rqp_privacy import _log_mix, _log_phi_diff, check_bits, check_q, check_sigma
-from .validation import check_array, check_choice, check_int, check_positive, check_tensor
+from .rqp_privacy import check_bits, check_q, check_sigma, log_mix, log_phi_diff
+from .validation import check_array, check_choice, check_int, check_positive, check_tensor, nested, skip_nested
 
 __all__ = [
     "ADJACENCIES",
@@ -65,37 +65,31 @@ def levels(b: int, M: float, *, dtype=torch.float64, device=None) -> torch.Tenso
 def nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
     """Index i* of Proj^D(x): clamp(floor((clip(x, ±M) + M)/Δ + 1/2), 0, 2^b − 1) (int64).
 
-    ``x``: a floating tensor of any shape, finite (NaN has no nearest level and is rejected).
+    ``x``: a floating tensor of any shape, finite (NaN has no nearest level and is rejected; inside a
+    checked caller, :func:`qlib.validation.skip_nested`, it is not checked and NaN gives INT64_MIN).
     """
     x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
-    return _nearest_index(x, b, M)
-
-
-def _nearest_index(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
-    """:func:`nearest_index` without the checks: ``x`` must hold no NaN (NaN → INT64_MIN)."""
     y = (x.clamp(-M, M) + M) / spacing(b, M)
     return torch.floor(y + 0.5).clamp_(0, 2**b - 1).to(torch.int64)
 
 
 def proj_det(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
-    """Deterministic projection of eq. (9): clip each coordinate to [−M, M], then the nearest level."""
+    """Deterministic projection of eq. (9): clip each coordinate to [−M, M], then the nearest level.
+    (Inside a checked caller, :func:`qlib.validation.skip_nested`, ``x`` is not checked: no NaN.)"""
     x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
-    return _proj_det(x, b, M)
-
-
-def _proj_det(x: torch.Tensor, b: int, M: float) -> torch.Tensor:
-    """:func:`proj_det` without the checks (``x`` floating, no NaN)."""
-    return levels(b, M, dtype=x.dtype, device=x.device)[_nearest_index(x, b, M)]
+    with skip_nested():
+        return levels(b, M, dtype=x.dtype, device=x.device)[nearest_index(x, b, M)]
 
 
 def _q_tensor(q, b: int, like: torch.Tensor) -> torch.Tensor:
     if isinstance(q, torch.Tensor):
         qt = q.to(device=like.device, dtype=like.dtype)
-        check_q(qt.detach().cpu().numpy(), b)
+        if not nested():  # a checked caller's q (the training loop's, checked once)
+            check_q(qt.detach().cpu().numpy(), b)
         return qt
     check_q(q, b)
     return torch.as_tensor(float(q), dtype=like.dtype, device=like.device)
@@ -109,23 +103,22 @@ def randomized_projection(x: torch.Tensor, b: int, M: float, q, generator: torch
     q = 1 returns Proj^D(x) for any generator. Every call draws the same amount of randomness
     (one uniform and one integer per coordinate), so a seeded generator gives identical numbers;
     ``generator=None`` draws from torch's global generator (reproducible only after torch.manual_seed).
+    Inside a checked caller (:func:`qlib.validation.skip_nested`: the training loop) ``x`` and a tensor
+    ``q`` are not checked (no NaN in ``x``, ``q`` valid).
     """
     x = check_tensor("x", x, convert=False)
     b = check_bits(b)
     M = check_positive("M", M)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    return _randomized_projection(x, b, M, _q_tensor(q, b, x), generator)
-
-
-def _randomized_projection(x: torch.Tensor, b: int, M: float, qt: torch.Tensor, generator):
-    """:func:`randomized_projection` without the checks (``x`` with no NaN, ``qt`` a valid q tensor)."""
+    qt = _q_tensor(q, b, x)
     L = 2**b
-    i_star = _nearest_index(x, b, M)
-    u = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
-    shift = torch.randint(1, L, x.shape, generator=generator, device=x.device) if L > 1 else None
-    j = torch.where(u < qt, i_star, (i_star + shift) % L)
-    return levels(b, M, dtype=x.dtype, device=x.device)[j]
+    with skip_nested():
+        i_star = nearest_index(x, b, M)
+        u = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+        shift = torch.randint(1, L, x.shape, generator=generator, device=x.device) if L > 1 else None
+        j = torch.where(u < qt, i_star, (i_star + shift) % L)
+        return levels(b, M, dtype=x.dtype, device=x.device)[j]
 
 
 def mean_factor(q, b: int):
@@ -174,10 +167,12 @@ def log_pmf(mu, sigma_l, b: int, M: float, q) -> np.ndarray:
     """log of :func:`pmf` with ``edges="exact"``, in log space (finite even for q = 1 and far cells)."""
     lo, hi, mu_, sl_, qa_, L = _cells(mu, sigma_l, b, M, q, exact=True)
     with np.errstate(invalid="ignore"):
-        lp = _log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
+        with skip_nested():  # ordered cell edges, checked σ_l > 0
+            lp = log_phi_diff((lo - mu_[..., None]) / sl_[..., None], (hi - mu_[..., None]) / sl_[..., None])
     A = ((L * qa_ - 1.0) / (L - 1))[..., None]
     B = ((1.0 - qa_) / (L - 1))[..., None]
-    return _log_mix(lp, A, B)
+    with skip_nested():  # A, B >= 0 for a checked q
+        return log_mix(lp, A, B)
 
 
 def exact_mse(x, b: int, M: float, q) -> np.ndarray:
@@ -187,7 +182,8 @@ def exact_mse(x, b: int, M: float, q) -> np.ndarray:
     xa = check_array("x", x)
     M = check_positive("M", M)
     lv = levels(b, M).numpy()
-    i_star = _nearest_index(torch.as_tensor(xa), b, M).numpy()
+    with skip_nested():  # xa: checked finite
+        i_star = nearest_index(torch.as_tensor(xa), b, M).numpy()
     sq = (lv[None, :] - xa.reshape(-1, 1)) ** 2  # (n, L)
     near = sq[np.arange(sq.shape[0]), i_star.reshape(-1)]
     others = sq.sum(axis=1) - near

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from .validation import check_array, check_choice, check_float, check_int, check_positive
+from .validation import check_array, check_choice, check_float, check_int, check_positive, nested, skip_nested
 
 C_MODES = ("paper", "plus")
 COMPOSITIONS = ("paper", "amplified")
@@ -120,18 +120,15 @@ def log_phi_diff(lo, hi):
     """log(Φ(hi) − Φ(lo)) for lo ≤ hi, accurate in both tails (elementwise, broadcast).
 
     ``lo`` may be −∞ and ``hi`` +∞ (semi-infinite cells); NaN and lo > hi are rejected.
+    Inside a checked caller (:func:`qlib.validation.skip_nested`) the bounds are not checked.
     """
-    lo = _bound_array("lo", lo, allow_neg_inf=True, allow_pos_inf=False)
-    hi = _bound_array("hi", hi, allow_neg_inf=False, allow_pos_inf=True)
-    lo, hi = _broadcast(lo=lo, hi=hi)
-    if np.any(lo > hi):
-        i = np.flatnonzero(lo > hi)[0]
-        raise ValueError(f"lo must be <= hi elementwise, got lo={lo.ravel()[i]} > hi={hi.ravel()[i]}")
-    return _log_phi_diff(lo, hi)
-
-
-def _log_phi_diff(lo, hi):
-    """:func:`log_phi_diff` without the checks (internal callers pass valid bounds)."""
+    if not nested():
+        lo = _bound_array("lo", lo, allow_neg_inf=True, allow_pos_inf=False)
+        hi = _bound_array("hi", hi, allow_neg_inf=False, allow_pos_inf=True)
+        lo, hi = _broadcast(lo=lo, hi=hi)
+        if np.any(lo > hi):
+            i = np.flatnonzero(lo > hi)[0]
+            raise ValueError(f"lo must be <= hi elementwise, got lo={lo.ravel()[i]} > hi={hi.ravel()[i]}")
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # upper tail (lo >= 0): Φ(-lo) − Φ(-hi)
@@ -143,16 +140,13 @@ def _log_phi_diff(lo, hi):
 
 
 def log_mix(log_p, A, B):
-    """log(A·p + B) with A ≥ 0, B ≥ 0, from log p (elementwise, broadcast; log p = −∞ is p = 0)."""
-    log_p = _bound_array("log_p", log_p, allow_neg_inf=True, allow_pos_inf=False)
-    A = check_array("A", A, low=0.0)
-    B = check_array("B", B, low=0.0)
-    _broadcast(log_p=log_p, A=A, B=B)
-    return _log_mix(log_p, A, B)
-
-
-def _log_mix(log_p, A, B):
-    """:func:`log_mix` without the checks (internal callers pass valid arrays)."""
+    """log(A·p + B) with A ≥ 0, B ≥ 0, from log p (elementwise, broadcast; log p = −∞ is p = 0).
+    Inside a checked caller (:func:`qlib.validation.skip_nested`) the arguments are not checked."""
+    if not nested():
+        log_p = _bound_array("log_p", log_p, allow_neg_inf=True, allow_pos_inf=False)
+        A = check_array("A", A, low=0.0)
+        B = check_array("B", B, low=0.0)
+        _broadcast(log_p=log_p, A=A, B=B)
     with np.errstate(divide="ignore"):
         terms = np.stack(np.broadcast_arrays(np.log(A) + log_p, np.log(B)), axis=0)
     return logsumexp(terms, axis=0)
@@ -186,8 +180,9 @@ def eps_step(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, c_mo
     s = eta * s_arr / m
     A = (L * q_arr - 1.0) / (L - 1)
     B = (1.0 - q_arr) / (L - 1)
-    log_num = _log_mix(_log_phi_diff(-h / s, h / s), A, B)
-    log_den = _log_mix(_log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
+    with skip_nested():  # valid bounds and weights by construction
+        log_num = log_mix(log_phi_diff(-h / s, h / s), A, B)
+        log_den = log_mix(log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
     with np.errstate(invalid="ignore"):
         out = np.where(A <= 0, 0.0, log_num - log_den)  # q = 1/2^b: both pmfs uniform, ε_t = 0
     return float(out) if out.ndim == 0 else out

@@ -11,10 +11,32 @@ canonical type (``int``, ``float``, ``np.ndarray``, ``torch.Tensor``), so caller
 
 Messages read ``"<name> must be <what>, got <value>"``; a test enforces that every public callable of
 ``qlib`` raises them on bad input (``tests/test_common_bad_input.py``).
+
+**Validate at the door, once** (the idea of scikit-learn's ``prefer_skip_nested_validation``). A public
+function checks its arguments, then runs its body inside :func:`skip_nested`; the public functions it
+calls there (another module's, or its own module's) see *trusted* arguments, and their checks pass a
+value that already has the canonical type (``int``, ``float``, ``str``, ``bool``, a tensor, a NumPy
+array of the wanted dtype) through untested: no range, shape or finiteness test, no reduction over a
+tensor. A value of another type is checked and converted as usual, so a nested call never sees a
+value it cannot use. There is one public function per idea and no unchecked private twin::
+
+    def compress(x, bits, seed):
+        x = check_tensor("x", x)
+        bits = check_int("bits", bits, low=1, high=8)
+        with skip_nested():             # everything below was checked at the door
+            r = hadamard.seeded_rht(x, seed)   # its checks pass x and seed through
+            ...
+
+Only a function that has checked *every* value it passes on may enter :func:`skip_nested` (a function
+that forwards unchecked arguments, such as ``roundtrip(x, bits, **kw)`` calling ``compress``, must not).
+The switch is a :class:`contextvars.ContextVar`: per thread and per asyncio task, restored on exit
+(also on an exception). :func:`nested` says whether it is on; a function whose checks are not ``check_*``
+calls (an idea's own, e.g. a ±1 sign test) asks it.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 import numbers
 from typing import Any, Iterable, Sequence
@@ -37,7 +59,32 @@ __all__ = [
     "check_int_sequence",
     "check_float_sequence",
     "check_callable",
+    "skip_nested",
+    "nested",
 ]
+
+_NESTED = contextvars.ContextVar("qlib.validation.nested", default=False)
+_nested = _NESTED.get  # one C call: the cost of the switch on every check (~40 ns)
+
+
+class skip_nested:
+    """``with skip_nested():`` — within this block the ``check_*`` functions trust values of the canonical
+    type (see the module docstring): for the body of a public function whose arguments have all been
+    checked. Entered inside another such block it changes nothing (and costs two attribute reads)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = None if _nested() else _NESTED.set(True)
+
+    def __exit__(self, *exc) -> None:
+        if self._token is not None:
+            _NESTED.reset(self._token)
+
+
+def nested() -> bool:
+    """Whether the caller runs inside :func:`skip_nested` (its arguments were checked at the door)."""
+    return _NESTED.get()
 
 
 def _short(v: Any) -> str:
@@ -71,6 +118,8 @@ def check_int(
     """An integer in ``[low, high]`` (``bool`` rejected). ``integral_float`` accepts ``3.0``."""
     if value is None and allow_none:
         return None
+    if type(value) is int and _nested():
+        return value
 
     def want():  # the allowed range, spelled out only for an error
         return _range_text(low, high, False, False, "an integer ")
@@ -107,6 +156,8 @@ def check_float(
     """A finite real number in the given interval (``bool`` and complex rejected)."""
     if value is None and allow_none:
         return None
+    if type(value) is float and _nested():
+        return value
 
     def want():  # the allowed range, spelled out only for an error
         return _range_text(low, high, low_open, high_open, "a finite number ")
@@ -140,12 +191,16 @@ def check_positive(name: str, value: Any, *, strict: bool = True, allow_none: bo
 
 
 def check_bool(name: str, value: Any) -> bool:
+    if type(value) is bool:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {_short(value)}")
     return bool(value)
 
 
 def check_str(name: str, value: Any, *, allow_empty: bool = False) -> str:
+    if type(value) is str and _nested():
+        return value
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {_short(value)} ({type(value).__name__})")
     if not allow_empty and not value.strip():
@@ -155,6 +210,8 @@ def check_str(name: str, value: Any, *, allow_empty: bool = False) -> str:
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """One of ``allowed`` (strings compared exactly)."""
+    if _nested():
+        return value
     allowed = tuple(allowed)
     try:
         ok = value in allowed
@@ -167,6 +224,8 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
 
 def check_seed(name: str, seed: Any, *, allow_none: bool = False) -> int | None:
     """A seed: an integer in [0, 2**63). ``None`` only where a caller documents non-determinism."""
+    if type(seed) is int and _nested():
+        return seed
     if seed is None:
         if allow_none:
             return None
@@ -175,6 +234,8 @@ def check_seed(name: str, seed: Any, *, allow_none: bool = False) -> int | None:
 
 
 def check_callable(name: str, value: Any) -> Any:
+    if _nested():
+        return value
     if not callable(value):
         raise TypeError(f"{name} must be callable, got {_short(value)}")
     return value
@@ -186,6 +247,9 @@ def _ndim_ok(ndim, actual: int) -> bool:
     if isinstance(ndim, int):
         return actual == ndim
     return actual in tuple(ndim)
+
+
+_ARRAY_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 
 
 def check_array(
@@ -201,6 +265,8 @@ def check_array(
 ) -> np.ndarray:
     """A NumPy array of ``dtype`` ("float" → float64, "int" → int64, "bool"), checked for shape,
     emptiness, finiteness and bounds. Lists and tensors are converted; strings and complex are not."""
+    if type(value) is np.ndarray and _nested() and value.dtype == _ARRAY_DTYPES.get(dtype):
+        return value
     if value is None or isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of {dtype}s, got {_short(value)}")
     if isinstance(value, torch.Tensor):
@@ -251,6 +317,8 @@ def check_tensor(
     """A torch tensor (NumPy arrays and lists converted when ``convert``): floating (real) by
     default, checked for shape, emptiness and finiteness. Integer tensors are accepted only with
     ``floating=False``; complex and bool never."""
+    if _nested() and isinstance(value, torch.Tensor):
+        return value
     if not isinstance(value, torch.Tensor):
         if not convert or value is None or isinstance(value, (str, bytes, numbers.Number)):
             raise TypeError(f"{name} must be a tensor, got {_short(value)} ({type(value).__name__})")
@@ -271,6 +339,8 @@ def check_tensor(
 
 def check_same_length(**arrays: Any) -> int:
     """All keyword arguments have the same first dimension; returns it."""
+    if _nested() and arrays:
+        return len(next(iter(arrays.values())))
     lens = {k: len(v) for k, v in arrays.items()}
     if len(set(lens.values())) > 1:
         raise ValueError("must have the same length: " + ", ".join(f"{k}={n}" for k, n in lens.items()))
@@ -280,6 +350,8 @@ def check_same_length(**arrays: Any) -> int:
 def check_int_sequence(name: str, values: Any, *, low: int | None = None, high: int | None = None,
                        nonempty: bool = True) -> list[int]:
     """A non-empty sequence of integers, each in ``[low, high]``."""
+    if _nested() and type(values) in (list, tuple, torch.Size) and all(type(v) is int for v in values):
+        return list(values)
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{name} must be a sequence of integers, got {_short(values)}")
     out = [check_int(f"{name}[{i}]", v, low=low, high=high) for i, v in enumerate(values)]
@@ -291,6 +363,8 @@ def check_int_sequence(name: str, values: Any, *, low: int | None = None, high: 
 def check_float_sequence(name: str, values: Any, *, low: float | None = None, high: float | None = None,
                          low_open: bool = False, nonempty: bool = True) -> list[float]:
     """A non-empty sequence of finite numbers, each in the interval."""
+    if _nested() and type(values) is list and all(type(v) is float for v in values):
+        return values
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{name} must be a sequence of numbers, got {_short(values)}")
     out = [check_float(f"{name}[{i}]", v, low=low, high=high, low_open=low_open) for i, v in enumerate(values)]

@@ -47,9 +47,10 @@ except ImportError:  # not installed: zlib's
 import numpy as np
 import torch
 
+from . import _kernels
 from . import eden as _eden
 from . import hadamard as _h
-from .validation import check_array, check_float, check_int, check_seed
+from .validation import check_array, check_float, check_int, check_seed, check_str, nested, skip_nested
 
 __all__ = [
     "FORMAT_VERSION",
@@ -94,21 +95,21 @@ class HeaderMismatchError(WireError):
     """The header contradicts itself or what the receiver expects."""
 
 
-def pack_bits(codes, bits: int) -> np.ndarray:
+def pack_bits(codes, bits: int, *, scratch: str | None = None) -> np.ndarray:
     """Pack non-negative integer codes ``< 2^bits`` of shape (rows, n) into a (rows, ⌈n·bits/8⌉)
     uint8 array, least significant bit first; every row starts on a byte. 1, 2, 4 and 8 bits take
-    a fast path (whole codes per byte); other widths go through bit planes."""
+    a fast path (whole codes per byte); other widths go through bit planes. ``scratch``: the 2- and
+    4-bit result may be the calling thread's scratch array of that name (``qlib._kernels.scratch``), for
+    a caller that copies it before its next call under that name. Called by a checked caller
+    (:func:`qlib.validation.skip_nested`: the encoders, whose codes fit by construction), the codes
+    (a tensor or an array) are not checked."""
     bits = check_int("bits", bits, low=1, high=8)
-    c = check_array("codes", codes, ndim=2, dtype="int", low=0)
-    if c.max() >= 1 << bits:
-        raise ValueError(f"codes must be < 2^bits = {1 << bits}, got max {c.max()}")
-    return _pack_bits(c, bits)
-
-
-def _pack_bits(codes, bits: int, scratch: str | None = None) -> np.ndarray:
-    """:func:`pack_bits` without the checks (the encoders' path: their codes fit by construction).
-    ``scratch``: the 2- and 4-bit result may be the thread's scratch array of that name (for a caller
-    that copies it before its next call: ``qlib.hadamard._scratch``)."""
+    if scratch is not None:
+        scratch = check_str("scratch", scratch)
+    if not nested():
+        codes = check_array("codes", codes, ndim=2, dtype="int", low=0)
+        if codes.max() >= 1 << bits:
+            raise ValueError(f"codes must be < 2^bits = {1 << bits}, got max {codes.max()}")
     c = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
     c = c.astype(np.uint8, copy=False)
     rows, n = c.shape
@@ -120,9 +121,9 @@ def _pack_bits(codes, bits: int, scratch: str | None = None) -> np.ndarray:
         per = 8 // bits
         g = c if n % per == 0 and c.flags.c_contiguous else np.ascontiguousarray(np.pad(c, ((0, 0), (0, (-n) % per))))
         w = g.view("<u4" if bits == 2 else "<u2")
-        k = _eden._ekernel()  # qlib._eden_cpu, or None without numba
+        k = _kernels.load("wire")  # None without numba
         if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
-            out = np.empty(w.shape, dtype=np.uint8) if scratch is None else _h._scratch(scratch, w.shape, np.uint8)
+            out = np.empty(w.shape, dtype=np.uint8) if scratch is None else _kernels.scratch(scratch, w.shape, np.uint8)
             (k.pack2 if bits == 2 else k.pack4)(w.reshape(-1), out.reshape(-1))
             return out
         out = w & w.dtype.type((1 << bits) - 1)
@@ -144,16 +145,15 @@ def _pack_bits(codes, bits: int, scratch: str | None = None) -> np.ndarray:
 
 def unpack_bits(packed, bits: int, n: int) -> np.ndarray:
     """Inverse of :func:`pack_bits`: (rows, bytes) uint8 → (rows, n) uint8 codes (``n >= 1`` codes per
-    row, at most what the row's bytes hold)."""
+    row, at most what the row's bytes hold). Called by a checked caller (the decoders), ``packed`` (a
+    uint8 array of the right size) is not checked."""
     bits = check_int("bits", bits, low=1, high=8)
-    p = check_array("packed", packed, ndim=2, dtype="int", low=0, high=255)
     n = check_int("n", n, low=1)
-    if n * bits > 8 * p.shape[1]:
-        raise ValueError(f"n={n} codes of {bits} bits need {(n * bits + 7) // 8} bytes per row; packed has {p.shape[1]}")
-    return _unpack_bits(p.astype(np.uint8), bits, n)
-
-
-def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
+    if not nested():
+        packed = check_array("packed", packed, ndim=2, dtype="int", low=0, high=255).astype(np.uint8)
+        if n * bits > 8 * packed.shape[1]:
+            raise ValueError(f"n={n} codes of {bits} bits need {(n * bits + 7) // 8} bytes per row; "
+                             f"packed has {packed.shape[1]}")
     p = packed.cpu().numpy() if isinstance(packed, torch.Tensor) else np.asarray(packed, dtype=np.uint8)
     rows = p.shape[0]
     if bits == 8:
@@ -162,7 +162,7 @@ def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
         return np.unpackbits(p, axis=-1, count=n, bitorder="little")
     if bits in (2, 4):  # each byte spread over a little-endian word, one code per byte (by shifts)
         per = 8 // bits
-        k = _eden._ekernel()  # qlib._eden_cpu, or None without numba
+        k = _kernels.load("wire")  # None without numba
         if k is not None and sys.byteorder == "little":  # one compiled pass (NumPy below: four)
             pc = np.ascontiguousarray(p, dtype=np.uint8)
             w = np.empty(pc.shape, dtype=np.uint32 if bits == 2 else np.uint16)
@@ -176,7 +176,7 @@ def _unpack_bits(packed, bits: int, n: int) -> np.ndarray:
             acc |= t
         acc &= w.dtype.type(int.from_bytes(bytes([(1 << bits) - 1] * per), "little"))
         return acc.view(np.uint8).reshape(rows, -1)[:, :n]
-    groups = -(-n // 8)  # 3, 5, 6, 7 bits: the inverse of _pack_bits' 8 codes per ``bits`` bytes
+    groups = -(-n // 8)  # 3, 5, 6, 7 bits: the inverse of pack_bits' 8 codes per ``bits`` bytes
     nb = min(p.shape[1], groups * bits)
     flat = np.zeros((rows, groups * bits), dtype=np.uint8)
     flat[:, :nb] = p[:, :nb]
@@ -203,7 +203,8 @@ def to_bytes(payload: _eden.Payload) -> bytes:
     cb = _code_bits(payload.bits)
     idx = payload.indices.reshape(-1, payload.D)
     rows = idx.shape[0]
-    packed = _pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
+    with skip_nested():  # the codes fit their width by construction (compress)
+        packed = pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
     scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
     if rows == 1:  # no interleaving: the parts are joined once (each extra copy of a fresh buffer costs page faults)
         parts = [scale.astype("<f8").tobytes(), packed]
@@ -275,7 +276,8 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     if not np.isfinite(sc).all() or (sc < 0).any():
         raise HeaderMismatchError("payload scale is negative or not finite")
     scale = torch.from_numpy(sc)
-    codes = _unpack_bits(body[:, 8:], cb, D)
+    with skip_nested():  # the body's size is checked above
+        codes = unpack_bits(body[:, 8:], cb, D)
     if not (codes.flags.writeable and codes.flags.c_contiguous):  # a view of the (read-only) bytes
         codes = np.array(codes)
     codes = torch.from_numpy(codes).to(device)
@@ -327,7 +329,8 @@ def message_to_bytes(message, compressor) -> bytes:
             t = t.to(torch.int16) + 1  # {-1, 0, 1} -> {0, 1, 2}
         if isinstance(width, int):
             flat = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
-            blob = _pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
+            with skip_nested():  # codes of the compressor's own message: they fit its width
+                blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
             dims = tuple(t.shape)
         else:
             blob = t.detach().cpu().numpy().astype(width).tobytes()
@@ -368,7 +371,8 @@ def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, devi
             if isinstance(width, int):
                 n = dims[-1] if dims else 1
                 rows = max(1, int(np.prod(dims[:-1]))) if dims else 1
-                arr = _unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
+                with skip_nested():  # as the sender packed them (a short field is caught by the reshape)
+                    arr = unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
                 t = torch.from_numpy(arr.astype(np.int64))
                 t = {"neg": t.bool(), "sign": t.bool(), "t": (t - 1).to(torch.int8), "k": t.to(torch.int32)}.get(name, t)
             else:

@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
-from qlib import eden
+from qlib import _kernels, eden
 from qlib import hadamard as H
 
 F64 = torch.float64
@@ -548,7 +548,7 @@ def test_payload_pinned(batch, d, b, dt, kw, digest, scales, nbits, sq):
 
 # ---------------------------------------------------------------- compiled CPU path = torch path, bit for bit
 def _torch_path(monkeypatch):
-    monkeypatch.setattr(H, "_fused_rht_applies", lambda *a: False)
+    monkeypatch.setattr(H, "_rotation_applies", lambda *a: False)
     monkeypatch.setattr(eden, "_compiled_applies", lambda t: False)
 
 
@@ -580,7 +580,7 @@ def test_compiled_path_same_bits(monkeypatch, batch, d, b, dt, kw):
 def test_compiled_codes_at_the_thresholds(b, dt):
     """The compiled quantizer (comparisons / selects / the exact LUT) gives the torch path's codes and
     centroids on every threshold, one float step either side of it, both signs, and on 0 and ±50."""
-    if eden._ekernel() is None or not H.compiled_fwht_applies(torch.ones(1)):
+    if _kernels.load("eden") is None or not H.compiled_fwht_applies(torch.ones(1)):
         pytest.skip("numba not importable: only the torch path runs")
     t = torch.tensor(eden.codebook(b)[1], dtype=dt)
     t = t[t > 0]

@@ -1,4 +1,4 @@
-"""Tests of the two paths of qlib.hadamard.fwht: the compiled CPU kernel (qlib/_fwht_cpu.py) and the
+"""Tests of the two paths of qlib.hadamard.fwht: the compiled CPU kernel (qlib/_kernels/fwht.py) and the
 torch path, each against scipy.linalg.hadamard and against each other; the automatic choice; bad input."""
 
 import math
@@ -8,6 +8,7 @@ import pytest
 import scipy.linalg
 import torch
 
+from qlib import _kernels
 from qlib import hadamard as H
 
 pytest.importorskip("numba")  # without numba only the torch path exists (tested in test_hadamard.py)
@@ -120,7 +121,7 @@ def test_bad_input_raises_named_errors():
 
 @pytest.mark.parametrize("h", [1, 2, 4, 8, 64])  # 1, 2, 4: the fallback passes used for strides above 8^7
 def test_radix8_pass_equals_three_radix2_levels(h):
-    from qlib import _fwht_cpu as K
+    from qlib._kernels import fwht as K
 
     n = 64 * h
     y = np.random.default_rng(h).standard_normal(n)
@@ -161,7 +162,7 @@ def test_compiled_fwht_applies_bad_input():
 
 
 def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
-    monkeypatch.setattr(H, "_KERNEL", [None])  # as when numba cannot be imported
+    monkeypatch.setitem(_kernels._LOADED, "fwht", None)  # as when numba cannot be imported
     x = _x((2, 256), torch.float64, 4)
     assert not H.compiled_fwht_applies(x)
     ref = x.numpy() @ scipy.linalg.hadamard(256) / 16
@@ -177,23 +178,23 @@ def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
 @pytest.mark.parametrize("n", [3, 8, 61, 4096])
 @pytest.mark.parametrize("cdt, fdt", [(np.uint8, np.float32), (np.uint8, np.float64), (np.int32, np.float32)])
 def test_table_lookup_row_reads_the_table_and_flags_codes_outside_it(n0, n, cdt, fdt):
-    """``_lookup_row`` (the receiver's ``tab[code]·S`` inside the inverse rotation), every path: the 2- and
+    """``lookup_row`` (the receiver's ``tab[code]·S`` inside the inverse rotation), every path: the 2- and
     4-entry selects, eight codes at a time from a table of <= 16 entries (AVX2 lane permutations where the
     host has them), the general loop; against NumPy indexing, and a code outside the table flagged."""
-    from qlib import _fwht_cpu as F
+    from qlib._kernels import fwht as F
 
     rng = np.random.default_rng(n0 * 1000 + n)
     tab = rng.standard_normal(n0).astype(fdt)
     sc = fdt(0.37)
     ii = rng.integers(0, n0, n).astype(cdt)
     oo = np.empty(n, dtype=fdt)
-    assert not F._lookup_row(ii, 0, tab, sc, oo)
+    assert not F.lookup_row(ii, 0, tab, sc, oo)
     ts = (tab * sc).astype(fdt)  # one product per entry, in the table's dtype
     assert np.array_equal(oo.view(f"u{oo.itemsize}"), ts[ii.astype(np.int64)].view(f"u{oo.itemsize}"))
     for bad in ([n0], [255] if cdt == np.uint8 else [-1]):
         jj = ii.copy()
         jj[rng.integers(n)] = bad[0]
-        assert F._lookup_row(jj, 0, tab, sc, oo)
+        assert F.lookup_row(jj, 0, tab, sc, oo)
 
 
 def test_table_lookup_without_avx2_reads_the_same_values(tmp_path):
@@ -209,23 +210,24 @@ def test_table_lookup_without_avx2_reads_the_same_values(tmp_path):
 
     code = """
 import numpy as np
-from qlib import _fwht_cpu as F
-F._AVX2 = False
+from qlib._kernels import fwht as F
+F.AVX2 = False
 rng = np.random.default_rng(1)
 for n0 in (2, 3, 5, 8, 16):
     for cdt, fdt in ((np.uint8, np.float32), (np.uint8, np.float64), (np.int32, np.float32)):
         tab = rng.standard_normal(n0).astype(fdt)
         ii = rng.integers(0, n0, 4099).astype(cdt)
         oo = np.empty(4099, dtype=fdt)
-        assert not F._lookup_row(ii, 0, tab, fdt(0.37), oo)
+        assert not F.lookup_row(ii, 0, tab, fdt(0.37), oo)
         ts = (tab * fdt(0.37)).astype(fdt)
         assert np.array_equal(oo, ts[ii.astype(np.int64)]), (n0, cdt, fdt)
         ii[17] = n0
-        assert F._lookup_row(ii, 0, tab, fdt(0.37), oo)
+        assert F.lookup_row(ii, 0, tab, fdt(0.37), oo)
 import torch
-from qlib import _eden_cpu as E, eden
-E._AVX2 = False  # float32 four-bit codes: the selects of _row_4bit, not the vector loop
-eden._ekernel()
+from qlib import _kernels, eden
+from qlib._kernels import eden as E
+E.AVX2 = False  # float32 four-bit codes: the selects of _row_4bit, not the vector loop
+_kernels.load("eden")
 t = torch.tensor(eden.codebook(4)[1], dtype=torch.float32)
 t = t[t > 0]
 inf = torch.tensor(float("inf"))

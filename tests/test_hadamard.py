@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qlib import _kernels
 from qlib import hadamard as H
 
 
@@ -169,24 +170,24 @@ def test_shape_and_power_of_two_arguments_are_checked():
 
 
 def test_scratch_arrays_are_per_thread_and_reused():
-    """``_scratch``: the same name in the same thread gives the same memory (no fresh pages to fault in);
+    """``qlib._kernels.scratch``: the same name in the same thread gives the same memory (no fresh pages to fault in);
     another thread gets its own; a larger request or another dtype gets a new array; too large: not kept."""
     import threading
 
     import numpy as np
 
-    a = H._scratch("test.a", (3, 4), np.float32)
-    b = H._scratch("test.a", (2, 4), np.float32)
+    a = _kernels.scratch("test.a", (3, 4), np.float32)
+    b = _kernels.scratch("test.a", (2, 4), np.float32)
     assert a.shape == (3, 4) and b.shape == (2, 4) and np.shares_memory(a, b)
-    assert not np.shares_memory(a, H._scratch("test.b", (3, 4), np.float32))
-    assert H._scratch("test.a", (3, 4), np.float64).dtype == np.float64
-    big = H._scratch("test.c", (H._SCRATCH_MAX // 4 + 1,), np.float32)
-    assert not np.shares_memory(big, H._scratch("test.c", (H._SCRATCH_MAX // 4 + 1,), np.float32))
+    assert not np.shares_memory(a, _kernels.scratch("test.b", (3, 4), np.float32))
+    assert _kernels.scratch("test.a", (3, 4), np.float64).dtype == np.float64
+    big = _kernels.scratch("test.c", (_kernels.SCRATCH_MAX // 4 + 1,), np.float32)
+    assert not np.shares_memory(big, _kernels.scratch("test.c", (_kernels.SCRATCH_MAX // 4 + 1,), np.float32))
     other = []
-    t = threading.Thread(target=lambda: other.append(H._scratch("test.a", (3, 4), np.float32)))
+    t = threading.Thread(target=lambda: other.append(_kernels.scratch("test.a", (3, 4), np.float32)))
     t.start()
     t.join()
-    assert not np.shares_memory(other[0], H._scratch("test.a", (3, 4), np.float32))
+    assert not np.shares_memory(other[0], _kernels.scratch("test.a", (3, 4), np.float32))
 
 
 def test_payloads_do_not_share_the_senders_scratch():

@@ -56,3 +56,38 @@ def test_checks_return_canonical_values():
     assert V.check_seed(NAME, None, allow_none=True) is None
     assert V.check_array(NAME, [1.0, 2.0], dtype="int").dtype == np.int64
     assert V.check_tensor(NAME, np.zeros(2)).dtype == torch.float64
+
+
+def test_skip_nested_trusts_canonical_values_and_still_converts_others():
+    """Inside ``skip_nested`` a value of the canonical type passes every check untested; another type is
+    checked and converted as outside; the switch is restored on exit, also after an exception."""
+    import threading
+
+    import numpy as np
+    import pytest
+    import torch
+
+    from qlib.validation import check_array, check_float, check_int, check_seed, check_tensor, nested, skip_nested
+
+    assert not nested()
+    with skip_nested():
+        assert nested()
+        assert check_int("n", -5, low=1) == -5  # trusted: not range-tested
+        assert check_float("p", 7.0, high=1.0) == 7.0
+        t = torch.tensor([float("nan")])
+        assert check_tensor("x", t) is t  # no finiteness reduction
+        assert check_int("n", np.int64(3), low=1) == 3 and type(check_int("n", np.int64(3))) is int  # converted
+        with pytest.raises(TypeError, match="seed"):
+            check_seed("seed", "zero")  # not an int: checked as outside
+        assert check_array("a", [1, 2]).dtype == np.float64  # a list is converted
+        seen = []
+        th = threading.Thread(target=lambda: seen.append(nested()))  # per thread
+        th.start()
+        th.join()
+        assert seen == [False]
+    assert not nested()
+    with pytest.raises(ValueError, match="n must be"):
+        check_int("n", -5, low=1)
+    with pytest.raises(RuntimeError), skip_nested():
+        raise RuntimeError
+    assert not nested()

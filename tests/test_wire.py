@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 import torch
 
+from qlib import _kernels, eden, wire
 from qlib import compressors as C
-from qlib import eden, wire
 
 
 @pytest.mark.parametrize("path", ["compiled", "numpy"])
 @pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_pack_unpack_roundtrip(bits, path, monkeypatch):
     if path == "numpy":  # the code that runs where numba cannot be imported
-        monkeypatch.setattr(eden, "_ekernel", lambda: None)
+        monkeypatch.setitem(_kernels._LOADED, "wire", None)
     g = torch.Generator().manual_seed(bits)
     codes = torch.randint(0, 2**bits, (3, 1001), generator=g).to(torch.uint8)
     packed = wire.pack_bits(codes, bits)

@@ -28,14 +28,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .jobs import Job, Outcome, RunReport, _discard, _error_line, dependencies, finish
+from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish
 
 
 def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
     """Run on a worker: execute one notebook in a private tree and return its bytes and results."""
     import socket
 
-    from .jobs import _kernel_env, papermill_execute
+    from .jobs import kernel_env, papermill_execute
 
     nb = payload["nb"]
     t0 = time.perf_counter()
@@ -53,10 +53,10 @@ def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
         dest = base / "executed.ipynb"
         error = ""
         try:
-            with _kernel_env(QLIB_DATA_DIR=payload["data"]):
+            with kernel_env(QLIB_DATA_DIR=payload["data"]):
                 papermill_execute(src, dest, payload["params"], cwd, payload["timeout"])
         except Exception as exc:  # a failing notebook is a result, not a worker error
-            error = _error_line(exc)
+            error = error_line(exc)
         results_dir = base / "_results" / Path(nb).with_suffix("")
         results = {p.relative_to(results_dir).as_posix(): p.read_bytes()
                    for p in results_dir.rglob("*") if p.is_file()} if results_dir.is_dir() else {}
@@ -86,7 +86,7 @@ def _land(job: Job, res: dict[str, Any], log) -> Outcome:
     if res["notebook"]:
         tmp.write_bytes(res["notebook"])
     if res["error"]:
-        _discard(job)
+        discard(job)
         log(f"[FAIL] {job.label} ({res['seconds']:.1f} s on {res['worker']}): {res['error']}  — see "
             f"{job.out / '.failed' / job.nb}")
         return Outcome(job.label, "failed", res["seconds"], res["error"])
@@ -171,8 +171,8 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
             try:
                 res = fut.result()
             except Exception as exc:  # the worker died twice (KilledWorker), or the task could not run
-                _discard(job)
-                msg = f"worker lost: {_error_line(exc)}"
+                discard(job)
+                msg = f"worker lost: {error_line(exc)}"
                 log(f"[FAIL] {job.label}: {msg}")
                 report.outcomes.append(Outcome(job.label, "failed", 0.0, msg))
                 continue
@@ -184,7 +184,7 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
     except KeyboardInterrupt:
         report.interrupted = True
         for job in by_key.values():
-            _discard(job)
+            discard(job)
             report.outcomes.append(Outcome(job.label, "failed", 0.0, "interrupted (Ctrl-C)"))
     finally:
         client.close()

@@ -65,7 +65,7 @@ class RunReport:
         return "\n".join(f"  {o.seconds:7.1f} s  {o.status:7s} {o.notebook}" for o in self.outcomes if o.status != "skipped")
 
 
-def _error_line(exc: BaseException) -> str:
+def error_line(exc: BaseException) -> str:
     name = getattr(exc, "ename", None) or type(exc).__name__
     value = getattr(exc, "evalue", None) or str(exc)
     line = f"{name}: {value}".strip().splitlines()
@@ -94,7 +94,7 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
 
     declared = cell_parameters(job.src)
     changed = {k: v for k, v in job.params.items() if k not in COMMON and declared.get(k) != v}
-    lines = [f"**What ran:** profile `{job.params['profile']}`, device `{_device_name(job.params['device'])}`, "
+    lines = [f"**What ran:** profile `{job.params['profile']}`, device `{device_name(job.params['device'])}`, "
              f"{seconds:.0f} s."]
     if changed:
         lines.append("Parameters that differ from the cell below: "
@@ -154,7 +154,7 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-class _kernel_env:
+class kernel_env:
     """Set environment variables for the kernels papermill starts, restoring the caller's after."""
 
     def __init__(self, **env: str | None):
@@ -176,7 +176,7 @@ class _kernel_env:
         return False
 
 
-def _device_name(device: str) -> str:
+def device_name(device: str) -> str:
     """What ``device`` resolved to on this machine (for the cost table of the appendix)."""
     try:
         import torch
@@ -190,7 +190,7 @@ def _device_name(device: str) -> str:
     return str(device)
 
 
-def _discard(job: Job, out: Path | None = None) -> None:
+def discard(job: Job, out: Path | None = None) -> None:
     """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
     comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
     out = out or job.out
@@ -233,7 +233,7 @@ def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
     job.target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(executed, job.target)  # atomic: the book only ever sees complete notebooks
     _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
-                                              "device": _device_name(job.params["device"]),
+                                              "device": device_name(job.params["device"]),
                                               "seconds": round(seconds, 2), "when": time.time(),
                                               "worker": where, "seed": job.params.get("seed")}))
 
@@ -257,8 +257,8 @@ def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print
     except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
         dt = time.perf_counter() - t0
         failed = out / ".failed" / rel
-        _discard(job, out)
-        msg = _error_line(exc)
+        discard(job, out)
+        msg = error_line(exc)
         log(f"[FAIL] {job.label} ({dt:.1f} s): {msg}  — see {failed}")
         if not getattr(exc, "ename", None):
             log(traceback.format_exc(limit=3))

@@ -35,13 +35,13 @@ from .jobs import (  # noqa: F401 - re-exported: the runner's public vocabulary
     Job,
     Outcome,
     RunReport,
-    _device_name,
-    _discard,
-    _kernel_env,
     chapter_id,
     dependencies,
+    device_name,
+    discard,
     execute,
     finish,
+    kernel_env,
     papermill_execute,
     read_stamp,
 )
@@ -315,7 +315,7 @@ def run(
     last = [j for j in units if j.aggregator]
 
     report = RunReport()
-    with _OutputLock(out), _kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
+    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
         def skip(job: Job) -> bool:
             job.stamp = stamp_of(job, root, job.out, src_hash)  # after its dependencies ran
             if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
@@ -359,7 +359,7 @@ def _run_here(jobs: list[Job], *, skip, report: RunReport, timeout, progress: bo
     except KeyboardInterrupt:
         report.interrupted = True
         if current is not None:
-            _discard(current)
+            discard(current)
             report.outcomes.append(Outcome(current.label, "failed", 0.0, "interrupted (Ctrl-C)"))
     finally:
         bar.close()

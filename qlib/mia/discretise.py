@@ -27,9 +27,10 @@ from ..devices import resolve
 from .bounds import C_P
 
 
-def _check_X(name: str, X, n_features: int | None = None) -> np.ndarray:
-    """A finite non-empty (N, d) real matrix (d = ``n_features`` when given), returned as given
-    (``np.asarray``, its dtype kept: a float32 MNIST matrix is neither copied nor changed)."""
+def check_features(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
+    """A finite non-empty (N, d) real matrix of images (d = ``n_features`` when given), returned as given
+    (``np.asarray``, its dtype kept: a float32 MNIST matrix is neither copied nor changed). ``name``: what
+    the messages call it."""
     if X is None or isinstance(X, (str, bytes)):
         raise TypeError(f"{name} must be an (N, d) array of floats, got {type(X).__name__}")
     try:
@@ -48,8 +49,10 @@ def _check_X(name: str, X, n_features: int | None = None) -> np.ndarray:
     return arr
 
 
-def _check_y(name: str, y, n: int, *, high: int | None = None) -> np.ndarray:
-    """Integer class labels >= 0 (<= ``high``), one per row of the matching matrix (``n`` rows)."""
+def check_labels(y, n: int, name: str = "y", *, high: int | None = None) -> np.ndarray:
+    """Integer class labels >= 0 (<= ``high``), one per row of the matching matrix (``n`` rows).
+    ``name``: what the messages call them."""
+    n = check_int("n", n, low=1)
     arr = check_array(name, y, ndim=1, dtype="int", low=0, high=high)
     if arr.shape[0] != n:
         raise ValueError(f"{name} must have one label per row ({n}), got {arr.shape[0]}")
@@ -95,7 +98,7 @@ def fit_kmeans(X: np.ndarray, K: int, seed: int = 0):
     from sklearn.cluster import MiniBatchKMeans
     from threadpoolctl import threadpool_limits
 
-    X = _check_X("X", X)
+    X = check_features(X, "X")
     K = check_int("K", K, low=1, high=len(X))
     seed = check_seed("seed", seed)
     with threadpool_limits(1):
@@ -105,7 +108,7 @@ def fit_kmeans(X: np.ndarray, K: int, seed: int = 0):
 def cluster_law(km, X: np.ndarray) -> np.ndarray:
     """Frequencies of the cluster indices of the rows of X (atoms of mass 0 dropped)."""
     km = _check_km(km)
-    lab = km.predict(_check_X("X", X, km.n_features_in_))
+    lab = km.predict(check_features(X, "X", km.n_features_in_))
     f = np.bincount(lab, minlength=km.n_clusters).astype(np.float64)
     f = f[f > 0]
     return f / f.sum()
@@ -114,8 +117,8 @@ def cluster_law(km, X: np.ndarray) -> np.ndarray:
 def cluster_label_law(km, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Frequencies of the (cluster, label) pairs — the law of the discretised data point (labels 0..9)."""
     km = _check_km(km)
-    X = _check_X("X", X, km.n_features_in_)
-    y = _check_y("y", y, len(X), high=9)
+    X = check_features(X, "X", km.n_features_in_)
+    y = check_labels(y, len(X), high=9)
     lab = km.predict(X) * 10 + y
     f = np.bincount(lab).astype(np.float64)
     f = f[f > 0]
@@ -132,15 +135,15 @@ def delta_bound_column(C: float, n: int) -> float:
 def discretise(km, X: np.ndarray) -> np.ndarray:
     """Replace each image by its cluster centroid (our reading of 'discretised dataset')."""
     km = _check_km(km)
-    return km.cluster_centers_[km.predict(_check_X("X", X, km.n_features_in_))].astype(np.float32)
+    return km.cluster_centers_[km.predict(check_features(X, "X", km.n_features_in_))].astype(np.float32)
 
 
 def distinct_pairs(X: np.ndarray, y: np.ndarray):
     """Distinct (row, label) pairs with their multiplicities (for weighted full-batch training)."""
-    X = _check_X("X", X)
+    X = check_features(X, "X")
     if X.dtype.kind != "f":
         X = X.astype(np.float64)
-    y = _check_y("y", y, len(X))
+    y = check_labels(y, len(X))
     key = np.concatenate([X, y.astype(X.dtype)[:, None]], axis=1)
     u, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     return u[:, :-1], u[:, -1].astype(np.int64), cnt.astype(np.float32)
@@ -150,8 +153,8 @@ def train_mlp_classifier(X: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
                          hidden: int = 256, iters: int = 500, lr: float = 0.01, seed: int = 0,
                          device: str = "auto"):
     """784-h-h-10 ReLU network, weighted cross-entropy, full-batch Adam. Returns a predict function."""
-    X = _check_X("X", X)
-    y = _check_y("y", y, len(X), high=9)
+    X = check_features(X, "X")
+    y = check_labels(y, len(X), high=9)
     if weights is not None:
         weights = check_array("weights", weights, ndim=1, low=0.0)
         if weights.shape[0] != len(X):
@@ -202,12 +205,13 @@ def train_mlp_classifier(X: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
 def accuracy(predict, X: np.ndarray, y: np.ndarray) -> float:
     """Fraction of the rows of X whose prediction equals the label in y."""
     predict = check_callable("predict", predict)
-    X = _check_X("X", X)
-    y = _check_y("y", y, len(X))
+    X = check_features(X, "X")
+    y = check_labels(y, len(X))
     return float(np.mean(predict(X) == y))
 
 
 __all__ = [
     "flatten_images", "split_for_clustering", "fit_kmeans", "cluster_law", "cluster_label_law",
     "delta_bound_column", "discretise", "distinct_pairs", "train_mlp_classifier", "accuracy", "C_P",
+    "check_features", "check_labels",
 ]

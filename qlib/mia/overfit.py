@@ -33,6 +33,8 @@ from qlib.validation import (
     check_int_sequence,
     check_positive,
     check_seed,
+    nested,
+    skip_nested,
 )
 
 from ..devices import resolve
@@ -65,15 +67,14 @@ def _check_eps(eps, name: str = "eps") -> np.ndarray:
     return e
 
 
-def _fraction_below(x: np.ndarray, e: np.ndarray) -> np.ndarray:
-    return (x[..., None] <= e).mean(axis=-2)
-
-
 def fraction_below(losses, eps) -> np.ndarray:
     """Fraction of entries of ``losses`` (last axis) that are ≤ each ε (returns shape (..., len(eps))).
 
-    ``losses``: finite, >= 0; ``eps``: a threshold >= 0 or a 1-D sequence of them."""
-    return _fraction_below(_check_losses("losses", losses), _check_eps(eps))
+    ``losses``: finite, >= 0; ``eps``: a threshold >= 0 or a 1-D sequence of them (inside a checked caller,
+    :func:`qlib.validation.skip_nested`, arrays not checked again)."""
+    if not nested():
+        losses, eps = _check_losses("losses", losses), _check_eps(eps)
+    return (losses[..., None] <= eps).mean(axis=-2)
 
 
 def eq6_lower_bound(train_losses, val_losses, eps) -> np.ndarray:
@@ -82,7 +83,8 @@ def eq6_lower_bound(train_losses, val_losses, eps) -> np.ndarray:
     tr, va = _check_losses("train_losses", train_losses), _check_losses("val_losses", val_losses)
     if tr.shape[:-1] != va.shape[:-1]:
         raise ValueError(f"train_losses and val_losses must have the same leading shape, got {tr.shape} and {va.shape}")
-    return _fraction_below(tr, e) - _fraction_below(va, e)
+    with skip_nested():
+        return fraction_below(tr, e) - fraction_below(va, e)
 
 
 # ---- Example 4.5: least squares ---------------------------------------------------------------

@@ -94,7 +94,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     **{(f"qlib.hadamard.{f}", p, m): r
        for f, p, ndim in (("fwht", "x", "ndim"), ("pad_to_power_of_two", "x", "ndim"),
                           ("compiled_fwht_applies", "x", "ndim"), ("rht", "x", "ndim+1"), ("irht", "y", "ndim+1"),
-                          ("check_signs", "x", "ndim+1"))
+                          ("check_signs", "x", "ndim+1"), ("seeded_rht", "x", "ndim"), ("seeded_irht", "y", "ndim"),
+                          ("compiled_rotation_applies", "x", "ndim"))
        for m, r in (("nan", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
                             "a check would be one more pass (the compressors check their input once, at compress)"),
                     ("inf", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
@@ -114,6 +115,12 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.hadamard.rademacher", "shape", "entry-0"): "a zero-size dimension gives an empty tensor, as torch.empty",
     ("qlib.hadamard.rotation_signs", "batch", "empty"): "batch=() is one vector's signs, shape (k, D)",
     ("qlib.hadamard.rotation_signs", "batch", "entry-0"): "a batch of zero vectors has zero rows of signs",
+    ("qlib.hadamard.rotation_sign_bits", "batch", "empty"): "batch=() is one vector's sign bits, (k·D + 7) // 8 bytes",
+    ("qlib.hadamard.rotation_sign_bits", "batch", "entry-0"): "a batch of zero vectors has no sign bits",
+    ("qlib.hadamard.seeded_rht", "x", "empty"): "an empty batch (0, D) rotates to an empty batch, as fwht",
+    ("qlib.hadamard.seeded_irht", "y", "empty"): "an empty batch (0, D) rotates to an empty batch, as fwht",
+    ("qlib.hadamard.compiled_rotation_applies", "x", "empty"): "a question about the tensor's dtype, device and "
+                                                               "autograd (as compiled_fwht_applies): its size does not enter",
     ("qlib.eden.received_mask", "batch", "empty"): "batch=() is one vector's mask, shape (D,)",
     ("qlib.eden.received_mask", "batch", "entry-0"): "a batch of zero vectors has an empty mask (0, D)",
     **{(f"qlib.{f}", "x", "ndim"): "a vector or a batch (*batch, d) of any batch shape (each row its own rotation); "

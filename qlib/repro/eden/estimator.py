@@ -12,7 +12,8 @@ from ... import eden
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close, missing, not_comparable
 from . import paper
-from .sweeps import MAX_LOGD, _bits, _methods, vnmse_sweep
+from ._args import check_budgets, check_methods
+from .sweeps import MAX_LOGD, vnmse_sweep
 
 __all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
            "figure4", "figure4_rows", "figure5_rows", "lemma_rows", "FIG2_METHODS"]
@@ -134,8 +135,8 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
 def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=FIG2_METHODS) -> pd.DataFrame:
     """The sweep of Figures 2 and 7 on LogNormal(0, 1) vectors of dimension 2^k, k in ``logd``, with
     EDEN's Corollary 2.4 limit as a column."""
-    _methods(methods, FIG2_METHODS)
-    bits = _bits("bits", bits)
+    check_methods(methods, FIG2_METHODS)
+    bits = check_budgets("bits", bits)
     logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)

@@ -12,7 +12,8 @@ from ...compressors import EDEN
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close, not_comparable
 from . import paper
-from .sweeps import MAX_LOGD, _bits, _laws, _methods, input_law, nmse_sweep, vnmse_sweep
+from ._args import check_budgets, check_laws, check_methods
+from .sweeps import MAX_LOGD, input_law, nmse_sweep, vnmse_sweep
 
 __all__ = ["figure6", "figure6_rows", "unbiasedness", "unbiasedness_rows", "figure8", "figure8_rows",
            "figure8_scale_note", "FIG8_METHODS"]
@@ -23,9 +24,9 @@ FIG8_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch")
 def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.DataFrame:
     """vNMSE of EDEN (one RHT, float64, a batch of ``trials`` vectors per point) per law, b and
     d = 2^k, with the padding-corrected Corollary 2.4 / 4.2 value (``theory``) and the ``ratio``."""
-    bits = _bits("bits", bits)
+    bits = check_budgets("bits", bits)
     logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
-    laws = _laws("laws", laws)
+    laws = check_laws("laws", laws)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     df = pd.concat([vnmse_sweep({"EDEN": EDEN}, bits, [2**k for k in logd], law=law, trials=trials, seed=seed,
@@ -84,7 +85,7 @@ def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="
             methods=FIG8_METHODS) -> pd.DataFrame:
     """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``.
     ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names."""
-    _methods(methods, FIG8_METHODS)
+    check_methods(methods, FIG8_METHODS)
     clients = check_int("clients", clients, low=1)
     return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device)
 

@@ -13,7 +13,8 @@ from ... import eden
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, close
 from . import paper
-from .sweeps import MAX_LOGD, _bits, input_law
+from ._args import check_budgets
+from .sweeps import MAX_LOGD, input_law
 
 __all__ = ["SUBBIT", "TAIL", "figure11_rows", "heterogeneous", "heterogeneous_rows", "homogeneous",
            "homogeneous_rows", "figure11_scale_note"]
@@ -68,7 +69,7 @@ def heterogeneous(bits, loss, logd: int, trials: int, seed: int = 0) -> dict:
     """Clients with their own budget ``bits[c]`` and loss rate ``loss[c]``, LogNormal vectors with
     norms spread over a factor 10. Returns ``table`` (per client), ``measured`` (NMSE per trial),
     ``theory`` (Lemma 2.2) and ``xs``."""
-    bits = _bits("bits", bits)
+    bits = check_budgets("bits", bits)
     loss = list(loss) if isinstance(loss, (tuple, np.ndarray)) else loss
     check_float_sequence("loss", loss, low=0.0, high=1.0)
     if any(lo >= 1 for lo in loss):

@@ -13,66 +13,21 @@ import torch
 from ... import eden, hadamard
 from ...compressors import EDEN, QSGD, CountSketch, HadamardSQ, KashinSQ, QSGDElias, SQHuffman, fit_to_budget
 from ...devices import resolve
-from ...validation import (
-    check_bool,
-    check_callable,
-    check_choice,
-    check_float_sequence,
-    check_int,
-    check_int_sequence,
-    check_seed,
-)
+from ...validation import check_bool, check_float_sequence, check_int, check_int_sequence, check_seed
+from ._args import LAWS, check_budgets, check_law, check_laws, check_methods
 
 __all__ = ["LAWS", "FIXED_LENGTH", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
            "loss_subbit_sweep"]
 
-LAWS = ("lognormal", "normal", "exponential", "chi2", "halfnormal", "beta", "uniform")
-
-
 #: the largest dimension a sweep takes (2^26 coordinates: 256 MiB per float32 vector)
 MAX_LOGD = 26
-
-
-def _law(name: str, value) -> str:
-    if not isinstance(value, str) or value not in LAWS:
-        raise ValueError(f"{name} must be one of the input laws {', '.join(LAWS)}; got {value!r}")
-    return value
-
-
-def _laws(name: str, values) -> list[str]:
-    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
-        raise TypeError(f"{name} must be a non-empty list of input laws ({', '.join(LAWS)}), got {values!r}")
-    return [_law(f"{name}[{i}]", v) for i, v in enumerate(values)]
-
-
-def _as_list(values):
-    return list(values) if isinstance(values, (tuple, range, np.ndarray)) else values
-
-
-def _bits(name: str, values) -> list:
-    """A non-empty sequence of budgets in (0, 8] bits per coordinate, returned as given (a list)."""
-    values = _as_list(values)
-    check_float_sequence(name, values, low=0.0, high=float(eden.MAX_BITS), low_open=True)
-    return list(values)
-
-
-def _methods(methods, known) -> list:
-    if isinstance(methods, dict):  # name -> factory(b)
-        if not methods:
-            raise ValueError("methods must name at least one method")
-        for k, v in methods.items():
-            check_callable(f"methods[{k!r}]", v)
-        return list(methods)
-    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
-        raise TypeError(f"methods must be a non-empty list of method names, got {methods!r}")
-    return [check_choice(f"methods[{i}]", m, tuple(known)) for i, m in enumerate(methods)]
 
 
 def input_law(name: str, shape, seed: int, dtype=torch.float32, device="cpu") -> torch.Tensor:
     """I.i.d. coordinates from a synthetic law of the paper's figures (the paper does not give their parameters; ours): LogNormal(0,1),
     Normal(0,1), Exponential(1), χ²(1), HalfNormal(1), Beta(2,2), Uniform(0,1). ``shape``: an integer or a
     sequence of integers ``>= 1``."""
-    name = _law("name", name)
+    name = check_law("name", name)
     seed = check_seed("seed", seed)
     if isinstance(shape, (tuple, list, torch.Size)):
         shape = tuple(check_int_sequence("shape", shape, low=1))
@@ -125,10 +80,10 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
     on one vector (Figures 2 and 7). ``batched=True`` compresses the ``trials`` vectors as one
     batch (each row its own rotation) and reports the batch time per vector.
     """
-    _methods(methods, FIXED_LENGTH)
-    bits = _bits("bits", bits)
+    check_methods(methods, FIXED_LENGTH)
+    bits = check_budgets("bits", bits)
     dims = check_int_sequence("dims", dims, low=1, high=2**MAX_LOGD)
-    law = _law("law", law)
+    law = check_law("law", law)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     batched = check_bool("batched", batched)
@@ -163,11 +118,11 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
 def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32):
     """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
     (law, method, b), mean and sd over ``reps`` repetitions (Figure 8)."""
-    _methods(methods, FIXED_LENGTH)
-    bits = _bits("bits", bits)
+    check_methods(methods, FIXED_LENGTH)
+    bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
     n_clients = check_int("n_clients", n_clients, low=1)
-    laws = _laws("laws", laws)
+    laws = check_laws("laws", laws)
     reps = check_int("reps", reps, low=1)
     seed = check_seed("seed", seed)
     dev = resolve(device)
@@ -191,9 +146,9 @@ def variable_length_sweep(bits, d, laws=("lognormal",), trials=5, seed=0, dtype=
     """Figure 5: vNMSE at budget b of EDEN (no EE), EDEN with 𝓘_Δb (ideal arithmetic code),
     QSGD + Elias-ω and SQ + Huffman with their level counts fitted to the budget on the first trial
     vector (:func:`fit_to_budget`); a scheme that cannot meet the budget is left out."""
-    bits = _bits("bits", bits)
+    bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
-    laws = _laws("laws", laws)
+    laws = check_laws("laws", laws)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     rows = []
@@ -224,7 +179,7 @@ def loss_subbit_sweep(d: int, fractions, trials: int = 5, seed: int = 0, law: st
     fractions = check_float_sequence("fractions", fractions, low=0.0, high=1.0, low_open=True)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
-    law = _law("law", law)
+    law = check_law("law", law)
     x = input_law(law, (trials, d), seed, dtype)
     rows = []
     for p in fractions:

@@ -135,8 +135,8 @@ def table1_c_tolerance(K: int) -> float:
 def fit_discretisations(X: np.ndarray, y: np.ndarray, K_list, n_fit: int, n_freq: int | None, seed: int = 0) -> dict:
     """§6.2's clusterings: one MiniBatchKMeans per K on its own ``n_fit`` images; C(P) of the cluster
     index (and of the (cluster, label) pair) on the remaining images (the first ``n_freq``; None: all)."""
-    X = D._check_X("X", X)
-    y = D._check_y("y", y, len(X), high=9)
+    X = D.check_features(X, "X")
+    y = D.check_labels(y, len(X), "y", high=9)
     K_list = check_int_sequence("K_list", K_list, low=1)
     n_fit = check_int("n_fit", n_fit, low=1)
     n_freq = check_int("n_freq", n_freq, low=1, allow_none=True)
@@ -219,10 +219,10 @@ def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int
     images not used for clustering, a network on the raw images (n in ``raw_n_list``) and one per
     discretisation; accuracies on the raw test images, the discretised test images and the training set.
     Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images)."""
-    X = D._check_X("X", X)
-    y = D._check_y("y", y, len(X), high=9)
-    Xt = D._check_X("Xt", Xt, X.shape[1])
-    yt = D._check_y("yt", yt, len(Xt), high=9)
+    X = D.check_features(X, "X")
+    y = D.check_labels(y, len(X), "y", high=9)
+    Xt = D.check_features(Xt, "Xt", X.shape[1])
+    yt = D.check_labels(yt, len(Xt), "yt", high=9)
     if not isinstance(disc, dict) or not {"kms", "rest"} <= set(disc):
         raise TypeError("disc must be the dict returned by fit_discretisations")
     n_list = check_int_sequence("n_list", n_list, low=1)

@@ -21,7 +21,6 @@ from ... import data as qdata
 from ...dpsgd import Task, train
 from ...rqp_privacy import check_bits, dpsgd_noise_multiplier, solve_q
 from ...validation import (
-    check_array,
     check_choice,
     check_float,
     check_int,
@@ -29,6 +28,7 @@ from ...validation import (
     check_positive,
     check_seed,
 )
+from ._args import check_sigmas
 from .settings import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, Setting
 
 __all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
@@ -93,14 +93,6 @@ def _n(n, setting: Setting) -> int:
     return check_int("n (training-set size)", n, low=setting.m)
 
 
-def _sigmas(name: str, sigmas) -> np.ndarray:
-    """A non-empty 1-D grid of noise stds, each finite and > 0."""
-    sig = check_array(name, sigmas, ndim=1)
-    if np.any(sig <= 0):
-        raise ValueError(f"{name} must have entries > 0, got min {sig.min()}")
-    return sig
-
-
 def baseline_sigma(eps: float, setting: Setting, n: int) -> float:
     """σ of DP-SGD / Proj-DP-SGD at (ε, δ): z·clip, z from the RDP accountant (rate m/n, T steps)."""
     setting = _setting(setting)
@@ -124,7 +116,7 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
     """
     task, setting = _task(task), _setting(setting)
     b = setting.b if b is None else check_bits(b)
-    sig = _sigmas("sigmas", sigmas)
+    sig = check_sigmas("sigmas", sigmas)
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
     qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=c_mode))

@@ -16,7 +16,8 @@ import pandas as pd
 from ...dpsgd import Task
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_positive, check_seed
 from ..ledger import Row, claim
-from .experiments import _sigmas, rqp_q, rqp_sweep
+from ._args import check_sigmas
+from .experiments import rqp_q, rqp_sweep
 from .settings import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS, Setting
 
 __all__ = ["FIG2_BAND_PP", "FIG2_Q_BAND", "figure2_sweep", "figure2_claims", "figure2_rows", "bits_sweep",
@@ -31,7 +32,7 @@ def figure2_sweep(task: Task, setting: Setting, sigmas, *, runs: int, seed: int,
     """All panels × σ × runs of Figure 2; per (panel, σ): q, median and std of the test accuracy (%).
 
     ``panels``: (label, bits, ε) triples."""
-    sigmas = _sigmas("sigmas", sigmas)
+    sigmas = check_sigmas("sigmas", sigmas)
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
     _check_panels(panels)
@@ -95,7 +96,7 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
 def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), runs: int, seed: int,
                c_mode: str = "paper", device="auto", sigma_q: float = 0.5) -> pd.DataFrame:
     """Per (ε, b): the best median accuracy over the σ grid and the q Theorem 1 gives at σ = ``sigma_q``."""
-    sigmas = _sigmas("sigmas", sigmas)
+    sigmas = check_sigmas("sigmas", sigmas)
     bits = check_int_sequence("bits", bits, low=1, high=30)
     check_float_sequence("eps", eps, low=0.0, low_open=True)
     runs = check_int("runs", runs, low=1)

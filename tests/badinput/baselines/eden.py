@@ -107,6 +107,10 @@ def _signs():
 B["qlib.hadamard.rht"] = lambda: {"x": _randn(2, 8), "signs": _signs()}
 B["qlib.hadamard.irht"] = lambda: {"y": _randn(2, 8), "signs": _signs()}
 B["qlib.hadamard.check_signs"] = lambda: {"x": _randn(2, 8), "signs": _signs()}
+B["qlib.hadamard.seeded_rht"] = lambda: {"x": _randn(2, 8), "seed": 0}
+B["qlib.hadamard.seeded_irht"] = lambda: {"y": _randn(2, 8), "seed": 0}
+B["qlib.hadamard.rotation_sign_bits"] = lambda: {"seed": 0, "batch": (2,), "k": 1, "D": 8}
+B["qlib.hadamard.compiled_rotation_applies"] = lambda: {"x": _randn(2, 8)}
 
 # -- qlib.eden ---------------------------------------------------------------------------------------
 B["qlib.eden.quantizer_stats"] = lambda: {"thresholds": np.array([-0.98, 0.0, 0.98]),

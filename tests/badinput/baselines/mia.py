@@ -116,6 +116,8 @@ BASELINES.update({
     M + "discretise.cluster_law": lambda: {"km": _km(), "X": _X(seed=1)},
     M + "discretise.cluster_label_law": lambda: {"km": _km(), "X": _X(seed=1), "y": _labels()},
     M + "discretise.delta_bound_column": lambda: {"C": 4.3, "n": 1000},
+    M + "discretise.check_features": lambda: {"X": _X()},
+    M + "discretise.check_labels": lambda: {"y": _labels(), "n": 40},
     M + "discretise.discretise": lambda: {"km": _km(), "X": _X(seed=1)},
     M + "discretise.distinct_pairs": lambda: {"X": np.repeat(_X(5), 2, axis=0), "y": np.repeat(_labels(5), 2)},
     M + "discretise.train_mlp_classifier": lambda: {

@@ -1,4 +1,5 @@
-"""Compiled CPU kernel of the orthonormal Walsh–Hadamard transform, private to :mod:`qlib.hadamard`.
+"""Compiled CPU kernel of the orthonormal Walsh–Hadamard transform, loaded by :mod:`qlib.hadamard` (and by
+:mod:`qlib.eden` for ``lookup_irht_rows``) through ``qlib._kernels.load("fwht")``.
 
 ``fwht_rows(x)`` returns ``x @ H_D / sqrt(D)`` for each row of a 2-D C-contiguous float32/float64
 array (Sylvester order, the order of ``scipy.linalg.hadamard``), single-threaded, out of place.
@@ -370,7 +371,7 @@ def _host_avx2() -> bool:
         return False
 
 
-_AVX2 = _host_avx2()
+AVX2 = _host_avx2()
 
 
 @intrinsic
@@ -412,7 +413,7 @@ def _lut16(typingctx, ii, i, ts, oo, n0):
                                              "llvm.vector.reduce.or.v8i1")
         bad = builder.call(red, [out_of])
         tal = sig_.args[2].dtype.bitwidth // 8
-        if _AVX2 and sig_.args[2].dtype == types.float32:
+        if AVX2 and sig_.args[2].dtype == types.float32:
             lo = builder.load(builder.bitcast(tarr.data, vty.as_pointer()), align=tal)
             hi = builder.load(builder.bitcast(builder.gep(tarr.data, [ir.Constant(ir.IntType(64), 8)]),
                                               vty.as_pointer()), align=tal)
@@ -435,7 +436,7 @@ def _lut16(typingctx, ii, i, ts, oo, n0):
 
 
 @njit(cache=True, nogil=True)
-def _lookup_row(ii, off, tab, sc, oo):
+def lookup_row(ii, off, tab, sc, oo):
     """oo = tab[ii + off] * sc; True when a code falls outside the table (oo then holds other entries of
     the table there: the caller discards it). The products ``tab[c] * sc`` are taken once per table entry
     (the same values); two- and four-entry tables as selects, which LLVM vectorizes, tables of up to 16
@@ -492,7 +493,7 @@ def _first(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
     if mode == 1:
         _h8s(src, byts, boff, t8, dst, start, stop)
         return False
-    bad = _lookup_row(ii[start:stop], off, tab, sc, dst[start:stop])
+    bad = lookup_row(ii[start:stop], off, tab, sc, dst[start:stop])
     _h8(dst, dst, start, stop)
     return bad
 

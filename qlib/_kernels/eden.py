@@ -1,4 +1,5 @@
-"""Compiled CPU kernels of EDEN's Lloyd–Max quantization and dequantization, private to :mod:`qlib.eden`.
+"""Compiled CPU kernels of EDEN's Lloyd–Max quantization and dequantization, loaded by :mod:`qlib.eden`
+(``qlib._kernels.load("eden")``).
 
 Each is one pass over the rotated vector that does what :func:`qlib.eden.compress` /
 :func:`qlib.eden.decompress` do in several torch passes, with the same floating-point operations in
@@ -11,7 +12,7 @@ the same precision, so the results are the same bits:
 * :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation)
   with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table (the
   caller then takes the torch path, which raises or wraps as before). Without coins the receiver does this
-  inside the inverse transform: ``qlib._fwht_cpu.lookup_irht_rows``.
+  inside the inverse transform: ``qlib._kernels.fwht.lookup_irht_rows``.
 
 Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
 """
@@ -24,7 +25,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._fwht_cpu import _AVX2, _lookup_row
+from .fwht import AVX2, lookup_row
 
 __all__ = ["quantize_rows", "dequantize_rows"]
 
@@ -172,7 +173,7 @@ def _q4_group(typingctx, r, i, e, pos, cpos, idx, q):
         _, ip = ptr(5, vb)
         builder.store(builder.trunc(code, vb), ip, align=1)
         cdata = context.make_array(sig_.args[4])(context, builder, args[4]).data
-        if _AVX2 and single:
+        if AVX2 and single:
             ctab = builder.load(builder.bitcast(cdata, vf.as_pointer()), align=al)
             perm = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vi]), "llvm.x86.avx2.permps")
             c = builder.call(perm, [ctab, k])
@@ -281,7 +282,7 @@ def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = 
         q = np.empty_like(r)
     if coins is None:
         coins, hi = np.empty((0, 0), dtype=np.uint8), lo
-    vec = _AVX2 and r.dtype == np.float32  # the vector 4-bit loop (_q4_group)
+    vec = AVX2 and r.dtype == np.float32  # the vector 4-bit loop (_q4_group)
     _quantize(r, eta, coins, *lo, *hi, np.array([0, 2, 4, 6, 8, 10, 12, 14, 1], dtype=r.dtype), vec, idx, q)
     return idx, q
 
@@ -302,7 +303,7 @@ def _dequantize(idx, off, tab0, tab1, coins, S, out):
                     c = np.uint64(0)
                 a0, a1 = tab0[min(c, np.uint64(n0 - 1))], tab1[c]
                 oo[i] = (a1 if cc[i] != 0 else a0) * s
-        elif _lookup_row(ii, off, tab0, s, oo):
+        elif lookup_row(ii, off, tab0, s, oo):
             bad = True
     return bad
 
@@ -316,41 +317,3 @@ def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, t
     if coins is None:
         coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
     return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
-
-
-# -- the wire format's 2- and 4-bit packing (qlib.wire), one pass each ---------------------------------
-# A byte's codes read as one little-endian word (four uint8 codes: uint32; two: uint16) and moved into
-# place by shifts: the same bit stream as NumPy's several passes, with the codes' word loads vectorized.
-
-
-@njit(cache=True, nogil=True)
-def pack2(w, out):
-    """out[k] = the four 2-bit codes of the uint32 word w[k] (code j in bits 2j, 2j+1)."""
-    for k in range(w.shape[0]):
-        v = w[k]
-        out[k] = np.uint8((v & np.uint32(0x03)) | ((v >> np.uint32(6)) & np.uint32(0x0C))
-                          | ((v >> np.uint32(12)) & np.uint32(0x30)) | ((v >> np.uint32(18)) & np.uint32(0xC0)))
-
-
-@njit(cache=True, nogil=True)
-def unpack2(p, out):
-    """out[k] = the uint32 word of the four 2-bit codes of byte p[k], one code per byte."""
-    for k in range(p.shape[0]):
-        v = np.uint32(p[k])
-        out[k] = (v | (v << np.uint32(6)) | (v << np.uint32(12)) | (v << np.uint32(18))) & np.uint32(0x03030303)
-
-
-@njit(cache=True, nogil=True)
-def pack4(w, out):
-    """out[k] = the two 4-bit codes of the uint16 word w[k]."""
-    for k in range(w.shape[0]):
-        v = w[k]
-        out[k] = np.uint8((v & np.uint16(0x0F)) | ((v >> np.uint16(4)) & np.uint16(0xF0)))
-
-
-@njit(cache=True, nogil=True)
-def unpack4(p, out):
-    """out[k] = the uint16 word of the two 4-bit codes of byte p[k], one code per byte."""
-    for k in range(p.shape[0]):
-        v = np.uint16(p[k])
-        out[k] = (v | (v << np.uint16(4))) & np.uint16(0x0F0F)
