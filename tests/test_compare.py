@@ -201,3 +201,16 @@ def test_files_without_null_columns_still_gather(tmp_path):
         tmp_path / "comparisons.csv", index=False)
     g = gather(tmp_path)
     assert g["null"].tolist() == [""] and not reproduced_mask(g).any()
+
+
+def test_ledger_defects_name_rows_that_could_not_have_failed(tmp_path):
+    from qlib.book.compare import ledger_defects
+
+    c = Comparisons("eden/01-x", tmp_path)
+    c.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    c.close("B", "q", 1.0, 1.0, kind="paper-number")
+    assert ledger_defects(gather(tmp_path)) == []
+    bad = gather(tmp_path)
+    bad.loc[1, "verdict"] = "reproduced"  # e.g. a file written before nulls existed
+    (msg,) = ledger_defects(bad)
+    assert "B: q reads reproduced without a null" in msg

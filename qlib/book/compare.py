@@ -36,7 +36,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "append
 #: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
-__all__ = ["Comparisons", "gather", "counts_by", "verdicts_by_paper", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
+__all__ = ["Comparisons", "gather", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
            "ledger_groups_markdown", "COLUMNS", "FILENAME",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
@@ -273,6 +273,25 @@ def reproduced_mask(df: pd.DataFrame) -> pd.Series:
     that fails the same test (``null_fails`` True)."""
     nf = df["null_fails"].astype(str) if "null_fails" in df.columns else pd.Series("", index=df.index)
     return df["kind"].isin(REPRODUCING_KINDS) & (df["verdict"] == "reproduced") & (nf == "True")
+
+
+def ledger_defects(df: pd.DataFrame) -> list[str]:
+    """Rows that break the rule "a row counts only if it could have failed": a paper number or claim
+    reading *reproduced* without a stated null that fails (``null`` empty or ``null_fails`` not True),
+    a *consistent* row whose null fails (it should read reproduced), a null outcome on a row of another
+    kind. One line per defect, naming the chapter and the row; empty when the ledger is clean."""
+    out = []
+    for _, r in df.iterrows():
+        kind, v = str(r["kind"]), str(r["verdict"])
+        null, nf = str(r.get("null", "") or "").strip(), str(r.get("null_fails", "") or "").strip()
+        name = f"{r['chapter']}: {r['where']}: {r['quantity']}"
+        if kind in REPRODUCING_KINDS and v == "reproduced" and (not null or nf != "True"):
+            out.append(f"{name} reads reproduced without a null that fails (null={null!r}, null_fails={nf!r})")
+        elif v == ledger.CONSISTENT and nf == "True":
+            out.append(f"{name} reads consistent although its null fails")
+        elif kind not in REPRODUCING_KINDS and nf:
+            out.append(f"{name} is a {kind} row with a null outcome")
+    return out
 
 
 def verdicts_by_paper(df: pd.DataFrame) -> pd.DataFrame:
