@@ -193,13 +193,15 @@ def tolerance_text(rtol: float, atol: float) -> str:
 
 def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: str = "paper-number",
           rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None,
-          null: float | None = None, null_label: str = "") -> Row:
+          null: float | None = None, null_label: str = "", basis: str = "") -> Row:
     """Numeric comparison: passed iff ``|ours − paper_value| ≤ atol + rtol·|paper_value|``.
 
     ``null``: the value a trivial or broken implementation would give (no quantization effect, chance
     level, the unquantized model…); ``null_fails`` is then computed with the same test, so the row can
     read *reproduced* only if the null would have failed it. ``null_label`` (optional) names the null
-    in the ledger ("chance", "unquantized"): the row shows ``"<label> = <value>"``.
+    in the ledger ("chance", "unquantized"): the row shows ``"<label> = <value>"``. ``basis`` says where
+    the tolerance comes from ("printed precision", "2 SE over runs", …); it is appended to the
+    tolerance text.
     A non-finite ``ours`` (a run that produced NaN) is a failed comparison with the value shown,
     never an exception that hides the row.
     """
@@ -217,7 +219,8 @@ def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: s
         n = _finite("null", null)
         nf = not abs(n - p) <= atol + rtol * abs(p)
         nv = f"{null_label} = {fmt(n)}" if null_label else n
-    return Row(kind, where, quantity, p, o, ok, tolerance_text(rtol, atol), note, paper, nv, nf)
+    tol = tolerance_text(rtol, atol) + (f" ({basis})" if str(basis).strip() else "")
+    return Row(kind, where, quantity, p, o, ok, tol, note, paper, nv, nf)
 
 
 def claim(where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *,
