@@ -14,11 +14,26 @@ bits2..bits5  b bits        sign(θ_j)·(α/s)·int(1 + clip(s|θ_j|/α, 0, s)),
                             α = 2^round(log2 max|θ|)   (Table 1 as printed; the default)
 ============  ============  ==========================================================
 
+The **Table 1 reading** of 1.58b x% is a named variant beside the text reading (not in :func:`names`,
+which lists the paper's columns as the book runs them; see :data:`TERNARY_TABLE`):
+
+===================  ======================  ================================================
+name                 label                   Q(θ)_j
+===================  ======================  ================================================
+ternary33_table      1.58b 33% (Table 1)     sign(θ_j) for the 33 % of smallest |θ_j|, else 0
+ternary50_table      1.58b 50% (Table 1)     same with 50 %
+ternary90_table      1.58b 90% (Table 1)     same with 90 %
+===================  ======================  ================================================
+
 Decisions where the paper is silent or self-contradictory (see the quantizers chapter):
 
-* **Ternary direction.** Table 1 as printed keeps sign(θ_j) *below* the quantile and zeroes the
-  rest; §5.1's text ("x% of the weights with the smallest magnitude are set to zero") says the
-  opposite. We follow the text (the table lost its absolute-value bars and flipped the case).
+* **Ternary direction: two readings.** Table 1 as typeset maps θ_j to sign(θ_j) if
+  |θ_j| < q(|θ|, x) and to 0 otherwise — it *keeps* the x % of smallest magnitude and zeroes the rest;
+  §5.1's text ("x% of the weights with the smallest magnitude are set to zero") says the opposite.
+  The text reading is the default (``ternary33`` …); the Table 1 reading is implemented as printed
+  under its own names (``ternary33_table`` …, :data:`TERNARY_TABLE`), with the same tie rule: the
+  k = ⌊x·d + ½⌋ smallest |θ_j| (ties by position) keep their sign, the others become 0. The
+  synthetic-study chapter runs both and says which matches which of the paper's columns.
 * **Exact sparsity.** Exactly k = ⌊x·d + ½⌋ coordinates are zeroed: the k smallest |θ_j|, ties broken
   by position (lower index first), rather than a quantile threshold that over- or under-shoots on
   ties. Exact zeros of the input that are not among the k stay 0 (0 is a level of this quantizer).
@@ -71,6 +86,7 @@ __all__ = [
     "check_names",
     "apply",
     "VARIANTS",
+    "TERNARY_TABLE",
     "SCOPES",
     "n_zeros",
     "distinct_per_row",
@@ -80,6 +96,8 @@ __all__ = [
 SCOPES = ("tensor", "model")
 #: b-bit variants: "printed" = Table 1 literally (the default), "capped" = 2^b levels (module docstring)
 VARIANTS = ("printed", "capped")
+#: the Table 1 reading of 1.58b x% (keep the x % smallest as signs, zero the rest), by its text-reading name
+TERNARY_TABLE = {"ternary33": "ternary33_table", "ternary50": "ternary50_table", "ternary90": "ternary90_table"}
 
 
 def _check_tensor(x: object, arg: str = "theta", ndim=None) -> torch.Tensor:
@@ -120,6 +138,15 @@ def _rows_ternary(x: torch.Tensor, fraction: float) -> torch.Tensor:
     return out
 
 
+def _rows_ternary_table(x: torch.Tensor, fraction: float) -> torch.Tensor:
+    """Table 1 as typeset: sign(θ_j) for the k = ⌊fraction·d + ½⌋ smallest |θ_j|, 0 for the rest."""
+    k = n_zeros(fraction, x.shape[1])
+    out = torch.sign(x)
+    order = torch.argsort(x.abs(), dim=1, stable=True)[:, k:]
+    out.scatter_(1, order, 0.0)
+    return out
+
+
 def _alpha(x: torch.Tensor) -> torch.Tensor:
     """α = 2^round(log2 max|θ|) per row, shape (K, 1); rows that are all zero get α = 0."""
     m = x.abs().amax(dim=1, keepdim=True)
@@ -156,7 +183,8 @@ class Quantizer:
     formula: str
     _rows: Callable[[torch.Tensor], torch.Tensor]
     levels: int | None = None  # number of distinct values it can produce (None: unbounded)
-    zero_fraction: float | None = None  # requested sparsity of the ternary quantizers
+    zero_fraction: float | None = None  # requested sparsity of the ternary quantizers (text reading)
+    keep_fraction: float | None = None  # Table 1 reading: the share of smallest |θ_j| kept as sign(θ_j)
 
     def __post_init__(self):
         check_str("name", self.name)
@@ -165,6 +193,7 @@ class Quantizer:
         check_callable("_rows", self._rows)
         check_int("levels", self.levels, low=1, allow_none=True)
         check_probability("zero_fraction", self.zero_fraction, allow_none=True)
+        check_probability("keep_fraction", self.keep_fraction, allow_none=True)
 
     def __call__(self, theta: torch.Tensor) -> torch.Tensor:
         """Quantize ``theta`` as one parameter vector (scale and quantile over all its entries)."""
@@ -195,6 +224,20 @@ def _build(variant: str) -> dict[str, Quantizer]:
             3,
             frac,
         )
+    for pct in (33, 50, 90):
+        frac = pct / 100
+        nm = TERNARY_TABLE[f"ternary{pct}"]
+        # zero_fraction stays None: the recorder's compiled kernels know only the text reading, so a
+        # compiled run of this quantizer fails loudly instead of computing the other reading
+        reg[nm] = Quantizer(
+            nm,
+            f"1.58b {pct}% (Table 1)",
+            rf"\operatorname{{sign}}(\theta_j) \text{{ if }} |\theta_j| < q(|\theta|, {pct}\%) \text{{, else }} 0",
+            lambda x, f=frac: _rows_ternary_table(x, f),
+            3,
+            None,
+            frac,
+        )
     for b in (2, 3, 4, 5):
         s = 2 ** (b - 1)
         if variant == "printed":
@@ -219,12 +262,14 @@ _REGISTRY = {v: _build(v) for v in VARIANTS}
 
 
 def names() -> list[str]:
-    """The quantizer names, in the paper's column order (identity first)."""
-    return list(_REGISTRY["printed"])
+    """The quantizer names, in the paper's column order (identity first); the Table 1 reading of
+    1.58b x% (:data:`TERNARY_TABLE`) is not listed: name it explicitly."""
+    table = set(TERNARY_TABLE.values())
+    return [k for k in _REGISTRY["printed"] if k not in table]
 
 
 def labels() -> dict[str, str]:
-    """name → the paper's label ("1.58b 33%", "2 bits", …)."""
+    """name → the paper's label ("1.58b 33%", "2 bits", …), the Table 1 reading included."""
     return {k: q.label for k, q in _REGISTRY["printed"].items()}
 
 
@@ -310,6 +355,12 @@ def _quantize_many_rows(names, x: torch.Tensor, variant: str) -> torch.Tensor:
                 if order is None:
                     order = torch.argsort(a, dim=1, stable=True)
                 out[i].scatter_(1, order[:, :k], 0.0)
+        elif q.keep_fraction is not None:  # Table 1 reading: keep the k smallest, zero the rest
+            k = n_zeros(q.keep_fraction, d)
+            out[i] = torch.sign(x)
+            if order is None:
+                order = torch.argsort(a, dim=1, stable=True)
+            out[i].scatter_(1, order[:, k:], 0.0)
         else:  # b bits
             if alpha is None:
                 alpha = _alpha(x)

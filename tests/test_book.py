@@ -197,6 +197,15 @@ def test_ledger_names_every_figure_table_and_stated_result(smoke, paper_texts, p
     assert not missing, f"paper {paper}: no ledger row names {missing}"
 
 
+def test_every_reproduced_row_names_a_null_that_fails(smoke):
+    """Issue 28: a paper number or claim reads reproduced only if its stated null fails the same test."""
+    from qlib.book.compare import gather, ledger_defects
+
+    out, report, _ = smoke
+    defects = ledger_defects(gather(out / "_results"))
+    assert not defects, f"{len(defects)} rows could not have failed:\n" + "\n".join(defects)
+
+
 def test_figures_fit_the_column_without_overlapping_text(smoke):
     """Every figure a chapter shows is at most the column's width (wider ones were scaled to it) and
     no legend sits on an axis label or title, and no tick labels run into each other."""

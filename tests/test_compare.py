@@ -14,9 +14,10 @@ from qlib.repro import ledger
 
 def test_close_verdicts_and_tolerance(tmp_path):
     c = Comparisons("quantized-mis/01-x", tmp_path / "a")
-    assert c.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number") == "reproduced"
+    assert c.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number", null=0.5) == "reproduced"
     assert c.close("Table 2", "acc", 0.996, 0.980, atol=0.01, kind="paper-number") == "differs"
-    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002") == "reproduced"
+    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002",
+                   null=1.0) == "reproduced"
     assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02, kind="paper-number", paper="002") == "differs"
     assert c.close("TC-01", "levels", 8, 8, kind="theory-check") == "agrees"
     assert c.check("§5.1", "claim", "Sign < 33%", "no", passed=False, kind="paper-claim") == "differs"
@@ -24,6 +25,7 @@ def test_close_verdicts_and_tolerance(tmp_path):
     assert c.missing("Figure 3", "r_Q^n vs AUROC", reason="no embedder offline", offline=True) == "not available offline"
     df = pd.read_csv(tmp_path / "a" / "comparisons.csv", dtype=str, keep_default_na=False)
     assert list(df.columns) == COLUMNS and len(df) == 8
+    assert df["null"].iloc[0] == "0.5" and df["null_fails"].iloc[0] == "True" and df["null_fails"].iloc[1] == ""
     assert df["verdict"].tolist() == ["reproduced", "differs", "reproduced", "differs", "agrees", "differs",
                                       "not comparable", "not available offline"]
     assert df["paper"].tolist() == ["001", "001", "002", "002", "001", "001", "001", "001"]
@@ -63,7 +65,8 @@ def test_verdict_words_by_kind():
 
 def test_record_rows_from_the_reproduction(tmp_path):
     c = Comparisons("eden/01-x", tmp_path)
-    rows = [ledger.close("§3", "q", 1.0, 1.0, kind="paper-number"), ledger.claim("§5", "c", "x", "y", True)]
+    rows = [ledger.close("§3", "q", 1.0, 1.0, kind="paper-number", null=0.0),
+            ledger.claim("§5", "c", "x", "y", True, null="z", null_fails=True)]
     assert c.record(rows) == ["reproduced", "reproduced"]
     assert gather(tmp_path)["paper"].tolist() == ["002", "002"]
     c2 = Comparisons("appendix/01-x", None)
@@ -75,7 +78,7 @@ def test_record_rows_from_the_reproduction(tmp_path):
 
 def test_gather_and_counts(tmp_path):
     a = Comparisons("p/01-a", tmp_path / "p" / "01-a", paper="001")
-    a.close("T1", "q", 1.0, 1.0, kind="paper-number")
+    a.close("T1", "q", 1.0, 1.0, kind="paper-number", null=0.0)
     b = Comparisons("p/02-b", tmp_path / "p" / "02-b", paper="003")
     b.close("T2", "q", 1.0, 2.0, kind="paper-number")
     rows = gather(tmp_path)
@@ -132,7 +135,8 @@ def test_nan_can_never_read_reproduced():
         ledger.claim("§5", "q", "> 0", None, True)
     with pytest.raises(TypeError, match=r"\bours must be a real number"):
         ledger.claim("§5", "q", "> 0", 1 + 2j, True)
-    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True).verdict == "reproduced"
+    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True).verdict == "consistent"
+    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True, null=0.0, null_fails=True).verdict == "reproduced"
 
 
 def test_tolerance_and_verdict_check_arguments():
@@ -145,3 +149,68 @@ def test_tolerance_and_verdict_check_arguments():
         ledger.verdict("paper", True)
     with pytest.raises(TypeError, match=r"\bpassed must be True, False or None"):
         ledger.verdict("paper-number", 1)
+
+
+# ------------------------------------------------------------------------ nulls (issue 28)
+def test_a_row_reads_reproduced_only_if_its_null_fails():
+    # close(null=…): the null meets the row's own tolerance
+    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02, null=0.5, null_label="chance")
+    assert r.verdict == "reproduced" and r.null_fails is True and r.null == "chance = 0.5" and r.counts_as_reproduction
+    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02, null=0.89)  # a trivial model is as close: cannot fail
+    assert r.verdict == "consistent" and r.null_fails is False and not r.counts_as_reproduction
+    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02)  # no null stated
+    assert r.verdict == "consistent" and r.null_fails is None
+    r = ledger.close("T", "acc", 0.90, 0.99, atol=0.02, null=0.5)  # a failing row differs whatever its null
+    assert r.verdict == "differs"
+    # check: one callable tests ours and the null
+    r = ledger.check("T", "RQP better", "> 0", -0.88, lambda v: v > 0, null=0.0, tolerance="> 0 pp")
+    assert r.verdict == "differs" and r.null_fails is True
+    r = ledger.check("T", "≥", "≥ 0.1", 0.64, lambda v: v >= 0.1, null=2 / math.pi)
+    assert r.verdict == "consistent" and r.null_fails is False
+    r = ledger.check("T", "laws", "all", 9, lambda k: k == 9, null=0, shown="9/9", null_shown="0/9")
+    assert r.verdict == "reproduced" and r.ours == "9/9" and r.null == "0/9"
+    # theory checks and errata carry no null; a null_fails needs its null
+    with pytest.raises(ValueError, match="only paper-number"):
+        ledger.close("T", "q", 1.0, 1.0, kind="theory-check", null=0.0)
+    with pytest.raises(ValueError, match="must state its null"):
+        ledger.claim("T", "q", "x", "y", True, null_fails=True)
+    with pytest.raises(TypeError, match="must return a bool"):
+        ledger.check("T", "q", "x", 1.0, lambda v: "yes", null=0.0)
+    assert ledger.verdict("paper-number", True, True) == "reproduced"
+    assert ledger.verdict("paper-number", True, False) == "consistent"
+    assert ledger.verdict("theory-check", True, None) == "agrees"
+
+
+def test_verdicts_by_paper_counts_consistent_apart(tmp_path):
+    from qlib.book.compare import by_paper_and_kind, verdicts_by_paper
+
+    c = Comparisons("eden/01-x", tmp_path)
+    c.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    c.close("B", "q", 1.0, 1.0, kind="paper-number", null=1.0)
+    c.close("C", "q", 1.0, 3.0, kind="paper-number", null=0.0)
+    c.close("D", "q", 1.0, 1.0, kind="theory-check")
+    v = verdicts_by_paper(gather(tmp_path)).set_index("paper")
+    assert v.loc["002", ["reproduced", "consistent", "differs", "paper items"]].tolist() == [1, 1, 1, 3]
+    h = by_paper_and_kind(gather(tmp_path)).set_index("paper")
+    assert h.loc["002", "reproduced"] == 1 and h.loc["002", "consistent"] == 1
+
+
+def test_files_without_null_columns_still_gather(tmp_path):
+    cols = [c for c in COLUMNS if c not in ("null", "null_fails")]
+    pd.DataFrame([dict.fromkeys(cols, "x") | {"kind": "paper-number", "verdict": "reproduced"}]).to_csv(
+        tmp_path / "comparisons.csv", index=False)
+    g = gather(tmp_path)
+    assert g["null"].tolist() == [""] and not reproduced_mask(g).any()
+
+
+def test_ledger_defects_name_rows_that_could_not_have_failed(tmp_path):
+    from qlib.book.compare import ledger_defects
+
+    c = Comparisons("eden/01-x", tmp_path)
+    c.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    c.close("B", "q", 1.0, 1.0, kind="paper-number")
+    assert ledger_defects(gather(tmp_path)) == []
+    bad = gather(tmp_path)
+    bad.loc[1, "verdict"] = "reproduced"  # e.g. a file written before nulls existed
+    (msg,) = ledger_defects(bad)
+    assert "B: q reads reproduced without a null" in msg

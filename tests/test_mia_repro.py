@@ -194,3 +194,19 @@ def test_corollary541_without_large_n_is_vacuous_not_a_crash():
     rows = T.corollary541(ns=(5, 6), n_dirichlet=0)
     limit = [r for r in rows if r.where == "Corollary 5.4.1 (limit)"][0]
     assert "vacuous" in limit.note
+
+
+def test_cp_accuracy_claim_and_table1_null():
+    import pandas as pd
+
+    from qlib.repro.mia_limits import simulations as S
+
+    cols = pd.MultiIndex.from_tuples([("test (discretised)", "mean")])
+    acc = pd.DataFrame([[0.70], [0.75], [0.80]], columns=cols,
+                       index=pd.MultiIndex.from_tuples([(1000, "20"), (1000, "50"), (1000, "100")], names=["n", "K"]))
+    (row,) = S.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})
+    assert row.verdict == "reproduced" and row.null_fails
+    acc.iloc[2, 0] = 0.74
+    assert S.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})[0].verdict == "differs"
+    rows = S.table1_c_rows({20: 4.31}, {20: 10.0}, {20: S.balanced_clustering_c(20, 5000, 0)})
+    assert rows[0].verdict == "reproduced" and rows[0].null_fails  # a random clustering gives 4.36, out of ±0.03

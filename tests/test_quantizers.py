@@ -43,6 +43,9 @@ def test_names_and_labels_match_the_paper():
         "bits3": "3 bits",
         "bits4": "4 bits",
         "bits5": "5 bits",
+        "ternary33_table": "1.58b 33% (Table 1)",  # the Table 1 reading, named explicitly (issue 28)
+        "ternary50_table": "1.58b 50% (Table 1)",
+        "ternary90_table": "1.58b 90% (Table 1)",
     }
 
 

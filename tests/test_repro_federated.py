@@ -35,11 +35,33 @@ def test_figure10_small(shared_data_dir):
     g = df.set_index(["method", "bits"])["distance"]
     assert g["EDEN", 8] < g["EDEN", 1] and g["QSGD", 8] < g["QSGD", 1]
     row, fair = F.claims_figure10(df)
-    assert row.kind == "paper-claim" and row.passed == bool(g["EDEN", 1] < g["QSGD", 1] and g["EDEN", 8] < g["QSGD", 8])
+    assert row.kind == "paper-claim" and row.null_fails and row.passed == bool(g["EDEN", 1] < g["QSGD", 1] and g["EDEN", 8] < g["QSGD", 8])
     sent = df.set_index(["method", "bits"])["bits_sent_per_coord"]
     assert sent["EDEN", 1] == pytest.approx(8 * (wire.HEADER.size + 8 + 128 // 8) / 123)  # the bytes sent
     assert sent["QSGD", 8] > (9 * 123 + 32) / 123  # the accounted bits plus the frame
-    assert fair.kind == "paper-claim" and "other runs" in fair.ours
+    assert fair.kind == "theory-check" and "other runs" in fair.ours and "ablation" in fair.where
+
+
+def test_figure10_ablation_keeps_the_runs_eden_lost():
+    # issue 28: a run that sent more bits than any EDEN run used to be dropped; it now counts as not beaten
+    df = pd.DataFrame({"method": ["EDEN", "QSGD", "EDEN", "QSGD"], "bits": [1, 1, 2, 2],
+                       "distance": [0.1, 0.2, 0.05, 0.01], "bits_sent_per_coord": [4.4, 4.0, 5.4, 9.0]})
+    main, fair = F.claims_figure10(df)
+    assert not main.passed and main.null_fails  # QSGD closer at b = 2
+    assert fair.kind == "theory-check" and not fair.passed and "QSGD b=2" in fair.ours and "QSGD b=1" in fair.ours
+    hb = F.header_bits_per_coord(df)
+    assert hb["overhead per coord"].tolist() == pytest.approx([3.4, 3.0, 3.4, 7.0])
+
+
+def test_standin_rows_are_not_comparable_and_share_row():
+    fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
+                        "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.9, 0.8, 0.7, 0.895, 0.85]})
+    rows = F.claims_figure3(fin, standin="MNIST in place of EMNIST")
+    assert [r.verdict for r in rows] == ["not comparable"] * 2 and all("stand-in" in r.note for r in rows)
+    assert "would read reproduced" in rows[0].ours
+    assert F.figure9_row("MNIST").verdict == "not comparable"
+    assert F.compress_share_row(0.091, device="cpu").verdict == "differs"
+    assert F.compress_share_row(0.005, device="cuda").verdict == "consistent"  # a free encoder passes too
 
 
 def test_claims_on_made_up_results():

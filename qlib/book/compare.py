@@ -4,7 +4,8 @@ A chapter records rows — computed by the reproduction (:mod:`qlib.repro`, a li
 :class:`qlib.repro.ledger.Row`) or directly through the shortcuts below — and every record rewrites,
 atomically, ``<out_dir>/comparisons.csv``. The appendix gathers every chapter's file with
 :func:`gather`. Each row has a **kind** (see :mod:`qlib.repro.ledger`); only ``paper-number`` and
-``paper-claim`` rows can count as reproductions.
+``paper-claim`` rows can count as reproductions, and only when their stated null fails the same test
+(``null`` / ``null_fails`` columns; a passing row whose null passes reads *consistent*).
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ import pandas as pd
 from qlib.repro import ledger
 from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS, Row
 
-COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note"]
+COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
+           "null", "null_fails"]
+#: columns a file written before nulls existed may lack (read as empty)
+_OPTIONAL = ("null", "null_fails")
 FILENAME = "comparisons.csv"
 
 #: the paper of each part of the book (the default ``paper`` of its rows)
@@ -32,7 +36,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "append
 #: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
-__all__ = ["Comparisons", "gather", "counts_by", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
+__all__ = ["Comparisons", "gather", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
            "ledger_groups_markdown", "COLUMNS", "FILENAME",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
@@ -59,6 +63,14 @@ def _kind_suffix(r) -> str:
     return "" if kind.replace("-", " ") == str(r["verdict"]) else f" · {_md_cell(kind)}"
 
 
+def _null_cell(r) -> str:
+    """"<null> (fails)" / "<null> (passes)" / "—" for a row's null and its outcome."""
+    null, nf = str(r.get("null", "") or ""), str(r.get("null_fails", "") or "")
+    if not null.strip():
+        return "—"
+    return f"{_md_cell(null)} ({'fails' if nf == 'True' else 'passes' if nf == 'False' else '?'})"
+
+
 def _letters():
     i = 0
     while True:
@@ -78,13 +90,13 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
     shared = {n: k for n, k in zip([n for n, c in counts.items() if c >= shared_note_min], _letters())}
 
     def table(d: pd.DataFrame) -> str:
-        lines = ["| quantity | paper | ours | verdict | note |", "|---|---:|---:|---|---|"]
+        lines = ["| quantity | paper | ours | null (fails?) | verdict | note |", "|---|---:|---:|---|---|---|"]
         for _, r in d.iterrows():
             q = f"{r['where']}: {r['quantity']}" if str(r["where"]).strip() else r["quantity"]
             note = str(r["note"]) if r["note"] == r["note"] else ""
             note = f"note {shared[note]}" if note in shared else note
             tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
-            lines.append(f"| {_md_cell(q)} | {_md_cell(r['paper_value'])} | {_md_cell(r['ours'])} | "
+            lines.append(f"| {_md_cell(q)} | {_md_cell(r['paper_value'])} | {_md_cell(r['ours'])} | {_null_cell(r)} | "
                          f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} "
                          f"| {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
@@ -92,7 +104,8 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
     tally = df["verdict"].value_counts()
     parts = [", ".join(f"{int(tally[v])} {v}" for v in VERDICTS if v in tally)]
     out = [f"{len(df)} rows: {parts[0]}. Each row's kind follows its verdict; only paper numbers and paper "
-           "claims count as reproductions."]
+           "claims whose stated null would have failed the same test count as reproductions (a passing row "
+           "whose null passes too reads *consistent*)."]
     if shared:
         out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {n}" for n, k in shared.items()))
     open_rows = df[~df["verdict"].isin(SETTLED)]
@@ -139,16 +152,20 @@ class Comparisons:
         return [r.verdict for r in rows]
 
     def close(self, where: str, quantity: str, paper_value: float, ours: float, *, kind: str,
-              rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None) -> str:
-        """Numeric comparison (see :func:`qlib.repro.ledger.close`); returns the verdict."""
+              rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None,
+              null: float | None = None, null_label: str = "") -> str:
+        """Numeric comparison (see :func:`qlib.repro.ledger.close`, ``null=`` included); returns the verdict."""
         return self.record(ledger.close(where, quantity, paper_value, ours, kind=kind, rtol=rtol, atol=atol,
-                                        note=note, paper=paper))[0]
+                                        note=note, paper=paper, null=null, null_label=null_label))[0]
 
     def check(self, where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *, kind: str,
-              tolerance: str = "", note: str = "", paper: str | None = None) -> str:
-        """A claim or inequality whose test was computed (``passed``); returns the verdict."""
+              tolerance: str = "", note: str = "", paper: str | None = None, null: Any = None,
+              null_fails: bool | None = None) -> str:
+        """A claim or inequality whose test was computed (``passed``; ``null_fails`` for its null, see
+        :func:`qlib.repro.ledger.claim`); returns the verdict."""
         return self.record(ledger.claim(where, quantity, paper_value, ours, passed, kind=kind,
-                                        tolerance=tolerance, note=note, paper=paper))[0]
+                                        tolerance=tolerance, note=note, paper=paper, null=null,
+                                        null_fails=null_fails))[0]
 
     def not_comparable(self, where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
                        kind: str = "paper-number", paper: str | None = None) -> str:
@@ -166,7 +183,8 @@ class Comparisons:
         recs = [
             {"chapter": self.chapter, "paper": r.paper, "kind": r.kind, "where": r.where, "quantity": r.quantity,
              "paper_value": ledger.fmt(r.paper_value), "ours": ledger.fmt(r.ours), "tolerance": r.tolerance,
-             "verdict": r.verdict, "note": r.note}
+             "verdict": r.verdict, "note": r.note, "null": ledger.fmt(r.null),
+             "null_fails": "" if r.null_fails is None else str(r.null_fails)}
             for r in self.rows
         ]
         return pd.DataFrame(recs, columns=COLUMNS)
@@ -211,6 +229,9 @@ def gather(results_dir: str | os.PathLike) -> pd.DataFrame:
     frames: list[pd.DataFrame] = []
     for f in sorted(root.rglob(FILENAME)) if root.is_dir() else []:
         df = pd.read_csv(f, dtype=str, keep_default_na=False)
+        for c in _OPTIONAL:
+            if c not in df.columns:
+                df[c] = ""
         missing = set(COLUMNS) - set(df.columns)
         if missing:
             raise ValueError(f"{f} lacks columns {sorted(missing)} (written by an older qlib: re-run its notebook)")
@@ -221,7 +242,7 @@ def gather(results_dir: str | os.PathLike) -> pd.DataFrame:
 
 
 _COLOURS = {
-    "reproduced": "#d9f2d9", "agrees": "#e6f2e6", "erratum confirmed": "#fff3cd",
+    "reproduced": "#d9f2d9", "consistent": "#eef5e0", "agrees": "#e6f2e6", "erratum confirmed": "#fff3cd",
     "differs": "#f9d6d5", "disagrees": "#f9d6d5", "erratum not confirmed": "#f9d6d5",
     "not comparable": "#eeeeee", "not implemented": "#eeeeee", "not available offline": "#eeeeee",
 }
@@ -248,14 +269,53 @@ def counts_by(df: pd.DataFrame, by: Iterable[str] = ("chapter",)) -> pd.DataFram
 
 
 def reproduced_mask(df: pd.DataFrame) -> pd.Series:
-    """Rows that count as reproductions: a reproducing kind and the verdict ``reproduced``."""
-    return df["kind"].isin(REPRODUCING_KINDS) & (df["verdict"] == "reproduced")
+    """Rows that count as reproductions: a reproducing kind, the verdict ``reproduced`` and a null
+    that fails the same test (``null_fails`` True)."""
+    nf = df["null_fails"].astype(str) if "null_fails" in df.columns else pd.Series("", index=df.index)
+    return df["kind"].isin(REPRODUCING_KINDS) & (df["verdict"] == "reproduced") & (nf == "True")
+
+
+def ledger_defects(df: pd.DataFrame) -> list[str]:
+    """Rows that break the rule "a row counts only if it could have failed": a paper number or claim
+    reading *reproduced* without a stated null that fails (``null`` empty or ``null_fails`` not True),
+    a *consistent* row whose null fails (it should read reproduced), a null outcome on a row of another
+    kind. One line per defect, naming the chapter and the row; empty when the ledger is clean."""
+    out = []
+    for _, r in df.iterrows():
+        kind, v = str(r["kind"]), str(r["verdict"])
+        null, nf = str(r.get("null", "") or "").strip(), str(r.get("null_fails", "") or "").strip()
+        name = f"{r['chapter']}: {r['where']}: {r['quantity']}"
+        if kind in REPRODUCING_KINDS and v == "reproduced" and (not null or nf != "True"):
+            out.append(f"{name} reads reproduced without a null that fails (null={null!r}, null_fails={nf!r})")
+        elif v == ledger.CONSISTENT and nf == "True":
+            out.append(f"{name} reads consistent although its null fails")
+        elif kind not in REPRODUCING_KINDS and nf:
+            out.append(f"{name} is a {kind} row with a null outcome")
+    return out
+
+
+def verdicts_by_paper(df: pd.DataFrame) -> pd.DataFrame:
+    """Per paper, the paper numbers and claims by outcome: *reproduced* (passed, and the stated null
+    fails the same test), *consistent* (passed, but the null passes too or none is stated), *differs*,
+    and not comparable; only the first counts in the headline."""
+    cols = ["paper", "reproduced", "consistent", "differs", "not comparable", "paper items"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    out = []
+    for p in sorted(set(df["paper"])):
+        d = df[(df["paper"] == p) & df["kind"].isin(REPRODUCING_KINDS)]
+        out.append({"paper": p, "reproduced": int(reproduced_mask(d).sum()),
+                    "consistent": int((d["verdict"] == ledger.CONSISTENT).sum()),
+                    "differs": int((d["verdict"] == "differs").sum()),
+                    "not comparable": int((d["verdict"] == "not comparable").sum()), "paper items": len(d)})
+    return pd.DataFrame(out, columns=cols)
 
 
 def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
     """The ledger's headline: per paper, the rows of each kind, as ``passed/total`` for the kinds that
     are judged (reproduced for paper numbers and claims, agrees for checks, confirmed for errata) and
-    plain counts for the items not reproduced; ``reproduced`` counts only paper numbers and claims."""
+    plain counts for the items not reproduced; ``reproduced`` counts only paper numbers and claims
+    whose null fails (rows that could have failed), ``consistent`` the passing ones whose null passes."""
     papers = sorted(set(df["paper"])) if len(df) else []
     ok = {"reproduced", "agrees", "erratum confirmed"}
     out = []
@@ -269,9 +329,10 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
             else:
                 rec[k] = f"{int(dk['verdict'].isin(ok).sum())}/{len(dk)}" if len(dk) else "0"
         rec["reproduced"] = int(reproduced_mask(d).sum())
+        rec["consistent"] = int((d["kind"].isin(REPRODUCING_KINDS) & (d["verdict"] == ledger.CONSISTENT)).sum())
         rec["of paper items"] = int(d["kind"].isin(REPRODUCING_KINDS).sum())
         out.append(rec)
-    return pd.DataFrame(out, columns=["paper", *KINDS, "reproduced", "of paper items"])
+    return pd.DataFrame(out, columns=["paper", *KINDS, "reproduced", "consistent", "of paper items"])
 
 
 ERRATUM_ID = r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)"
@@ -308,12 +369,12 @@ def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
     """One chapter's ledger rows as a MyST table, the verdict and kind right after the quantity, each
     row's ``where`` a link to the chapter's ``Paper vs ours`` section (:func:`section_label`)."""
     label = section_label(chapter_id)
-    lines = ["| quantity | verdict | kind | where | paper | ours | tolerance | note |",
-             "|---|---|---|---|---:|---:|---|---|"]
+    lines = ["| quantity | verdict | kind | where | paper | ours | null (fails?) | tolerance | note |",
+             "|---|---|---|---|---:|---:|---|---|---|"]
     for _, r in df.iterrows():
         where = f"{{ref}}`{_ref_text(r['where'])} <{label}>`"
         lines.append("| " + " | ".join([_md_cell(r["quantity"]), f"**{_md_cell(r['verdict'])}**", _md_cell(r["kind"]),
-                                        where, _md_cell(r["paper_value"]), _md_cell(r["ours"]),
+                                        where, _md_cell(r["paper_value"]), _md_cell(r["ours"]), _null_cell(r),
                                         _md_cell(r["tolerance"]), _md_cell(r["note"])]) + " |")
     return "\n".join(lines)
 
@@ -335,8 +396,8 @@ def ledger_groups_markdown(df: pd.DataFrame, *, fold: bool) -> str:
 
 def ledger_table(df: pd.DataFrame) -> pd.DataFrame:
     """The columns a reader needs, verdict and kind right after the quantity."""
-    cols = ["quantity", "verdict", "kind", "where", "paper_value", "ours", "tolerance", "note"]
-    return df[cols].rename(columns={"paper_value": "paper"})
+    cols = ["quantity", "verdict", "kind", "where", "paper_value", "ours", "null", "null_fails", "tolerance", "note"]
+    return df[[c for c in cols if c in df.columns]].rename(columns={"paper_value": "paper"})
 
 
 def replicate_rows(results_dir: str | os.PathLike) -> pd.DataFrame:

@@ -423,15 +423,22 @@ def provenance_markdown(root: Path, out: Path) -> str:
     when = max(c["when"] or 0 for c in costs)
     total = sum(c["seconds"] or 0 for c in costs)
     head = compare.by_paper_and_kind(rows)
-    n_rep, n_items = int(head["reproduced"].sum()), int(head["of paper items"].sum())
+    byp = compare.verdicts_by_paper(rows)
+    n_rep, n_items = int(byp["reproduced"].sum()), int(byp["paper items"].sum())
     lines += [
         f"Commit `{_git_commit(root)}`, profile **{', '.join(profiles)}**, device {', '.join(devices)}, "
         f"finished {datetime.datetime.fromtimestamp(when, datetime.UTC):%Y-%m-%d %H:%M} UTC; "
         f"{len(costs)} notebooks in {total / 60:.1f} min of execution.",
         "",
-        f"**{n_rep}** of the {n_items} paper numbers and claims compared reproduce; {len(rows) - n_items} more "
-        "rows are checks, recomputations, errata and items not reproduced. Per paper and kind "
-        "(*passed/total*; the [ledger](../appendix/01-comparisons.ipynb) has every row):",
+        f"**{n_rep}** of the {n_items} paper numbers and claims compared reproduce and could have failed "
+        f"(a stated null — no quantization effect, chance, the unquantized model… — fails the same test); "
+        f"{int(byp['consistent'].sum())} more pass but so would their null (*consistent*, not counted), "
+        f"{int(byp['differs'].sum())} differ. {len(rows) - n_items} more rows are checks, recomputations, errata "
+        "and items not reproduced. Per paper (the [ledger](../appendix/01-comparisons.ipynb) has every row):",
+        "",
+        tables.markdown(byp),
+        "",
+        "Per paper and kind (*passed/total*):",
         "",
         tables.markdown(head),
         "",

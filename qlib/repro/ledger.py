@@ -12,8 +12,15 @@ the tolerance and whether it passed. The kind says what the comparison is worth:
 * ``not-implemented`` / ``not-available-offline`` — an item of the paper the book does not reproduce,
   with the reason.
 
-Only ``paper-number`` and ``paper-claim`` rows can count as reproductions. The verdict word is
-derived from the kind and the outcome (:func:`verdict`), never typed.
+Only ``paper-number`` and ``paper-claim`` rows can count as reproductions, and only when they could
+have failed: every such row names its **null** — what a trivial or broken implementation would give
+(no effect of quantization, the unquantized model, chance level, the majority class, the paper's own
+formula re-evaluated) — and ``null_fails`` says whether that null fails the *same* test. A passing row
+reads *reproduced* only when ``null_fails`` is True; a passing row whose null passes too, or that
+states no null, reads *consistent* (not counted as a reproduction). :func:`close` with ``null=``
+computes ``null_fails`` with the row's own tolerance; :func:`check` does so for any test (a callable)
+applied to ``ours`` and to the null; :func:`claim` takes a ``null_fails`` computed by the caller. The
+verdict word is derived from the kind and the outcomes (:func:`verdict`), never typed.
 
 Values: ``paper_value`` and ``ours`` are whatever the row shows (numbers, ±inf — the paper prints
 R² < −1 as −inf —, text, ``None`` where a row is not judged). A NaN never passes: :func:`close`
@@ -44,6 +51,8 @@ REPRODUCING_KINDS = ("paper-number", "paper-claim")
 MISSING_KINDS = ("not-implemented", "not-available-offline")
 PAPERS = ("001", "002", "003", "004")
 
+#: the verdict of a passing paper-number / paper-claim row whose null passes too (or is not stated)
+CONSISTENT = "consistent"
 #: verdict words, by kind and outcome (passed True / False / None = cannot be judged)
 _WORDS = {
     "paper-number": ("reproduced", "differs", "not comparable"),
@@ -54,19 +63,25 @@ _WORDS = {
     "not-implemented": (None, None, "not implemented"),
     "not-available-offline": (None, None, "not available offline"),
 }
-VERDICTS = tuple(dict.fromkeys(w for ws in _WORDS.values() for w in ws if w))
+VERDICTS = tuple(dict.fromkeys([*(w for ws in _WORDS.values() for w in ws if w), CONSISTENT]))
 
 
-def verdict(kind: str, passed: bool | None) -> str:
-    """The verdict word of a row of ``kind`` with outcome ``passed`` (None: not judged)."""
+def verdict(kind: str, passed: bool | None, null_fails: bool | None = None) -> str:
+    """The verdict word of a row of ``kind`` with outcome ``passed`` (None: not judged) and, for a
+    paper-number / paper-claim row, whether its null fails the same test (``null_fails``; None: no
+    null stated). A passing reproducing row reads "reproduced" only if ``null_fails`` is True, else
+    "consistent"."""
     if kind not in _WORDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    if passed is not None and not isinstance(passed, (bool, np.bool_)):
-        raise TypeError(f"passed must be True, False or None, got {passed!r}")
+    for name, v in (("passed", passed), ("null_fails", null_fails)):
+        if v is not None and not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True, False or None, got {v!r}")
     words = _WORDS[kind]
     w = words[2] if passed is None else words[0 if passed else 1]
     if w is None:
         raise ValueError(f"a {kind!r} row cannot have passed={passed!r}; use missing()")
+    if kind in REPRODUCING_KINDS and passed and null_fails is not True:
+        return CONSISTENT
     return w
 
 
@@ -96,6 +111,8 @@ class Row:
     tolerance: str = ""
     note: str = ""
     paper: str | None = None
+    null: Any = None
+    null_fails: bool | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -110,6 +127,16 @@ class Row:
             raise TypeError(f"passed must be True, False or None, got {type(self.passed).__name__}")
         if self.passed is not None:
             object.__setattr__(self, "passed", bool(self.passed))
+        if self.null_fails is not None:
+            if not isinstance(self.null_fails, (bool, np.bool_)):
+                raise TypeError(f"null_fails must be True, False or None, got {type(self.null_fails).__name__}")
+            object.__setattr__(self, "null_fails", bool(self.null_fails))
+            if self.null is None or (isinstance(self.null, str) and not self.null.strip()):
+                raise ValueError("a row with null_fails set must state its null (null=…)")
+            if self.kind not in REPRODUCING_KINDS:
+                raise ValueError(f"only paper-number / paper-claim rows carry a null; this row is {self.kind!r}")
+        if isinstance(self.null, (complex, np.complexfloating)):
+            raise TypeError(f"null must be a real number, text or None, got the complex number {self.null!r}")
         if self.kind in MISSING_KINDS and self.passed is not None:
             raise ValueError(f"a {self.kind!r} row has no outcome (passed=None)")
         if self.passed is None and not str(self.note).strip():
@@ -127,11 +154,11 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        return verdict(self.kind, self.passed)
+        return verdict(self.kind, self.passed, self.null_fails)
 
     @property
     def counts_as_reproduction(self) -> bool:
-        return self.kind in REPRODUCING_KINDS and self.passed is True
+        return self.kind in REPRODUCING_KINDS and self.passed is True and self.null_fails is True
 
     def with_paper(self, paper: str) -> "Row":
         return self if self.paper is not None else replace(self, paper=paper)
@@ -165,9 +192,16 @@ def tolerance_text(rtol: float, atol: float) -> str:
 
 
 def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: str = "paper-number",
-          rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None) -> Row:
+          rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None,
+          null: float | None = None, null_label: str = "", basis: str = "") -> Row:
     """Numeric comparison: passed iff ``|ours − paper_value| ≤ atol + rtol·|paper_value|``.
 
+    ``null``: the value a trivial or broken implementation would give (no quantization effect, chance
+    level, the unquantized model…); ``null_fails`` is then computed with the same test, so the row can
+    read *reproduced* only if the null would have failed it. ``null_label`` (optional) names the null
+    in the ledger ("chance", "unquantized"): the row shows ``"<label> = <value>"``. ``basis`` says where
+    the tolerance comes from ("printed precision", "2 SE over runs", …); it is appended to the
+    tolerance text.
     A non-finite ``ours`` (a run that produced NaN) is a failed comparison with the value shown,
     never an exception that hides the row.
     """
@@ -180,15 +214,42 @@ def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: s
         raise TypeError(f"ours must be a real number, got {type(ours).__name__}")
     o = float(ours)
     ok = math.isfinite(o) and abs(o - p) <= atol + rtol * abs(p)
-    return Row(kind, where, quantity, p, o, ok, tolerance_text(rtol, atol), note, paper)
+    nv, nf = None, None
+    if null is not None:
+        n = _finite("null", null)
+        nf = not abs(n - p) <= atol + rtol * abs(p)
+        nv = f"{null_label} = {fmt(n)}" if null_label else n
+    tol = tolerance_text(rtol, atol) + (f" ({basis})" if str(basis).strip() else "")
+    return Row(kind, where, quantity, p, o, ok, tol, note, paper, nv, nf)
 
 
 def claim(where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *,
-          kind: str = "paper-claim", tolerance: str = "", note: str = "", paper: str | None = None) -> Row:
-    """A claim or inequality whose test was computed (``passed``)."""
+          kind: str = "paper-claim", tolerance: str = "", note: str = "", paper: str | None = None,
+          null: Any = None, null_fails: bool | None = None) -> Row:
+    """A claim or inequality whose test was computed (``passed``). ``null`` / ``null_fails``: the
+    trivial implementation's value and whether it fails the same test (computed by the caller with
+    the test that gave ``passed``; :func:`check` does both from one callable)."""
     if not isinstance(passed, (bool, np.bool_)):
         raise TypeError(f"passed must be a bool, got {type(passed).__name__}")
-    return Row(kind, where, quantity, paper_value, ours, bool(passed), tolerance, note, paper)
+    return Row(kind, where, quantity, paper_value, ours, bool(passed), tolerance, note, paper, null,
+               None if null_fails is None else bool(null_fails))
+
+
+def check(where: str, quantity: str, paper_value: Any, ours: Any, test, *, null: Any, shown: Any = None,
+          null_shown: Any = None, kind: str = "paper-claim", tolerance: str = "", note: str = "",
+          paper: str | None = None) -> Row:
+    """A claim tested by one callable: ``passed = test(ours)`` and ``null_fails = not test(null)``,
+    so the null meets exactly the test our value meets. ``shown`` / ``null_shown``: what the row
+    displays instead of ``ours`` / ``null`` (e.g. "7/9 laws"); ``tolerance`` states the test.
+    A test that raises or returns a non-bool is an error; a NaN compares False (fails)."""
+    if not callable(test):
+        raise TypeError(f"test must be callable, got {type(test).__name__}")
+    ok, nok = test(ours), test(null)
+    for name, v in (("test(ours)", ok), ("test(null)", nok)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must return a bool, got {type(v).__name__}")
+    return Row(kind, where, quantity, paper_value, ours if shown is None else shown, bool(ok), tolerance, note,
+               paper, null if null_shown is None else null_shown, not bool(nok))
 
 
 def not_comparable(where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,

@@ -169,6 +169,9 @@ ALLOW: dict[tuple[str, str, str], str] = {
         ("inf", "±inf is a legitimate claim value (e.g. R² = −inf checked as 'R² < −1')"),
         ("str", "claim values are often text ('< -1', '3/9 laws')"),
         ("range", "a value may be negative (R², ρ, log Δ_n)"))},
+    **{("qlib.repro.ledger.check", f, "*"): "check hands ours and the null to the caller's test, which decides "
+       "(a NaN compares False, so a NaN result fails and a NaN null fails); values may be text, ±inf or negative"
+       for f in ("paper_value", "ours", "null")},
     ("qlib.repro.ledger.close", "paper_value", "range"): "a paper value may be negative (R², ρ, log Δ_n)",
     ("qlib.repro.ledger.close", "ours", "range"): "our value may be negative (R², ρ, log Δ_n)",
     ("qlib.repro.ledger.close", "ours", "nan"): "documented and tested: a NaN result is recorded as a failed "

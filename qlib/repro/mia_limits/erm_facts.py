@@ -1,7 +1,9 @@
 """Proof facts of paper 001 §3 (ERM over a finite parameter set), checked on random instances.
 
 Rows carry ``paper="001"``: they belong to paper 001 although their library (:mod:`qlib.mia.erm`)
-is shared with paper 003. Kinds: an identity or inequality stated in paper 001 → ``paper-claim``;
+is shared with paper 003. Kinds: an identity or inequality stated in paper 001, checked on random
+instances against an independent computation → ``theory-check`` (such a check of a mathematical
+statement is not a reproduced number: the ledger counts only rows whose null could fail);
 the printed Prop. C.4 over all of Ω^c → ``erratum`` (id ``001-C4`` in ``where``; passed = confirmed).
 """
 
@@ -16,10 +18,13 @@ from qlib.repro.ledger import Row, claim, close
 from qlib.validation import check_int, check_seed
 
 PAPER = "001"
+#: these rows check mathematical statements on random instances: theory-checks, not reproductions
+MATH_NOTE = "a mathematical statement checked on random instances against an independent computation"
 
 
 def _violations(where: str, quantity: str, bad: int) -> Row:
-    return claim(where, quantity, 0, int(bad), int(bad) == 0, tolerance="1e-12", paper=PAPER)
+    return claim(where, quantity, 0, int(bad), int(bad) == 0, kind="theory-check", tolerance="1e-12", paper=PAPER,
+                 note=MATH_NOTE)
 
 
 def _rng(draws, seed) -> tuple[int, np.random.Generator]:
@@ -49,7 +54,7 @@ def lemma_b2_random(draws: int = 200, seed: int = 0) -> list[Row]:
         j = int(rng.integers(0, J))
         worst = max(worst, abs(erm.schur_inverse_diag(M, j) / np.linalg.inv(M)[j, j] - 1))
     return [close("Lemma B.2", f"max relative |Schur formula − (M⁻¹)_jj| ({draws} random SPD M)", 0.0, worst,
-                  kind="paper-claim", atol=1e-9, paper=PAPER)]
+                  kind="theory-check", atol=1e-9, paper=PAPER, note=MATH_NOTE)]
 
 
 def random_erm_problem(rng: np.random.Generator, K: int, m: int):
@@ -93,7 +98,7 @@ def prop_c4_random(draws: int = 200, seed: int = 0) -> list[Row]:
             worst_sing = max(worst_sing, abs(v / cf - 1))
             zero_unres += erm.prop_c4_inf(Lam, restrict_to_range=False) == 0.0
     return [close("Proposition C.4", "max relative gap of inf xᵀΛ⁺x/2 to 1/(2 max Λ_kk), Λ invertible", 0.0,
-                  worst_full, kind="paper-claim", atol=1e-9, paper=PAPER),
+                  worst_full, kind="theory-check", atol=1e-9, paper=PAPER, note=MATH_NOTE),
             close("Proposition C.4 (x in range Λ)", f"same, singular Λ ({n_sing} draws)", 0.0, worst_sing,
                   kind="theory-check", atol=1e-9, paper=PAPER,
                   note="restricting x to range(Λ) is our reading of what the proof of Prop. C.3 needs"),

@@ -85,12 +85,19 @@ def figure1_rows(run: OverfitRun) -> list[Row]:
     if s["iters"] < P["iters"]:
         return [not_comparable(FIGURE1_WHERE, q, pv, ours, kind=k,
                                reason=f"the profile runs {s['iters']} < {P['iters']} iterations") for q, pv, ours, _, _, k in rows]
-    out = [claim(FIGURE1_WHERE, q, pv, ours, bool(ok), kind=k, tolerance=tol) for q, pv, ours, ok, tol, k in rows]
+    # nulls: an untrained network (no training point reaches loss ≤ 1e-6 at any iteration)
+    nulls = {0: ("untrained: 0", not 0.0 >= R["train_min"]), 1: ("untrained: 0", not 0.0 <= R["val_max"]),
+             3: ("untrained: 0", not 0.0 <= R["early_max"])}
+    out = [claim(FIGURE1_WHERE, q, pv, ours, bool(ok), kind=k, tolerance=tol,
+                 null=nulls[i][0] if i in nulls and k == "paper-claim" else None,
+                 null_fails=nulls[i][1] if i in nulls and k == "paper-claim" else None)
+           for i, (q, pv, ours, ok, tol, k) in enumerate(rows)]
     if None not in s["first"]:
         lo, hi = P["attack_from"] - R["first_tol"], P["attack_from"] + R["first_tol"]
         out.append(claim(FIGURE1_WHERE, f"first iteration with train fraction ≥ {R['train_min']:g} at ε = 1e-6",
                          f"≈ {P['attack_from']}", ", ".join(map(str, s["first"])), all(lo <= f <= hi for f in s["first"]),
-                         tolerance=f"±{R['first_tol']} iterations (our reading)", note="initialisation unstated in the paper"))
+                         tolerance=f"±{R['first_tol']} iterations (our reading)", note="initialisation unstated in the paper",
+                         null="untrained: never", null_fails=True))
     return out
 
 
@@ -165,13 +172,45 @@ def balanced_clustering_c(K: int, n_images: int, seed: int = 0) -> float:
     return C_P(f[f > 0] / f.sum())
 
 
-def table1_c_rows(cp: dict, cp_pair: dict) -> list[Row]:
-    """Table 1's C(P) against ours (cluster-index law)."""
+def table1_c_rows(cp: dict, cp_pair: dict, balanced: dict | None = None) -> list[Row]:
+    """Table 1's C(P) against ours (cluster-index law). ``balanced``: per K, the C(P) of a random
+    balanced clustering (:func:`balanced_clustering_c`), each row's null — a clustering that ignores
+    the images; a K without one states no null (a passing row then reads *consistent*)."""
+    balanced = {} if balanced is None else dict(balanced)
     return [close("Table 1", f"C(P), K = {K} clusters (cluster index)", PAPER_TABLE1_C[K], cp[K],
                   atol=table1_c_tolerance(K),
                   note=f"tolerance: half the distance to the cap √(K−1) = {math.sqrt(K - 1):.3f}; "
-                       f"over (cluster, label): {cp_pair[K]:.2f}")
+                       f"over (cluster, label): {cp_pair[K]:.2f}",
+                  null=balanced.get(K), null_label="random balanced clustering")
             for K in cp if K in PAPER_TABLE1_C]
+
+
+def table1_cp_accuracy_rows(acc: pd.DataFrame, cp: dict) -> list[Row]:
+    """§6.2: "smaller discretization (smaller C(P)) will lower … the accuracy" — per n of ``acc``
+    (:func:`table1_accuracies`), the test accuracy on the discretised images must rise strictly with
+    our C(P) over the discretisations. Null: discretisation has no effect on accuracy (all equal),
+    which fails the strict rise."""
+    if not isinstance(acc, pd.DataFrame) or ("test (discretised)", "mean") not in acc.columns:
+        raise TypeError("acc must be the frame table1_accuracies returns")
+    if not isinstance(cp, dict) or not cp:
+        raise TypeError("cp must be the dict of C(P) per K that fit_discretisations returns")
+    for K, c in cp.items():
+        check_float(f"cp[{K}]", c, low=0.0)
+    out = []
+    col = ("test (discretised)", "mean")
+    for n in sorted({i[0] for i in acc.index}):
+        Ks = [K for K in cp if (n, str(K)) in acc.index]
+        if len(Ks) < 2:
+            continue
+        Ks.sort(key=lambda K: cp[K])
+        a = [float(acc.loc[(n, str(K)), col]) for K in Ks]
+        ok = bool(np.all(np.diff(a) > 0))
+        out.append(claim("§6.2 / Table 1", f"accuracy rises with C(P), n = {n}", "smaller C(P), lower accuracy",
+                         ", ".join(f"C = {cp[K]:.2f}: {v:.3f}" for K, v in zip(Ks, a)), ok,
+                         tolerance="strictly increasing over the discretisations",
+                         null="no effect of the discretisation: equal accuracies", null_fails=True,
+                         note="test accuracy on the discretised images, our protocol (centroid replacement)"))
+    return out
 
 
 def table1_balanced_rows(K_list, n_images: int, seed: int = 0) -> list[Row]:
@@ -316,6 +355,6 @@ def table1_reductions(n_list, raw_n_list, reps: int, n_freq: int | None, n_rest:
 __all__ = [
     "PAPER_S61", "FIGURE1_READING", "figure1_table", "figure1_summary", "figure1_rows", "figure1_reductions",
     "PAPER_TABLE1_C", "PAPER_TABLE1_DELTA", "PAPER_TABLE1_ACC", "PAPER_TABLE1_N", "PAPER_S62_TEXT",
-    "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_balanced_rows",
+    "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_cp_accuracy_rows", "table1_balanced_rows",
     "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows", "table1_text_rows", "table1_reductions",
 ]

@@ -132,7 +132,9 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     ``n_val`` points per run) are trained together by :func:`qlib.engine.train` (full-batch Adam,
     ``lr``, ``epochs``) with :class:`qlib.recorder.RQRecorder` recording every epoch for every
     quantizer. The validation points double as the baselines' negatives (fresh, never trained on).
-    ``variant``: the b-bit formula (``qlib.quantizers.VARIANTS``).
+    ``variant``: the b-bit formula (``qlib.quantizers.VARIANTS``). ``names`` may include the Table 1
+    reading of 1.58b x% (``qlib.quantizers.TERNARY_TABLE``); the recorder then runs its torch backend,
+    since the compiled kernels (``qlib._engine_cpu.quantizer_codes``) encode only the text reading.
     With ``cache_dir``, the result is stored under :func:`study_key` — a hash of the configuration
     AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
     """
@@ -172,9 +174,10 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     K = L * R
     model = engine.Linear(2 * laws[0].dim)
     theta0 = engine.init_params(model, K, torch.Generator().manual_seed(seed + 1))
+    table_reading = any(nm in quantizers.TERNARY_TABLE.values() for nm in names)
     rec = RQRecorder(model, names, x_va.reshape(K, n_val, -1), y_va.reshape(K, n_val),
                      epochs=epochs, transform=features, scope=scope, device=dev, block=block,
-                     variant=variant)
+                     variant=variant, backend="torch" if table_reading else "auto")
     res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), epochs=epochs,
                        lr=lr, callbacks=[rec], device=dev, chunk_size=chunk_size, transform=features)
     with warnings.catch_warnings():
@@ -254,7 +257,8 @@ def load_study(results_dir, chapter: str = "quantized-mis/03-synthetic-study") -
 
 def table2(res: StudyResult, which: str = "acc_val"):
     """Table 2 as (ours, paper) long frame: law, quantizer, accuracy (mean over runs), ratio to
-    the identity model, the paper's accuracy and ratio (NaN where the law is not in the paper)."""
+    the identity model, the paper's accuracy and ratio (NaN where the law is not in the paper). A
+    Table 1 reading of 1.58b x% (``ternary33_table`` …) is set against the paper's 1.58b x% column."""
     import pandas as pd
 
     check_choice("which", which, ("acc_val", "acc_train"))
@@ -263,11 +267,16 @@ def table2(res: StudyResult, which: str = "acc_val"):
     for li, (s, k) in enumerate(res.config["grid"]):
         paper = PAPER_TABLE2.get((float(s), int(k)))
         for qi, name in enumerate(res.acc_names):
-            p = paper[PAPER_TABLE2_COLUMNS.index(name)] if paper and name in PAPER_TABLE2_COLUMNS else np.nan
+            col = _TEXT_OF.get(name, name)
+            p = paper[PAPER_TABLE2_COLUMNS.index(col)] if paper and col in PAPER_TABLE2_COLUMNS else np.nan
             pid = paper[-1] if paper else np.nan
             rows.append({"sigma": float(s), "k_modes": int(k), "quantizer": name, "ours": acc[li, qi],
                          "ours_ratio": acc[li, qi] / acc[li, 0], "paper": p, "paper_ratio": p / pid})
     return pd.DataFrame(rows)
+
+
+#: a Table 1 reading's name → the paper column it stands for (its text-reading name)
+_TEXT_OF = {v: k for k, v in quantizers.TERNARY_TABLE.items()}
 
 
 def claim_table(values: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:

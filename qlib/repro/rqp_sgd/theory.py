@@ -116,7 +116,9 @@ def theorem1_rows(solved: pd.DataFrame, b: int) -> list[Row]:
               and np.all(solved["q"] >= P.q_min(b)))
     n_e, n_s = solved["ε"].nunique(), solved["σ"].nunique()
     return [claim("Theorem 1", f"every ε > 0 met with some q ∈ [1/2^b, 1] ({n_e} budgets × {n_s} σ)", "exists",
-                  "found" if ok else "not found", ok, tolerance="|ε − target| < 1e-8 (q < 1); ≤ target at q = 1")]
+                  "found" if ok else "not found", ok, kind="theory-check",
+                  tolerance="|ε − target| < 1e-8 (q < 1); ≤ target at q = 1",
+                  note="root-finding on the paper's own ε(q) formula: a property of the formula, not a paper number")]
 
 
 #: (q, σ, b) points of the privacy-loss check
@@ -183,7 +185,9 @@ def privacy_loss_rows(table: pd.DataFrame) -> list[Row]:
             loss = r[f"loss ({adj})"]
             out.append(claim("Theorem 1", f"ε_t ≥ loss of one step on one coordinate, {adj} "
                              f"(q = {r['q']}, σ = {r['σ']}, b = {r['b']:.0f})", f"{r['ε_t (paper)']:.4f}",
-                             f"{loss:.4f}", bool(r["ε_t (paper)"] >= loss), tolerance="ε_t ≥ exact loss",
+                             f"{loss:.4f}", bool(r["ε_t (paper)"] >= loss), kind="theory-check",
+                             tolerance="ε_t ≥ exact loss (a theorem checked against an exact computation; "
+                                       "where it disagrees, Theorem 1's ε_t is below the true loss)",
                              note="exact law with semi-infinite end cells, means in the feasible range; "
                                   "a lower bound on the d-dimensional loss"))
     return out
@@ -247,7 +251,7 @@ def theorem2_rows(M: float, *, n_grid: int = 20001, bits=(1, 2, 3, 4, 8), b_out:
                 for b in bits for q in (1 / 2**b, 0.5, 0.9, 1.0))
     beyond = float(rqp.exact_mse(np.array([x_out]), b_out, M, 1.0)[0] - rqp.quantization_error(1.0, b_out, M, 1))
     return [claim("Theorem 2, proof step 1", f"per-coordinate MSE ≤ E_Q/d for |x| ≤ M (b ∈ {set(bits)})", "≤ 0",
-                  f"max excess {worst:.2e}", worst <= 1e-12, tolerance="1e-12"),
+                  f"max excess {worst:.2e}", worst <= 1e-12, kind="theory-check", tolerance="1e-12"),
             claim("Theorem 2, proof step 1", f"bound applied to the unclipped v (|x| = {x_out} > M)", "holds (as used)",
                   f"excess {beyond:.3f}", beyond > 0, kind="erratum", tolerance="excess > 0 confirms",
                   note="the proof needs the clipped input")]
@@ -272,7 +276,7 @@ def kappa_rows(b_large: int = 16) -> list[Row]:
     """The order claim after Theorem 2: the (1 − q) coefficient stays bounded (→ 4/3)."""
     k = rqp.kappa(check_int("b_large", b_large, low=1, high=30))
     return [claim("Theorem 2 (order claim)", "coefficient of (1 − q) bounded as b grows", "O(1)",
-                  f"κ_{b_large} = {k:.6f} (→ 4/3)", abs(k - 4 / 3) < 1e-4, tolerance="1e-4",
+                  f"κ_{b_large} = {k:.6f} (→ 4/3)", abs(k - 4 / 3) < 1e-4, kind="theory-check", tolerance="1e-4",
                   note="the q term is q/(2^b−1)², not q/(2^b−1) as the text writes")]
 
 
@@ -317,7 +321,9 @@ def fig1_curves(eps_grid, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, qs=
 
 
 def fig1_rows(curves: pd.DataFrame, *, m: int, d: int, eps_from: float = 0.2) -> list[Row]:
-    """Figure 1(b): RQP (q = 0.95) below Proj-DP at every ε; 1(a): q = 0.90 above q = 0.95."""
+    """Figure 1(b): RQP (q = 0.95) below Proj-DP at every ε; 1(a): q = 0.90 above q = 0.95 at some ε
+    (the text's "can"; ``eps_from`` only names the window shown beside the crossing, it is not tested).
+    Both rows evaluate the paper's own bound formula: theory-check rows."""
     m = check_int("m (mini-batch size)", m, low=1)
     d = check_int("d (number of parameters)", d, low=1)
     eps_from = check_float("eps_from", eps_from, low=0.0)
@@ -329,10 +335,15 @@ def fig1_rows(curves: pd.DataFrame, *, m: int, d: int, eps_from: float = 0.2) ->
     cross = f"higher for ε ≥ {float(above.min()):.3f}" if len(above) else "never higher"
     lo, hi = float(curves["ε"].min()), float(curves["ε"].max())
     return [claim("Figure 1(b)", "RQP-SGD (q = 0.95) bound below Proj-DP-SGD at every ε", "below",
-                  "below" if lower_b else "not below", lower_b,
-                  tolerance=f"all {len(curves)} ε in [{lo:g}, {hi:g}], both calibrations", note=f"m = {m}, d = {d}, η = 1 assumed"),
-            claim("Figure 1(a)", "lower q (0.90) gives a higher bound than q = 0.95", "higher", cross, higher_a,
-                  tolerance=f"ε ≥ {eps_from}", note=f"m = {m}, d = {d}, η = 1 assumed")]
+                  "below" if lower_b else "not below", lower_b, kind="theory-check",
+                  tolerance=f"all {len(curves)} ε in [{lo:g}, {hi:g}], both calibrations",
+                  note=f"m = {m}, d = {d}, η = 1 assumed; the paper's own bound formula evaluated, a formula property"),
+            claim("Figure 1(a)", "lower q (0.90) can give a higher bound than q = 0.95", "can be higher",
+                  f"{cross}; at every ε ≥ {eps_from:g}: {higher_a}", bool(len(above)), kind="theory-check",
+                  tolerance=f"some ε of the {len(curves)}-point grid (no window)",
+                  note=f"m = {m}, d = {d}, η = 1 assumed; a formula property. The text says 'can result in a higher "
+                       f"bound', so the test is 'at some ε'; an earlier window ε ≥ {eps_from:g} had been chosen after "
+                       "seeing the crossing and is now only shown, not tested")]
 
 
 def fig1_m_sensitivity(m: int, setting: Setting = FIGURE1, *, d: int = FIGURE1_D, eps=(0.5, 1.0, 2.0),
@@ -365,5 +376,6 @@ def fig1_m_sensitivity_rows(table: pd.DataFrame, m: int, q: float = 0.95) -> lis
     below = bool(np.all(table[f"bound RQP q={q}"] < table["bound Proj-DP (RDP)"]))
     eps = ", ".join(f"{e:g}" for e in table["ε"].unique())
     return [claim(f"Figure 1(b), m = {m}", f"RQP-SGD (q = {q}) bound below Proj-DP-SGD", "below",
-                  "below" if below else "above", below, tolerance=f"ε ∈ {{{eps}}}, both readings of C",
-                  note="sensitivity to the unstated m")]
+                  "below" if below else "above", below, kind="theory-check",
+                  tolerance=f"ε ∈ {{{eps}}}, both readings of C",
+                  note="sensitivity to the unstated m; the paper's own bound formula evaluated")]

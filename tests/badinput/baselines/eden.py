@@ -390,6 +390,9 @@ def _df12():
 
 B[F + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
 B[F + "claims_figure10"] = lambda: {"df": _df10()}
+B[F + "header_bits_per_coord"] = lambda: {"df": _df10()}
+B[F + "figure9_row"] = lambda: {"standin": "MNIST"}
+B[F + "compress_share_row"] = lambda: {"share": 0.05, "device": "cpu"}
 B[F + "claims_figure12"] = lambda: {"df": _df12()}
 B[F + "claims_figure3"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
 B[F + "claims_figure14"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,

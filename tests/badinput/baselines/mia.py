@@ -247,6 +247,7 @@ BASELINES.update({
         "n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01, "hidden": 4, "seed": 0,
         "device": "cpu"},
     R + "simulations.table1_acc_rows": lambda: {"acc": _acc_frame()},
+    R + "simulations.table1_cp_accuracy_rows": lambda: {"acc": _acc_frame(), "cp": _disc()["cp"]},
     R + "simulations.table1_reductions": lambda: {"n_list": [1000], "raw_n_list": [1000], "reps": 1, "n_freq": 5000,
                                                   "n_rest": 57_000},
 })

@@ -67,6 +67,8 @@ BASELINES[f"{L}.close"] = lambda: {"where": "Table 1", "quantity": "q", "paper_v
                                    "atol": 0.05, "rtol": 0.01}
 BASELINES[f"{L}.claim"] = lambda: {"where": "§5", "quantity": "q", "paper_value": 0.9, "ours": 0.95,
                                    "passed": True}
+BASELINES[f"{L}.check"] = lambda: {"where": "§5", "quantity": "q", "paper_value": "> 0", "ours": 0.5,
+                                   "test": lambda v: bool(v > 0), "null": 0.0}
 BASELINES[f"{L}.not_comparable"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "ours": 0.7,
                                             "reason": "different data"}
 BASELINES[f"{L}.missing"] = lambda: {"where": "Figure 3", "quantity": "q", "reason": "not offline"}
@@ -164,6 +166,17 @@ BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
 BASELINES[f"{RW}.claim_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.variant_effect"] = lambda: dict(_TINY, runs=3, epochs=2, names=["sign", "bits2", "bits4"])
+@functools.lru_cache(maxsize=None)
+def _tiny_readings():
+    from qlib.repro.quantized_mis import rows
+
+    return rows.reading_effect(**dict(_TINY, runs=3, epochs=2))
+
+
+BASELINES[f"{RW}.reading_effect"] = lambda: dict(_TINY, runs=3, epochs=2)
+BASELINES[f"{RW}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
+BASELINES[f"{RW}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
+BASELINES[f"{RW}.reading_text"] = lambda: {"rt": _tiny_readings()}
 BASELINES[f"{RW}.stability"] = lambda: {"res": _tiny_study(), "k_runs": [2, 3], "n_subsets": 2,
                                         "n_subsets_baseline": 2, "seed": 0}
 BASELINES[f"{RW}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5], "x": [0.5, 0.96, 0.99]}),
