@@ -9,7 +9,7 @@ quantized by the Q = 8 quantizers and its per-sample losses on n_val = 128 valid
 * ``loop`` — ``torch.nn.Linear``, ``torch.optim.Adam`` and ``qlib.quantizers.apply`` model by model,
   quantizer by quantizer, and ``qlib.rqn.r_q`` at the end (the reference);
 * ``torch`` — ``qlib.engine.train(backend="torch")`` with ``qlib.recorder.RQRecorder(backend="torch")``;
-* ``compiled`` — the same with ``backend="compiled"`` (``qlib._engine_cpu``; the default on the CPU).
+* ``compiled`` — the same with ``backend="compiled"`` (``qlib._kernels.engine``; the default on the CPU).
 
 FLOPs are counted the same way on every side and for the peak: 2 per multiply-add of the matrix
 products, nothing for the elementwise work (loss, Adam, quantizers, statistics). Per model-epoch:

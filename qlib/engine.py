@@ -18,7 +18,7 @@ with its data in cache; measured ~10× faster than one batch of thousands of mod
 
 Two backends (``backend=``): ``"torch"`` — the batched torch computation above, on any device, any
 model, autograd where the model has no ``vjp``; and ``"compiled"`` — for :class:`Linear` in float32
-on the CPU, one compiled kernel (:mod:`qlib._engine_cpu`, numba) that runs many epochs of one model
+on the CPU, one compiled kernel (:mod:`qlib._kernels.engine`, numba) that runs many epochs of one model
 with its data in the core's L2 cache, in parallel over models (``benchmarks/bench_engine.py``: about
 4× the torch backend per model-epoch). ``"auto"`` (the default) takes the compiled one where it
 applies and numba imports, the torch one elsewhere. Both do the same Adam arithmetic in float32; the
@@ -36,7 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import devices
+from . import _kernels, devices
 from .validation import check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
@@ -548,7 +548,7 @@ def compiled_reason(model, dev: torch.device, dtype: torch.dtype) -> str:
         return f"it runs on the CPU, not {dev.type}"
     if dtype != torch.float32:
         return f"it trains float32 parameters, not {dtype}"
-    if _engine_cpu() is None:
+    if _kernels.load("engine") is None:
         return "numba cannot be imported"
     return ""
 
@@ -563,28 +563,14 @@ def compiled_backend(model, device="auto", dtype=torch.float32) -> bool:
     return not compiled_reason(model, devices.resolve(device), dtype)
 
 
-_ENGINE_CPU: list = []
-
-
-def _engine_cpu():
-    """The compiled kernels (:mod:`qlib._engine_cpu`), or None where numba cannot be imported."""
-    if not _ENGINE_CPU:
-        try:
-            from . import _engine_cpu as mod
-        except ImportError:  # pragma: no cover - numba is a dependency
-            mod = None
-        _ENGINE_CPU.append(mod)
-    return _ENGINE_CPU[0]
-
-
 #: epochs per call of the compiled kernel (then the callbacks see each of them)
 _COMPILED_BLOCK = 50
 
 
 def _train_compiled(data, theta, m, v, yc, epochs, lr, b1, b2, eps, loss, cbs, sl, losses):
-    """All epochs of one chunk with :func:`qlib._engine_cpu.linear_adam`, ``_COMPILED_BLOCK`` at a
+    """All epochs of one chunk with :func:`qlib._kernels.engine.linear_adam`, ``_COMPILED_BLOCK`` at a
     time; the callbacks see each epoch's parameters (a view of the block's history)."""
-    ec = _engine_cpu()
+    ec = _kernels.load("engine")
     adam = ec.kernel("linear_adam", torch.get_num_threads())
     X1, X1t = data
     X1 = X1.contiguous().numpy()

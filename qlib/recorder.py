@@ -5,7 +5,7 @@ parameters of each model with every quantizer, evaluates their per-sample valida
 the end of each chunk of models reduces the loss buffer exactly with :func:`qlib.rqn.batched_rates`
 (the same r_Q^n as :func:`qlib.rqn.r_q` on each trajectory, copies of a quantized model counted once).
 
-For :class:`qlib.engine.Linear` on the CPU the three steps run compiled (:mod:`qlib._engine_cpu`):
+For :class:`qlib.engine.Linear` on the CPU the three steps run compiled (:mod:`qlib._kernels.engine`):
 the quantizers in one pass per parameter vector (the same values as
 :func:`qlib.quantizers.quantize_many`), the validation losses as one matrix product per model, and
 the statistics of Algorithm 1 in two passes per stream with variances in float64 (agreeing with
@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from . import devices, engine, quantizers
+from . import _kernels, devices, engine, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
 from .validation import check_choice, check_float, check_int
 
@@ -182,9 +182,9 @@ class RQRecorder:
             self.losses[:, :, models] = self._buf.cpu()
         self._buf = None
 
-    # the compiled path (qlib._engine_cpu) ----------------------------------------------------
+    # the compiled path (qlib._kernels.engine) ----------------------------------------------------
     def _start_compiled(self, k: int, nv: int) -> None:
-        from . import _engine_cpu as ec
+        ec = _kernels.load("engine")
 
         Q, p = len(self.names), self.model.n_params
         sizes = self.split if self.split is not None else [p]
@@ -205,7 +205,7 @@ class RQRecorder:
         self._buf = torch.empty(k, self.T, Q, nv)
 
     def _flush_compiled(self, E: int) -> None:
-        from . import _engine_cpu as ec
+        ec = _kernels.load("engine")
 
         Q = len(self.names)
         nt = torch.get_num_threads()
@@ -220,15 +220,15 @@ class RQRecorder:
                                             self._buf.numpy(), self._ep, self._eh, self._ne)
         self._pending = []
 
-    # the incremental path (engine.MLP on the CPU: qlib._engine_cpu's mlp_* kernels) ----------
+    # the incremental path (engine.MLP on the CPU: qlib._kernels.engine's mlp_* kernels) ----------
     def _start_incremental(self, k: int, Xv: torch.Tensor) -> None:
         """State of one chunk: the quantized models of the last epoch, the first layer's validation
         pre-activations Z (k, Q, h, n) carried from epoch to epoch, and the loss buffer of the
         compiled path (only epochs whose quantized model changed are stored, as there)."""
-        from . import _engine_cpu as ec
+        ec = _kernels.load("engine")
 
         Q, p = len(self.names), self.model.n_params
-        h, d, n = self.model.hidden, self.model.in_features, Xv.shape[1]
+        h, n = self.model.hidden, Xv.shape[1]
         sizes = self.split if self.split is not None else [p]
         self._kinds, self._params, self._offsets = ec.quantizer_codes(self.names, sizes, self.variant)
         self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
@@ -255,7 +255,7 @@ class RQRecorder:
         self._since = 0
 
     def _record_incremental(self, i: int, theta: torch.Tensor) -> None:
-        from . import _engine_cpu as ec
+        ec = _kernels.load("engine")
 
         nt = torch.get_num_threads()
         k, Q, h, n = self._Z.shape
@@ -321,7 +321,7 @@ class RQRecorder:
         return dict(zip(self.names, frac.tolist())), self._flops_done, self._flops_full
 
     def _end_compiled(self, models: slice) -> None:
-        from . import _engine_cpu as ec
+        ec = _kernels.load("engine")
 
         k, T, Q, n = self._buf.shape
         r = np.empty((k, Q))

@@ -19,7 +19,7 @@ underscore that is not a dunder (``_helper``, ``_KERNEL``; ``__version__`` is pu
 
 A module's own private names, ``self._x`` / ``obj._x`` on objects that are not modules (a subclass's
 hook such as ``Compressor._compress``), and the tests are outside the rule. The allow-list below
-holds the sites left in files another change owns (``engine``, ``recorder``): each entry must still
+holds sites left for a reason stated beside each (none today): each entry must still
 occur (a stale entry fails too), so that it is removed with its site.
 """
 
@@ -34,13 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "qlib"
 
 #: (module, the private name it reaches, as "owner.name") -> why it is still there
-ALLOWED = {
-    # qlib/engine.py and qlib/recorder.py are being rewritten elsewhere (issue 27, part 2): their compiled
-    # kernels qlib/_engine_cpu.py move into qlib/_kernels/ (load("engine")), and recorder's question
-    # "can the compiled path run" becomes public in engine.
-    ("qlib.engine", "qlib._engine_cpu"): "engine's own loader; to become _kernels.load('qlib._engine_cpu')",
-    ("qlib.recorder", "qlib._engine_cpu"): "recorder imports the engine's kernel module (3 sites)",
-    ("qlib.recorder", "qlib.engine._compiled_unavailable"): "recorder asks why the compiled path cannot run",
+ALLOWED: dict = {
+    # none left: every site was fixed (entries would name a site and why it stays)
 }
 
 

@@ -1,4 +1,4 @@
-"""The compiled CPU path of the engine and the recorder (qlib._engine_cpu) against the torch path.
+"""The compiled CPU path of the engine and the recorder (qlib._kernels.engine) against the torch path.
 
 * quantizers: the same values as ``qlib.quantizers.quantize_many``, exactly (every family, both
   b-bit variants, per-tensor blocks, ties and zero blocks, the ternary pivot carried between calls);
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import _engine_cpu as ec
 from qlib import engine, quantizers, recorder, rqn, synthetic
+from qlib._kernels import engine as ec
 
-ALL = quantizers.names()
+ALL = quantizers.names() + list(quantizers.TERNARY_TABLE.values())   # both 1.58b readings
 
 
 def _codes(names, split, variant):
@@ -294,7 +294,7 @@ def test_compiled_recorder_agrees_with_torch_recorder(variant, scope):
     X, Y, Xv, Yv = x.reshape(K, 32, 6), y.reshape(K, 32), xv.reshape(K, 32, 6), yv.reshape(K, 32)
     model = engine.Linear(12)
     th0 = engine.init_params(model, K, 0)
-    names = [n for n in ALL if n != "identity"]
+    names = [n for n in quantizers.names() if n != "identity"]
     recs = {}
     for backend in ("torch", "compiled"):
         rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=90, transform=synthetic.features, block=13,

@@ -4,7 +4,10 @@
   :mod:`qlib.hadamard`; :mod:`qlib.eden` also calls its ``lookup_irht_rows``, EDEN's decoding fused
   into the inverse rotation);
 * :mod:`qlib._kernels.eden` — EDEN's Lloyd–Max quantization and dequantization (owner: :mod:`qlib.eden`);
-* :mod:`qlib._kernels.wire` — the wire format's 2- and 4-bit packing (owner: :mod:`qlib.wire`).
+* :mod:`qlib._kernels.wire` — the wire format's 2- and 4-bit packing (owner: :mod:`qlib.wire`);
+* :mod:`qlib._kernels.engine` — the batched engine's linear Adam epochs and the r_Q^n recorder's
+  quantizers, incremental validation products and Algorithm-1 statistics (owners: :mod:`qlib.engine`,
+  :mod:`qlib.recorder`).
 
 The package is private to ``qlib`` (no user calls it); inside ``qlib`` its public names (:func:`load`,
 :func:`scratch`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
@@ -18,9 +21,7 @@ takes its torch/NumPy path, which gives the same results. The import is lazy bec
 and the loading of the cached compiled code cost about a second, which a user who never takes the
 compiled path should not pay. After the first call ``load`` is one dictionary look-up (~0.1 µs), cheap
 enough for the per-call test of a hot path. ``name`` is a module of this package (``"fwht"``) or, for a
-kernel module that has not moved here yet, an absolute module name: :mod:`qlib.engine` can replace its
-own loader (``_engine_cpu()``) by ``load("qlib._engine_cpu")`` today, and by ``load("engine")`` once the
-file moves to ``qlib/_kernels/engine.py`` (then add it to :data:`OWNERS`).
+kernel module outside this package, an absolute module name.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "fwht": ("qlib.hadamard", "qlib.eden"),
     "eden": ("qlib.eden",),
     "wire": ("qlib.wire",),
+    "engine": ("qlib.engine", "qlib.recorder"),
 }
 
 _LOADED: dict[str, ModuleType | None] = {}

@@ -133,8 +133,7 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     ``lr``, ``epochs``) with :class:`qlib.recorder.RQRecorder` recording every epoch for every
     quantizer. The validation points double as the baselines' negatives (fresh, never trained on).
     ``variant``: the b-bit formula (``qlib.quantizers.VARIANTS``). ``names`` may include the Table 1
-    reading of 1.58b x% (``qlib.quantizers.TERNARY_TABLE``); the recorder then runs its torch backend,
-    since the compiled kernels (``qlib._engine_cpu.quantizer_codes``) encode only the text reading.
+    reading of 1.58b x% (``qlib.quantizers.TERNARY_TABLE``).
     With ``cache_dir``, the result is stored under :func:`study_key` — a hash of the configuration
     AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
     """
@@ -174,10 +173,9 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     K = L * R
     model = engine.Linear(2 * laws[0].dim)
     theta0 = engine.init_params(model, K, torch.Generator().manual_seed(seed + 1))
-    table_reading = any(nm in quantizers.TERNARY_TABLE.values() for nm in names)
     rec = RQRecorder(model, names, x_va.reshape(K, n_val, -1), y_va.reshape(K, n_val),
                      epochs=epochs, transform=features, scope=scope, device=dev, block=block,
-                     variant=variant, backend="torch" if table_reading else "auto")
+                     variant=variant)
     res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), epochs=epochs,
                        lr=lr, callbacks=[rec], device=dev, chunk_size=chunk_size, transform=features)
     with warnings.catch_warnings():

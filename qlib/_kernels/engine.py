@@ -1,5 +1,5 @@
 """Compiled CPU kernels of the batched engine and the r_Q^n recorder, private to :mod:`qlib.engine`
-and :mod:`qlib.recorder`.
+and :mod:`qlib.recorder` (loaded by ``qlib._kernels.load("engine")``).
 
 Why compiled: the synthetic study of paper 001 §5.1 trains thousands of 257-parameter models for
 3000 epochs, and each epoch of each model is two matrix-vector products of 128 × 257 plus eight
@@ -48,16 +48,17 @@ from numba import njit, prange
 
 __all__ = ["kernel", "SERIAL", "quantizer_codes", "hash_multipliers", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
            "mlp_diff", "mlp_list_changes", "mlp_val_outputs", "MLP_TILE",
-           "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED"]
+           "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED", "KIND_TERNARY_TABLE"]
 
-KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED = 0, 1, 2, 3, 4
+KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED, KIND_TERNARY_TABLE = 0, 1, 2, 3, 4, 5
 
 
 def quantizer_codes(names, sizes, variant: str):
     """The kernels' description of the quantizers ``names`` (``qlib.quantizers``) on blocks of
     ``sizes``: kinds (Q,), params (Q·nblocks,) — a ternary quantizer's zero count per block, or
-    s = 2^(b-1) of a b-bit one — and the block offsets (nblocks + 1,)."""
-    from . import quantizers
+    s = 2^(b-1) of a b-bit one, or the count a 1.58b quantizer of Table 1's reading keeps — and the
+    block offsets (nblocks + 1,)."""
+    from qlib import quantizers
 
     kinds, params = [], []
     for name in names:
@@ -71,6 +72,9 @@ def quantizer_codes(names, sizes, variant: str):
         elif q.zero_fraction is not None:
             kinds.append(KIND_TERNARY)
             params += [float(quantizers.n_zeros(q.zero_fraction, d)) for d in sizes]
+        elif getattr(q, "keep_fraction", None) is not None:
+            kinds.append(KIND_TERNARY_TABLE)
+            params += [float(quantizers.n_zeros(q.keep_fraction, d)) for d in sizes]
         else:
             kinds.append(KIND_BITS_PRINTED if variant == "printed" else KIND_BITS_CAPPED)
             params += [float(2 ** (int(name[4:]) - 1))] * len(sizes)
@@ -326,7 +330,18 @@ def _sign_zero_le(x, e, k, keys, P, out, q, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _ternary_rows(x, xi, k, keys, kz, pivots, ip, out, q, lo, hi):
+def _sign_keep_le(x, e, k, keys, P, out, q, lo, hi):
+    """sign(x) (sign(0) = 0) where the key is at most P, zero elsewhere (Table 1's 1.58b reading)."""
+    for j in range(lo, hi):
+        v = x[e, k, j]
+        s = np.float32(1.0) if v > np.float32(0.0) else (np.float32(-1.0) if v < np.float32(0.0) else np.float32(0.0))
+        out[e, q, j] = s if keys[j] <= P else np.float32(0.0)
+
+
+@njit(cache=True, nogil=True)
+def _ternary_rows(x, xi, k, keys, kz, pivots, ip, out, q, lo, hi, keep):
+    """The 1.58b quantizers: zero the kz smallest keys (§5.1's text), or with ``keep`` keep only them
+    (Table 1 as typeset)."""
     for e in range(x.shape[0]):
         _keys(xi, e, k, keys, lo, hi)
         if kz > 0:
@@ -334,7 +349,10 @@ def _ternary_rows(x, xi, k, keys, kz, pivots, ip, out, q, lo, hi):
             pivots[ip] = P & np.int64(0xFFFFFFFF)
         else:
             P = np.int64(-1)
-        _sign_zero_le(x, e, k, keys, P, out, q, lo, hi)
+        if keep:
+            _sign_keep_le(x, e, k, keys, P, out, q, lo, hi)
+        else:
+            _sign_zero_le(x, e, k, keys, P, out, q, lo, hi)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -359,7 +377,7 @@ def _quantize_small(x, e, k, kinds, params, nb, b, lo, hi, out, order):
                 out[e, q, j] = v
             elif kind == 1:
                 out[e, q, j] = pos
-            elif kind == 2:
+            elif kind == 2 or kind == 5:
                 out[e, q, j] = one if v > zero else (-one if v < zero else zero)
             elif alpha == 0:
                 out[e, q, j] = zero
@@ -370,7 +388,7 @@ def _quantize_small(x, e, k, kinds, params, nb, b, lo, hi, out, order):
                 else:
                     u = np.trunc(min(max((abs(v) / alpha) * sc, zero), sc) + one)
                 out[e, q, j] = ((u * alpha) / sc) * pos
-        if kind == 2 and int(par) > 0:
+        if (kind == 2 and int(par) > 0) or (kind == 5 and int(par) < hi - lo):
             if not sorted_:
                 for i in range(lo, hi):                 # stable: ties keep index order
                     h = i
@@ -379,8 +397,12 @@ def _quantize_small(x, e, k, kinds, params, nb, b, lo, hi, out, order):
                         h -= 1
                     order[h] = i
                 sorted_ = True
-            for i in range(lo, lo + int(par)):
-                out[e, q, order[i]] = zero
+            if kind == 2:
+                for i in range(lo, lo + int(par)):
+                    out[e, q, order[i]] = zero
+            else:
+                for i in range(lo + int(par), hi):
+                    out[e, q, order[i]] = zero
 
 
 #: blocks up to this size take :func:`_quantize_small`
@@ -411,8 +433,9 @@ def _quantize_model(x, xi, k, kinds, params, offsets, out, pivots, a, alpha, key
                 _copy_rows(x, ku, out, qu, lo_u, hi_u)
             elif kind == KIND_SIGN:
                 _sign_pos0_rows(x, ku, out, qu, lo_u, hi_u)
-            elif kind == KIND_TERNARY:
-                _ternary_rows(x, xi, ku, keys, int(par), pivots, q * nb + b, out, qu, lo_u, hi_u)
+            elif kind == KIND_TERNARY or kind == KIND_TERNARY_TABLE:
+                _ternary_rows(x, xi, ku, keys, int(par), pivots, q * nb + b, out, qu, lo_u, hi_u,
+                              kind == KIND_TERNARY_TABLE)
             else:
                 _bits_rows(x, ku, a, alpha, np.float32(par), kind == KIND_BITS_CAPPED, out, qu, lo_u, hi_u)
 
@@ -546,6 +569,11 @@ def fill_repeats(buf, ep, ne, T):
 # ---------------------------------------------------------------------------------------------
 # Algorithm 1 statistics over a (K, T, Q, n) loss buffer
 # ---------------------------------------------------------------------------------------------
+#: relative tolerance (float32: 2^-17 ≈ 7.6e-6, about 64 ulps) under which a loss row counts as θ̄_1's
+#: copy in :func:`rq_stats`
+COPY_RTOL = 2.0 ** -17
+
+
 @_parallel_and_serial
 def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
     """Per stream (k, q) of buf (K, T, Q, n) float32, over the epochs ep[k, q, :ne[k, q]] (increasing;
@@ -559,9 +587,12 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
     float64 after the float32 difference of the rows. A copy is the same quantized model (equal
     hash), not an equal loss row: the losses of one model computed in two matrix products of
     different sizes may differ in the last bit, and a near-copy of θ̄_1 would give a term 0/0 of
-    rounding noise. A distinct model whose loss row equals θ̄_1's (a network whose changed weights
-    feed only inactive units computes the same function on the validation set) is dropped as a copy
-    too, as :func:`qlib.rqn.batched_rates` drops every row equal to θ̄_1's."""
+    rounding noise. A distinct model whose losses equal θ̄_1's to float32 rounding — every
+    |ℓ_k(z) − ℓ_1(z)| ≤ :data:`COPY_RTOL`·(ℓ_1(z) + m_1) — is dropped as a copy too: a network whose
+    changed weights feed only inactive units computes θ̄_1's function on the validation set, and
+    :func:`qlib.rqn.batched_rates` drops every row equal to θ̄_1's; the tolerance makes that
+    independent of the order in which the losses were summed (the incremental recording carries
+    sums across epochs, and a code that changes and changes back leaves an ulp behind)."""
     K = buf.shape[0]
     Q = buf.shape[2]
     n = buf.shape[3]
@@ -604,9 +635,11 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
                     continue
                 t = ep[k, q, i]
                 mu = 0.0
+                near = True
                 for j in range(n):
                     diff[j] = buf[k, t, q, j] - buf[k, tb, q, j]
                     mu += diff[j]
+                    near = near and abs(diff[j]) <= COPY_RTOL * (abs(buf[k, tb, q, j]) + abs(m1))
                 mu /= n
                 var = 0.0
                 for j in range(n):
@@ -614,7 +647,7 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
                     var += dv * dv
                 var /= n - ddof
                 d = m[i] - m1
-                if var == 0 and d == 0:                 # θ̄_1's losses: a copy on the validation set
+                if near:                                # θ̄_1's losses: a copy on the validation set
                     continue
                 other = True
                 if var > 0:
