@@ -1,6 +1,6 @@
 """Speed of the molecular study of paper 001 §5.2 (chapter quantized-mis/05-molecular).
 
-Three numbers:
+Four numbers:
 
 1. **Embedding throughput** per embedder (molecules/s), on the first ``--embed-n`` molecules of
    AMES, no cache.
@@ -17,6 +17,10 @@ Three numbers:
    embedder's dimension, 10 runs and ``E`` epochs, its time scaled by 500 / E (the engine's cost per
    epoch is constant along a trajectory; ``--measure 500`` measures the whole profile). Features
    are standard-normal draws of the embedding's shape: the time depends on shapes only.
+
+4. **Incremental recording** (CPU): on one real task's cached embeddings (``--real-task``, every
+   embedder), the fraction of first-layer codes each quantizer changes per epoch, the validation
+   products performed against a full recomputation every epoch, and the time of both paths.
 
 The floor: the profile's matrix products (:func:`~qlib.repro.quantized_mis.molecular.flops_per_task`
 summed over tasks and embedders) at 100 % of the measured matmul peak.
@@ -87,6 +91,40 @@ def task_sizes(args) -> dict[str, tuple[int | None, str]]:
     return out
 
 
+def incremental_report(args, rng) -> None:
+    """The incremental r_Q^n recording against a full recomputation every epoch (``backend="torch"``),
+    on one real task's cached embeddings (``--real-task``; standard-normal features where absent):
+    per quantizer the fraction of first-layer codes that change per epoch, the validation-product
+    FLOPs performed against the full path, and the time of both (same trajectories, same machine)."""
+    print(f"\n== incremental recording: {args.real_task}, 10 runs, {args.inc_epochs} epochs, "
+          "against recomputing every quantized model every epoch")
+    try:
+        task = molecules.load_task(args.real_task, data_dir=args.data_dir)
+        real = True
+    except (MissingDataError, ValueError):
+        task, real = None, False
+    for e, d in DIMS.items():
+        if real:
+            emb, _ = molecules.embed_cached(args.real_task, task.smiles, e)
+            X, y = emb.X, task.y[emb.valid]
+            kind = task.kind
+        else:
+            X, y, kind = rng.normal(size=(args.train_n, d)).astype(np.float32), (rng.random(args.train_n) < 0.5) * 1.0, \
+                "classification"
+        times = {}
+        for backend in ("auto", "torch"):
+            t = time.perf_counter()
+            tr = MM.train_task(X, y, kind, runs=10, epochs=args.inc_epochs, seed=0, backend=backend)
+            times[backend] = time.perf_counter() - t
+            if backend == "auto":
+                inc = tr
+        fr = "  ".join(f"{q} {100 * f:5.2f}%" for q, f in inc.changes.items())
+        print(f"{e:8s} d={X.shape[1]:5d} n={len(y):6d}  codes changed per epoch: {fr}")
+        print(f"{'':8s} validation products: {inc.flops_done / 1e9:9.1f} of {inc.flops_full / 1e9:9.1f} GFLOP "
+              f"({100 * inc.flops_done / inc.flops_full:4.1f} %); whole task: incremental {times['auto']:6.1f} s, "
+              f"full recomputation {times['torch']:6.1f} s ({times['torch'] / times['auto']:4.2f}×)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=1)
@@ -100,6 +138,8 @@ def main() -> None:
                     help="measure (3) at E epochs per task and embedder instead of extrapolating it")
     ap.add_argument("--sizes", default=None, help="JSON of task sizes (from --write-sizes) instead of the task files")
     ap.add_argument("--write-sizes", default=None)
+    ap.add_argument("--real-task", default="BBB_Martins", help="task of the incremental-recording report")
+    ap.add_argument("--inc-epochs", type=int, default=100, help="epochs of the incremental-recording report")
     args = ap.parse_args()
     dev = resolve(args.device)
     torch.set_num_threads(args.threads)
@@ -134,6 +174,8 @@ def main() -> None:
         rates[e] = fl / dt
         print(f"{e:8s} d={d:5d}  {dt:7.2f} s  {fl / dt / 1e9:6.2f} GFLOP/s  ({100 * fl / dt / peak:4.1f} % of peak;"
               f" train loop {tr.seconds:.2f} s)")
+    if dev.type == "cpu":
+        incremental_report(args, rng)
 
     how = (f"MEASURED at {args.measure} epochs per task and embedder, scaled to 500" if args.measure
            else "EXTRAPOLATED from the rates above")

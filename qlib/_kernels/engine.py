@@ -741,19 +741,36 @@ def mlp_list_changes(cur, prev, h, d, indptr, idx, val):
 
 
 @njit(cache=True, nogil=True)
-def _axpy_rows(Z, k, q, j, XT, xk, idx, val, c0, c1, t0, t1):
-    """Z[k, q, j, t0:t1] += Σ_c val[c]·XT[xk, idx[c], t0:t1] over c in [c0, c1)."""
-    for c in range(c0, c1):
+def _apply_row(zr, XT, xk, idx, val, c0, c1, t0, t1, acc):
+    """zr[:] += Σ_c val[c]·XT[xk, idx[c], t0:t1] (zr = a row of Z on the tile), four changes at a time
+    into the tile buffer ``acc`` (one load and store of it per four FMAs: ~1.8× one at a time)."""
+    w = t1 - t0
+    for t in range(w):
+        acc[t] = zr[t]
+    c = c0
+    while c + 4 <= c1:
+        a0, a1, a2, a3 = val[c], val[c + 1], val[c + 2], val[c + 3]
+        x0 = XT[xk, idx[c], t0:t1]
+        x1 = XT[xk, idx[c + 1], t0:t1]
+        x2 = XT[xk, idx[c + 2], t0:t1]
+        x3 = XT[xk, idx[c + 3], t0:t1]
+        for t in range(w):
+            acc[t] += (a0 * x0[t] + a1 * x1[t]) + (a2 * x2[t] + a3 * x3[t])
+        c += 4
+    while c < c1:
         a = val[c]
-        i = np.uint64(idx[c])
-        for t in range(t0, t1):
-            Z[k, q, j, t] += a * XT[xk, i, t]
+        xr = XT[xk, idx[c], t0:t1]
+        for t in range(w):
+            acc[t] += a * xr[t]
+        c += 1
+    for t in range(w):
+        zr[t] = acc[t]
 
 
 @njit(cache=True, nogil=True)
-def _relu_acc(acc, w, Z, k, q, j, b, t0, t1):
-    for t in range(t0, t1):
-        acc[t - t0] += w * max(Z[k, q, j, t] + b, np.float32(0.0))
+def _relu_acc(out, w, zr, b):
+    for t in range(zr.shape[0]):
+        out[t] += w * max(zr[t] + b, np.float32(0.0))
 
 
 #: validation samples per tile of :func:`mlp_val_outputs` (a tile of Xᵀ: d × 256 floats, 1 MB at
@@ -774,20 +791,19 @@ def mlp_val_outputs(Z, XT, indptr, idx, val, cur, groups, h, d, out):
     hd = h * d
     ntile = (n + MLP_TILE - 1) // MLP_TILE
     for ti in prange(ntile):
-        t0 = np.uint64(ti * MLP_TILE)
-        t1 = np.uint64(min(n, ti * MLP_TILE + MLP_TILE))
+        t0 = ti * MLP_TILE
+        t1 = min(n, t0 + MLP_TILE)
         acc = np.empty(MLP_TILE, np.float32)
         for gi in range(groups.shape[0]):
-            k = np.uint64(groups[gi, 0])
-            q = np.uint64(groups[gi, 1])
-            xk = np.uint64(0) if shared else k
-            b2 = cur[k, q, hd + 2 * h]
-            for t in range(MLP_TILE):
-                acc[t] = b2
+            k = groups[gi, 0]
+            q = groups[gi, 1]
+            xk = 0 if shared else k
+            o = out[k, q, t0:t1]
+            o[:] = cur[k, q, hd + 2 * h]
             r0 = (k * Q + q) * h
             for j in range(h):
-                ju = np.uint64(j)
-                _axpy_rows(Z, k, q, ju, XT, xk, idx, val, indptr[r0 + j], indptr[r0 + j + 1], t0, t1)
-                _relu_acc(acc, cur[k, q, hd + h + j], Z, k, q, ju, cur[k, q, hd + j], t0, t1)
-            for t in range(t0, t1):
-                out[k, q, t] = acc[t - t0]
+                zr = Z[k, q, j, t0:t1]
+                c0, c1 = indptr[r0 + j], indptr[r0 + j + 1]
+                if c1 > c0:
+                    _apply_row(zr, XT, xk, idx, val, c0, c1, t0, t1, acc)
+                _relu_acc(o, cur[k, q, hd + h + j], zr, cur[k, q, hd + j])

@@ -288,9 +288,11 @@ def _standardise(A: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float = 1e-3, hidden: int = 128,
                val_frac: float = 0.4, subsample: float = 0.9, seed: int = 0, device="cpu",
-               quantizers: Sequence[str] = QUANTIZERS, keep_losses: bool = False) -> TaskRun:
+               quantizers: Sequence[str] = QUANTIZERS, keep_losses: bool = False, backend: str = "auto") -> TaskRun:
     """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
-    record r_Q^n of each quantizer along each trajectory and score each quantized final model."""
+    record r_Q^n of each quantizer along each trajectory and score each quantized final model.
+    ``backend``: the recorder's (:class:`qlib.recorder.RQRecorder`): ``"auto"`` records incrementally
+    on the CPU, ``"torch"`` recomputes every quantized model's validation losses every epoch."""
     X = check_array("X", X, ndim=2).astype(np.float32)
     y = check_array("y", y, ndim=1)
     if y.shape != (X.shape[0],):
@@ -317,7 +319,7 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     X_val = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
     y_val = yt[vi].unsqueeze(0).expand(runs, -1)
     rec = RQRecorder(model, list(quantizers), X_val, y_val, epochs=epochs, loss=loss, scope="tensor",
-                     keep_losses=keep_losses, device=device)
+                     keep_losses=keep_losses, device=device, backend=backend)
     theta0 = init_params(model, runs, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
