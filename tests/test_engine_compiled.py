@@ -328,3 +328,22 @@ def test_compiled_kernels_are_thread_count_independent():
     assert ec.kernel("quantize_rows", 2) is ec.quantize_rows
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize("scale", [1e-3, 3e-2, 1.0])
+def test_ternary_pivot_far_moves_select_in_a_band(scale):
+    """Large blocks whose pivot moves by many ranks between calls (the band search of ``_pivot_band``,
+    from steps of 1e-3 to a fresh draw) give the stable argsort's cut exactly, both 1.58b readings."""
+    g = torch.Generator().manual_seed(7)
+    E, K, p = 6, 2, 20000
+    x = torch.randn(1, K, p, generator=g) * 0.05 + torch.randn(E, K, p, generator=g).mul(scale).cumsum(0)
+    x[2, 0, :500] = 0.0                                   # zeros at the cut of the 1 % / 33 % quantizers
+    x[3, 1, 1000:3000] = 0.01                             # a block of ties
+    names = ["ternary33", "ternary50", "ternary90", "ternary33_table", "ternary90_table"]
+    kinds, params, offsets = _codes(names, [p], "printed")
+    out = np.empty((K, E, len(names), p), np.float32)
+    pivots = np.full((K, len(names)), -1, np.int64)
+    for e in range(E):                                    # one epoch per call: the pivots carry over
+        ec.quantize_rows(x[e:e + 1].contiguous().numpy(), kinds, params, offsets, out[:, e:e + 1], pivots)
+    ref = quantizers.quantize_many(names, x.reshape(E * K, p)).reshape(len(names), E, K, p).permute(2, 1, 0, 3)
+    np.testing.assert_array_equal(out, ref.numpy())
