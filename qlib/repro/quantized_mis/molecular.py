@@ -61,11 +61,12 @@ from qlib.validation import (
     check_float,
     check_int,
     check_seed,
+    check_str,
     check_tensor,
 )
 
 __all__ = [
-    "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "PAPER_SETTINGS", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5",
+    "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "describe", "PAPER_SETTINGS", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5",
     "PAPER_ROW_NAMES", "REL_ATOL", "auroc", "r2", "spearman_to_labels", "split_indices",
     "TaskRun", "train_task", "Study", "run_study", "tradeoff", "table", "paper_table", "table_rows",
     "claim_rows", "lambda_profiles", "lambda_rows", "flops_per_task",
@@ -447,7 +448,9 @@ def run_study(tasks: Sequence[str], embedders: Sequence[str], *, runs: int = 10,
             inputs.append({"task": name, "kind": task.kind, "embedder": e, "molecules": len(task.smiles),
                            "nan_labels": task.n_nan_labels, "invalid_smiles": emb.n_invalid,
                            "used": X.shape[0], "n_train_run": tr.n_train, "n_val": tr.n_val, "d": tr.d,
-                           "cache_hit": hit, "train_s": tr.seconds})
+                           "cache_hit": hit, "train_s": tr.seconds,
+                           "val_flops_done": tr.flops_done, "val_flops_full": tr.flops_full,
+                           **{f"changed_{q}": f for q, f in tr.changes.items()}})
             for metric in tr.original:
                 o = tr.original[metric]
                 qv = tr.quantized[metric]
@@ -873,3 +876,44 @@ def reading_rows(study: Study) -> list[Row]:
                   kind="erratum", tolerance="a reading is picked when its mean |ours − paper| is lower by "
                                             "> REL_ATOL/10",
                   note=f"{len(resolved)} of {len(picks)} (metric, column) pairs resolved")]
+
+
+def describe(study: Study, *, elapsed: float, profile: str, lr: float) -> str:
+    """The chapter's "Setup" paragraph (Markdown), generated from what ran: tasks, embedders, models,
+    the scale against the paper's, the incremental recording's work, and the time."""
+    elapsed = check_float("elapsed", elapsed, low=0.0)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    profile = check_str("profile", profile)
+    P = PAPER_SETTINGS
+    c = study.config
+    ran = sorted(set(study.inputs.task)) if len(study.inputs) else []
+    embs = c.get("embedders", [])
+    desc = "; ".join(f"`{e}` — {molecules.embedder(e).description}" for e in embs)
+    lines = [
+        f"* **Tasks** (`qlib.molecules`, read by PyTDC from the offline data directory): {len(ran)} of the "
+        f"{len(molecules.TASKS)} tasks of Tables 3–4 ran"
+        + (f"; not available offline: {', '.join(study.missing)} (a row in the ledger says so)" if study.missing else "")
+        + ".",
+        "* The HydrationFreeEnergy_FreeSolv file is a documented **reconstruction** (same molecules, labels and "
+        "order as TDC's file as far as the evidence goes, not byte-identical; see the data folder's SOURCES.md)."
+        if "HydrationFreeEnergy_FreeSolv" in ran else "",
+        f"* **Embedders** (offline stand-ins for the paper's GraphMVP, 3D-Infomax, MolR and ChemBERTa-MTR, "
+        f"whose weights cannot be downloaded here): {desc}."
+        + (" MiniMol was pretrained on the LargeMix collection, not on TDC labels." if "minimol" in embs else ""),
+        f"* **Models**: MLP with two layers, hidden width {P['hidden']}, loss BCE (classification) or MSE "
+        f"(regression), full-batch Adam, learning rate {lr:g} (the paper gives none); "
+        f"{P['val_frac']:.0%} of each task is the validation set, each run trains on its own random "
+        f"{P['subsample']:.0%} of the rest; all runs of a task train in one batched computation.",
+        f"* **This run** (profile `{profile}`): {scale_note(study)}. Total time {elapsed / 60:.1f} min.",
+    ]
+    inp = study.inputs
+    if len(inp) and "val_flops_full" in inp and inp.val_flops_full.sum() > 0:
+        frac = float(inp.val_flops_done.sum() / inp.val_flops_full.sum())
+        ch = {q: float(inp[f"changed_{q}"].mean()) for q in QUANTIZERS if f"changed_{q}" in inp}
+        lines.append(
+            "* **$r_Q^n$ recorded incrementally** (`qlib.recorder`): each epoch only the first-layer coordinates "
+            "whose quantized value changed update the validation pre-activations; that was "
+            f"{100 * frac:.1f} % of the multiply–adds of recomputing every quantized model every epoch "
+            "(changed per epoch, mean over tasks and embedders: "
+            + ", ".join(f"{q} {100 * v:.1f} %" for q, v in ch.items()) + ").")
+    return "\n".join(x for x in lines if x)

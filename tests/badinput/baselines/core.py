@@ -160,6 +160,9 @@ BASELINES["qlib.engine.init_params"] = lambda: {"model": _model(), "K": 2, "seed
 BASELINES["qlib.engine.check_data"] = lambda: {"X": torch.randn(2, 5, 3, generator=_g()), "y": _labels01(2, 5),
                                                "K": 2}
 BASELINES["qlib.engine.compiled_backend"] = lambda: {"model": _model(), "device": "cpu", "dtype": torch.float32}
+BASELINES["qlib.engine.compiled_reason"] = lambda: {"model": _model(), "dev": torch.device("cpu"),
+                                                   "dtype": torch.float32}
+BASELINES["qlib.recorder.compiled_reason"] = lambda: {"model": _model(), "device": "cpu"}
 BASELINES["qlib.engine.default_chunk_size"] = lambda: {"device": torch.device("cpu"), "K": 4}
 
 

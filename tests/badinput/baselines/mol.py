@@ -242,4 +242,8 @@ BASELINES[f"{MM}.claim_rows"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_profiles"] = lambda: {
     "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
     "quantizers": ("sign", "bits2")}
+BASELINES[f"{MM}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
+BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
