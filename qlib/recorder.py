@@ -332,7 +332,8 @@ class RQRecorder:
         bad = np.zeros(k, np.int64)
         buf = self._buf.numpy()
         nt = torch.get_num_threads()
-        ec.kernel("rq_stats", nt)(buf, self._ep, self._eh, self._ne, self.ddof, r, best, d2, kb, nd, bad)
+        ec.kernel("rq_stats", nt)(buf, self._ep, self._eh, self._ne, self.ddof,
+                                 ec.COPY_RTOL if self._incremental else 0.0, r, best, d2, kb, nd, bad)
         if bad.any():
             raise ValueError("non-finite validation losses met while recording r_Q^n")
         self.r[:, models] = r.T

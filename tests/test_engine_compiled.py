@@ -96,7 +96,7 @@ def _stats(B, ddof=1, ep=None, ne=None, eh=None):
     if eh is None:
         eh = _row_models(B, ep)
     r, best, d2, kb, nd, bad = outs
-    ec.rq_stats(B.numpy(), ep, eh, ne, ddof, r, best, d2, kb, nd, bad)
+    ec.rq_stats(B.numpy(), ep, eh, ne, ddof, 0.0, r, best, d2, kb, nd, bad)
     return r, best, d2, kb, nd, bad
 
 

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["kernel", "SERIAL", "quantizer_codes", "hash_multipliers", "linear_adam", "quantize_rows", "quantize_unique", "scatter_unique", "fill_repeats", "rq_stats",
-           "mlp_diff", "mlp_list_changes", "mlp_val_outputs", "MLP_TILE",
+           "mlp_diff", "mlp_list_changes", "mlp_val_outputs", "MLP_TILE", "COPY_RTOL",
            "KIND_IDENTITY", "KIND_SIGN", "KIND_TERNARY", "KIND_BITS_PRINTED", "KIND_BITS_CAPPED", "KIND_TERNARY_TABLE"]
 
 KIND_IDENTITY, KIND_SIGN, KIND_TERNARY, KIND_BITS_PRINTED, KIND_BITS_CAPPED, KIND_TERNARY_TABLE = 0, 1, 2, 3, 4, 5
@@ -624,12 +624,13 @@ def fill_repeats(buf, ep, ne, T):
 # Algorithm 1 statistics over a (K, T, Q, n) loss buffer
 # ---------------------------------------------------------------------------------------------
 #: relative tolerance (float32: 2^-17 ≈ 7.6e-6, about 64 ulps) under which a loss row counts as θ̄_1's
-#: copy in :func:`rq_stats`
+#: copy in :func:`rq_stats` when the losses were carried across epochs (the incremental recording);
+#: losses computed from scratch every epoch use 0 (only exactly equal rows)
 COPY_RTOL = 2.0 ** -17
 
 
 @_parallel_and_serial
-def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
+def rq_stats(buf, ep, eh, ne, ddof, copy_rtol, r, best, d2, kbind, ndist, nonfinite):
     """Per stream (k, q) of buf (K, T, Q, n) float32, over the epochs ep[k, q, :ne[k, q]] (increasing;
     the epochs left out repeat the last listed one, which leaves every statistic unchanged), whose
     quantized models have the hashes eh[k, q, :ne[k, q]]: r_Q^n, θ̄_1's epoch, δ_2, the binding
@@ -641,8 +642,9 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
     float64 after the float32 difference of the rows. A copy is the same quantized model (equal
     hash), not an equal loss row: the losses of one model computed in two matrix products of
     different sizes may differ in the last bit, and a near-copy of θ̄_1 would give a term 0/0 of
-    rounding noise. A distinct model whose losses equal θ̄_1's to float32 rounding — every
-    |ℓ_k(z) − ℓ_1(z)| ≤ :data:`COPY_RTOL`·(ℓ_1(z) + m_1) — is dropped as a copy too: a network whose
+    rounding noise. A distinct model whose losses equal θ̄_1's — every |ℓ_k(z) − ℓ_1(z)| ≤
+    ``copy_rtol``·(ℓ_1(z) + m_1): 0 for exactly equal rows, :data:`COPY_RTOL` (float32 rounding) for
+    the incremental recording — is dropped as a copy too: a network whose
     changed weights feed only inactive units computes θ̄_1's function on the validation set, and
     :func:`qlib.rqn.batched_rates` drops every row equal to θ̄_1's; the tolerance makes that
     independent of the order in which the losses were summed (the incremental recording carries
@@ -693,7 +695,7 @@ def rq_stats(buf, ep, eh, ne, ddof, r, best, d2, kbind, ndist, nonfinite):
                 for j in range(n):
                     diff[j] = buf[k, t, q, j] - buf[k, tb, q, j]
                     mu += diff[j]
-                    near = near and abs(diff[j]) <= COPY_RTOL * (abs(buf[k, tb, q, j]) + abs(m1))
+                    near = near and abs(diff[j]) <= copy_rtol * (abs(buf[k, tb, q, j]) + abs(m1))
                 mu /= n
                 var = 0.0
                 for j in range(n):
