@@ -106,17 +106,25 @@ def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
     assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
 
 
-def _fake_study(rel_bits, rel_low, r_order, embedders=("a", "b")):
-    """A Study frame for one classification task with chosen relative AUROC and r_Q^n."""
+CLF6 = ("AMES", "BBB_Martins", "DILI", "ClinTox", "HIA_Hou", "hERG")
+
+
+def _fake_study(rel_bits, rel_low, r_order, embedders=("maccs", "morgan"), tasks=CLF6, table=None):
+    """A Study frame for classification tasks with chosen relative AUROC and r_Q^n (``table``: the
+    relative AUROC of the Table 1 reading's three 1.58b quantizers, scored only)."""
     recs = []
-    for e in embedders:
-        for q in MM.QUANTIZERS:
-            rel = rel_bits if q.startswith("bits") else rel_low
-            for run in range(2):
-                recs.append({"task": "AMES", "kind": "classification", "embedder": e, "quantizer": q, "run": run,
-                             "metric": "auroc", "r_q": r_order[q], "value": 0.8 * rel, "original": 0.8,
-                             "relative": rel})
-    return MM.Study(pd.DataFrame(recs), {}, pd.DataFrame())
+    for t in tasks:
+        for e in embedders:
+            for q in MM.QUANTIZERS + (MM.TABLE_READING if table else ()):
+                rel = rel_bits if q.startswith("bits") else (table[q] if q in MM.TABLE_READING else rel_low)
+                if isinstance(rel, dict):
+                    rel = rel[t]
+                for run in range(2):
+                    recs.append({"task": t, "kind": "classification", "embedder": e, "quantizer": q, "run": run,
+                                 "metric": "auroc", "r_q": r_order.get(q, np.nan), "value": 0.8 * rel,
+                                 "original": 0.8, "relative": rel})
+    return MM.Study(pd.DataFrame(recs), {}, pd.DataFrame(), config={"embedders": list(embedders), "runs": 2,
+                                                                        "epochs": 5, "max_molecules": 300})
 
 
 def test_claims_pass_and_fail_on_constructed_numbers():
@@ -218,3 +226,45 @@ def test_flops_and_lambda_helpers_check_arguments():
         MM.lambda_profiles(torch.rand(5, 8, 2))
     with pytest.raises(ValueError, match=r"\blow\b"):
         MM.lambda_rows({}, low=math.nan)
+
+
+def test_readings_pick_the_reading_that_matches_the_paper():
+    """Table 3's 1.58b columns set against the two readings: where the Table 1 reading reproduces the
+    paper's bracketed percentages and the text reading sits 0.1 below, the erratum is confirmed; the
+    other way round it is not. The rows carry the paper's own values (PAPER_TABLE3)."""
+    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
+    paper = {f"ternary{p}": {t: MM.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
+             for p, ci in (("33", 1), ("50", 2), ("90", 3))}
+    off = {q: {t: v - 0.1 for t, v in d.items()} for q, d in paper.items()}
+    for text, tab, confirmed in ((off, paper, True), (paper, off, False)):
+        st = _fake_study(0.99, 0.88, r, table={f"{q}_table": tab[q] for q in tab})
+        st.frame.loc[st.frame.quantizer.str.fullmatch("ternary(33|50|90)"), "relative"] = [
+            text[q][t] for q, t in st.frame.loc[st.frame.quantizer.str.fullmatch("ternary(33|50|90)"),
+                                                 ["quantizer", "task"]].itertuples(index=False)]
+        rt = MM.readings_table(st)
+        assert set(rt.reading) == {"text (§5.1)", "Table 1"} and (rt.cells == len(CLF6)).all()
+        good = rt[rt.reading == ("Table 1" if confirmed else "text (§5.1)")]
+        np.testing.assert_allclose(good["mean |ours − paper|"], 0.0, atol=1e-12)
+        (row,) = MM.reading_rows(st)
+        assert row.kind == "erratum" and row.passed is confirmed
+
+
+def test_embedder_tradeoff_and_sparse_claims_with_their_nulls():
+    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
+    rel = {q: 0.80 + 0.02 * i for i, q in enumerate(MM.QUANTIZERS)}           # more private → worse
+    st = _fake_study(0.99, 0.88, r)
+    f = st.frame
+    f["relative"] = f.quantizer.map(rel) + 0.001 * f.task.map({t: i for i, t in enumerate(CLF6)})
+    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    same = rows["the privacy–performance trade-off is the same for every embedder"]
+    assert same.passed and same.null_fails and same.verdict == "reproduced"
+    sparse = rows["1.58b 90 % performs better than the other sparse quantizers (§5.1's text)"]
+    assert sparse.passed and sparse.null_fails                    # ternary90 has the highest relative here
+    # no trade-off at all: every embedder's ρ is 0 → the claim fails, as its null does
+    f["relative"] = 0.9
+    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    assert rows["the privacy–performance trade-off is the same for every embedder"].verdict == "not comparable" \
+        or not rows["the privacy–performance trade-off is the same for every embedder"].passed
+    assert "4 × 10 × 500" in MM.scale_note(st) and "≤ 300 molecules" in MM.scale_note(st)
+    text = MM.describe(st, elapsed=90.0, profile="default", lr=1e-3)
+    assert "1.5 min" in text and "2 runs × 5 epochs" in text

@@ -646,7 +646,7 @@ def claim_rows(study: Study) -> list[Row]:
         rhos = []
         for _, g in m.groupby("task", sort=False):
             ok = np.isfinite(g.r_q) & np.isfinite(g.relative)
-            if ok.sum() >= 3:
+            if ok.sum() >= 3 and g.r_q[ok].nunique() > 1 and g.relative[ok].nunique() > 1:
                 rhos.append(stats.spearmanr(g.r_q[ok], g.relative[ok]).statistic)
         rhos = np.array(rhos, dtype=float)
         rhos = rhos[np.isfinite(rhos)]
@@ -721,11 +721,14 @@ def _tradeoff_by_embedder(fr: pd.DataFrame, embs: list[str]) -> list[Row]:
         s = g[(g.embedder == e) & np.isfinite(g.r_q) & np.isfinite(g.relative)]
         if len(s) < 5:
             continue
-        res = stats.spearmanr(s.r_q, s.relative)
-        rho = float(res.statistic)
+        if s.r_q.nunique() < 2 or s.relative.nunique() < 2:       # ρ undefined: no association shown
+            rho, pval = 0.0, 1.0
+        else:
+            res = stats.spearmanr(s.r_q, s.relative)
+            rho, pval = float(res.statistic), float(res.pvalue)
         z.append(math.atanh(max(min(rho, 0.999999), -0.999999)))
         w.append(len(s) - 3)
-        ps.append(float(res.pvalue) / 2 if rho < 0 else 1 - float(res.pvalue) / 2)
+        ps.append(pval / 2 if rho < 0 else 1 - pval / 2)
         shown.append(f"{e} {rho:.2f}")
     if len(z) < 2:
         return [not_comparable(where, qty, "no significant difference", None, kind="paper-claim",
