@@ -71,8 +71,15 @@ def test_train_task_shapes_and_identity():
     X = rng.normal(size=(80, 6)).astype(np.float32)
     y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0).astype(float)
     tr = MM.train_task(X, y, "classification", runs=3, epochs=60, hidden=8, lr=0.03, seed=1)
-    assert tr.r.shape == (8, 3) and tr.quantized["auroc"].shape == (8, 3) and np.isfinite(tr.r).all()
+    # the 8 recorded quantizers, then Table 1's three 1.58b readings (scored on the final model only)
+    assert tr.r.shape == (8, 3) and tr.quantized["auroc"].shape == (11, 3) and np.isfinite(tr.r).all()
+    assert tr.also == MM.TABLE_READING and tr.initial["auroc"].shape == (11, 3)
     assert tr.original["auroc"].shape == (3,) and (tr.original["auroc"] > 0.7).all()
+    # the untrained network is near chance; the trained one is not
+    assert np.abs(tr.initial["auroc"] - 0.5).mean() < np.abs(tr.quantized["auroc"] - 0.5).mean()
+    # scoring the extra readings leaves the recorded quantizers' scores unchanged
+    only = MM.train_task(X, y, "classification", runs=3, epochs=60, hidden=8, lr=0.03, seed=1, also=())
+    np.testing.assert_array_equal(only.quantized["auroc"], tr.quantized["auroc"][:8])
     assert tr.n_val == 32 and tr.n_train == 43
     reg = MM.train_task(X, X[:, 0] * 2.0, "regression", runs=2, epochs=20, hidden=8, keep_losses=True)
     assert set(reg.quantized) == {"r2", "spearman"} and reg.losses.shape == (20, 8, 2, 32)
