@@ -131,7 +131,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.compressors.elias_omega_length", "n", "ndim"): "elementwise over a tensor of any shape",
     ("qlib.compressors.elias_omega_length", "n", "empty"): "elementwise: no integers, no lengths (QSGD+Elias codes "
                                                            "an all-zero row as no gaps)",
-    ("qlib.fl.rolling_mean", "values", "nan-entry"): "a diverged run's history is NaN from that round on (fl.run); "
+    ("qlib.fedavg.rolling_mean", "values", "nan-entry"): "a diverged run's history is NaN from that round on (fedavg.run); "
                                                      "the mean of a window holding one is NaN",
     # (end eden)
 
@@ -217,7 +217,7 @@ NOT_CALLED: dict[str, str] = {
                          "wire.to_bytes() check its shapes and fields",
     "qlib.compressors.Message": "the record Compressor.compress() returns; Compressor.decompress() checks its type "
                                 "and compressor name",
-    "qlib.fl.FLResult": "the result record run() returns (history, final parameters, config)",
+    "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
     "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
                                                 "any data is read (tests/test_repro_federated.py)",
     "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
