@@ -47,6 +47,7 @@ from typing import Any
 import torch
 
 from . import eden as _eden
+from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import (
     check_array,
@@ -102,7 +103,7 @@ FLOAT_BITS = 32  # a float32 side value (norm, min, max, a sketch counter)
 
 
 def _int_bits(bits) -> int:
-    return check_int("bits", bits, low=1, high=_eden.MAX_BITS)
+    return check_int("bits", bits, low=1, high=_eden_theory.MAX_BITS)
 
 
 class Compressor:
@@ -113,7 +114,7 @@ class Compressor:
     name = "compressor"
 
     def compress(self, x: torch.Tensor, seed: int) -> Message:
-        x = _eden.check_vectors(x)
+        x = _eden_theory.check_vectors(x)
         seed = check_seed("seed", seed)
         with skip_nested():
             return self._compress(x, seed)
@@ -152,7 +153,7 @@ class EDEN(Compressor):
     def __init__(self, bits: float, **kw):
         """``bits`` in (0, 8]; ``kw``: :func:`qlib.eden.compress`'s options ``scale``, ``quantizer``,
         ``n_rotations`` (checked here, once)."""
-        self.bits = _eden.check_bits(bits)
+        self.bits = _eden_theory.check_bits(bits)
         unknown = set(kw) - {"scale", "quantizer", "n_rotations"}
         if unknown:
             raise TypeError(f"EDEN got unexpected options {sorted(unknown)}; it takes scale, quantizer, n_rotations")
@@ -426,7 +427,7 @@ class CountSketch(Compressor):
     name = "Count-Sketch"
 
     def __init__(self, bits: float, rows: int = 1):
-        self.bits = _eden.check_bits(bits)
+        self.bits = _eden_theory.check_bits(bits)
         self.rows = check_int("rows", rows, low=1)
 
     def columns(self, d: int) -> int:
@@ -497,8 +498,8 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
     Returns ``(k, compressor)`` or ``(None, None)`` when even ``make(lo)`` is over budget.
     ``make(lo)`` and ``make(hi)`` must be valid compressors (else the error names ``lo`` / ``hi``)."""
     make = check_callable("make", make)
-    x = _eden.check_vectors(x)
-    b = _eden.check_bits(bits)
+    x = _eden_theory.check_vectors(x)
+    b = _eden_theory.check_bits(bits)
     seed = check_seed("seed", seed)
     lo = check_int("lo", lo, low=0)
     hi = check_int("hi", hi, low=lo)

@@ -36,7 +36,7 @@ import torch
 from qlib import compressors as _compressors
 from qlib import data as _data
 from qlib import distributed, fedavg, fl_models
-from qlib import eden as _eden
+from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
 from qlib.validation import (
     check_callable,
@@ -116,7 +116,7 @@ MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
 
 def _bits(name: str, bits) -> list[float]:
-    return check_float_sequence(name, bits, low=0.0, high=float(_eden.MAX_BITS), low_open=True)
+    return check_float_sequence(name, bits, low=0.0, high=float(_eden_theory.MAX_BITS), low_open=True)
 
 
 def _methods(methods) -> list[str]:
@@ -545,7 +545,7 @@ def claims_figure3(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4
     book's one rule for stand-ins (CONTRIBUTING): a row computed on a stand-in is *not comparable*,
     its outcome shown in the row, never reproduced nor differs."""
     low_bits = _bits("low_bits", low_bits)
-    close_bits = _eden.check_bits(close_bits, "close_bits")
+    close_bits = _eden_theory.check_bits(close_bits, "close_bits")
     close_tol = check_probability("close_tol", close_tol)
     col = "final_train_acc"
     base = float(fin.loc[fin["method"] == "Float32", col].iloc[0]) if (fin["method"] == "Float32").any() else None

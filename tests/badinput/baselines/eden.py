@@ -112,31 +112,34 @@ B["qlib.hadamard.seeded_irht"] = lambda: {"y": _randn(2, 8), "seed": 0}
 B["qlib.hadamard.rotation_sign_bits"] = lambda: {"seed": 0, "batch": (2,), "k": 1, "D": 8}
 B["qlib.hadamard.compiled_rotation_applies"] = lambda: {"x": _randn(2, 8)}
 
-# -- qlib.eden ---------------------------------------------------------------------------------------
-B["qlib.eden.quantizer_stats"] = lambda: {"thresholds": np.array([-0.98, 0.0, 0.98]),
-                                          "centroids": np.array([-1.5, -0.45, 0.45, 1.5])}
-B["qlib.eden.lloyd_max"] = lambda: {"levels": 4, "tol": 1e-10}
-B["qlib.eden.check_bits"] = lambda: {"bits": 1.5}
-B["qlib.eden.check_loss"] = lambda: {"loss": 0.1}
-B["qlib.eden.check_vectors"] = lambda: {"x": _randn(2, 8)}
-B["qlib.eden.codebook"] = lambda: {"bits": 2}
-B["qlib.eden.mixture_moment"] = lambda: {"bits": 1.5}
-B["qlib.eden.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
-B["qlib.eden.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
-B["qlib.eden.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
+# -- qlib.eden_theory ----------------------------------------------------------------------------------
+B["qlib.eden_theory.quantizer_stats"] = lambda: {"thresholds": np.array([-0.98, 0.0, 0.98]),
+                                                 "centroids": np.array([-1.5, -0.45, 0.45, 1.5])}
+B["qlib.eden_theory.lloyd_max"] = lambda: {"levels": 4, "tol": 1e-10}
+B["qlib.eden_theory.check_bits"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.check_loss"] = lambda: {"loss": 0.1}
+B["qlib.eden_theory.check_vectors"] = lambda: {"x": _randn(2, 8)}
+B["qlib.eden_theory.codebook"] = lambda: {"bits": 2}
+B["qlib.eden_theory.mixture_moment"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
 # delta is a cell width (any Δ > 0), so the baseline takes one above 1 (a "probability" it is not)
-B["qlib.eden.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
-B["qlib.eden.ee_stats"] = lambda: {"delta": 1.5}
-B["qlib.eden.lm_entropy_coded_vnmse"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
+B["qlib.eden_theory.ee_stats"] = lambda: {"delta": 1.5}
+B["qlib.eden_theory.lm_entropy_coded_vnmse"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.nmse_theory"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "loss": 0.25}
+B["qlib.eden_theory.vnmse"] = lambda: {"x": _randn(2, 16), "x_hat": _randn(2, 16, seed=1)}
+B["qlib.eden_theory.nmse"] = lambda: {"xs": _randn(3, 16), "mean_hat": _randn(16, seed=1)}
+B["qlib.eden_theory.client_budgets"] = lambda: {"bits": [1.0, 2.0, 2.0], "loss": 0.25, "n": 3}
+
+# -- qlib.eden ---------------------------------------------------------------------------------------
 B["qlib.eden.compress"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "n_rotations": 1}
 B["qlib.eden.received_mask"] = lambda: {"D": 16, "loss": 0.25, "mode": "random", "seed": 0, "batch": (2,)}
 B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
-B["qlib.eden.nmse_theory"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "loss": 0.25}
-B["qlib.eden.vnmse"] = lambda: {"x": _randn(2, 16), "x_hat": _randn(2, 16, seed=1)}
-B["qlib.eden.nmse"] = lambda: {"xs": _randn(3, 16), "mean_hat": _randn(16, seed=1)}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
 B["qlib.compressors.EDEN"] = lambda: {"bits": 2.0}
