@@ -19,23 +19,17 @@ the entropy-coded cells, the multi-client NMSE of Lemma 2.2, the measured errors
 :func:`mean_estimate`. The names that moved stay reachable here (``qlib.eden.limit_vnmse`` is
 ``qlib.eden_theory.limit_vnmse``).
 
-Speed: on CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
+On CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
 :func:`qlib.hadamard.compiled_fwht_applies`) :func:`compress` and :func:`decompress` take a compiled
 path (``qlib/_kernels/eden.py`` and the signed passes of ``qlib/_kernels/fwht.py``): the rotation reads the
 seeded Rademacher draw as sign bits inside the FWHT's first pass; ``u = r·η``, the Lloyd–Max codes
 and the centroids are one pass; the receiver looks the codes up (times ``S``) inside the first pass of
-the inverse transform and flips the sign bits in one more pass. Every floating-point operation is the
-one the torch path does, in the same precision and order (the thresholds rounded to the tensor's
-dtype as torch rounds a Python number; the dot products ``r·r`` and ``r·q`` stay in torch), so the
-same seed gives the same payload and the same decoded bits on either path; CUDA and autograd take the
-torch path, and with a loss mask the dequantization stays in torch. The rotation and the centroids are
-temporaries, written to per-thread scratch arrays (``qlib._kernels.scratch``): fresh multi-megabyte
-arrays cost a page fault per 4 KiB page, more than the work at 2^20 on a virtual machine. Three- and
-four-bit codes are comparisons with the sorted thresholds (float32 four bits, on AVX2 hosts: LLVM vector
-code with a lane permutation for the centroid); the receiver's table read is a lane permutation too.
-Compress + decompress: about 2.2–2.6× a forward+inverse FWHT pair at 2^20, 2.5–2.9× with the wire
-format's bytes at b = 4 (``benchmarks/bench_fl.py --wire-only``; ``benchmarks/bench_hadamard.py`` for
-other sizes).
+the inverse transform. Every floating-point operation is the one the torch path does, in the same
+precision and order (the thresholds rounded to the tensor's dtype as torch rounds a Python number; the
+dot products ``r·r`` and ``r·q`` stay in torch), so the same seed gives the same payload and the same
+decoded bits on either path; CUDA and autograd take the torch path, and with a loss mask the
+dequantization stays in torch. How the compiled path is laid out and how fast it is:
+``benchmarks/README.md``.
 """
 
 from __future__ import annotations
