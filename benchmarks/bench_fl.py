@@ -1,4 +1,4 @@
-"""Speed of the federated engine (qlib.fl) in Figure 14's setting — side by side, interleaved, in one run:
+"""Speed of the federated engine (qlib.fedavg) in Figure 14's setting — side by side, interleaved, in one run:
 
 * rounds/s with EDEN (b = 0.05) vs uncompressed (Float32) updates;
 * the batched-client engine (one vmap over the clients of a round) vs a per-client loop
@@ -25,7 +25,7 @@ import time
 
 import torch
 
-from qlib import eden, fl, wire
+from qlib import eden, fedavg, fl_models, wire
 from qlib import hadamard as H
 from qlib.devices import resolve
 from qlib.repro.eden import federated as F
@@ -119,12 +119,12 @@ def main(argv=None):
     }
     res = {k: [] for k in cases}
     torch.manual_seed(0)
-    model = fl.LeNet5()
-    fl.run(model, cd, **{**kw, "rounds": 1}, method="EDEN", bits=0.05)  # warm-up
+    model = fl_models.LeNet5()
+    fedavg.run(model, cd, **{**kw, "rounds": 1}, method="EDEN", bits=0.05)  # warm-up
     for _ in range(a.repeat):  # interleaved: a busy machine slows every case alike
         for k, c in cases.items():
             t0 = time.perf_counter()
-            r = fl.run(model, cd, **kw, **c)
+            r = fedavg.run(model, cd, **kw, **c)
             res[k].append((time.perf_counter() - t0, r.history["t_local"].sum(), r.history["t_compress"].sum()))
     print(f"device {dev}, {a.rounds} rounds × {a.repeat} repeats, 10 clients/round, 5 local steps, batch {a.batch}, "
           f"LeNet-5 ({sum(p.numel() for p in model.parameters())} parameters)")

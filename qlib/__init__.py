@@ -10,7 +10,10 @@ Two kinds of code (see the README's Architecture section and CONTRIBUTING.md):
   ``engine`` (K small models trained at once), ``synthetic`` (the nine Gaussian-mixture laws),
   ``molecules`` (PyTDC tasks, offline embedders, the embedding cache);
 * ``mia`` (exact MIS / Δ_n, bounds and C(P), the MIA game, ERM rates, overfitting, discretisation);
-* ``hadamard`` (FWHT, randomized rotation), ``eden``, ``compressors`` (EDEN and its baselines);
+* ``hadamard`` (FWHT, randomized rotation), ``eden`` (the EDEN codec), ``eden_theory`` (its closed
+  forms and bounds), ``compressors`` (EDEN and its baselines, any method at any budget), ``wire``
+  (the bytes on the wire), ``distributed`` (compressed mean estimation, distributed GD and power
+  iteration), ``fedavg`` (the FedAvg engine and its ``FedAvgConfig``), ``fl_models`` (its models);
 * ``rqp`` (randomized projection, E_Q, the Theorem 2 bound), ``rqp_privacy`` (Theorem 1's ε,
   DP-SGD noise), ``dpsgd`` (RQP-SGD, DP-SGD and baselines, many runs at once);
 * ``data`` (the data directory, loaders), ``devices`` (``device="auto"``), ``validation`` (the

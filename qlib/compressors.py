@@ -32,7 +32,9 @@ DRIVE's float64 scale.
 | :class:`Float32` | no compression | ``32·d`` |
 
 :func:`fit_to_budget` picks the largest level count of a variable-length scheme whose coded size
-meets a bit budget (Figure 5).
+meets a bit budget (Figure 5). :func:`make_compressor` gives each method of the distributed and
+federated experiments (:data:`METHODS`) at any budget: a sub-bit budget of a method without one of
+its own wraps its 1-bit form in :class:`RandomMask`, the random mask of §4.1.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 import torch
 
 from . import eden as _eden
+from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import (
     check_array,
@@ -74,6 +77,9 @@ __all__ = [
     "fit_to_budget",
     "elias_omega_length",
     "huffman_length",
+    "METHODS",
+    "RandomMask",
+    "make_compressor",
 ]
 
 
@@ -97,7 +103,7 @@ FLOAT_BITS = 32  # a float32 side value (norm, min, max, a sketch counter)
 
 
 def _int_bits(bits) -> int:
-    return check_int("bits", bits, low=1, high=_eden.MAX_BITS)
+    return check_int("bits", bits, low=1, high=_eden_theory.MAX_BITS)
 
 
 class Compressor:
@@ -108,7 +114,7 @@ class Compressor:
     name = "compressor"
 
     def compress(self, x: torch.Tensor, seed: int) -> Message:
-        x = _eden.check_vectors(x)
+        x = _eden_theory.check_vectors(x)
         seed = check_seed("seed", seed)
         with skip_nested():
             return self._compress(x, seed)
@@ -147,7 +153,7 @@ class EDEN(Compressor):
     def __init__(self, bits: float, **kw):
         """``bits`` in (0, 8]; ``kw``: :func:`qlib.eden.compress`'s options ``scale``, ``quantizer``,
         ``n_rotations`` (checked here, once)."""
-        self.bits = _eden.check_bits(bits)
+        self.bits = _eden_theory.check_bits(bits)
         unknown = set(kw) - {"scale", "quantizer", "n_rotations"}
         if unknown:
             raise TypeError(f"EDEN got unexpected options {sorted(unknown)}; it takes scale, quantizer, n_rotations")
@@ -421,7 +427,7 @@ class CountSketch(Compressor):
     name = "Count-Sketch"
 
     def __init__(self, bits: float, rows: int = 1):
-        self.bits = _eden.check_bits(bits)
+        self.bits = _eden_theory.check_bits(bits)
         self.rows = check_int("rows", rows, low=1)
 
     def columns(self, d: int) -> int:
@@ -492,8 +498,8 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
     Returns ``(k, compressor)`` or ``(None, None)`` when even ``make(lo)`` is over budget.
     ``make(lo)`` and ``make(hi)`` must be valid compressors (else the error names ``lo`` / ``hi``)."""
     make = check_callable("make", make)
-    x = _eden.check_vectors(x)
-    b = _eden.check_bits(bits)
+    x = _eden_theory.check_vectors(x)
+    b = _eden_theory.check_bits(bits)
     seed = check_seed("seed", seed)
     lo = check_int("lo", lo, low=0)
     hi = check_int("hi", hi, low=lo)
@@ -516,3 +522,64 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return lo, make(lo)
+
+
+# ------------------------------------------------------------------------------------------------
+# Any method at any budget (the federated experiments' names, §5.3)
+# ------------------------------------------------------------------------------------------------
+#: compressors of the common interface by name (the paper's §5 methods plus Count-Sketch)
+METHODS = ("Float32", "EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch")
+
+
+class RandomMask(Compressor):
+    """Sub-bit wrapper (§4.1): keep a uniformly random subset of exactly ``m = round(p·d)``
+    coordinates (shared seed, not sent), rescale by ``d/m`` and compress them with ``inner``;
+    the receiver scatters the decoded values back. Unbiased when ``inner`` is."""
+
+    def __init__(self, inner: Compressor, p: float):
+        if not isinstance(inner, Compressor):
+            raise TypeError(f"inner must be a qlib.compressors.Compressor, got {type(inner).__name__}")
+        self.inner = inner
+        self.p = check_float("p", p, low=0.0, high=1.0, low_open=True)
+        self.name = f"{inner.name}@mask"
+
+    def _keep(self, seed, batch, d, m, device):
+        g = _h.generator(seed, "random-mask", device)
+        keys = torch.rand((*batch, d), generator=g, device=device)
+        return torch.topk(keys, m, dim=-1, sorted=False).indices
+
+    def _compress(self, x, seed):
+        batch, d = x.shape[:-1], x.shape[-1]
+        m = max(1, int(round(self.p * d)))
+        keep = self._keep(seed, batch, d, m, x.device)
+        inner = self.inner.compress(torch.gather(x, -1, keep) * (d / m), seed)
+        return Message(self.name, {"inner": inner, "m": m}, inner.nbits, seed, tuple(x.shape))
+
+    def _decompress(self, msg):
+        v = self.inner.decompress(msg.data["inner"])
+        batch, d = v.shape[:-1], msg.shape[-1]
+        keep = self._keep(msg.seed, batch, d, msg.data["m"], v.device)
+        return torch.zeros((*batch, d), dtype=v.dtype, device=v.device).scatter(-1, keep, v)
+
+
+def make_compressor(method: str, bits: float) -> Compressor:
+    """The compressor ``method`` (one of :data:`METHODS`) at budget ``bits`` bits per coordinate.
+
+    EDEN and Count-Sketch take any ``bits`` in (0, 8]; Hadamard+SQ, Kashin+SQ and QSGD take an
+    integer ``bits`` in [1, 8] or a sub-bit ``bits < 1``, which becomes :class:`RandomMask` with
+    ``p = bits`` around the 1-bit compressor. Float32 ignores ``bits``.
+    """
+    check_choice("method", method, METHODS)
+    b = check_float("bits", bits, low=0.0, high=8.0, low_open=True)
+    if method == "Float32":
+        return Float32()
+    if method == "EDEN":
+        return EDEN(b)
+    if method == "Count-Sketch":
+        return CountSketch(b)
+    cls = {"Hadamard+SQ": HadamardSQ, "Kashin+SQ": KashinSQ, "QSGD": QSGD}[method]
+    if b < 1:
+        return RandomMask(cls(1), b)
+    if b != int(b):
+        raise ValueError(f"bits must be an integer in [1, 8] or < 1 for {method}, got {bits}")
+    return cls(int(b))

@@ -13,26 +13,19 @@ chosen automatically (``backend="auto"``):
   (``qlib/_kernels/fwht.py``) of radix-8 butterfly passes, each stride compiled as a constant so that LLVM
   vectorizes it, with levels 0–11 done per 2^12-element tile in L1, levels 12–14 per 2^15-element block
   in L2 and levels 15–20 per 2^21-element block in L3; levels 0–2 (within each group of eight) as LLVM
-  vector code (lane permutations). Measured side by side with the compiled peer ``fht-cpu`` 1.0.1 (SIMD C,
-  one thread) in ``benchmarks/bench_hadamard.py``, out of place like ours, it takes 0.87–0.96× fht-cpu's
-  time at 2^16 and 2^20 and 0.5–0.9× at 2^24 (1.1–1.7× behind fht-cpu's in-place transform, which makes
-  no output), and is 6–10× faster than the torch path.
+  vector code (lane permutations).
 * **torch** (CUDA, autograd, other dtypes): the Kronecker factorisation
   ``H_D = H_{m_1} ⊗ … ⊗ H_{m_k}`` with radix ``m_i ≤ 16``: each factor is one batched GEMM with a 16×16
   ±1 matrix on a *contiguous* view, so ``log16 D`` passes instead of ``log2 D``; above 2^20 coordinates the
   inner 2^16-point transforms run chunk by chunk while the chunk is in cache before the outer factors.
   Plain differentiable torch, on any device.
 
-Why a numba kernel rather than a dependency on a compiled peer: ``fht-cpu`` 1.0.1 (SIMD C, the fastest peer
-measured) ships wheels for Linux (x86-64, aarch64) and macOS arm64 only — none for Windows, where pip
-compiles it and needs a C++ compiler with OpenMP — and is a single release of a new project; FFHT is on PyPI only as an
-unofficial 2023 build. numba ships wheels for every platform torch does (Linux x86-64/aarch64, macOS arm64,
-Windows) and has a long-maintained release line; the kernel is ~200 lines we own, tested against
-``scipy.linalg.hadamard`` and the torch path. Its costs: a one-time compilation at the first call of
-each dtype (about 20 s; cached on disk beside the module, then about a second to load in each new
-process), and numba's lag behind new NumPy/Python releases — numba is a dependency of ``qlib``, but if it
-cannot be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False).
 Both paths give the Sylvester order of ``scipy.linalg.hadamard`` and agree to rounding.
+
+The one caveat of the compiled path: its first call of each dtype compiles the kernel (about 20 s;
+cached on disk beside the module, then about a second to load in each new process). Where numba cannot
+be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` then says False). Why a
+numba kernel rather than a compiled peer, and how fast each path is: ``benchmarks/README.md``.
 
 The compressors' rotation from a seed (:func:`seeded_rht` / :func:`seeded_irht`, used by :mod:`qlib.eden`
 and :mod:`qlib.compressors`) runs on CPU without making the ±1 sign vector: the compiled kernel reads the

@@ -49,6 +49,7 @@ import torch
 
 from . import _kernels
 from . import eden as _eden
+from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import check_array, check_float, check_int, check_seed, check_str, nested, skip_nested
 
@@ -253,13 +254,13 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     message header. In particular ``seed=None`` decodes with the rotation seed the header carries;
     pass the shared seed to have the receiver check that it rebuilds the sender's rotation."""
     d = check_int("d", d, low=1, allow_none=True)
-    bits = check_float("bits", bits, low=0.0, high=float(_eden.MAX_BITS), low_open=True, allow_none=True)
+    bits = check_float("bits", bits, low=0.0, high=float(_eden_theory.MAX_BITS), low_open=True, allow_none=True)
     seed = check_seed("seed", seed, allow_none=True)
     n_rotations = check_int("n_rotations", n_rotations, low=1, high=8, allow_none=True)
     data, (_, _, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, _) = _open(data, HEADER)
     if comp != _EDEN_ID or quant != 0:
         raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
-    if not (math.isfinite(bits_) and 0 < bits_ <= _eden.MAX_BITS) or cb != _code_bits(bits_):
+    if not (math.isfinite(bits_) and 0 < bits_ <= _eden_theory.MAX_BITS) or cb != _code_bits(bits_):
         raise HeaderMismatchError(f"payload header bits={bits_!r} with {cb} code bits is inconsistent")
     want_m = max(1, int(round(bits_ * d_))) if bits_ < 1 else d_
     if d_ < 1 or m != want_m or D != _h.next_power_of_two(m) or not 1 <= n_rot <= 8:

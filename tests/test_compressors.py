@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from qlib import compressors as C
-from qlib import eden
+from qlib import eden, eden_theory
 
 F64 = torch.float64
 
@@ -60,7 +60,7 @@ def test_stochastic_baselines_are_unbiased(comp):
         T = 2000
     else:
         xh = comp.roundtrip(xx, 0)[0]
-    v = eden.vnmse(xx[:T], xh).mean().item()
+    v = eden_theory.vnmse(xx[:T], xh).mean().item()
     bias = ((xh.mean(0) - x) ** 2).sum() / (x * x).sum()
     assert bias <= 3 * v / T  # pure noise has expectation vNMSE/T
 
@@ -73,7 +73,7 @@ def test_qsgd_levels_and_variance_bound():
         xh, nb = q.roundtrip(x, 1)
         assert (nb == (b + 1) * 256 + 32).all()
         s, d = q.levels, 256
-        assert eden.vnmse(x, xh).mean() <= min(d / s**2, math.sqrt(d) / s)  # Alistarh et al. Lemma 3.1
+        assert eden_theory.vnmse(x, xh).mean() <= min(d / s**2, math.sqrt(d) / s)  # Alistarh et al. Lemma 3.1
         # decoded values lie on the grid ‖x‖·{−1, …, 1}/s
         lv = (xh.abs() / x.norm(dim=-1, keepdim=True) * s)
         assert torch.allclose(lv, lv.round(), atol=1e-9)
@@ -133,14 +133,14 @@ def test_figure_2_trends():
         vals = {}
         for d in (2**10, 2**14, 2**18):
             x = lognormal(2, d, 6)
-            vals[d] = {c.name: eden.vnmse(x, c.roundtrip(x, 1)[0]).mean().item()
+            vals[d] = {c.name: eden_theory.vnmse(x, c.roundtrip(x, 1)[0]).mean().item()
                        for c in (C.EDEN(b), C.HadamardSQ(b), C.QSGD(b))}
         for name in ("Hadamard+SQ", "QSGD"):
             assert vals[2**10][name] < vals[2**14][name] < vals[2**18][name]
         assert vals[2**14]["EDEN"] == pytest.approx(vals[2**18]["EDEN"], rel=0.02)  # flat in d
-        assert vals[2**10]["EDEN"] == pytest.approx(eden.limit_vnmse(b), rel=0.05)  # finite d: 5%
+        assert vals[2**10]["EDEN"] == pytest.approx(eden_theory.limit_vnmse(b), rel=0.05)  # finite d: 5%
         x = lognormal(2, 2**14, 7)
-        v = {c.name: eden.vnmse(x, c.roundtrip(x, 2)[0]).mean().item() for c in (C.EDEN(b), C.KashinSQ(b), C.HadamardSQ(b))}
+        v = {c.name: eden_theory.vnmse(x, c.roundtrip(x, 2)[0]).mean().item() for c in (C.EDEN(b), C.KashinSQ(b), C.HadamardSQ(b))}
         assert v["EDEN"] < v["Kashin+SQ"] < v["Hadamard+SQ"]
 
 

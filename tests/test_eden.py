@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
-from qlib import _kernels, eden
+from qlib import _kernels, eden, eden_theory
 from qlib import hadamard as H
 
 F64 = torch.float64
@@ -26,10 +26,10 @@ def lognormal(n, d, seed, dtype=F64):
 
 # ---------------------------------------------------------------- 8.1 exact / deterministic
 def test_lloyd_max_b1_b2_paper_values():
-    c, t = eden.codebook(1)
+    c, t = eden_theory.codebook(1)
     np.testing.assert_allclose(c, [-math.sqrt(2 / math.pi), math.sqrt(2 / math.pi)], atol=1e-12)
     np.testing.assert_allclose(t, [0.0], atol=1e-15)
-    c, t = eden.codebook(2)
+    c, t = eden_theory.codebook(2)
     np.testing.assert_allclose(t[2], 0.98160, atol=1e-4)  # paper: 0.9816
     np.testing.assert_allclose(c[2:], [0.45278, 1.51042], atol=1e-4)  # paper Example 2
 
@@ -52,14 +52,14 @@ SHIPPED_TAIL = {
 
 @pytest.mark.parametrize("b", [3, 4, 5])
 def test_lloyd_max_matches_converged_shipped_tables(b):
-    c, _ = eden.codebook(b)
+    c, _ = eden_theory.codebook(b)
     # b = 5: the shipped table is itself 6e-6 from the fixed point (so the comparison is at 1e-5)
     np.testing.assert_allclose(c[2 ** (b - 1) :], SHIPPED[b], atol=1e-6 if b < 5 else 1e-5)
 
 
 @pytest.mark.parametrize("b", [6, 7, 8])
 def test_lloyd_max_high_b_close_to_shipped_and_a_true_fixed_point(b):
-    c, t = eden.codebook(b)
+    c, t = eden_theory.codebook(b)
     pos = c[2 ** (b - 1) :]
     lo, _, last = SHIPPED_TAIL[b]
     np.testing.assert_allclose(pos[:2], SHIPPED_TAIL[b][:2], atol=1e-3)
@@ -80,41 +80,41 @@ LIMITS = [0.5707963, 0.1331212, 0.0357840, 0.0095921, 0.0025110, 0.0006447, 0.00
 @pytest.mark.parametrize("b", range(1, 9))
 def test_vnmse_limits_corollary_2_4(b):
     rtol = 2e-3 if b >= 7 else 1e-4
-    assert eden.limit_vnmse(b) == pytest.approx(LIMITS[b - 1], rel=rtol)
-    s = eden.quantizer_stats(eden.codebook(b)[1])
+    assert eden_theory.limit_vnmse(b) == pytest.approx(LIMITS[b - 1], rel=rtol)
+    s = eden_theory.quantizer_stats(eden_theory.codebook(b)[1])
     assert s["E_Q2"] == pytest.approx(s["E_zQ"], rel=1e-10)  # Theorem 2.3: E[zQ] = E[Q²]
     assert s["mse"] == pytest.approx(1 - s["E_Q2"], abs=1e-12)
 
 
 def test_paper_examples_and_errata():
-    assert eden.limit_vnmse(1) == pytest.approx(math.pi / 2 - 1, abs=1e-12)  # Example 1
-    assert abs(eden.limit_vnmse(2) - 0.134) < 1e-3  # Example 2 (paper rounds, erratum §9.1)
-    assert eden.limit_vnmse(1) / eden.limit_vnmse(2) > 4  # "more than a factor of 4"
-    s2 = eden.quantizer_stats(eden.codebook(2)[1])
+    assert eden_theory.limit_vnmse(1) == pytest.approx(math.pi / 2 - 1, abs=1e-12)  # Example 1
+    assert abs(eden_theory.limit_vnmse(2) - 0.134) < 1e-3  # Example 2 (paper rounds, erratum §9.1)
+    assert eden_theory.limit_vnmse(1) / eden_theory.limit_vnmse(2) > 4  # "more than a factor of 4"
+    s2 = eden_theory.quantizer_stats(eden_theory.codebook(2)[1])
     assert s2["probs"][2] == pytest.approx(0.33685, abs=1e-5)
     assert s2["entropy"] == pytest.approx(1.911, abs=0.005)  # paper 1.91
     assert s2["E_Q2"] == pytest.approx(0.8825182, abs=1e-7)  # paper prints 0.88228 (erratum)
-    assert eden.limit_vnmse(1.5) == pytest.approx(0.3165, abs=1e-3)  # paper 0.317
-    naive = (eden.limit_vnmse(1) + eden.limit_vnmse(2)) / 2
+    assert eden_theory.limit_vnmse(1.5) == pytest.approx(0.3165, abs=1e-3)  # paper 0.317
+    naive = (eden_theory.limit_vnmse(1) + eden_theory.limit_vnmse(2)) / 2
     assert naive == pytest.approx(0.352, abs=1e-3)
-    assert eden.limit_vnmse(0.1) == pytest.approx(14.708, abs=2e-3)  # paper 14.707 (truncated)
+    assert eden_theory.limit_vnmse(0.1) == pytest.approx(14.708, abs=2e-3)  # paper 14.707 (truncated)
     for p in (0.1, 0.37, 0.9):  # Lemma 4.1: A + AB + B = π/(2p) − 1
         A, B = 1 / p - 1, math.pi / 2 - 1
-        assert eden.limit_vnmse(p) == pytest.approx(A + A * B + B, rel=1e-12)
+        assert eden_theory.limit_vnmse(p) == pytest.approx(A + A * B + B, rel=1e-12)
 
 
 def test_nine_level_lloyd_max_and_entropy_coding():
-    s9 = eden.quantizer_stats(eden.lloyd_max(9)[1])
+    s9 = eden_theory.quantizer_stats(eden_theory.lloyd_max(9)[1])
     assert s9["entropy"] == pytest.approx(2.983, abs=0.005)  # paper 2.98
-    red = 1 - s9["vnmse_limit"] / eden.limit_vnmse(3)
+    red = 1 - s9["vnmse_limit"] / eden_theory.limit_vnmse(3)
     assert 0.18 <= red <= 0.21  # paper "nearly 20%"
-    d3 = eden.ee_delta(3)
+    d3 = eden_theory.ee_delta(3)
     assert d3 == pytest.approx(0.52243, abs=1e-4)  # paper 0.5224
-    v3 = eden.ee_stats(d3)["vnmse_limit"]
+    v3 = eden_theory.ee_stats(d3)["vnmse_limit"]
     assert v3 == pytest.approx(0.022745, rel=1e-3)  # paper 0.022741
     assert 100 * (1 - v3 / s9["vnmse_limit"]) == pytest.approx(20.6, abs=1.5)
-    assert 100 * (1 - v3 / eden.limit_vnmse(3)) == pytest.approx(36.4, abs=1.5)
-    assert eden.lm_entropy_coded_vnmse(3.0)[0] == 9
+    assert 100 * (1 - v3 / eden_theory.limit_vnmse(3)) == pytest.approx(36.4, abs=1.5)
+    assert eden_theory.lm_entropy_coded_vnmse(3.0)[0] == 9
 
 
 DELTA_R = {0.1: 5.071514195296913, 0.5: 3.4561779181240126, 1: 2.4216194555629045, 2: 1.0824465435871389,
@@ -123,18 +123,18 @@ DELTA_R = {0.1: 5.071514195296913, 0.5: 3.4561779181240126, 1: 2.421619455562904
 
 @pytest.mark.parametrize("b", sorted(DELTA_R))
 def test_ee_delta_matches_authors_table(b):
-    dl = eden.ee_delta(b)
+    dl = eden_theory.ee_delta(b)
     assert dl == pytest.approx(DELTA_R[b], rel=1e-7)
-    assert eden.ee_stats(dl)["entropy"] == pytest.approx(b, abs=1e-6)
+    assert eden_theory.ee_stats(dl)["entropy"] == pytest.approx(b, abs=1e-6)
 
 
 def test_rate_distortion_gaps_figure_4():
     grid = np.round(np.arange(1, 81) * 0.1, 10)
-    rd = eden.rd_bound(grid)
+    rd = eden_theory.rd_bound(grid)
     assert rd[9] == pytest.approx(1 / 3, rel=1e-12)
     # bits above the bound at equal distortion: b − b_RD(v), b_RD(v) = log4(1 + 1/v)
-    ee = np.array([eden.ee_stats(eden.ee_delta(b))["vnmse_limit"] for b in grid])
-    no = np.array([eden.limit_vnmse(b) for b in grid])
+    ee = np.array([eden_theory.ee_stats(eden_theory.ee_delta(b))["vnmse_limit"] for b in grid])
+    no = np.array([eden_theory.limit_vnmse(b) for b in grid])
     gap_ee = grid - np.log(1 + 1 / ee) / np.log(4)
     gap_no = grid - np.log(1 + 1 / no) / np.log(4)
     assert gap_ee.max() <= 0.26 and gap_no.max() < 1.0  # paper: ≤ 0.25 bits, < 1 bit
@@ -200,7 +200,7 @@ def test_seeds_shared_randomness():
     c = eden.compress(x, 2, 2)
     assert not torch.equal(a.indices, c.indices)
     wrong = eden.Payload(a.indices, a.scale, 2, a.bits, a.d, a.m, a.D, a.quantizer, 1, a.nbits)
-    assert eden.vnmse(x, eden.decompress(wrong)) > 1.5  # wrong seed: noise (≈ 2 + vNMSE)
+    assert eden_theory.vnmse(x, eden.decompress(wrong)) > 1.5  # wrong seed: noise (≈ 2 + vNMSE)
     # rows of a batch get different rotations
     xx = x.expand(2, -1)
     pl = eden.compress(xx, 2, 3)
@@ -240,10 +240,10 @@ def test_ee_quantizer_and_mse_scale():
     ee = eden.compress(x, 3, 0, quantizer="ee")
     # ideal code length concentrates at b bits/coord (within 0.01 bits)
     assert abs(ee.nbits.double().mean().item() - 64) / 2**14 == pytest.approx(3.0, abs=0.01)
-    v = eden.vnmse(x, eden.decompress(ee)).mean().item()
-    assert v == pytest.approx(eden.ee_stats(eden.ee_delta(3))["vnmse_limit"], rel=0.03)
+    v = eden_theory.vnmse(x, eden.decompress(ee)).mean().item()
+    assert v == pytest.approx(eden_theory.ee_stats(eden_theory.ee_delta(3))["vnmse_limit"], rel=0.03)
     xb = eden.roundtrip(x, 1, 0, scale="mse")  # biased MSE scale → 1 − E[Q²] = 0.3634
-    assert eden.vnmse(x, xb).mean().item() == pytest.approx(1 - 2 / math.pi, rel=0.03)
+    assert eden_theory.vnmse(x, xb).mean().item() == pytest.approx(1 - 2 / math.pi, rel=0.03)
 
 
 # ---------------------------------------------------------------- 8.2 statistical (seeded)
@@ -251,8 +251,8 @@ def test_ee_quantizer_and_mse_scale():
 def test_corollary_2_4_monte_carlo(b):
     d = 2**16
     for dist, x in (("lognormal", lognormal(30, d, 0)), ("normal", torch.randn(30, d, dtype=F64, generator=torch.Generator().manual_seed(1)))):
-        v = eden.vnmse(x, eden.roundtrip(x, b, seed=100)).mean().item()
-        assert v == pytest.approx(eden.limit_vnmse(b), rel=0.02), dist  # 2% (observed ≤ 0.4%)
+        v = eden_theory.vnmse(x, eden.roundtrip(x, b, seed=100)).mean().item()
+        assert v == pytest.approx(eden_theory.limit_vnmse(b), rel=0.02), dist  # 2% (observed ≤ 0.4%)
 
 
 @pytest.mark.parametrize(
@@ -269,45 +269,45 @@ def test_distribution_free_figure_6(name, sample):
     torch.manual_seed(0)
     x = sample(torch.Generator().manual_seed(2), (20, 2**16))
     for b in (1, 2):
-        v = eden.vnmse(x, eden.roundtrip(x, b, seed=7)).mean().item()
-        assert v == pytest.approx(eden.limit_vnmse(b), rel=0.02)
+        v = eden_theory.vnmse(x, eden.roundtrip(x, b, seed=7)).mean().item()
+        assert v == pytest.approx(eden_theory.limit_vnmse(b), rel=0.02)
 
 
 def test_finite_d_within_5_percent():
     for d in (2**8, 2**10):
         x = lognormal(400, d, 5)
-        v = eden.vnmse(x, eden.roundtrip(x, 1, seed=3)).mean().item()
-        assert v == pytest.approx(eden.limit_vnmse(1), rel=0.05)
+        v = eden_theory.vnmse(x, eden.roundtrip(x, 1, seed=3)).mean().item()
+        assert v == pytest.approx(eden_theory.limit_vnmse(1), rel=0.05)
 
 
 @pytest.mark.parametrize("p", [0.5, 0.125])
 def test_sub_bit_corollary_4_2(p):
     x = lognormal(20, 2**16, 6)
-    v = eden.vnmse(x, eden.roundtrip(x, p, seed=2)).mean().item()
+    v = eden_theory.vnmse(x, eden.roundtrip(x, p, seed=2)).mean().item()
     assert v == pytest.approx(math.pi / (2 * p) - 1, rel=0.02)
 
 
 def test_sub_bit_non_power_of_two_padding_formula():
     x = lognormal(20, 2**16, 6)
-    v = eden.vnmse(x, eden.roundtrip(x, 0.1, seed=2)).mean().item()
-    assert v == pytest.approx(eden.expected_vnmse(2**16, 0.1), rel=0.02)  # 13.60 vs 13.57
+    v = eden_theory.vnmse(x, eden.roundtrip(x, 0.1, seed=2)).mean().item()
+    assert v == pytest.approx(eden_theory.expected_vnmse(2**16, 0.1), rel=0.02)  # 13.60 vs 13.57
 
 
 @pytest.mark.parametrize("b,p", [(2, 0.5), (1, 0.9)])
 def test_packet_loss_lemma_4_3(b, p):
     x = lognormal(20, 2**16, 8)
-    theory = eden.limit_vnmse(b, loss=1 - p)
+    theory = eden_theory.limit_vnmse(b, loss=1 - p)
     assert theory == pytest.approx({(2, 0.5): 1.26624, (1, 0.9): 0.74533}[(b, p)], abs=1e-4)
-    tail = eden.vnmse(x, eden.roundtrip(x, b, 4, loss=1 - p, loss_mode="tail")).mean().item()
-    rand = eden.vnmse(x, eden.roundtrip(x, b, 4, loss=1 - p, loss_mode="random")).mean().item()
+    tail = eden_theory.vnmse(x, eden.roundtrip(x, b, 4, loss=1 - p, loss_mode="tail")).mean().item()
+    rand = eden_theory.vnmse(x, eden.roundtrip(x, b, 4, loss=1 - p, loss_mode="random")).mean().item()
     assert tail == pytest.approx(theory, rel=0.02) and rand == pytest.approx(theory, rel=0.02)
     if b == 1:  # Figure 11: sub-bit at the same fraction; p·d = 58982 is padded to 2^16, which
         # deflates the quantization part by p (our padding convention): A + (1 + A)·p·B, not the paper's π/(2p) − 1
-        sub = eden.vnmse(x, eden.roundtrip(x, p, 4)).mean().item()
-        assert sub == pytest.approx(eden.expected_vnmse(2**16, p), rel=0.02)
+        sub = eden_theory.vnmse(x, eden.roundtrip(x, p, 4)).mean().item()
+        assert sub == pytest.approx(eden_theory.expected_vnmse(2**16, p), rel=0.02)
         x8 = lognormal(20, 2**16, 8)  # with p·d a power of two all three agree (Figure 11)
-        sub = eden.vnmse(x8, eden.roundtrip(x8, 0.5, 4)).mean().item()
-        tail = eden.vnmse(x8, eden.roundtrip(x8, 1, 4, loss=0.5)).mean().item()
+        sub = eden_theory.vnmse(x8, eden.roundtrip(x8, 0.5, 4)).mean().item()
+        tail = eden_theory.vnmse(x8, eden.roundtrip(x8, 1, 4, loss=0.5)).mean().item()
         assert sub == pytest.approx(tail, rel=0.02)
 
 
@@ -315,16 +315,16 @@ def test_lemma_2_2_homogeneous_and_heterogeneous():
     d, n, T = 2**12, 10, 30
     xs = lognormal(n, d, 9)
     for bits, loss in ((2, 0.0), ([1, 1, 2, 2, 3, 3, 4, 0.5, 2.5, 1.5], [0, 0.1, 0, 0.2, 0, 0, 0.5, 0, 0.1, 0])):
-        errs = [eden.nmse(xs, eden.mean_estimate(xs, bits, seed=t, loss=loss)[0]) for t in range(T)]
-        assert np.mean(errs) == pytest.approx(eden.nmse_theory(xs, bits, loss), rel=0.03)
-    assert eden.nmse_theory(xs, 2) == pytest.approx(eden.limit_vnmse(2) / n, rel=1e-12)
+        errs = [eden_theory.nmse(xs, eden.mean_estimate(xs, bits, seed=t, loss=loss)[0]) for t in range(T)]
+        assert np.mean(errs) == pytest.approx(eden_theory.nmse_theory(xs, bits, loss), rel=0.03)
+    assert eden_theory.nmse_theory(xs, 2) == pytest.approx(eden_theory.limit_vnmse(2) / n, rel=1e-12)
 
 
 def test_unbiasedness_two_rotations_and_bias_of_one():
     d, T = 64, 40_000
     x = lognormal(1, d, 0)[0]
     xx = x.expand(T, d)
-    v = eden.limit_vnmse(1)
+    v = eden_theory.limit_vnmse(1)
     # two RHTs ≈ a uniform rotation: ‖mean(x̂) − x‖²/‖x‖² is pure noise, expectation vNMSE/T
     m2 = eden.roundtrip(xx, 1, seed=1, n_rotations=2).mean(0)
     assert ((m2 - x) ** 2).sum() / (x * x).sum() <= 2 * v / T
@@ -396,7 +396,7 @@ def test_non_finite_or_overflowing_vectors_raise(bits, dt):
 def test_quantizer_is_nearest_centroid_with_tie_rule(b, dtype):
     """The LUT/comparison quantizer equals a brute-force nearest-centroid search (Lloyd–Max cells),
     and values exactly on a threshold go to the cell closer to zero (footnote 4)."""
-    c, t = eden.codebook(b)
+    c, t = eden_theory.codebook(b)
     g = torch.Generator().manual_seed(b)
     u = torch.cat([torch.randn(20000, generator=g, dtype=dtype) * 1.5, torch.tensor(t, dtype=dtype),
                    torch.tensor([0.0, 50.0, -50.0], dtype=dtype)])
@@ -414,26 +414,26 @@ def test_quantizer_is_nearest_centroid_with_tie_rule(b, dtype):
 
 
 def test_public_checks():
-    assert eden.check_bits(3) == 3.0 and eden.check_bits(0.25) == 0.25
+    assert eden_theory.check_bits(3) == 3.0 and eden_theory.check_bits(0.25) == 0.25
     for bad in (0, -1, 8.5, float("nan")):
         with pytest.raises(ValueError, match="bits must be"):
-            eden.check_bits(bad)
+            eden_theory.check_bits(bad)
     with pytest.raises(TypeError, match="bits"):
-        eden.check_bits("2")
-    assert eden.check_loss(0.0) == 0.0
+        eden_theory.check_bits("2")
+    assert eden_theory.check_loss(0.0) == 0.0
     with pytest.raises(ValueError, match=r"loss must be .*\[0.0, 1.0\)"):
-        eden.check_loss(1.0)
+        eden_theory.check_loss(1.0)
     x = torch.ones(2, 3)
-    assert eden.check_vectors(x) is x
+    assert eden_theory.check_vectors(x) is x
     with pytest.raises(ValueError, match="finite"):
-        eden.check_vectors(torch.tensor([1.0, float("inf")]))
+        eden_theory.check_vectors(torch.tensor([1.0, float("inf")]))
     with pytest.raises(ValueError, match="finite"):  # the sum overflows but every entry is finite: still accepted
-        eden.check_vectors(torch.tensor([float("nan"), 1.0]))
-    assert eden.check_vectors(torch.tensor([3e38, 3e38])).shape == (2,)
+        eden_theory.check_vectors(torch.tensor([float("nan"), 1.0]))
+    assert eden_theory.check_vectors(torch.tensor([3e38, 3e38])).shape == (2,)
     with pytest.raises(TypeError, match="xs must be a floating-point tensor"):
-        eden.check_vectors(torch.ones(3, dtype=torch.long), "xs")
+        eden_theory.check_vectors(torch.ones(3, dtype=torch.long), "xs")
     with pytest.raises(ValueError, match="scalar"):
-        eden.check_vectors(torch.tensor(1.0))
+        eden_theory.check_vectors(torch.tensor(1.0))
 
 
 # -- regression tests of the common bad-input test (issue 11 §1) ------------------------------------
@@ -442,19 +442,19 @@ def test_vnmse_of_a_zero_vector_raises_naming_x():
     z = torch.zeros(16)
     for x_hat in (torch.ones(16), torch.zeros(16), eden.roundtrip(z, 2, 0)):
         with pytest.raises(ValueError, match=r"\bx\b.*zero") as e:
-            eden.vnmse(z, x_hat)
+            eden_theory.vnmse(z, x_hat)
         assert "‖x‖² = 0" in str(e.value)
     x = torch.randn(3, 16)
     x[1] = 0  # one zero row in a batch
     with pytest.raises(ValueError, match=r"\bx\b has a zero row"):
-        eden.vnmse(x, torch.ones(3, 16))
+        eden_theory.vnmse(x, torch.ones(3, 16))
     with pytest.raises(ValueError, match=r"\bx_hat\b must be finite"):
-        eden.vnmse(torch.ones(4), torch.tensor([1.0, float("nan"), 1.0, 1.0]))
+        eden_theory.vnmse(torch.ones(4), torch.tensor([1.0, float("nan"), 1.0, 1.0]))
     with pytest.raises(ValueError, match=r"\bxs\b is all zeros"):
-        eden.nmse(torch.zeros(2, 4), torch.zeros(4))
+        eden_theory.nmse(torch.zeros(2, 4), torch.zeros(4))
     with pytest.raises(ValueError, match=r"\bmean_hat\b must have shape \(4,\)"):
-        eden.nmse(torch.ones(2, 4), torch.zeros(5))
-    assert float(eden.vnmse(torch.ones(4), torch.ones(4))) == 0.0  # a valid input is unchanged
+        eden_theory.nmse(torch.ones(2, 4), torch.zeros(5))
+    assert float(eden_theory.vnmse(torch.ones(4), torch.ones(4))) == 0.0  # a valid input is unchanged
 
 
 @pytest.mark.parametrize("bad,exc", [(torch.tensor([[1.0, float("nan")], [1.0, 2.0]]), ValueError),
@@ -478,7 +478,7 @@ def test_mean_estimate_per_client_values_name_their_argument():
     with pytest.raises(ValueError, match=r"\bloss_mode\b"):
         eden.mean_estimate(xs, 2, 0, loss_mode="burst")
     with pytest.raises(ValueError, match=r"\bxs\b must be \(n_clients, d\)"):
-        eden.nmse_theory(torch.ones(2, 2, 4), 2)
+        eden_theory.nmse_theory(torch.ones(2, 2, 4), 2)
 
 
 def test_received_mask_seed_is_an_explicit_integer():
@@ -582,7 +582,7 @@ def test_compiled_codes_at_the_thresholds(b, dt):
     centroids on every threshold, one float step either side of it, both signs, and on 0 and ±50."""
     if _kernels.load("eden") is None or not H.compiled_fwht_applies(torch.ones(1)):
         pytest.skip("numba not importable: only the torch path runs")
-    t = torch.tensor(eden.codebook(b)[1], dtype=dt)
+    t = torch.tensor(eden_theory.codebook(b)[1], dtype=dt)
     t = t[t > 0]
     inf = torch.tensor(float("inf"), dtype=dt)
     edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.tensor([0.0, 50.0], dtype=dt)])
@@ -605,3 +605,25 @@ def test_codes_outside_the_table_raise_as_before(b, kw):
     bad = eden.Payload(idx, pl.scale, pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer, pl.n_rotations, pl.nbits)
     with pytest.raises(IndexError):
         eden.decompress(bad)
+
+
+def test_closed_forms_live_in_eden_theory_and_stay_reachable_from_eden():
+    # the codec module holds the codec; the moved names are the objects of qlib.eden_theory
+    assert set(eden.__all__) == {"SCALE_BITS", "Payload", "compress", "decompress", "roundtrip", "received_mask",
+                                 "mean_estimate"}
+    assert not set(eden.__all__) & set(eden_theory.__all__)
+    for name in eden_theory.__all__:
+        assert getattr(eden, name) is getattr(eden_theory, name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        eden.no_such_name  # noqa: B018
+
+
+def test_client_budgets_one_value_or_one_per_client():
+    assert eden_theory.client_budgets(2, 0.25, 3) == ([2.0] * 3, [0.25] * 3)
+    assert eden_theory.client_budgets([1, 2, 4], [0.0, 0.1, 0.2], 3) == ([1.0, 2.0, 4.0], [0.0, 0.1, 0.2])
+    with pytest.raises(ValueError, match=r"\bbits\b has 2 entries for 3 clients"):
+        eden_theory.client_budgets([1, 2], 0.0, 3)
+    with pytest.raises(ValueError, match=r"loss\[1\]"):
+        eden_theory.client_budgets(1, [0.0, 1.0, 0.0], 3)
+    with pytest.raises(ValueError, match=r"\bn\b"):
+        eden_theory.client_budgets(1, 0.0, 0)

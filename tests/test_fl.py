@@ -1,7 +1,10 @@
-"""qlib.fl: compressed mean, batched-client FedAvg engine, distributed GD and power iteration."""
+"""The federated simulation: qlib.distributed (compressed mean, distributed GD and power iteration),
+qlib.fedavg (the batched-client FedAvg engine and its config), qlib.fl_models, the budget compressors
+of qlib.compressors, and the qlib.fl re-export module."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +13,7 @@ import torch
 import torch.nn as nn
 
 from qlib import compressors as C
-from qlib import data, fl, wire
+from qlib import data, distributed, fedavg, fl_models, wire
 
 
 class Tiny(nn.Module):
@@ -28,7 +31,7 @@ def _toy(n=240, d=6, k=3, clients=8, seed=0):
     X = torch.randn(n, d, generator=g)
     y = (X @ W).argmax(1)
     parts = data.partition_iid(n, clients, seed=seed)
-    return fl.client_data(X, y, parts)
+    return fedavg.client_data(X, y, parts)
 
 
 def _run(**kw):
@@ -36,7 +39,7 @@ def _run(**kw):
     args = dict(method="EDEN", bits=2, rounds=3, clients_per_round=4, local_steps=2, batch_size=5, client_lr=0.5,
                 seed=1, device="cpu")
     args.update(kw)
-    return fl.run(Tiny(), _toy(), **args)
+    return fedavg.run(Tiny(), _toy(), **args)
 
 
 def test_batched_engine_equals_client_loop():
@@ -56,9 +59,9 @@ def test_float32_one_client_full_participation_is_local_sgd():
     torch.manual_seed(0)
     cd = _toy(clients=1)
     model = Tiny()
-    res = fl.run(model, cd, method="Float32", rounds=1, clients_per_round=1, local_steps=1, batch_size=7,
+    res = fedavg.run(model, cd, method="Float32", rounds=1, clients_per_round=1, local_steps=1, batch_size=7,
                  client_lr=0.3, seed=3, device="cpu")
-    gen = torch.Generator().manual_seed(fl._derive(3, 0, 0))
+    gen = torch.Generator().manual_seed(distributed.derive_seed(3, 0, 0))
     clients = torch.randperm(1, generator=gen)[:1]
     xb, yb = cd.sample(clients, 7, gen)
     m2 = Tiny()
@@ -94,23 +97,23 @@ def test_budget_is_respected_and_subbit_masks():
 
 def test_random_mask_is_unbiased_and_exact_size():
     x = torch.randn(4000, 64, dtype=torch.float64)
-    comp = fl.RandomMask(C.Float32(), 0.25)
+    comp = C.RandomMask(C.Float32(), 0.25)
     msg = comp.compress(x, 5)
     xh = comp.decompress(msg).double()
     assert ((xh != 0).sum(-1) == 16).all()
     assert (xh.mean(0) - x.mean(0)).abs().max() < 5 * math.sqrt(3 / 4000) * x.abs().max()
     with pytest.raises(ValueError, match="p must be"):
-        fl.RandomMask(C.Float32(), 0.0)
+        C.RandomMask(C.Float32(), 0.0)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("method", fl.METHODS)
+@pytest.mark.parametrize("method", C.METHODS)
 def test_compressed_mean_stays_on_cuda_through_the_wire(method):
     # every decoded message comes back on the device of the updates (Float32 and the SQ baselines
     # once decoded on the CPU: bench_fl.py on an H200 failed at the first non-EDEN round)
     xs = torch.randn(4, 1000, generator=torch.Generator().manual_seed(0))
-    mean_c, dec_c, bits_c = fl.compressed_mean(xs, method, 2, seed=3)
-    mean, dec, bits = fl.compressed_mean(xs.cuda(), method, 2, seed=3)
+    mean_c, dec_c, bits_c = distributed.compressed_mean(xs, method, 2, seed=3)
+    mean, dec, bits = distributed.compressed_mean(xs.cuda(), method, 2, seed=3)
     assert mean.device.type == "cuda" and dec.device.type == "cuda"
     assert bits.tolist() == bits_c.tolist()
     if method == "Float32":
@@ -119,29 +122,29 @@ def test_compressed_mean_stays_on_cuda_through_the_wire(method):
 
 def test_compressed_mean_per_client_budgets_and_loss():
     xs = torch.randn(6, 100, dtype=torch.float64)
-    mean, dec, nbits = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0, wire=False)
+    mean, dec, nbits = distributed.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0, wire=False)
     assert nbits.tolist() == [128 + 64] * 2 + [256 + 64] * 2 + [512 + 64] + [64 + 64]
-    _, dec_w, nbytes = fl.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
+    _, dec_w, nbytes = distributed.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
     torch.testing.assert_close(dec_w, dec, rtol=0, atol=1e-12)  # decoded from the bytes: the same vectors
     assert (nbytes - nbits).tolist() == [8 * (wire.HEADER.size + 8) - 64] * 6
     torch.testing.assert_close(mean, dec.mean(0))
-    _, dec_l, _ = fl.compressed_mean(xs, "EDEN", 4, seed=0, loss=0.5)
+    _, dec_l, _ = distributed.compressed_mean(xs, "EDEN", 4, seed=0, loss=0.5)
     assert float(((dec_l - xs) ** 2).sum() / (xs**2).sum()) > float(((dec - xs) ** 2).sum() / (xs**2).sum())
     with pytest.raises(ValueError, match="loss"):
-        fl.compressed_mean(xs, "QSGD", 2, seed=0, loss=0.1)
+        distributed.compressed_mean(xs, "QSGD", 2, seed=0, loss=0.1)
     with pytest.raises(ValueError, match="bits has 2 entries"):
-        fl.compressed_mean(xs, "EDEN", [1, 2], seed=0)
+        distributed.compressed_mean(xs, "EDEN", [1, 2], seed=0)
 
 
 def test_make_compressor_names_and_errors():
-    assert isinstance(fl.make_compressor("Kashin+SQ", 0.5), fl.RandomMask)
-    assert isinstance(fl.make_compressor("Count-Sketch", 0.5), C.CountSketch)
+    assert isinstance(C.make_compressor("Kashin+SQ", 0.5), C.RandomMask)
+    assert isinstance(C.make_compressor("Count-Sketch", 0.5), C.CountSketch)
     with pytest.raises(ValueError, match="method must be one of"):
-        fl.make_compressor("TopK", 1)
+        C.make_compressor("TopK", 1)
     with pytest.raises(ValueError, match="integer in \\[1, 8\\] or < 1"):
-        fl.make_compressor("QSGD", 1.5)
+        C.make_compressor("QSGD", 1.5)
     with pytest.raises(ValueError, match="bits must be"):
-        fl.make_compressor("EDEN", float("nan"))
+        C.make_compressor("EDEN", float("nan"))
 
 
 def test_run_rejects_bad_arguments():
@@ -150,11 +153,11 @@ def test_run_rejects_bad_arguments():
     with pytest.raises(ValueError, match="server_optimizer"):
         _run(server_optimizer="rmsprop")
     with pytest.raises(TypeError, match="model"):
-        fl.run("lenet", _toy())
+        fedavg.run("lenet", _toy())
     with pytest.raises(ValueError, match="bits"):
         _run(method="QSGD", bits=2.5)
     with pytest.raises(ValueError, match="every client needs"):
-        fl.client_data(torch.zeros(3, 2), torch.zeros(3), [np.array([0, 1, 2]), np.array([], int)])
+        fedavg.client_data(torch.zeros(3, 2), torch.zeros(3), [np.array([0, 1, 2]), np.array([], int)])
 
 
 def test_learning_happens_and_history_columns():
@@ -167,10 +170,10 @@ def test_learning_happens_and_history_columns():
 
 
 def test_lenet_and_resnet9_shapes():
-    assert fl.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
-    assert sum(p.numel() for p in fl.LeNet5().parameters()) == 61706
-    assert fl.ResNet9(3, 10)(torch.zeros(1, 3, 32, 32)).shape == (1, 10)
-    assert fl.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 86, 5)
+    assert fl_models.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
+    assert sum(p.numel() for p in fl_models.LeNet5().parameters()) == 61706
+    assert fl_models.ResNet9(3, 10)(torch.zeros(1, 3, 32, 32)).shape == (1, 10)
+    assert fl_models.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 86, 5)
 
 
 def test_logistic_regression_converges_to_optimum():
@@ -178,33 +181,33 @@ def test_logistic_regression_converges_to_optimum():
     X = torch.randn(400, 5, generator=g, dtype=torch.float64)
     y = torch.sign(X @ torch.ones(5, dtype=torch.float64) + 0.5 * torch.randn(400, generator=g, dtype=torch.float64))
     parts = np.array_split(np.arange(400), 4)
-    w = fl.logistic_regression(X, y, parts, rounds=400, l2=0.3)
+    w = distributed.logistic_regression(X, y, parts, rounds=400, l2=0.3)
     grad = (-(y * torch.sigmoid(-y * (X @ w))).unsqueeze(-1) * X).mean(0) + 0.3 * w
     assert float(grad.norm()) < 1e-8  # equal shares: the mean of client gradients is the full gradient
-    w8 = fl.logistic_regression(X, y, parts, method="EDEN", bits=8, rounds=60, l2=0.3)
-    w1 = fl.logistic_regression(X, y, parts, method="EDEN", bits=1, rounds=60, l2=0.3)
+    w8 = distributed.logistic_regression(X, y, parts, method="EDEN", bits=8, rounds=60, l2=0.3)
+    w1 = distributed.logistic_regression(X, y, parts, method="EDEN", bits=1, rounds=60, l2=0.3)
     assert float((w8 - w).norm()) < float((w1 - w).norm())
 
 
 def test_power_iteration_finds_top_eigenvector():
     g = torch.Generator().manual_seed(0)
     A = torch.randn(600, 8, generator=g, dtype=torch.float64) * torch.tensor([5.0, 1, 1, 1, 1, 1, 1, 1])
-    cov = fl.client_covariances(A, np.array_split(np.arange(600), 3))
+    cov = distributed.client_covariances(A, np.array_split(np.arange(600), 3))
     torch.testing.assert_close(cov.sum(0), A.T @ A)
-    v = fl.power_iteration(cov, rounds=300, lr=0.5)
+    v = distributed.power_iteration(cov, rounds=300, lr=0.5)
     top = torch.linalg.eigh(A.T @ A).eigenvectors[:, -1]
     assert min(float((v - top).norm()), float((v + top).norm())) < 0.05
 
 
 def test_rolling_mean():
-    np.testing.assert_allclose(fl.rolling_mean([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+    np.testing.assert_allclose(fedavg.rolling_mean([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
 
 
 def test_divergence_gives_nan_rounds_not_an_error():
     cd = _toy()
     cd.X[cd.order[cd.offsets[3]]] = float("inf")  # one example of client 3 poisons its gradient
     torch.manual_seed(0)
-    res = fl.run(Tiny(), cd, method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
+    res = fedavg.run(Tiny(), cd, method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
                  client_lr=0.5, seed=1, device="cpu")
     h = res.history
     assert len(h) == 6 and h["round"].tolist() == list(range(1, 7))
@@ -222,12 +225,12 @@ def test_client_data_validates_when_constructed():
                            ("order", cd.order + 100, ValueError), ("sizes", cd.sizes * 0, ValueError),
                            ("offsets", cd.offsets[:1], ValueError), ("sizes", None, TypeError)):
         with pytest.raises(exc, match=rf"\b{name}\b"):
-            fl.ClientData(**{**fields, name: bad})
+            fedavg.ClientData(**{**fields, name: bad})
     with pytest.raises(ValueError, match=r"\bX\b must be finite"):
-        fl.client_data(X, cd.y, [np.arange(12)])
+        fedavg.client_data(X, cd.y, [np.arange(12)])
     with pytest.raises(TypeError, match=r"\by\b must be an array of integers"):
-        fl.client_data(cd.X, np.full(12, 0.5), [np.arange(12)])
-    assert fl.client_data(cd.X.numpy(), cd.y.numpy(), [np.arange(12)]).n_clients == 1
+        fedavg.client_data(cd.X, np.full(12, 0.5), [np.arange(12)])
+    assert fedavg.client_data(cd.X.numpy(), cd.y.numpy(), [np.arange(12)]).n_clients == 1
 
 
 def test_weights_models_and_history_values_are_checked():
@@ -235,19 +238,65 @@ def test_weights_models_and_history_values_are_checked():
     for bad, exc in ((torch.tensor([1.0, float("nan"), 1.0]), ValueError), (torch.ones(2), ValueError),
                      (torch.tensor([1.0, -1.0, 1.0]), ValueError), (torch.ones(3, 1), ValueError)):
         with pytest.raises(exc, match=r"\bweights\b"):
-            fl.compressed_mean(xs, "EDEN", 2, 0, weights=bad)
-    for make, name in ((lambda: fl.MLP(hidden=0), "hidden"), (lambda: fl.LeNet5(size=30), "size"),
-                       (lambda: fl.ResNet9(n_classes=1.5), "n_classes"), (lambda: fl.CharLSTM(vocab=-1), "vocab")):
+            distributed.compressed_mean(xs, "EDEN", 2, 0, weights=bad)
+    for make, name in ((lambda: fl_models.MLP(hidden=0), "hidden"), (lambda: fl_models.LeNet5(size=30), "size"),
+                       (lambda: fl_models.ResNet9(n_classes=1.5), "n_classes"), (lambda: fl_models.CharLSTM(vocab=-1), "vocab")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
             make()
     with pytest.raises(ValueError, match=r"\badam_betas\b"):
         _run(server_optimizer="adam", adam_betas=(0.9,))
     with pytest.raises(ValueError, match=r"\bvalues\b must not hold inf"):
-        fl.rolling_mean([1.0, float("inf")], 2)
-    np.testing.assert_allclose(fl.rolling_mean([1.0, float("nan"), 3.0], 1), [1.0, float("nan"), 3.0])
+        fedavg.rolling_mean([1.0, float("inf")], 2)
+    np.testing.assert_allclose(fedavg.rolling_mean([1.0, float("nan"), 3.0], 1), [1.0, float("nan"), 3.0])
     with pytest.raises(ValueError, match=r"\by\b must hold labels in \{-1, \+1\}"):
-        fl.logistic_regression(torch.randn(4, 2), torch.tensor([0.0, 1.0, 1.0, 0.0]), [np.arange(4)])
+        distributed.logistic_regression(torch.randn(4, 2), torch.tensor([0.0, 1.0, 1.0, 0.0]), [np.arange(4)])
     with pytest.raises(ValueError, match=r"parts\[0\] indexes row 9"):
-        fl.client_covariances(torch.randn(4, 2), [np.array([9])])
+        distributed.client_covariances(torch.randn(4, 2), [np.array([9])])
     with pytest.raises(ValueError, match=r"\bbits\b must be"):
-        fl.power_iteration(torch.eye(2).expand(2, 2, 2), bits=0)
+        distributed.power_iteration(torch.eye(2).expand(2, 2, 2), bits=0)
+
+
+def test_config_record_is_frozen_hashable_and_equals_the_keywords():
+    cfg = fedavg.FedAvgConfig(method="EDEN", bits=[2, 2, 2, 2, 2, 2, 2, 2], rounds=3, clients_per_round=4,
+                              local_steps=2, batch_size=5, client_lr=0.5, seed=1, device="cpu")
+    assert cfg.bits == (2.0,) * 8 and cfg.adam_betas == (0.9, 0.99)
+    assert hash(cfg) == hash(dataclasses.replace(cfg)) and cfg == dataclasses.replace(cfg)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.rounds = 4
+    torch.manual_seed(0)
+    a = fedavg.run(Tiny(), _toy(), cfg)
+    b = _run(bits=2)  # the same settings by keyword
+    torch.manual_seed(0)
+    c = fedavg.run(Tiny(), _toy(), fedavg.FedAvgConfig(), method="EDEN", bits=2, rounds=3, clients_per_round=4,
+                   local_steps=2, batch_size=5, client_lr=0.5, seed=1, device="cpu")  # keywords replace fields
+    assert torch.equal(a.params, b.params) and torch.equal(a.params, c.params)
+    assert a.config == b.config
+    with pytest.raises(ValueError, match=r"\bbits\b has 3 entries for 8 clients"):
+        fedavg.run(Tiny(), _toy(), fedavg.FedAvgConfig(bits=(1, 2, 4), clients_per_round=2))
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        fedavg.run(Tiny(), _toy(), {"rounds": 2})
+    for kw, name in (({"rounds": 0}, "rounds"), ({"bits": 2.5, "method": "QSGD"}, "bits"),
+                     ({"loss": 1.0}, "loss"), ({"device": 3}, "device")):
+        with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+            fedavg.FedAvgConfig(**kw)
+
+
+def test_fl_module_re_exports_the_moved_names():
+    import qlib.fl as shim
+
+    moved = {"METHODS": C, "RandomMask": C, "make_compressor": C, "compressed_mean": distributed,
+             "logistic_regression": distributed, "client_covariances": distributed, "power_iteration": distributed,
+             "ClientData": fedavg, "client_data": fedavg, "FedAvgConfig": fedavg, "FLResult": fedavg, "run": fedavg,
+             "rolling_mean": fedavg, "LeNet5": fl_models, "MLP": fl_models, "CNN2": fl_models, "ResNet9": fl_models,
+             "CharLSTM": fl_models}
+    assert sorted(shim.__all__) == sorted(moved)
+    for name, home in moved.items():
+        assert getattr(shim, name) is getattr(home, name)
+        assert name in shim.__doc__
+
+
+def test_derive_seed_is_the_seed_sequence_word():
+    want = int(np.random.SeedSequence([3, 0, 1]).generate_state(1, dtype=np.uint64)[0] >> 1)
+    assert distributed.derive_seed(3, 0, 1) == want and 0 <= want < 2**63
+    with pytest.raises(ValueError, match=r"keys\[0\]"):
+        distributed.derive_seed(3, -1)

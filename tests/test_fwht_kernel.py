@@ -225,10 +225,11 @@ for n0 in (2, 3, 5, 8, 16):
         assert F.lookup_row(ii, 0, tab, fdt(0.37), oo)
 import torch
 from qlib import _kernels, eden
+from qlib import eden_theory
 from qlib._kernels import eden as E
 E.AVX2 = False  # float32 four-bit codes: the selects of _row_4bit, not the vector loop
 _kernels.load("eden")
-t = torch.tensor(eden.codebook(4)[1], dtype=torch.float32)
+t = torch.tensor(eden_theory.codebook(4)[1], dtype=torch.float32)
 t = t[t > 0]
 inf = torch.tensor(float("inf"))
 edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.randn(3001)])

@@ -10,7 +10,6 @@ import pytest
 from qlib.mia import bounds
 from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row
-from qlib.repro.mia_limits import erm_facts
 from qlib.repro.mia_limits import simulations as S
 from qlib.repro.mia_limits import theory as T
 
@@ -38,10 +37,6 @@ FAST = {
     "prop_b1": lambda: T.prop_b1(reps=300),
     "text_errata": T.text_errata,
     "not_implemented": T.not_implemented,
-    "lemma_b1_random": lambda: erm_facts.lemma_b1_random(200),
-    "lemma_b2_random": lambda: erm_facts.lemma_b2_random(50),
-    "erm_bound_random": lambda: erm_facts.erm_bound_random(10),
-    "prop_c4_random": lambda: erm_facts.prop_c4_random(60),
     "table1_delta_rows": lambda: S.table1_delta_rows(),
     "table1_text_rows": S.table1_text_rows,
     "table1_balanced_rows": lambda: S.table1_balanced_rows([20, 50, 100], 50_000),
@@ -87,11 +82,9 @@ def test_kinds_and_erratum_ids(rows):
     ids = {re.search(r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)", r.where).group(1) for r in errata}
     assert sum("003-E1" in r.where for r in errata) == 10  # one erratum, ten rows
     assert {i for i in ids if i.startswith("003")} == set(T.ERRATA)  # every listed erratum has a row
-    assert "001-C4" in ids
     assert {r.where for r in rows["not_implemented"]} >= {"Proposition A.3"}
     assert all(r.kind == "theory-check" for r in rows["theorem54_three_ways"])
     assert all(r.kind == "arithmetic" for r in rows["table1_delta_rows"])
-    assert all(r.paper == "001" for k in ("lemma_b1_random", "prop_c4_random") for r in rows[k])
 
 
 def test_maxdelta_reference_values(rows):
@@ -164,10 +157,6 @@ def test_generated_prose_follows_the_outcome():
     (lambda v: T.theorem54_maximality(draws=v), "draws"),
     (lambda v: T.diversity_constant(draws=v), "draws"),
     (lambda v: T.prop42(draws=v), "draws"),
-    (lambda v: erm_facts.lemma_b1_random(v), "draws"),
-    (lambda v: erm_facts.lemma_b2_random(v), "draws"),
-    (lambda v: erm_facts.erm_bound_random(v), "draws"),
-    (lambda v: erm_facts.prop_c4_random(v), "draws"),
     (lambda v: T.game_vs_exact(trials=v), "trials"),
     (lambda v: T.theorem51_gaussian(trials=v), "trials"),
     (lambda v: T.example45_least_squares(trials=v), "trials"),

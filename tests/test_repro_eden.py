@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from qlib import eden
+from qlib import eden_theory
 from qlib.repro.eden import sweeps as S
 
 
@@ -25,10 +25,10 @@ def test_input_laws_moments(law, mean, var):
 def test_sweeps_agree_with_theory():
     df = S.vnmse_sweep(["EDEN", "QSGD"], [2], [2**12], trials=4, seed=1)
     e = df[df["method"] == "EDEN"].iloc[0]
-    assert e["vnmse"] == pytest.approx(eden.limit_vnmse(2), rel=0.05) and e["bits_per_coord"] == 2 + 64 / 4096
+    assert e["vnmse"] == pytest.approx(eden_theory.limit_vnmse(2), rel=0.05) and e["bits_per_coord"] == 2 + 64 / 4096
     assert df[df["method"] == "QSGD"].iloc[0]["bits_per_coord"] == 3 + 32 / 4096
     nm = S.nmse_sweep(["EDEN"], [1], 2**12, n_clients=5, laws=("normal",), reps=3, seed=2)
-    assert nm.iloc[0]["nmse"] == pytest.approx(eden.limit_vnmse(1) / 5, rel=0.1)
+    assert nm.iloc[0]["nmse"] == pytest.approx(eden_theory.limit_vnmse(1) / 5, rel=0.1)
     vl = S.variable_length_sweep([2], 2**10, trials=2, seed=0)
     assert set(vl["method"]) == {"EDEN", "EDEN+EE", "QSGD+Elias", "SQ+Huffman"}
     fitted = vl[vl["method"].isin(["QSGD+Elias", "SQ+Huffman"])]
@@ -41,7 +41,7 @@ def test_sweeps_agree_with_theory():
 def test_loss_subbit_sweep_table():
     df = S.loss_subbit_sweep(2**12, [0.5, 1.0], trials=4, seed=1)
     assert len(df) == 4 and set(df["p"]) == {0.5, 1.0}
-    assert (df["theory"] == [eden.limit_vnmse(p) for p in df["p"]]).all()
+    assert (df["theory"] == [eden_theory.limit_vnmse(p) for p in df["p"]]).all()
     tail = df[df["scheme"].str.startswith("tail")].iloc[0]
     assert tail["vnmse"] == pytest.approx(math.pi - 1, rel=0.05) and tail["bits_per_coord"] == (2048 + 64) / 4096
 
@@ -77,7 +77,7 @@ def test_lemma_rows():
     assert [r.where[-3:] for r in miss] == ["D.1", "D.2", "D.3", "D.4", "D.5"] and all(r.note for r in miss)
     d6, d7 = rows[-2], rows[-1]
     # b = 1: E[(zQ)²] = (2/π)·E[z²] = 2/π; E[Q²] = 2/π
-    assert d6.passed and d7.passed and d7.ours == pytest.approx(eden.quantizer_stats(eden.codebook(1)[1])["E_Q2"])
+    assert d6.passed and d7.passed and d7.ours == pytest.approx(eden_theory.quantizer_stats(eden_theory.codebook(1)[1])["E_Q2"])
     assert E._lemma_d6_moment([0.0], [-1.0, 1.0]) == pytest.approx(1.0)  # Q = sign: E[z²] = 1
 
 
@@ -124,7 +124,7 @@ def test_figure8_rows_and_note():
     rows = R.figure8_rows(f8, 2**10, 4)
     lem = [r for r in rows if r.where.startswith("Lemma 2.2")]
     assert len(lem) == 2 and all(r.kind == "theory-check" for r in lem)
-    assert lem[0].paper_value == pytest.approx(eden.expected_vnmse(2**10, 1) / 4)
+    assert lem[0].paper_value == pytest.approx(eden_theory.expected_vnmse(2**10, 1) / 4)
     law = next(r for r in rows if r.quantity.startswith("EDEN's NMSE insensitive"))
     assert law.null_fails is True and law.verdict in ("reproduced", "differs")
     qsgd = next(r for r in rows if r.quantity.startswith("QSGD notably worse"))

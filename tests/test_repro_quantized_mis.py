@@ -3,13 +3,15 @@ code-keyed cache, and the chapters' row functions (fast, tiny sizes)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 import pytest
 
+from qlib.repro.ledger import Row
+from qlib.repro.quantized_mis import erm_facts, study
 from qlib.repro.quantized_mis import paper as P
-from qlib.repro.quantized_mis import study
 
 
 def test_paper_table2_values():
@@ -363,3 +365,49 @@ def test_readings_study_tiny():
     assert [r.kind for r in better] == ["paper-claim", "theory-check"] and better[0].null_fails
     assert math.isfinite(rt["columns"]["mean |Δ|, text reading"].iloc[0])
     assert "Table 1" in R.reading_text(rt) or "not resolved" in R.reading_text(rt)
+
+
+# -- the proof facts of §3 (qlib.repro.quantized_mis.erm_facts), at small sizes --------------------------
+ERM_FACTS = {
+    "lemma_b1_random": lambda: erm_facts.lemma_b1_random(200),
+    "lemma_b2_random": lambda: erm_facts.lemma_b2_random(50),
+    "erm_bound_random": lambda: erm_facts.erm_bound_random(10),
+    "prop_c4_random": lambda: erm_facts.prop_c4_random(60),
+}
+_REL = re.compile(r"^(≤|≥|<|>) (-?[0-9.eE+-]+)$")
+
+
+@pytest.fixture(scope="module")
+def erm_rows():
+    return {k: f() for k, f in ERM_FACTS.items()}
+
+
+@pytest.mark.parametrize("name", list(ERM_FACTS))
+def test_erm_fact_rows_pass_and_are_paper_001(erm_rows, name):
+    rs = erm_rows[name]
+    assert rs and all(isinstance(r, Row) for r in rs)
+    bad = [(r.where, r.quantity, r.ours) for r in rs if r.passed is False]
+    assert not bad, bad  # errata rows pass when the erratum is confirmed
+    assert all(r.paper == "001" and r.kind in ("theory-check", "erratum") for r in rs)
+
+
+def test_erm_fact_relations_match_verdicts_and_erratum_id(erm_rows):
+    """A paper column '≤ x' / '≥ x' / '< x' / '> x' with a numeric 'ours' agrees with the verdict."""
+    ops = {"≤": lambda a, b: a <= b + 1e-12, "≥": lambda a, b: a >= b - 1e-12, "<": lambda a, b: a < b,
+           ">": lambda a, b: a > b}
+    allrows = [r for rs in erm_rows.values() for r in rs]
+    for r in allrows:
+        m = _REL.match(str(r.paper_value))
+        if m and isinstance(r.ours, (int, float)) and r.passed is not None:
+            holds = ops[m.group(1)](float(r.ours), float(m.group(2)))
+            assert holds == (r.passed != (r.kind == "erratum")), (r.where, r.quantity, r.paper_value, r.ours)
+    ids = {re.search(r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)", r.where).group(1) for r in allrows if r.kind == "erratum"}
+    assert ids == {"001-C4"}
+
+
+@pytest.mark.parametrize("check", [erm_facts.lemma_b1_random, erm_facts.lemma_b2_random, erm_facts.erm_bound_random,
+                                   erm_facts.prop_c4_random])
+@pytest.mark.parametrize("value", [0, -1])
+def test_erm_facts_reject_zero_or_negative_draws(check, value):
+    with pytest.raises(ValueError, match=r"\bdraws\b"):
+        check(value)

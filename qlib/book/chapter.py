@@ -4,7 +4,7 @@ A chapter's first code cell after the parameters is::
 
     from qlib.book import chapter
     ch = chapter(chapter_id, out_dir=out_dir, device=device, threads=threads)
-    cmp, dev = ch.cmp, ch.device
+    dev = ch.device
 
 ``chapter_id`` is injected by the batch runner (the notebook's path below ``chapters/`` without
 ``.ipynb``). In an interactive session (JupyterLab) it is ``None`` in the parameters cell and is found

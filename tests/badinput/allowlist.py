@@ -90,7 +90,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "0 Dirichlet laws leaves the Bernoulli and uniform laws of the grid (see cor541_laws)",
     # (end mia)
 
-    # ---- eden: hadamard, eden, compressors, wire, fl, qlib.repro.eden.*
+    # ---- eden: hadamard, eden, eden_theory, compressors, wire, distributed, fedavg, fl_models, qlib.repro.eden.*
     **{(f"qlib.hadamard.{f}", p, m): r
        for f, p, ndim in (("fwht", "x", "ndim"), ("pad_to_power_of_two", "x", "ndim"),
                           ("compiled_fwht_applies", "x", "ndim"), ("rht", "x", "ndim+1"), ("irht", "y", "ndim+1"),
@@ -125,13 +125,13 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.eden.received_mask", "batch", "entry-0"): "a batch of zero vectors has an empty mask (0, D)",
     **{(f"qlib.{f}", "x", "ndim"): "a vector or a batch (*batch, d) of any batch shape (each row its own rotation); "
                                    "a flattened batch is one longer vector"
-       for f in ("eden.check_vectors", "eden.compress", "eden.roundtrip", "compressors.fit_to_budget")},
-    ("qlib.eden.rd_bound", "bits", "ndim"): "elementwise over an array of any shape, as NumPy ufuncs",
-    ("qlib.eden.rd_bound", "bits", "empty"): "elementwise: an empty array of budgets gives an empty array of bounds",
+       for f in ("eden_theory.check_vectors", "eden.compress", "eden.roundtrip", "compressors.fit_to_budget")},
+    ("qlib.eden_theory.rd_bound", "bits", "ndim"): "elementwise over an array of any shape, as NumPy ufuncs",
+    ("qlib.eden_theory.rd_bound", "bits", "empty"): "elementwise: an empty array of budgets gives an empty array of bounds",
     ("qlib.compressors.elias_omega_length", "n", "ndim"): "elementwise over a tensor of any shape",
     ("qlib.compressors.elias_omega_length", "n", "empty"): "elementwise: no integers, no lengths (QSGD+Elias codes "
                                                            "an all-zero row as no gaps)",
-    ("qlib.fl.rolling_mean", "values", "nan-entry"): "a diverged run's history is NaN from that round on (fl.run); "
+    ("qlib.fedavg.rolling_mean", "values", "nan-entry"): "a diverged run's history is NaN from that round on (fedavg.run); "
                                                      "the mean of a window holding one is NaN",
     # (end eden)
 
@@ -217,7 +217,7 @@ NOT_CALLED: dict[str, str] = {
                          "wire.to_bytes() check its shapes and fields",
     "qlib.compressors.Message": "the record Compressor.compress() returns; Compressor.decompress() checks its type "
                                 "and compressor name",
-    "qlib.fl.FLResult": "the result record run() returns (history, final parameters, config)",
+    "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
     "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
                                                 "any data is read (tests/test_repro_federated.py)",
     "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "

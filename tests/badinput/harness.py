@@ -371,7 +371,8 @@ AREAS = {
     "core": ("qlib.quantizers", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
              "qlib.engine", "qlib.synthetic", "qlib.data", "qlib.devices", "qlib.validation"),
     "mia": ("qlib.mia.", "qlib.repro.mia_limits."),
-    "eden": ("qlib.hadamard", "qlib.eden", "qlib.compressors", "qlib.wire", "qlib.fl", "qlib.repro.eden."),
+    "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_theory", "qlib.compressors", "qlib.wire", "qlib.distributed",
+             "qlib.fedavg", "qlib.fl_models", "qlib.repro.eden."),
     "rqp": ("qlib.rqp", "qlib.rqp_privacy", "qlib.dpsgd", "qlib.repro.rqp_sgd."),
     "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory"),
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import eden
+from ... import eden_theory
 from ...validation import check_callable, check_choice, check_float_sequence
 
 __all__ = ["LAWS", "check_law", "check_laws", "as_list", "check_budgets", "check_methods"]
@@ -33,7 +33,7 @@ def as_list(values):
 def check_budgets(name: str, values) -> list:
     """A non-empty sequence of budgets in (0, 8] bits per coordinate, returned as given (a list)."""
     values = as_list(values)
-    check_float_sequence(name, values, low=0.0, high=float(eden.MAX_BITS), low_open=True)
+    check_float_sequence(name, values, low=0.0, high=float(eden_theory.MAX_BITS), low_open=True)
     return list(values)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ... import eden
+from ... import eden_theory
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, check, claim, close, missing, not_comparable
 from . import paper
@@ -43,11 +43,11 @@ def claims_outcome(rows: list[Row]) -> str:
 def constants_table(bits=range(1, 9)) -> pd.DataFrame:
     """Per integer b: largest centroid, E[Q²], vNMSE limit, entropy and the rate–distortion bound."""
     rows = []
-    for b in check_int_sequence("bits", bits, low=1, high=eden.MAX_BITS):
-        c, t = eden.codebook(b)
-        s = eden.quantizer_stats(t)
+    for b in check_int_sequence("bits", bits, low=1, high=eden_theory.MAX_BITS):
+        c, t = eden_theory.codebook(b)
+        s = eden_theory.quantizer_stats(t)
         rows.append({"b": b, "largest centroid": c[-1], "E[Q²]": s["E_Q2"], "vNMSE limit": s["vnmse_limit"],
-                     "entropy (bits)": s["entropy"], "RD bound": float(eden.rd_bound(b))})
+                     "entropy (bits)": s["entropy"], "RD bound": float(eden_theory.rd_bound(b))})
     return pd.DataFrame(rows)
 
 
@@ -59,17 +59,17 @@ def worked_example_rows() -> list[Row]:
     """§3 Examples 1–2, §4.1 (b = 1.5 and b = 0.1) and §4.3 (entropy coding at b = 3), recomputed
     from our Newton-solved codebooks against the printed values."""
     e1, e2, s41, s43 = paper.EXAMPLE1, paper.EXAMPLE2, paper.SEC41, paper.SEC43
-    c1 = eden.codebook(1)[0]
-    c2, t2 = eden.codebook(2)
-    s2 = eden.quantizer_stats(t2)
-    s9 = eden.quantizer_stats(eden.lloyd_max(9)[1])
-    d3 = eden.ee_delta(3)
-    v_ee3 = eden.ee_stats(d3)["vnmse_limit"]
-    v1, v2, v3 = eden.limit_vnmse(1), eden.limit_vnmse(2), eden.limit_vnmse(3)
+    c1 = eden_theory.codebook(1)[0]
+    c2, t2 = eden_theory.codebook(2)
+    s2 = eden_theory.quantizer_stats(t2)
+    s9 = eden_theory.quantizer_stats(eden_theory.lloyd_max(9)[1])
+    d3 = eden_theory.ee_delta(3)
+    v_ee3 = eden_theory.ee_stats(d3)["vnmse_limit"]
+    v1, v2, v3 = eden_theory.limit_vnmse(1), eden_theory.limit_vnmse(2), eden_theory.limit_vnmse(3)
     # the paper's own inputs of Example 2, recomputed (its printed E[Q²] does not follow from them)
     own = 2 * e2["prob_inner"] * e2["inner"] ** 2 + 2 * e2["outer_prob"] * e2["outer"] ** 2
     nb = "the same quantity at the neighbouring bit width"
-    c9 = eden.quantizer_stats(eden.codebook(1)[1])["E_Q2"]
+    c9 = eden_theory.quantizer_stats(eden_theory.codebook(1)[1])["E_Q2"]
     return [
         close("§3 Example 1", "Lloyd–Max 1-bit centroid √(2/π)", e1["centroid"], c1[-1], atol=5e-6, basis=PRINTED,
               null=c2[-1], null_label="b = 2 largest centroid", note=f"tolerance: printed precision; null: {nb}"),
@@ -88,11 +88,11 @@ def worked_example_rows() -> list[Row]:
               note=f"{v2:.4f} exactly; the printed value inherits the E[Q²] slip"),
         check("§3 Example 2", "b = 2 more than 4× better than b = 1", f"> {e2['gain_over_b1']:g}", v1 / v2,
               lambda g: bool(g > e2["gain_over_b1"]), null=1.0, null_shown="no gain: ×1"),
-        close("§4.1", "vNMSE limit b = 1.5, shared-coin mixture", s41["mixture_1.5"], eden.limit_vnmse(1.5), atol=5e-4, basis=PRINTED,
+        close("§4.1", "vNMSE limit b = 1.5, shared-coin mixture", s41["mixture_1.5"], eden_theory.limit_vnmse(1.5), atol=5e-4, basis=PRINTED,
               null=(v1 + v2) / 2, null_label="half 𝓘_1 / half 𝓘_2"),
         close("§4.1", "vNMSE b = 1.5, half 𝓘_1 / half 𝓘_2", s41["halves_1.5"], (v1 + v2) / 2, atol=5e-4, basis=PRINTED,
-              null=eden.limit_vnmse(1.5), null_label="shared-coin mixture"),
-        _corollary42_row(s41["subbit_0.1"], eden.limit_vnmse(0.1), p=0.1),
+              null=eden_theory.limit_vnmse(1.5), null_label="shared-coin mixture"),
+        _corollary42_row(s41["subbit_0.1"], eden_theory.limit_vnmse(0.1), p=0.1),
         close("§4.3", "entropy of 𝓘_2 (bits)", s43["entropy_I2"], s2["entropy"], atol=5e-3, basis=PRINTED, null=2.0,
               null_label="no entropy gain: b"),
         close("§4.3", "entropy of 9-value Lloyd–Max (bits)", s43["entropy_lm9"], s9["entropy"], atol=5e-3, basis=PRINTED,
@@ -101,7 +101,7 @@ def worked_example_rows() -> list[Row]:
               100 * (1 - s9["vnmse_limit"] / v3), atol=1, basis="±1 pp on a percentage the text rounds to an integer", note="paper: 'nearly 20%'", null=0.0, null_label="no reduction"),
         close("§4.3", "vNMSE of 𝓘_3 without entropy coding", s43["vnmse_I3"], v3, rtol=1e-3, basis="ours: 0.1 %, finer than any effect compared",
               note=f"exact Lloyd–Max: {v3:.6f}", null=v2, null_label="b = 2"),
-        close("§4.3", "Δ_3", s43["delta3"], d3, atol=5e-5, basis=PRINTED, null=eden.ee_delta(2), null_label="Δ_2"),
+        close("§4.3", "Δ_3", s43["delta3"], d3, atol=5e-5, basis=PRINTED, null=eden_theory.ee_delta(2), null_label="Δ_2"),
         close("§4.3", "vNMSE of 𝓘_Δ3", s43["vnmse_ee3"], v_ee3, rtol=1e-3, basis="ours: 0.1 %, finer than any effect compared", null=v3, null_label="no entropy coding (𝓘_3)"),
         close("§4.3", "𝓘_Δ3 vs 9-value LM + EE: improvement (%)", s43["ee3_vs_lm9_pct"],
               100 * (1 - v_ee3 / s9["vnmse_limit"]), atol=1, basis="±1 pp on a percentage the text rounds to an integer", null=0.0, null_label="no improvement"),
@@ -145,14 +145,14 @@ def _lemma_d6_moment(thresholds, centroids) -> float:
 def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
     """Appendix D.2: the numeric Lemmas D.6 (E[(zQ(z))²] ≤ 3) and D.7 (E[Q(z)²] ≥ 0.1) over the
     Lloyd–Max codebooks 𝓘_b and the entropy-coded cells 𝓘_Δb; Lemmas D.1–D.5 as not implemented."""
-    bits = check_int_sequence("bits", bits, low=1, high=eden.MAX_BITS)
+    bits = check_int_sequence("bits", bits, low=1, high=eden_theory.MAX_BITS)
     ee_bits = _positive_floats("ee_bits", ee_bits)
-    qs = {f"𝓘_{b}": (eden.codebook(b)[1], eden.codebook(b)[0]) for b in bits}
+    qs = {f"𝓘_{b}": (eden_theory.codebook(b)[1], eden_theory.codebook(b)[0]) for b in bits}
     for b in ee_bits:
-        n, t = eden.ee_cells(eden.ee_delta(b))
-        qs[f"𝓘_Δ{b:g}"] = (t, eden.quantizer_stats(t)["centroids"])
+        n, t = eden_theory.ee_cells(eden_theory.ee_delta(b))
+        qs[f"𝓘_Δ{b:g}"] = (t, eden_theory.quantizer_stats(t)["centroids"])
     d6 = {k: _lemma_d6_moment(t, c) for k, (t, c) in qs.items()}
-    d7 = {k: eden.quantizer_stats(t)["E_Q2"] for k, (t, _) in qs.items()}
+    d7 = {k: eden_theory.quantizer_stats(t)["E_Q2"] for k, (t, _) in qs.items()}
     k6, k7 = max(d6, key=d6.get), min(d7, key=d7.get)
     why = ("a step of the proof of Theorem 2.3 whose constants (α, β, M_1, M_2) the paper leaves symbolic; "
            "the book checks the theorem's conclusion (Corollary 2.4, Figures 2 and 6) instead")
@@ -182,7 +182,7 @@ def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=FIG2_M
     seed = check_seed("seed", seed)
     df = vnmse_sweep(list(methods), bits, [2**k for k in logd], law="lognormal", trials=trials, seed=seed,
                      device=device)
-    df["theory (EDEN)"] = [eden.limit_vnmse(b) for b in df["bits"]]
+    df["theory (EDEN)"] = [eden_theory.limit_vnmse(b) for b in df["bits"]]
     return df
 
 
@@ -213,7 +213,7 @@ def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:
             rows.append(claim("§5.2, Figures 2, 7", f"{name} vNMSE grows with d", "grows",
                               f"{sum(grows)}/{len(grows)} budgets", all(grows), tolerance="strictly larger at the largest d",
                               null="no dependence on d", null_fails=True))
-    over = max(piv.loc[(b, d), "EDEN"] / eden.limit_vnmse(b) for b, d in piv.index)
+    over = max(piv.loc[(b, d), "EDEN"] / eden_theory.limit_vnmse(b) for b, d in piv.index)
     rows.append(claim("App. I.1, Figures 2, 7", "EDEN vNMSE bounded independently of d (max over d of vNMSE / limit)",
                       "bounded", over, over < 1.05, tolerance="< 1.05", null="the limit itself: ratio 1",
                       null_fails=False))
@@ -225,7 +225,7 @@ def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:
                           note="TF-MOT defaults (3 iterations, last unclipped); more iterations flatten it at more compute"))
     for b in bits:
         rows.append(close(f"Theorem 2.3 / Corollary 2.4 (Fig. {'2' if b % 2 == 0 else '7'})", f"EDEN vNMSE at b = {b}, d = {dmax}",
-                          eden.limit_vnmse(b), piv.loc[(b, dmax), "EDEN"], kind="theory-check", rtol=vnmse_rtol,
+                          eden_theory.limit_vnmse(b), piv.loc[(b, dmax), "EDEN"], kind="theory-check", rtol=vnmse_rtol,
                           note="reference = our Corollary 2.4 limit (the curve the paper plots as theory)"))
     if "Kashin+SQ" in set(fig2["method"]):
         at = fig2[fig2["d"] == dmax].groupby("method")["encode_ms"].median()
@@ -245,14 +245,14 @@ FIG4_CURVES = ("EDEN, no EE", "Lloyd–Max + EE", "EDEN I_Δb + EE")
 def figure4(step: float = 0.1, b_max: float = 8.0) -> pd.DataFrame:
     """Analytic curves of Figure 4 on the grid b = step, 2·step, …, b_max, with the bits each curve
     spends above the rate–distortion bound at equal distortion (``gap …`` columns)."""
-    b_max = eden.check_bits(b_max, "b_max")
+    b_max = eden_theory.check_bits(b_max, "b_max")
     step = check_float("step", step, low=0.0, high=b_max, low_open=True)
     grid = np.round(np.arange(1, int(round(b_max / step)) + 1) * step, 10)
     df = pd.DataFrame({"b": grid,
-                       "EDEN, no EE": [eden.limit_vnmse(b) for b in grid],
-                       "Lloyd–Max + EE": [eden.lm_entropy_coded_vnmse(b)[1] for b in grid],
-                       "EDEN I_Δb + EE": [eden.ee_stats(eden.ee_delta(b))["vnmse_limit"] for b in grid],
-                       "rate–distortion bound": eden.rd_bound(grid)})
+                       "EDEN, no EE": [eden_theory.limit_vnmse(b) for b in grid],
+                       "Lloyd–Max + EE": [eden_theory.lm_entropy_coded_vnmse(b)[1] for b in grid],
+                       "EDEN I_Δb + EE": [eden_theory.ee_stats(eden_theory.ee_delta(b))["vnmse_limit"] for b in grid],
+                       "rate–distortion bound": eden_theory.rd_bound(grid)})
     for col, name in (("EDEN I_Δb + EE", "gap EE (bits)"), ("EDEN, no EE", "gap no EE (bits)")):
         df[name] = df["b"] - np.log2(1 + 1 / df[col]) / 2
     return df

@@ -23,6 +23,7 @@ its own):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from functools import lru_cache
@@ -32,9 +33,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from qlib import compressors as _compressors
 from qlib import data as _data
-from qlib import eden as _eden
-from qlib import fl
+from qlib import distributed, fedavg, fl_models
+from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
 from qlib.validation import (
     check_callable,
@@ -114,13 +116,13 @@ MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
 
 def _bits(name: str, bits) -> list[float]:
-    return check_float_sequence(name, bits, low=0.0, high=float(_eden.MAX_BITS), low_open=True)
+    return check_float_sequence(name, bits, low=0.0, high=float(_eden_theory.MAX_BITS), low_open=True)
 
 
 def _methods(methods) -> list[str]:
     if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
-        raise TypeError(f"methods must be a non-empty list of method names ({', '.join(fl.METHODS)}), got {methods!r}")
-    return [check_choice(f"methods[{i}]", m, fl.METHODS) for i, m in enumerate(methods)]
+        raise TypeError(f"methods must be a non-empty list of method names ({', '.join(_compressors.METHODS)}), got {methods!r}")
+    return [check_choice(f"methods[{i}]", m, _compressors.METHODS) for i, m in enumerate(methods)]
 
 
 def _learning_args(rounds, batch_size, methods, eval_every, seed, eval_size):
@@ -207,12 +209,12 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     X, y = a9a_tensors(data_dir)
     parts = _contiguous(X.shape[0], clients)
     lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * X.shape[0]) + 1.0 / X.shape[0])  # 1/L, l2 = 1/N
-    ref = fl.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)
+    ref = distributed.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)
     rows = []
     for m in methods:
         for b in bits:
-            w = fl.logistic_regression(X, y, parts, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
-            sent = float(fl.compressed_mean(torch.ones(1, X.shape[1], dtype=X.dtype), m, b, 0)[2][0])  # 8 × bytes
+            w = distributed.logistic_regression(X, y, parts, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
+            sent = float(distributed.compressed_mean(torch.ones(1, X.shape[1], dtype=X.dtype), m, b, 0)[2][0])  # 8 × bytes
             rows.append({"method": m, "bits": b, "bits_sent_per_coord": sent / X.shape[1],
                          "distance": float((w - ref).norm()), "ref_norm": float(ref.norm())})
     return pd.DataFrame(rows)
@@ -251,12 +253,12 @@ def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], meth
         mean = torch.tensor([0.4914, 0.4822, 0.4465]).view(1, 3, 1, 1)
         std = torch.tensor([0.2023, 0.1994, 0.2010]).view(1, 3, 1, 1)
         A = _pca_matrix((X - mean) / std, rows)
-    cov = fl.client_covariances(A, _contiguous(A.shape[0], clients))
-    ref = fl.power_iteration(cov, rounds=rounds, lr=lr, seed=seed)
+    cov = distributed.client_covariances(A, _contiguous(A.shape[0], clients))
+    ref = distributed.power_iteration(cov, rounds=rounds, lr=lr, seed=seed)
     rows = []
     for m in methods:
         for b in bits:
-            v = fl.power_iteration(cov, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
+            v = distributed.power_iteration(cov, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
             err = min(float((v - ref).norm()), float((v + ref).norm()))
             rows.append({"dataset": dataset, "method": m, "bits": b, "error": err})
     return pd.DataFrame(rows)
@@ -265,22 +267,24 @@ def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], meth
 # ------------------------------------------------------------------------------------------------
 # Federated learning figures
 # ------------------------------------------------------------------------------------------------
-def federated_runs(model_fn, data: fl.ClientData, runs: Sequence[tuple[str, float]], *, test=None, train_eval=None,
+def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, float]], *, test=None, train_eval=None,
                    **kw) -> pd.DataFrame:
-    """One :func:`qlib.fl.run` per (method, bits) with the same initial model (``model_fn()`` after
+    """One :func:`qlib.fedavg.run` per (method, bits) with the same initial model (``model_fn()`` after
     ``torch.manual_seed(seed)``), clients and batches; the histories stacked with ``method`` and
     ``bits`` columns."""
     check_callable("model_fn", model_fn)
-    if not isinstance(data, fl.ClientData):
-        raise TypeError(f"data must be a qlib.fl.ClientData, got {type(data).__name__}")
+    if not isinstance(data, fedavg.ClientData):
+        raise TypeError(f"data must be a qlib.fedavg.ClientData, got {type(data).__name__}")
     if isinstance(runs, (str, bytes)) or not isinstance(runs, (list, tuple)) or not runs or not all(
             isinstance(r, (list, tuple)) and len(r) == 2 for r in runs):
         raise TypeError(f"runs must be a non-empty list of (method, bits) pairs, got {runs!r}")
     seed = check_seed("seed", kw.get("seed", 0))
+    config = fedavg.FedAvgConfig(**kw)  # the settings every run shares, checked once
     out = []
     for method, b in runs:
         torch.manual_seed(seed)
-        res = fl.run(model_fn(), data, method=method, bits=b, test=test, train_eval=train_eval, **kw)
+        res = fedavg.run(model_fn(), data, dataclasses.replace(config, method=method, bits=b), test=test,
+                         train_eval=train_eval)
         h = res.history.assign(method=method, bits=b, n_params=res.config["n_params"])
         out.append(h)
     return pd.concat(out, ignore_index=True)
@@ -297,7 +301,7 @@ def _mnist_clients(partition: str, n_clients: int, data_dir, seed: int, alpha: f
     Xt, yt = mnist_tensors("test", data_dir)
     g = np.random.default_rng(seed)
     sub = torch.from_numpy(g.choice(len(y), 2000, replace=False))
-    return fl.client_data(X, y, parts), (Xt, yt), (X[sub], y[sub])
+    return fedavg.client_data(X, y, parts), (Xt, yt), (X[sub], y[sub])
 
 
 def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
@@ -311,7 +315,7 @@ def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: 
     cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG14["bits"]) for m in methods]
-    return federated_runs(fl.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
+    return federated_runs(fl_models.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
                           clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
                           batch_size=batch_size, client_lr=FIG14["MNIST"]["client_lr"], eval_every=eval_every,
                           seed=seed, device=device)
@@ -326,7 +330,7 @@ def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: 
     cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in methods]
-    return federated_runs(fl.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
+    return federated_runs(fl_models.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
                           clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"], batch_size=batch_size,
                           client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=eval_every, seed=seed, device=device)
 
@@ -342,7 +346,7 @@ def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
     X = (torch.from_numpy(X).float() / 255 - mean) / std
     Xt = (torch.from_numpy(Xt).float() / 255 - mean) / std
     parts = _data.partition_iid(len(y), n_clients, seed=seed)
-    return fl.client_data(X, torch.from_numpy(y), parts), (Xt, torch.from_numpy(yt))
+    return fedavg.client_data(X, torch.from_numpy(y), parts), (Xt, torch.from_numpy(yt))
 
 
 def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, methods: Sequence[str] = LEARNING_METHODS,
@@ -350,7 +354,7 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
                    eval_size: int = 10000) -> pd.DataFrame:
     """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
     b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
-    :class:`qlib.fl.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
+    :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
     rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
                                                                               seed, eval_size)
     if figure == "13":
@@ -362,7 +366,7 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
         raise ValueError(f"figure must be '13' or '14', got {figure!r}")
     cd, test = _cifar_clients("CIFAR-10", n, data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
-    return federated_runs(fl.ResNet9, cd, [(m, b) for m in methods], test=test, rounds=rounds, clients_per_round=k,
+    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in methods], test=test, rounds=rounds, clients_per_round=k,
                           local_steps=steps, batch_size=batch_size, client_lr=lr, eval_every=eval_every, seed=seed,
                           device=device)
 
@@ -389,7 +393,7 @@ def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], met
     runs = [(m, b) for m in methods if m != "Float32" for b in bits]
     if "Float32" in methods:
         runs = [("Float32", 1.0)] + runs  # budget-free: one run, shown at 32 bits
-    df = federated_runs(lambda: fl.MLP(hidden=hidden), cd, runs, test=test, rounds=rounds,
+    df = federated_runs(lambda: fl_models.MLP(hidden=hidden), cd, runs, test=test, rounds=rounds,
                         clients_per_round=t1["clients_per_round"], local_steps=local_steps,
                         batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
                         server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0, seed=seed, device=device)
@@ -402,7 +406,7 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
                  device: str = "auto") -> pd.DataFrame:
     """Figures 3/9 on the paper's task (``"EMNIST"`` or ``"Shakespeare"``, LEAF files in the data
     directory): FedAvg with server Adam and Table 1's row of the task; the EMNIST CNN
-    (:class:`qlib.fl.CNN2`) or the character LSTM (:class:`qlib.fl.CharLSTM`, clients run one by one).
+    (:class:`qlib.fl_models.CNN2`) or the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one).
     One local epoch is approximated by ``local_steps`` batches (default: the median client size
     over the batch size)."""
     check_choice("task", task, tuple(PAPER_TABLE1))
@@ -415,11 +419,11 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
     t1 = PAPER_TABLE1[task]
     if task == "EMNIST":
         X, y, parts = _data.load_femnist("train", data_dir=data_dir)
-        X, model_fn, batched = torch.from_numpy(X).unsqueeze(1), fl.CNN2, True
+        X, model_fn, batched = torch.from_numpy(X).unsqueeze(1), fl_models.CNN2, True
     else:
         X, y, parts = _data.load_shakespeare("train", data_dir=data_dir)
-        X, model_fn, batched = torch.from_numpy(X), fl.CharLSTM, False
-    cd = fl.client_data(X, torch.from_numpy(y), parts)
+        X, model_fn, batched = torch.from_numpy(X), fl_models.CharLSTM, False
+    cd = fedavg.client_data(X, torch.from_numpy(y), parts)
     if local_steps is None:
         local_steps = max(1, int(np.median([len(p) for p in parts])) // t1["batch_size"])
     runs = [("Float32", 1.0)] + [(m, b) for m in methods if m != "Float32" for b in bits]
@@ -541,7 +545,7 @@ def claims_figure3(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4
     book's one rule for stand-ins (CONTRIBUTING): a row computed on a stand-in is *not comparable*,
     its outcome shown in the row, never reproduced nor differs."""
     low_bits = _bits("low_bits", low_bits)
-    close_bits = _eden.check_bits(close_bits, "close_bits")
+    close_bits = _eden_theory.check_bits(close_bits, "close_bits")
     close_tol = check_probability("close_tol", close_tol)
     col = "final_train_acc"
     base = float(fin.loc[fin["method"] == "Float32", col].iloc[0]) if (fin["method"] == "Float32").any() else None

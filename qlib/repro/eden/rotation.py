@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import torch
 
-from ... import eden
+from ... import eden, eden_theory
 from ...compressors import EDEN
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, check, claim, close, not_comparable
@@ -34,7 +34,7 @@ def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.Da
     df = pd.concat([vnmse_sweep({"EDEN": EDEN}, bits, [2**k for k in logd], law=law, trials=trials, seed=seed,
                                 device=device, dtype=torch.float64, batched=True).assign(law=law) for law in laws],
                    ignore_index=True)
-    df["theory"] = [eden.expected_vnmse(d, b) for d, b in zip(df["d"], df["bits"])]
+    df["theory"] = [eden_theory.expected_vnmse(d, b) for d, b in zip(df["d"], df["bits"])]
     df["ratio"] = df["vnmse"] / df["theory"]
     return df
 
@@ -74,8 +74,8 @@ def unbiasedness(d: int, trials: int, seed: int = 0, rotations=(1, 2)) -> pd.Dat
     rotations = check_int_sequence("rotations", rotations, low=1, high=8)
     x = input_law("lognormal", d, seed, torch.float64)
     xx = x.expand(trials, d)
-    noise = eden.limit_vnmse(1) / trials
-    return pd.DataFrame([{"rotations": k, "ratio": float(eden.vnmse(x, eden.roundtrip(xx, 1, seed, n_rotations=k)
+    noise = eden_theory.limit_vnmse(1) / trials
+    return pd.DataFrame([{"rotations": k, "ratio": float(eden_theory.vnmse(x, eden.roundtrip(xx, 1, seed, n_rotations=k)
                                                                     .mean(0))) / noise} for k in rotations])
 
 
@@ -144,7 +144,7 @@ def figure8_rows(fig8: pd.DataFrame, d: int, clients: int, theory_bits=(1, 4, 8)
     for b in theory_bits:
         if (law0, b) in p8.index:
             rows.append(close("Lemma 2.2, Figure 8", f"EDEN NMSE at b = {b} ({law0}) vs (d/D)·vNMSE_b/n",
-                              eden.expected_vnmse(d, b) / clients, p8.loc[(law0, b), "EDEN"], kind="theory-check",
+                              eden_theory.expected_vnmse(d, b) / clients, p8.loc[(law0, b), "EDEN"], kind="theory-check",
                               rtol=rtol, note="reference = Lemma 2.2 with our Corollary 2.4 limit; the paper prints "
                                               "no numbers for Figure 8"))
     if "Count-Sketch" in p8 and len(e) > 1:

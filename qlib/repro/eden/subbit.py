@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import eden
+from ... import eden, eden_theory
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, check, claim, close
 from . import paper
@@ -42,7 +42,7 @@ def figure11_rows(fig11: pd.DataFrame, d: int, rtol: float = 0.05) -> list[Row]:
     if len(after):
         dev = float((after["vnmse"] / after["theory"] - 1).abs().max())
         # null: the loss ignored — every p given the vNMSE of b = 1 without loss
-        null_dev = float((eden.limit_vnmse(1) / after["theory"] - 1).abs().max())
+        null_dev = float((eden_theory.limit_vnmse(1) / after["theory"] - 1).abs().max())
         rows.append(check("App. I.4, Figure 11 (Lemma 4.3)", "tail drop and random loss follow π/(2p) − 1", "follows",
                           dev, lambda v: bool(v < rtol), null=null_dev, shown=f"max dev {100 * dev:.1f}%",
                           null_shown=f"loss ignored (b = 1 limit at every p): max dev {100 * null_dev:.0f}%",
@@ -89,9 +89,9 @@ def heterogeneous(bits, loss, logd: int, trials: int, seed: int = 0) -> dict:
     scales = torch.logspace(0, 1, n, dtype=torch.float64).unsqueeze(-1)
     xs = input_law("lognormal", (n, d), seed, torch.float64) * scales
     table = pd.DataFrame({"client": range(n), "bits": list(bits), "loss": list(loss), "‖x_c‖²": (xs**2).sum(-1).numpy(),
-                          "vNMSE theory": [eden.expected_vnmse(d, b, lo) for b, lo in zip(bits, loss)]})
-    measured = [eden.nmse(xs, eden.mean_estimate(xs, bits, seed=seed + t, loss=loss)[0]) for t in range(trials)]
-    return {"table": table, "measured": np.array(measured), "theory": eden.nmse_theory(xs, bits, loss), "xs": xs}
+                          "vNMSE theory": [eden_theory.expected_vnmse(d, b, lo) for b, lo in zip(bits, loss)]})
+    measured = [eden_theory.nmse(xs, eden.mean_estimate(xs, bits, seed=seed + t, loss=loss)[0]) for t in range(trials)]
+    return {"table": table, "measured": np.array(measured), "theory": eden_theory.nmse_theory(xs, bits, loss), "xs": xs}
 
 
 def heterogeneous_rows(het: dict, rtol: float = 0.05) -> list[Row]:
@@ -106,16 +106,16 @@ def heterogeneous_rows(het: dict, rtol: float = 0.05) -> list[Row]:
 
 def homogeneous(xs: torch.Tensor, n_list, trials: int, seed: int = 0, bits: float = 2) -> pd.DataFrame:
     """NMSE of the first n rows of ``xs`` with a common budget, for n in ``n_list``, against vNMSE/n."""
-    xs = eden.check_vectors(xs, "xs")
+    xs = eden_theory.check_vectors(xs, "xs")
     if xs.dim() != 2:
         raise ValueError(f"xs must be (n_clients, d), got shape {tuple(xs.shape)}")
     n_list = [k for k in check_int_sequence("n_list", n_list, low=1) if k <= xs.shape[0]]
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
-    bits = eden.check_bits(bits)
-    return pd.DataFrame([{"n": k, "NMSE": float(np.mean([eden.nmse(xs[:k], eden.mean_estimate(xs[:k], bits, seed=seed + t)[0])
+    bits = eden_theory.check_bits(bits)
+    return pd.DataFrame([{"n": k, "NMSE": float(np.mean([eden_theory.nmse(xs[:k], eden.mean_estimate(xs[:k], bits, seed=seed + t)[0])
                                                          for t in range(trials)])),
-                          "vNMSE/n": eden.limit_vnmse(bits) / k} for k in n_list])
+                          "vNMSE/n": eden_theory.limit_vnmse(bits) / k} for k in n_list])
 
 
 def homogeneous_rows(homog: pd.DataFrame, rtol: float = 0.05) -> list[Row]:

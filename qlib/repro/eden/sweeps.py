@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import eden, hadamard
+from ... import eden, eden_theory, hadamard
 from ...compressors import EDEN, QSGD, CountSketch, HadamardSQ, KashinSQ, QSGDElias, SQHuffman, fit_to_budget
 from ...devices import resolve
 from ...validation import check_bool, check_float_sequence, check_int, check_int_sequence, check_seed
@@ -100,14 +100,14 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
                 comp = make(b)
                 if batched:
                     m, dt = _timed(comp.compress, dev, xb, seed)
-                    v = eden.vnmse(xb, comp.decompress(m)).cpu().numpy()
+                    v = eden_theory.vnmse(xb, comp.decompress(m)).cpu().numpy()
                     rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
                                  "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(m.nbits.double().mean()) / d})
                     continue
                 v, ts, nb = [], [], []
                 for t, x in enumerate(xs):
                     m, dt = _timed(comp.compress, dev, x, seed + t)
-                    v.append(float(eden.vnmse(x, comp.decompress(m))))
+                    v.append(float(eden_theory.vnmse(x, comp.decompress(m))))
                     ts.append(dt)
                     nb.append(m.total_bits / d)
                 rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
@@ -136,7 +136,7 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
                 for name, make in methods.items():
                     est, nb = make(b).mean(xs, seed + r)
                     rows.append({"law": law, "method": name, "bits": b, "rep": r,
-                                 "nmse": eden.nmse(xs, est), "bits_per_coord": nb / (n_clients * d)})
+                                 "nmse": eden_theory.nmse(xs, est), "bits_per_coord": nb / (n_clients * d)})
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
               .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))
@@ -164,7 +164,7 @@ def variable_length_sweep(bits, d, laws=("lognormal",), trials=5, seed=0, dtype=
                 cands["SQ+Huffman"] = c
             for name, comp in cands.items():
                 xh, nb = comp.roundtrip(xs, seed + 1)
-                rows.append({"law": law, "bits": b, "method": name, "vnmse": float(eden.vnmse(xs, xh).mean()),
+                rows.append({"law": law, "bits": b, "method": name, "vnmse": float(eden_theory.vnmse(xs, xh).mean()),
                              "bits_per_coord": float(nb.double().mean()) / d})
     return pd.DataFrame(rows)
 
@@ -193,9 +193,9 @@ def loss_subbit_sweep(d: int, fractions, trials: int = 5, seed: int = 0, law: st
             rec = None
             if kw:
                 rec = eden.received_mask(pl.D, kw["loss"], kw["loss_mode"], seed=seed + 1, batch=pl.batch_shape)
-            v = eden.vnmse(x, eden.decompress(pl, rec))
+            v = eden_theory.vnmse(x, eden.decompress(pl, rec))
             sent = pl.nbits.double().mean().item() if rec is None else float(rec.sum(-1).double().mean()) + eden.SCALE_BITS
             rows.append({"p": p, "scheme": name, "vnmse": float(v.mean()), "sd": float(v.std()),
-                         "bits_per_coord": sent / d, "theory": eden.limit_vnmse(p),
-                         "expected_padded": eden.expected_vnmse(d, p) if name.startswith("sub") else eden.limit_vnmse(1, 1 - p)})
+                         "bits_per_coord": sent / d, "theory": eden_theory.limit_vnmse(p),
+                         "expected_padded": eden_theory.expected_vnmse(d, p) if name.startswith("sub") else eden_theory.limit_vnmse(1, 1 - p)})
     return pd.DataFrame(rows)

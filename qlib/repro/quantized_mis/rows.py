@@ -203,8 +203,8 @@ def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
 
 def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -> tuple[list[Row], pd.DataFrame]:
     """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum 001-C4) on random instances
-    (the checks live with the other proof facts in :mod:`qlib.repro.mia_limits.erm_facts`)."""
-    from ..mia_limits import erm_facts
+    (the checks: :mod:`qlib.repro.quantized_mis.erm_facts`)."""
+    from . import erm_facts
 
     b1_draws = check_int("b1_draws", b1_draws, low=1)
     bound_draws = check_int("bound_draws", bound_draws, low=1)

@@ -42,11 +42,11 @@ def _payload(bits=2.0, seed=0):
 
 
 def _client_data(n=6, d=4, classes=3):
-    from qlib import fl
+    from qlib import fedavg
 
     X = _randn(n, d)
     y = torch.arange(n) % classes
-    return fl.client_data(X, y, [np.arange(0, n // 2), np.arange(n // 2, n)])
+    return fedavg.client_data(X, y, [np.arange(0, n // 2), np.arange(n // 2, n)])
 
 
 @lru_cache(maxsize=None)
@@ -112,31 +112,34 @@ B["qlib.hadamard.seeded_irht"] = lambda: {"y": _randn(2, 8), "seed": 0}
 B["qlib.hadamard.rotation_sign_bits"] = lambda: {"seed": 0, "batch": (2,), "k": 1, "D": 8}
 B["qlib.hadamard.compiled_rotation_applies"] = lambda: {"x": _randn(2, 8)}
 
-# -- qlib.eden ---------------------------------------------------------------------------------------
-B["qlib.eden.quantizer_stats"] = lambda: {"thresholds": np.array([-0.98, 0.0, 0.98]),
-                                          "centroids": np.array([-1.5, -0.45, 0.45, 1.5])}
-B["qlib.eden.lloyd_max"] = lambda: {"levels": 4, "tol": 1e-10}
-B["qlib.eden.check_bits"] = lambda: {"bits": 1.5}
-B["qlib.eden.check_loss"] = lambda: {"loss": 0.1}
-B["qlib.eden.check_vectors"] = lambda: {"x": _randn(2, 8)}
-B["qlib.eden.codebook"] = lambda: {"bits": 2}
-B["qlib.eden.mixture_moment"] = lambda: {"bits": 1.5}
-B["qlib.eden.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
-B["qlib.eden.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
-B["qlib.eden.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
+# -- qlib.eden_theory ----------------------------------------------------------------------------------
+B["qlib.eden_theory.quantizer_stats"] = lambda: {"thresholds": np.array([-0.98, 0.0, 0.98]),
+                                                 "centroids": np.array([-1.5, -0.45, 0.45, 1.5])}
+B["qlib.eden_theory.lloyd_max"] = lambda: {"levels": 4, "tol": 1e-10}
+B["qlib.eden_theory.check_bits"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.check_loss"] = lambda: {"loss": 0.1}
+B["qlib.eden_theory.check_vectors"] = lambda: {"x": _randn(2, 8)}
+B["qlib.eden_theory.codebook"] = lambda: {"bits": 2}
+B["qlib.eden_theory.mixture_moment"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
 # delta is a cell width (any Δ > 0), so the baseline takes one above 1 (a "probability" it is not)
-B["qlib.eden.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
-B["qlib.eden.ee_stats"] = lambda: {"delta": 1.5}
-B["qlib.eden.lm_entropy_coded_vnmse"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
+B["qlib.eden_theory.ee_stats"] = lambda: {"delta": 1.5}
+B["qlib.eden_theory.lm_entropy_coded_vnmse"] = lambda: {"bits": 1.5}
+B["qlib.eden_theory.nmse_theory"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "loss": 0.25}
+B["qlib.eden_theory.vnmse"] = lambda: {"x": _randn(2, 16), "x_hat": _randn(2, 16, seed=1)}
+B["qlib.eden_theory.nmse"] = lambda: {"xs": _randn(3, 16), "mean_hat": _randn(16, seed=1)}
+B["qlib.eden_theory.client_budgets"] = lambda: {"bits": [1.0, 2.0, 2.0], "loss": 0.25, "n": 3}
+
+# -- qlib.eden ---------------------------------------------------------------------------------------
 B["qlib.eden.compress"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "n_rotations": 1}
 B["qlib.eden.received_mask"] = lambda: {"D": 16, "loss": 0.25, "mode": "random", "seed": 0, "batch": (2,)}
 B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
-B["qlib.eden.nmse_theory"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "loss": 0.25}
-B["qlib.eden.vnmse"] = lambda: {"x": _randn(2, 16), "x_hat": _randn(2, 16, seed=1)}
-B["qlib.eden.nmse"] = lambda: {"xs": _randn(3, 16), "mean_hat": _randn(16, seed=1)}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
 B["qlib.compressors.EDEN"] = lambda: {"bits": 2.0}
@@ -197,7 +200,7 @@ def _message_from_bytes():
 B["qlib.wire.message_to_bytes"] = _message_to_bytes
 B["qlib.wire.message_from_bytes"] = _message_from_bytes
 
-# -- qlib.fl ---------------------------------------------------------------------------------------------
+# -- qlib.compressors (any method at any budget), qlib.distributed, qlib.fedavg, qlib.fl_models ----------
 
 
 def _random_mask():
@@ -206,10 +209,11 @@ def _random_mask():
     return {"inner": QSGD(1), "p": 0.5}
 
 
-B["qlib.fl.RandomMask"] = _random_mask
-B["qlib.fl.make_compressor"] = lambda: {"method": "EDEN", "bits": 2.0}
-B["qlib.fl.compressed_mean"] = lambda: {"xs": _randn(3, 16), "method": "EDEN", "bits": 2.0, "seed": 0, "loss": 0.1,
-                                        "weights": torch.tensor([1.0, 2.0, 1.0]), "wire": True}
+B["qlib.compressors.RandomMask"] = _random_mask
+B["qlib.compressors.make_compressor"] = lambda: {"method": "EDEN", "bits": 2.0}
+B["qlib.distributed.derive_seed"] = lambda: {"seed": 0}
+B["qlib.distributed.compressed_mean"] = lambda: {"xs": _randn(3, 16), "method": "EDEN", "bits": 2.0, "seed": 0,
+                                                 "loss": 0.1, "weights": torch.tensor([1.0, 2.0, 1.0]), "wire": True}
 
 
 def _client_data_fields():
@@ -217,29 +221,35 @@ def _client_data_fields():
     return {"X": cd.X, "y": cd.y, "order": cd.order, "offsets": cd.offsets, "sizes": cd.sizes}
 
 
-B["qlib.fl.ClientData"] = _client_data_fields
-B["qlib.fl.client_data"] = lambda: {"X": _randn(6, 4), "y": torch.arange(6) % 3,
-                                    "parts": [np.arange(0, 3), np.arange(3, 6)]}
-B["qlib.fl.LeNet5"] = lambda: {"in_channels": 1, "n_classes": 10, "size": 28}
-B["qlib.fl.MLP"] = lambda: {"in_features": 16, "hidden": 8, "n_classes": 3}
-B["qlib.fl.CNN2"] = lambda: {"n_classes": 10}
-B["qlib.fl.CharLSTM"] = lambda: {"vocab": 10, "embed": 4, "hidden": 8}
+B["qlib.fedavg.ClientData"] = _client_data_fields
+B["qlib.fedavg.client_data"] = lambda: {"X": _randn(6, 4), "y": torch.arange(6) % 3,
+                                        "parts": [np.arange(0, 3), np.arange(3, 6)]}
+B["qlib.fl_models.LeNet5"] = lambda: {"in_channels": 1, "n_classes": 10, "size": 28}
+B["qlib.fl_models.MLP"] = lambda: {"in_features": 16, "hidden": 8, "n_classes": 3}
+B["qlib.fl_models.CNN2"] = lambda: {"n_classes": 10}
+B["qlib.fl_models.CharLSTM"] = lambda: {"vocab": 10, "embed": 4, "hidden": 8}
+
+
+def _fedavg_config():
+    return {"method": "EDEN", "bits": 1.0, "rounds": 1, "clients_per_round": 2, "local_steps": 1, "batch_size": 2,
+            "client_lr": 0.1, "server_optimizer": "adam", "server_lr": 0.5, "adam_eps": 1e-8,
+            "adam_betas": (0.9, 0.99), "loss": 0.0, "weighting": "uniform", "eval_every": 0, "seed": 0,
+            "device": "cpu", "batched": True, "wire": True}
 
 
 def _run():
-    from qlib import fl
+    from qlib import fedavg, fl_models
 
     torch.manual_seed(0)
     X = _randn(8, 4)
     y = torch.arange(8) % 2
-    return {"model": fl.MLP(4, 3, 2), "data": fl.client_data(X, y, [np.arange(0, 4), np.arange(4, 8)]),
-            "method": "EDEN", "bits": 1.0, "rounds": 1, "clients_per_round": 2, "local_steps": 1, "batch_size": 2,
-            "client_lr": 0.1, "server_optimizer": "adam", "server_lr": 0.5, "adam_eps": 1e-8,
-            "adam_betas": (0.9, 0.99), "loss": 0.0, "test": (X, y), "eval_every": 0, "seed": 0, "device": "cpu"}
+    return {"model": fl_models.MLP(4, 3, 2), "data": fedavg.client_data(X, y, [np.arange(0, 4), np.arange(4, 8)]),
+            "config": fedavg.FedAvgConfig(**_fedavg_config()), "test": (X, y)}
 
 
-B["qlib.fl.run"] = _run
-B["qlib.fl.rolling_mean"] = lambda: {"values": np.array([0.1, 0.2, 0.4, 0.5]), "window": 2}
+B["qlib.fedavg.FedAvgConfig"] = _fedavg_config
+B["qlib.fedavg.run"] = _run
+B["qlib.fedavg.rolling_mean"] = lambda: {"values": np.array([0.1, 0.2, 0.4, 0.5]), "window": 2}
 
 
 def _logreg():
@@ -249,9 +259,9 @@ def _logreg():
             "rounds": 1, "lr": 0.5, "l2": 0.01, "seed": 0}
 
 
-B["qlib.fl.logistic_regression"] = _logreg
-B["qlib.fl.client_covariances"] = lambda: {"X": _randn(12, 4, dtype=torch.float64),
-                                           "parts": [np.arange(0, 6), np.arange(6, 12)]}
+B["qlib.distributed.logistic_regression"] = _logreg
+B["qlib.distributed.client_covariances"] = lambda: {"X": _randn(12, 4, dtype=torch.float64),
+                                                    "parts": [np.arange(0, 6), np.arange(6, 12)]}
 
 
 def _covariances():
@@ -259,8 +269,8 @@ def _covariances():
     return A.transpose(1, 2) @ A
 
 
-B["qlib.fl.power_iteration"] = lambda: {"covariances": _covariances(), "method": "EDEN", "bits": 1.0, "rounds": 1,
-                                        "lr": 0.1, "seed": 0}
+B["qlib.distributed.power_iteration"] = lambda: {"covariances": _covariances(), "method": "EDEN", "bits": 1.0,
+                                                 "rounds": 1, "lr": 0.1, "seed": 0}
 
 # -- qlib.repro.eden.estimator -------------------------------------------------------------------------
 

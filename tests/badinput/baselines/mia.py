@@ -219,15 +219,6 @@ BASELINES.update({
     M + "overfit.propB1_bound": lambda: {"s": 10**6},
 })
 
-# ---- qlib.repro.mia_limits.erm_facts --------------------------------------------------------
-BASELINES.update({
-    R + "erm_facts.lemma_b1_random": lambda: {"draws": 5, "seed": 0},
-    R + "erm_facts.lemma_b2_random": lambda: {"draws": 5, "seed": 0},
-    R + "erm_facts.random_erm_problem": lambda: {"rng": np.random.default_rng(0), "K": 2, "m": 3},
-    R + "erm_facts.erm_bound_random": lambda: {"draws": 3, "seed": 0},
-    R + "erm_facts.prop_c4_random": lambda: {"draws": 4, "seed": 0},
-})
-
 # ---- qlib.repro.mia_limits.simulations ------------------------------------------------------
 BASELINES.update({
     R + "simulations.figure1_table": lambda: {"run": _fake_run(), "marks": (0, 50, 100)},

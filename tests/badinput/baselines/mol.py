@@ -118,6 +118,14 @@ BASELINES[f"{S}.claim_table"] = lambda: {
     "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
     "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
 
+# -------------------------------------------------------------------------- quantized_mis.erm_facts
+EF = "qlib.repro.quantized_mis.erm_facts"
+BASELINES[f"{EF}.lemma_b1_random"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.lemma_b2_random"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.random_erm_problem"] = lambda: {"rng": np.random.default_rng(0), "K": 2, "m": 3}
+BASELINES[f"{EF}.erm_bound_random"] = lambda: {"draws": 3, "seed": 0}
+BASELINES[f"{EF}.prop_c4_random"] = lambda: {"draws": 4, "seed": 0}
+
 RW = "qlib.repro.quantized_mis.rows"
 _P3 = np.array([0.5, 0.3, 0.2])
 _TOY_A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
