@@ -192,6 +192,21 @@ def test_cli_exit_codes_and_summary(book, capsys):
     assert capsys.readouterr().out.split() == ["a/01-ok.ipynb", "a/02-fail.ipynb", "a/03-slow.ipynb"]
 
 
+def test_cli_root_and_output_dir_after_the_subcommand(book, tmp_path, capsys):
+    # the placement a reader types first (issue 29): `run ... --output-dir DIR`, same effect as before `run`
+    out = tmp_path / "after"
+    assert cli.main(["run", "--root", str(book), "--output-dir", str(out), "--profile", "smoke",
+                     "--only", "a/01", "--no-progress"]) == 0
+    assert (out / "chapters/a/01-ok.ipynb").exists()
+    assert cli.main(["list", "--root", str(book)]) == 0
+    assert capsys.readouterr().out.split()[-3:] == ["a/01-ok.ipynb", "a/02-fail.ipynb", "a/03-slow.ipynb"]
+    # given on both sides, the value after the subcommand wins; given only before, it is kept
+    before, after = tmp_path / "before", tmp_path / "after2"
+    assert cli.main(["--root", str(book), "--output-dir", str(before), "run", "--output-dir", str(after),
+                     "--profile", "smoke", "--only", "a/01", "--no-progress"]) == 0
+    assert (after / "chapters/a/01-ok.ipynb").exists() and not before.exists()
+
+
 def test_profile_validation(book):
     smoke = book / "profiles/smoke.yml"
     smoke.write_text(yaml.safe_dump({"a/01-ok.ipynb": {"device": "cpu"}}))

@@ -8,12 +8,19 @@ A chapter's first code cell after the parameters is::
 
 ``chapter_id`` is injected by the batch runner (the notebook's path below ``chapters/`` without
 ``.ipynb``). In an interactive session (JupyterLab) it is ``None`` in the parameters cell and is found
-from the notebook's own path (``JPY_SESSION_NAME`` / ``__session__``, else the working directory),
-so a notebook never retypes its name, its part or its paper.
+from the notebook's own path (``JPY_SESSION_NAME`` / ``__session__``); under plain papermill (which
+tells the kernel neither), from ``PAPERMILL_INPUT_PATH`` (``--inject-paths``) or the input path on the
+papermill command line that started the kernel; else from the working directory. So a notebook never
+retypes its name, its part or its paper.
+
+Under plain papermill a misspelled ``-p`` name only makes papermill log a warning and run the
+default; :func:`chapter` finds such names in papermill's injected cell and says so on the page.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +33,7 @@ from qlib.devices import resolve
 from . import style, tables
 from .compare import PART_PAPER, Comparisons
 
-__all__ = ["chapter", "Chapter", "infer_chapter_id"]
+__all__ = ["chapter", "Chapter", "infer_chapter_id", "unknown_parameters"]
 
 
 def infer_chapter_id(start: str | os.PathLike | None = None) -> str:
@@ -38,14 +45,11 @@ def infer_chapter_id(start: str | os.PathLike | None = None) -> str:
         v = os.environ.get(key)
         if v:
             cands.append(v)
-    try:  # IPython puts the notebook path in the user namespace as __session__ (ipykernel >= 6.22)
-        from IPython import get_ipython
-
-        ip = get_ipython()
-        if ip is not None and ip.user_ns.get("__session__"):
-            cands.append(str(ip.user_ns["__session__"]))
-    except ImportError:  # pragma: no cover
-        pass
+    ns = _user_ns()
+    for key in ("__session__", "PAPERMILL_INPUT_PATH"):  # ipykernel >= 6.22; papermill --inject-paths
+        if ns.get(key):
+            cands.append(str(ns[key]))
+    cands += _launcher_notebooks()
     for c in cands:
         parts = Path(c).with_suffix("").parts
         if "chapters" in parts:
@@ -57,6 +61,87 @@ def infer_chapter_id(start: str | os.PathLike | None = None) -> str:
     if cwd.parent.name == "chapters":
         return f"{cwd.name}/interactive"
     raise ValueError("chapter_id is None and the notebook's path could not be found; pass chapter_id='<part>/<NN-topic>'")
+
+
+def _user_ns() -> dict:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return {}
+    ip = get_ipython()
+    return ip.user_ns if ip is not None else {}
+
+
+def _launcher_notebooks() -> list[str]:
+    """The ``.ipynb`` arguments of the processes above this kernel (papermill's command line names
+    its input notebook; its kernel is that process's child). Empty where psutil cannot tell."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil comes with ipykernel
+        return []
+    found = []
+    try:
+        for proc in psutil.Process().parents()[:3]:
+            cwd = proc.cwd()
+            for arg in proc.cmdline():
+                if arg.endswith(".ipynb"):
+                    found.append(str(Path(cwd, arg)))
+    except (psutil.Error, OSError):  # pragma: no cover - a vanished or foreign process
+        pass
+    return found
+
+
+_PAPERMILL_CELL = "# Parameters"
+
+
+def unknown_parameters(history: list[str] | None = None) -> dict[str, str | None]:
+    """Names papermill injected that the notebook's parameters cell does not declare, each with the
+    closest declared name (or None). ``history``: the sources of the executed cells in order (default:
+    IPython's ``In``); papermill's injected cell starts with ``# Parameters`` and follows the
+    parameters cell. Empty when no injected cell ran (the batch runner rejects unknown names itself)."""
+    if history is None:
+        history = [c for c in _user_ns().get("In", []) if isinstance(c, str)]
+    for i, src in enumerate(history):
+        if src.lstrip().startswith(_PAPERMILL_CELL) and i > 0:
+            declared, injected = _assigned(history[i - 1]), _assigned(src)
+            if not declared:
+                return {}
+            return {n: (difflib.get_close_matches(n, sorted(declared), n=1) or [None])[0]
+                    for n in injected if n not in declared}
+    return {}
+
+
+def _assigned(src: str) -> list[str]:
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def _say_unknown(unknown: dict[str, str | None]) -> None:
+    import warnings
+
+    said = "; ".join(f"{n!r}" + (f" (did you mean {m!r}?)" if m else "") for n, m in unknown.items())
+    msg = f"unknown parameter(s) ignored, the defaults ran instead: {said}"
+    warnings.warn(msg, UserWarning, stacklevel=3)
+    try:
+        from IPython.display import Markdown, display
+
+        display(Markdown(f"**Warning: {msg}.**"))
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _book_root(start: Path) -> Path | None:
+    for d in (start, *start.parents):
+        if (d / "_toc.yml").is_file():
+            return d
+    return None
 
 
 @dataclass
@@ -97,7 +182,9 @@ def chapter(
     """Set up a chapter: resolve ``device``; on CPU limit torch and BLAS to ``threads`` threads
     (``None`` leaves them alone — on a shared 2-core machine one thread ran these small batched ops
     several times faster than two); apply the book's plotting style; open the comparison recorder
-    writing to ``out_dir`` (default ``_results/<chapter_id>`` below the working directory)."""
+    writing to ``out_dir`` (default ``_results/<chapter_id>`` below the book's root — the folder of
+    ``_toc.yml`` above the working directory — else below the working directory). Parameters that
+    plain papermill injected but the notebook does not declare are named on the page."""
     cid = chapter_id if chapter_id is not None else infer_chapter_id()
     if not isinstance(cid, str) or cid.count("/") != 1:
         raise ValueError(f"chapter_id must look like '<part>/<NN-topic>', got {cid!r}")
@@ -114,7 +201,14 @@ def chapter(
         except ImportError:  # pragma: no cover - threadpoolctl is in the book extra
             pass
     part = cid.split("/")[0]
-    out = Path(out_dir) if out_dir is not None else Path("_results") / cid
+    if out_dir is not None:
+        out = Path(out_dir)
+    else:
+        root = _book_root(Path.cwd())
+        out = (root if root is not None else Path()) / "_results" / cid
+    unknown = unknown_parameters()
+    if unknown:
+        _say_unknown(unknown)
     if plot_style:
         style.apply(checks_to=out)
         tables.install_formatter()

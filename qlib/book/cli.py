@@ -4,6 +4,7 @@ Examples::
 
     python -m qlib.book all --profile default --data-dir ../shared/data   # execute + build the book
     python -m qlib.book run --profile smoke --only eden/ --force          # re-run one part
+    python -m qlib.book run --profile smoke --output-dir /tmp/book         # --output-dir/--root: before or after the subcommand
     python -m qlib.book run --profile paper --only quantized-mis/03 --device cuda
     python -m qlib.book run --only eden/01 --set fig2_bits=[2,4] --set fig2_trials=20
     python -m qlib.book run --profile path/to/mine.yml                    # a user profile file
@@ -36,7 +37,18 @@ def _jobs(text: str) -> int:
     return n
 
 
+def _add_place_args(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """``--root`` and ``--output-dir``: accepted before the subcommand and after it (a value given
+    after it wins). On a subcommand their default is SUPPRESS, so one left out there does not
+    overwrite the one given before the subcommand."""
+    default = None if top else argparse.SUPPRESS
+    p.add_argument("--root", type=Path, default=default, help="book root (default: found upwards from cwd)")
+    p.add_argument("--output-dir", type=Path, default=default,
+                   help="executed notebooks and results (default: <root>/_build/book)")
+
+
 def _add_run_args(p: argparse.ArgumentParser) -> None:
+    _add_place_args(p, top=False)
     p.add_argument("--profile", default="default",
                    help=f"parameter profile: {' | '.join(PROFILES)}, or a path to a .yml file (default: %(default)s)")
     p.add_argument("--only", nargs="*", default=None, metavar="NB",
@@ -60,13 +72,12 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m qlib.book", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", type=Path, default=None, help="book root (default: found upwards from cwd)")
-    ap.add_argument("--output-dir", type=Path, default=None, help="executed notebooks and results (default: <root>/_build/book)")
+    _add_place_args(ap, top=True)
     sub = ap.add_subparsers(dest="cmd", required=True)
     _add_run_args(sub.add_parser("run", help="execute notebooks with papermill"))
-    sub.add_parser("build", help="build the HTML book (warnings are errors)")
+    _add_place_args(sub.add_parser("build", help="build the HTML book (warnings are errors)"), top=False)
     _add_run_args(sub.add_parser("all", help="run, then build"))
-    sub.add_parser("list", help="list the notebooks in table-of-contents order")
+    _add_place_args(sub.add_parser("list", help="list the notebooks in table-of-contents order"), top=False)
     args = ap.parse_args(argv)
 
     if args.cmd == "list":
