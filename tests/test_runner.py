@@ -378,3 +378,18 @@ def test_summary_gives_the_wall_time_when_notebooks_ran_side_by_side():
     assert rep.summary() == "2 ran, 1 skipped, 0 failed in 18 s of notebook time (11 s wall)"
     rep.wall = 18.6  # one at a time: the two agree, said once
     assert rep.summary() == "2 ran, 1 skipped, 0 failed in 18 s"
+
+
+def test_what_ran_box_sits_below_the_folded_parameters_cell(book):
+    # issue 29: the box said "the cell below" of a cell above it, and printed its title twice
+    rep = _run(book, only=["a/01"])
+    assert not rep.failures
+    cells = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).cells
+    kinds = [("parameters" in c.metadata.get("tags", []), "qlib-what-ran" in c.metadata.get("tags", []))
+             for c in cells]
+    i = kinds.index((True, False))
+    assert kinds[i + 1] == (False, True)                       # the box follows the parameters cell
+    assert "hide-input" in cells[i].metadata["tags"]            # which is folded, one click away
+    box = cells[i + 1].source
+    assert box.count("What ran") == 1 and "parameters cell above" in box and "below" not in box
+    assert "`x = 2` (cell: `1`)" in box

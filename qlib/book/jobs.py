@@ -78,9 +78,10 @@ def _fmt_param(v: Any) -> str:
 
 
 def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
-    """Hide papermill's injected-parameters cell in the book (tag it remove-cell) and put, in its
-    place, a compact box saying what ran: the profile, the device and every parameter whose value
-    differs from the notebook's own parameters cell (which the reader sees)."""
+    """Hide papermill's injected-parameters cell in the book (tag it remove-cell), fold the notebook's
+    own parameters cell (hide-input: one click shows it), and put, in the injected cell's place (just
+    below the parameters cell), a compact box saying what ran: the profile, the device and every
+    parameter whose value differs from the parameters cell."""
     nb = json.loads(nb_path.read_text())
     cells = nb.get("cells", [])
     at = None
@@ -90,18 +91,20 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
             at = i
             if "remove-cell" not in tags:
                 tags.append("remove-cell")
+        elif "parameters" in tags and "hide-input" not in tags:
+            tags.append("hide-input")
     from .profiles import COMMON, cell_parameters
 
     declared = cell_parameters(job.src)
     changed = {k: v for k, v in job.params.items() if k not in COMMON and declared.get(k) != v}
-    lines = [f"**What ran:** profile `{job.params['profile']}`, device `{device_name(job.params['device'])}`, "
+    lines = [f"Profile `{job.params['profile']}`, device `{device_name(job.params['device'])}`, "
              f"{seconds:.0f} s."]
     if changed:
-        lines.append("Parameters that differ from the cell below: "
+        lines.append("Parameters that differ from the parameters cell above: "
                      + "; ".join(f"`{k} = {_fmt_param(v)}` (cell: `{_fmt_param(declared.get(k))}`)"
                                  for k, v in changed.items()) + ".")
     else:
-        lines.append("Every parameter is the value in the cell below.")
+        lines.append("Every parameter is the value in the parameters cell above.")
     box = {"cell_type": "markdown", "id": "qlib-what-ran", "metadata": {"tags": ["qlib-what-ran"]},
            "source": ":::{admonition} What ran\n:class: note\n" + "\n".join(lines) + "\n:::\n"}
     if at is not None:
