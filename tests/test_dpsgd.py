@@ -6,7 +6,7 @@ import torch
 
 from qlib import dpsgd, rqp
 from qlib.repro.rqp_sgd import experiments as E
-from qlib.repro.rqp_sgd import settings as S
+from qlib.repro.rqp_sgd import paper as S
 
 HP = dict(runs=1, eta=1.0, clip=0.45, b=4, M=0.3)  # the hyperparameters train() requires
 

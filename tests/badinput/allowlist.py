@@ -86,7 +86,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "an empty list (no network on raw images) is said so in the prose",
     ("qlib.repro.mia_limits.theory.cor541_laws", "n_dirichlet", "0"):
         "documented: 0 leaves the 50 Bernoulli and 4 uniform laws of the grid",
-    ("qlib.repro.mia_limits.theory.corollary541", "n_dirichlet", "0"):
+    ("qlib.repro.mia_limits.theory.corollary541_rows", "n_dirichlet", "0"):
         "0 Dirichlet laws leaves the Bernoulli and uniform laws of the grid (see cor541_laws)",
     # (end mia)
 
