@@ -219,7 +219,7 @@ NOT_CALLED: dict[str, str] = {
                                 "and compressor name",
     "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
     "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
-                                                "any data is read (tests/test_repro_federated.py)",
+                                                "any data is read (tests/test_repro_eden_federated.py)",
     "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
                                               "are validated before any data is read",
     # (end eden)
