@@ -15,6 +15,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "class labels are arbitrary integers (a9a labels are -1/+1); only equality is used",
     ("qlib.data.partition_dirichlet", "alpha", "1.5"):
         "alpha is a Dirichlet concentration (any value > 0), not a probability",
+    ("qlib.repro.eden.federated.figure3_text", "alpha", "1.5"):
+        "alpha is the Dirichlet concentration of the Figure 3 stand-in (any value > 0), not a probability",
+    ("qlib.repro.eden.federated.figure3_standin_text", "alpha", "1.5"):
+        "alpha is the Dirichlet concentration of the Figure 3 stand-in (any value > 0), not a probability",
     ("qlib.data.partition_dirichlet", "min_size", "0"):
         "min_size=0 asks for no minimum client size (documented lower bound 0)",
     ("qlib.mis.mis_from_accuracy", "acc", "ndim"):

@@ -706,7 +706,7 @@ def figure14_text(rounds: int, batch_size: int, window: int, eval_size: int, eva
     batch_size = check_int("batch_size", batch_size, low=1)
     window = check_int("window", window, low=1)
     eval_size = check_int("eval_size", eval_size, low=1)
-    eval_every = check_int("eval_every", eval_every, low=0)
+    eval_every = check_int("eval_every", eval_every, low=1)  # the sentence states an evaluation period
     return (f"{rounds} rounds with local batches of {batch_size} (the paper: batch {FIG14['batch_size']} "
             f"and a rolling window of {FIG14['window']} rounds, here {window}); test accuracy on "
             f"{eval_size} test images every {eval_every} rounds.")
