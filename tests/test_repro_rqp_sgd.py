@@ -249,3 +249,54 @@ def test_better_needs_a_positive_gain():
     assert rows["MNIST (LogReg): RQP-SGD better than Proj-DP-SGD"].verdict == "reproduced"
     # the ordering within ±2 pp holds for three equal accuracies too: it cannot fail, so it is only consistent
     assert rows["MNIST (LogReg): Non-Private ≥ DP-SGD ≥ RQP-SGD"].verdict == "consistent"
+
+
+# ---------------------------------------------------------------------------- experiments (moved from test_dpsgd.py)
+def test_diagnostic_task():
+    with pytest.raises(ValueError, match="model"):
+        E.diagnostic_task("softmax")
+    t = E.diagnostic_task("logreg")
+    assert t.X_train.shape == (455, 31) and t.X_test.shape == (114, 31) and t.d == 31
+    np.testing.assert_allclose(t.X_train[:, :30].mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(t.X_train[:, :30].std(0), 1, atol=1e-12)
+    assert np.all(t.X_train[:, -1] == 1) and np.all(t.X_test[:, -1] == 1)
+    assert (np.sum(t.y_train == 0) + np.sum(t.y_test == 0), np.sum(t.y_train) + np.sum(t.y_test)) == (212, 357)
+    s = E.diagnostic_task("svm")
+    assert set(np.unique(s.y_train)) == {-1, 1}
+    np.testing.assert_array_equal(s.y_train, 2 * t.y_train - 1)
+
+
+def test_mnist_task_subset(shared_data_dir):
+    t = E.mnist_task(data_dir=shared_data_dir, n_train=500, n_test=200)
+    assert t.X_train.shape == (500, 785) and t.X_test.shape == (200, 785) and t.d == 7850
+    assert t.X_train.min() >= 0 and t.X_train[:, :784].max() <= 1 and np.all(t.X_train[:, -1] == 1)
+    assert set(np.unique(t.y_train)) <= set(range(10))
+
+
+def test_sweep_shapes_and_q():
+    diag = E.diagnostic_task("logreg")
+    sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], runs=2)
+    assert len(sw) == 4 and list(sw["run"]) == [0, 1, 0, 1]
+    np.testing.assert_allclose(sw["q"].to_numpy()[[0, 2]], [0.2273, 1.0], atol=1e-4)
+    s, q, a = E.best_sigma(sw)
+    assert s in (0.3, 1.5) and a == sw.groupby("sigma")["acc"].median().max()
+
+
+def test_baseline_sigma():
+    assert E.baseline_sigma(1.0, paper.DIAGNOSTIC, 455) == pytest.approx(1.4669 * 0.45, rel=2e-3)
+
+
+def test_table1_arithmetic():
+    diag = paper.PAPER_TABLE1[["Diagnostic (LogReg)", "Diagnostic (SVM)"]].to_numpy().ravel()
+    off = [v for v in diag if not any(abs(v - round(100 * k / 2 / 114, 2)) < 1e-9 for k in range(229))]
+    assert off == [96.92]
+    t = paper.PAPER_TABLE1["Diagnostic (SVM)"]
+    assert (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(0.3585, abs=1e-4)
+
+
+def test_mnist_task_checks_its_arguments_before_reading(tmp_path):
+    """Bad sizes are reported by name, before (and whether or not) the MNIST files can be read."""
+    with pytest.raises(ValueError, match=r"\bn_train\b"):
+        E.mnist_task(data_dir=tmp_path, n_train=0)
+    with pytest.raises(TypeError, match=r"\bsubset_seed\b"):
+        E.mnist_task(data_dir=tmp_path, subset_seed=None)
