@@ -29,6 +29,7 @@ from qlib import eden, fedavg, fl_models, wire
 from qlib import hadamard as H
 from qlib.devices import resolve
 from qlib.repro.eden import federated as F
+from qlib.repro.eden.paper import FIG14
 
 
 def keep_freed_memory() -> bool:
@@ -91,7 +92,7 @@ def main(argv=None):
     ap.add_argument("--device", default="auto")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=F.FIG14["batch_size"])
+    ap.add_argument("--batch", type=int, default=FIG14["batch_size"])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
@@ -109,13 +110,13 @@ def main(argv=None):
     wire_speed(dev, repeat=a.wire_repeat)
     if a.wire_only:
         return
-    cd, _, _ = F._mnist_clients("one class", F.FIG14["clients"], a.data_dir, 0)
-    kw = dict(rounds=a.rounds, clients_per_round=F.FIG14["clients_per_round"], local_steps=F.FIG14["local_steps"],
-              batch_size=a.batch, client_lr=F.FIG14["MNIST"]["client_lr"], seed=0, device=dev)
+    cd, _, _ = F._mnist_clients("one class", FIG14["clients"], a.data_dir, 0)
+    kw = dict(rounds=a.rounds, clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
+              batch_size=a.batch, client_lr=FIG14["MNIST"]["client_lr"], seed=0, device=dev)
     cases = {
-        "EDEN b=0.05, batched": dict(method="EDEN", bits=F.FIG14["bits"], batched=True),
+        "EDEN b=0.05, batched": dict(method="EDEN", bits=FIG14["bits"], batched=True),
         "Float32, batched": dict(method="Float32", batched=True),
-        "EDEN b=0.05, client loop": dict(method="EDEN", bits=F.FIG14["bits"], batched=False),
+        "EDEN b=0.05, client loop": dict(method="EDEN", bits=FIG14["bits"], batched=False),
     }
     res = {k: [] for k in cases}
     torch.manual_seed(0)

@@ -13,7 +13,7 @@ utility bound (Theorem 2).
 
 Privacy (Theorem 1's ε_t and its solvers) lives in :mod:`qlib.rqp_privacy`; this module only uses
 its checks and log-space helpers. No paper setting (M = 0.3, b = 4, …) is a default here: every
-function takes them as arguments (the paper's values are in :mod:`qlib.repro.rqp_sgd.settings`).
+function takes them as arguments (the paper's values are in :mod:`qlib.repro.rqp_sgd.paper`).
 Ties at cell midpoints (probability zero for continuous inputs) are broken by floor(· + 1/2), i.e.
 upward.
 """

@@ -6,8 +6,8 @@ import numpy as np
 
 from qlib.mia import C_P
 from qlib.mia import discretise as D
-from qlib.repro.mia_limits.simulations import PAPER_TABLE1_C as PAPER_C
-from qlib.repro.mia_limits.simulations import PAPER_TABLE1_DELTA as PAPER_DELTA
+from qlib.repro.mia_limits.paper import PAPER_TABLE1_C as PAPER_C
+from qlib.repro.mia_limits.paper import PAPER_TABLE1_DELTA as PAPER_DELTA
 
 
 def test_table1_delta_column_is_the_corollary_bound():

@@ -154,13 +154,13 @@ def test_heterogeneous_and_homogeneous_rows():
     assert r.kind == "paper-claim" and r.passed
 
 
-def test_claims_outcome_sentence():
+def test_outcome_text_sentence():
     from qlib.repro.ledger import claim
 
     ok = claim("x", "a", "y", 1, True)
     bad = claim("x", "b holds", "y", 0, False)
-    assert E.claims_outcome([ok]) == "All 1 statements tested here hold in this run."
-    assert E.claims_outcome([ok, bad]) == "1 of 2 statements hold in this run; not held: b holds."
+    assert E.outcome_text([ok]) == "All 1 statements tested here hold in this run."
+    assert E.outcome_text([ok, bad]) == "1 of 2 statements hold in this run; not held: b holds."
 
 
 def test_drivers_name_their_bad_arguments():

@@ -9,10 +9,9 @@ import pandas as pd
 import pytest
 
 from qlib import rqp_privacy as P
-from qlib.repro.rqp_sgd import coverage
+from qlib.repro.rqp_sgd import coverage, paper, settings
 from qlib.repro.rqp_sgd import experiments as E
 from qlib.repro.rqp_sgd import figure2 as F
-from qlib.repro.rqp_sgd import settings as S
 from qlib.repro.rqp_sgd import table1 as T1
 from qlib.repro.rqp_sgd import theory as TH
 
@@ -27,7 +26,7 @@ from qlib.repro.rqp_sgd import theory as TH
 def test_setting_rejects_bad_fields_by_name(field, bad, exc):
     name = field.split()[0]
     with pytest.raises(exc, match=name):
-        dataclasses.replace(S.DIAGNOSTIC, **{field: bad})
+        dataclasses.replace(paper.DIAGNOSTIC, **{field: bad})
 
 
 _INT_BAD = [math.nan, math.inf, 1.5, "1", 1 + 1j, None, True, 0, -1]
@@ -42,17 +41,17 @@ def test_setting_validates_every_field(field, bad):
     """Regression (the issue's rqp_experiments.Setting): 52 of 52 bad values used to be accepted. Every
     field is checked in __post_init__, with a ValueError/TypeError whose message starts with the field."""
     with pytest.raises((ValueError, TypeError)) as err:
-        S.Setting(**{**dataclasses.asdict(S.DIAGNOSTIC), field: bad})
+        settings.Setting(**{**dataclasses.asdict(paper.DIAGNOSTIC), field: bad})
     assert re.match(rf"{field}\b", str(err.value)), str(err.value)
 
 
 def test_paper_settings():
-    assert (S.DIAGNOSTIC.m, S.DIAGNOSTIC.T, S.MNIST.m, S.MNIST.T) == (10, 46, 64, 938)
-    for s in (S.DIAGNOSTIC, S.MNIST, S.FIGURE1):
+    assert (paper.DIAGNOSTIC.m, paper.DIAGNOSTIC.T, paper.MNIST.m, paper.MNIST.T) == (10, 46, 64, 938)
+    for s in (paper.DIAGNOSTIC, paper.MNIST, paper.FIGURE1):
         assert (s.eta, s.clip, s.M, s.b, s.delta) == (1.0, 0.45, 0.3, 4, 1e-7)
-    assert S.DIAGNOSTIC.privacy_kw == dict(M=0.3, rho=0.45, eta=1.0, m=10)
-    t = S.PAPER_TABLE1["Diagnostic (SVM)"]
-    assert 100 * (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(S.PAPER_SVM_GAIN_PCT, abs=0.02)
+    assert paper.DIAGNOSTIC.privacy_kw == dict(M=0.3, rho=0.45, eta=1.0, m=10)
+    t = paper.PAPER_TABLE1["Diagnostic (SVM)"]
+    assert 100 * (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(paper.PAPER_SVM_GAIN_PCT, abs=0.02)
 
 
 def test_experiments_need_a_setting():
@@ -69,16 +68,16 @@ def test_algorithm1_rows():
 
 
 def test_eps_and_solve_tables():
-    tab = TH.eps_table(S.DIAGNOSTIC)
+    tab = TH.eps_table(paper.DIAGNOSTIC)
     assert tab.loc[0, "ε_t (C = M − ηρ, paper)"] == pytest.approx(1.0226, abs=1e-4)  # q = 0.9, σ = 1
     assert np.all(tab["ε_t (C = M + ηρ)"] <= tab["σ → 0 limit"] + 1e-12)
-    solved = TH.theorem1_solve_table(S.DIAGNOSTIC, 455, budgets=(0.5, 2.0), sigmas=(0.8,))
+    solved = TH.theorem1_solve_table(paper.DIAGNOSTIC, 455, budgets=(0.5, 2.0), sigmas=(0.8,))
     (row,) = TH.theorem1_rows(solved, 4)
     assert row.kind == "theory-check" and row.passed and "2 budgets × 1 σ" in row.quantity
 
 
 def test_privacy_loss_rows_both_adjacencies():
-    tab = TH.privacy_loss_table(S.DIAGNOSTIC)
+    tab = TH.privacy_loss_table(paper.DIAGNOSTIC)
     rows = TH.privacy_loss_rows(tab)
     assert len(rows) == 16 and all(r.kind == "theory-check" for r in rows)
     fails = {adj: sum(not r.passed for r in rows if adj in r.quantity) for adj in ("replace-one", "add-remove")}
@@ -91,10 +90,10 @@ def test_privacy_loss_rows_both_adjacencies():
 
 
 def test_privacy_loss_reference_mpmath():
-    kw = S.DIAGNOSTIC.privacy_kw
+    kw = paper.DIAGNOSTIC.privacy_kw
     assert TH.reference_coordinate_loss(1.0, 1.1, b=4, adjacency="replace-one", n_mu=5, **kw) == pytest.approx(7.4157, abs=1e-3)
     assert TH.reference_coordinate_loss(1.0, 2.0, b=4, adjacency="replace-one", n_mu=5, **kw) == pytest.approx(2.3013, abs=1e-3)
-    rows = TH.privacy_loss_reference_rows(S.DIAGNOSTIC, cases=((1.0, 1.1, 4),))
+    rows = TH.privacy_loss_reference_rows(paper.DIAGNOSTIC, cases=((1.0, 1.1, 4),))
     assert rows[0].kind == "theory-check" and rows[0].passed
 
 
@@ -156,7 +155,7 @@ def test_figure2_band_and_majority(acc, q, majority, passed):
 
 def test_figure2_sweep_tiny():
     task = E.diagnostic_task("logreg")
-    curve = F.figure2_sweep(task, S.DIAGNOSTIC, [0.3, 1.6], runs=1, seed=0, device="cpu", panels=(("c", 4, 1.0),))
+    curve = F.figure2_sweep(task, paper.DIAGNOSTIC, [0.3, 1.6], runs=1, seed=0, device="cpu", panels=(("c", 4, 1.0),))
     cl = F.figure2_claims(curve)
     assert len(cl) == 1 and cl.loc[0, "q non-decreasing"] and cl.loc[0, "max q"] == 1.0
 
@@ -188,9 +187,10 @@ def test_table1_rows():
 
 
 def test_table1_claims():
-    rows = T1.claims_rows(T1.claims_table(_summ()))
+    rows = T1.table1_claims_rows(T1.claims_table(_summ()))
     assert rows[0].ours == "35.85 %" and rows[0].passed
-    assert not T1.claims_rows(T1.claims_table(_summ(rqp_med=70.0)))[0].passed
+    assert rows[0].note == "paper: +25.00 pp" and rows[1].paper_value == "18.37 vs 1.53"  # read from Table 1
+    assert not T1.table1_claims_rows(T1.claims_table(_summ(rqp_med=70.0)))[0].passed
     side = T1.side_by_side(_summ())
     assert side[("Diagnostic (SVM)", "paper")]["Proj-DP-SGD"] == "69.74% (18.37%)"
 
@@ -208,7 +208,7 @@ def test_mnist_text_is_conditional():
 
     X = np.ones((64, 3))
     task = Task("t", "softmax", X, np.zeros(64, dtype=np.int64), X, np.zeros(64, dtype=np.int64), 10)
-    tasks = {"MNIST (LogReg)": (task, dataclasses.replace(S.MNIST, T=10))}
+    tasks = {"MNIST (LogReg)": (task, dataclasses.replace(paper.MNIST, T=10))}
     sweeps = {"MNIST (LogReg)": pd.DataFrame({"sigma": [5.0, 7.0], "q": [0.5, 0.9], "acc": [60.0, 80.0]})}
     behind = T1.mnist_text(tasks, sweeps, {"MNIST (LogReg)": _summ(rqp_med=70.0, proj=84.0)["Diagnostic (SVM)"]})
     assert "falls short" in behind and "re-draws" in behind
@@ -221,12 +221,12 @@ def test_mnist_text_is_conditional():
 
 def test_privacy_table_eps():
     task = E.diagnostic_task("logreg")
-    tasks = {"c": (task, S.DIAGNOSTIC)}
-    q = float(E.rqp_q(1.0, 0.5, S.DIAGNOSTIC, task.n))
+    tasks = {"c": (task, paper.DIAGNOSTIC)}
+    q = float(E.rqp_q(1.0, 0.5, paper.DIAGNOSTIC, task.n))
     res = {"c": pd.DataFrame({"method": ["DP-SGD"], "sigma": [0.66]})}
     tab = T1.privacy_table(tasks, res, {"c": (0.5, q, 90.0)})
     assert tab.iloc[0, -1] == pytest.approx(1.0, abs=1e-8)
-    assert P.eps_total(q, 0.5, b=4, **S.DIAGNOSTIC.privacy_kw, T=46, n=455) == pytest.approx(1.0, abs=1e-8)
+    assert P.eps_total(q, 0.5, b=4, **paper.DIAGNOSTIC.privacy_kw, T=46, n=455) == pytest.approx(1.0, abs=1e-8)
 
 
 # ---------------------------------------------------------------------------- coverage
@@ -244,8 +244,59 @@ def test_better_needs_a_positive_gain():
                            "std Proj-DP": [1.0, 1.0], "std RQP": [1.0, 1.0],
                            "order NP ≥ DP ≥ RQP (±2 pp)": [True, True]},
                           index=pd.Index(["Diagnostic (LogReg)", "MNIST (LogReg)"], name="column"))
-    rows = {r.quantity: r for r in T1.claims_rows(claims)}
+    rows = {r.quantity: r for r in T1.table1_claims_rows(claims)}
     assert rows["Diagnostic (LogReg): RQP-SGD better than Proj-DP-SGD"].verdict == "differs"
     assert rows["MNIST (LogReg): RQP-SGD better than Proj-DP-SGD"].verdict == "reproduced"
     # the ordering within ±2 pp holds for three equal accuracies too: it cannot fail, so it is only consistent
     assert rows["MNIST (LogReg): Non-Private ≥ DP-SGD ≥ RQP-SGD"].verdict == "consistent"
+
+
+# ---------------------------------------------------------------------------- experiments (moved from test_dpsgd.py)
+def test_diagnostic_task():
+    with pytest.raises(ValueError, match="model"):
+        E.diagnostic_task("softmax")
+    t = E.diagnostic_task("logreg")
+    assert t.X_train.shape == (455, 31) and t.X_test.shape == (114, 31) and t.d == 31
+    np.testing.assert_allclose(t.X_train[:, :30].mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(t.X_train[:, :30].std(0), 1, atol=1e-12)
+    assert np.all(t.X_train[:, -1] == 1) and np.all(t.X_test[:, -1] == 1)
+    assert (np.sum(t.y_train == 0) + np.sum(t.y_test == 0), np.sum(t.y_train) + np.sum(t.y_test)) == (212, 357)
+    s = E.diagnostic_task("svm")
+    assert set(np.unique(s.y_train)) == {-1, 1}
+    np.testing.assert_array_equal(s.y_train, 2 * t.y_train - 1)
+
+
+def test_mnist_task_subset(shared_data_dir):
+    t = E.mnist_task(data_dir=shared_data_dir, n_train=500, n_test=200)
+    assert t.X_train.shape == (500, 785) and t.X_test.shape == (200, 785) and t.d == 7850
+    assert t.X_train.min() >= 0 and t.X_train[:, :784].max() <= 1 and np.all(t.X_train[:, -1] == 1)
+    assert set(np.unique(t.y_train)) <= set(range(10))
+
+
+def test_sweep_shapes_and_q():
+    diag = E.diagnostic_task("logreg")
+    sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], runs=2)
+    assert len(sw) == 4 and list(sw["run"]) == [0, 1, 0, 1]
+    np.testing.assert_allclose(sw["q"].to_numpy()[[0, 2]], [0.2273, 1.0], atol=1e-4)
+    s, q, a = E.best_sigma(sw)
+    assert s in (0.3, 1.5) and a == sw.groupby("sigma")["acc"].median().max()
+
+
+def test_baseline_sigma():
+    assert E.baseline_sigma(1.0, paper.DIAGNOSTIC, 455) == pytest.approx(1.4669 * 0.45, rel=2e-3)
+
+
+def test_table1_arithmetic():
+    diag = paper.PAPER_TABLE1[["Diagnostic (LogReg)", "Diagnostic (SVM)"]].to_numpy().ravel()
+    off = [v for v in diag if not any(abs(v - round(100 * k / 2 / 114, 2)) < 1e-9 for k in range(229))]
+    assert off == [96.92]
+    t = paper.PAPER_TABLE1["Diagnostic (SVM)"]
+    assert (t["RQP-SGD"] - t["Proj-DP-SGD"]) / t["Proj-DP-SGD"] == pytest.approx(0.3585, abs=1e-4)
+
+
+def test_mnist_task_checks_its_arguments_before_reading(tmp_path):
+    """Bad sizes are reported by name, before (and whether or not) the MNIST files can be read."""
+    with pytest.raises(ValueError, match=r"\bn_train\b"):
+        E.mnist_task(data_dir=tmp_path, n_train=0)
+    with pytest.raises(TypeError, match=r"\bsubset_seed\b"):
+        E.mnist_task(data_dir=tmp_path, subset_seed=None)

@@ -15,6 +15,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "class labels are arbitrary integers (a9a labels are -1/+1); only equality is used",
     ("qlib.data.partition_dirichlet", "alpha", "1.5"):
         "alpha is a Dirichlet concentration (any value > 0), not a probability",
+    ("qlib.repro.eden.federated.figure3_text", "alpha", "1.5"):
+        "alpha is the Dirichlet concentration of the Figure 3 stand-in (any value > 0), not a probability",
+    ("qlib.repro.eden.federated.figure3_standin_text", "alpha", "1.5"):
+        "alpha is the Dirichlet concentration of the Figure 3 stand-in (any value > 0), not a probability",
     ("qlib.data.partition_dirichlet", "min_size", "0"):
         "min_size=0 asks for no minimum client size (documented lower bound 0)",
     ("qlib.mis.mis_from_accuracy", "acc", "ndim"):
@@ -86,7 +90,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "an empty list (no network on raw images) is said so in the prose",
     ("qlib.repro.mia_limits.theory.cor541_laws", "n_dirichlet", "0"):
         "documented: 0 leaves the 50 Bernoulli and 4 uniform laws of the grid",
-    ("qlib.repro.mia_limits.theory.corollary541", "n_dirichlet", "0"):
+    ("qlib.repro.mia_limits.theory.corollary541_rows", "n_dirichlet", "0"):
         "0 Dirichlet laws leaves the Bernoulli and uniform laws of the grid (see cor541_laws)",
     # (end mia)
 
@@ -219,7 +223,7 @@ NOT_CALLED: dict[str, str] = {
                                 "and compressor name",
     "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
     "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
-                                                "any data is read (tests/test_repro_federated.py)",
+                                                "any data is read (tests/test_repro_eden_federated.py)",
     "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
                                               "are validated before any data is read",
     # (end eden)

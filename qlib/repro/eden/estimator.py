@@ -17,10 +17,8 @@ from . import paper
 from ._args import check_budgets, check_methods
 from .sweeps import MAX_LOGD, vnmse_sweep
 
-__all__ = ["claims_outcome", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
-           "figure4", "figure4_rows", "figure5_rows", "lemma_rows", "FIG2_METHODS"]
-
-FIG2_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
+__all__ = ["outcome_text", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
+           "figure4", "figure4_rows", "figure5_rows", "lemma_rows"]
 
 
 def _positive_floats(name, values):
@@ -28,7 +26,7 @@ def _positive_floats(name, values):
     return check_float_sequence(name, values, low=0.0, low_open=True)
 
 
-def claims_outcome(rows: list[Row]) -> str:
+def outcome_text(rows: list[Row]) -> str:
     """One sentence on the paper-claim rows among ``rows``: all held, or which did not."""
     if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)) or not all(isinstance(r, Row) for r in rows):
         raise TypeError("rows must be a list of qlib.repro.ledger.Row")
@@ -172,10 +170,10 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
 
 
 # -- Figures 2 and 7 ------------------------------------------------------------------------------
-def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=FIG2_METHODS) -> pd.DataFrame:
+def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=paper.FIG2_METHODS) -> pd.DataFrame:
     """The sweep of Figures 2 and 7 on LogNormal(0, 1) vectors of dimension 2^k, k in ``logd``, with
     EDEN's Corollary 2.4 limit as a column."""
-    check_methods(methods, FIG2_METHODS)
+    check_methods(methods, paper.FIG2_METHODS)
     bits = check_budgets("bits", bits)
     logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
     trials = check_int("trials", trials, low=1)

@@ -1,8 +1,9 @@
 """Distributed and federated learning with EDEN (paper 002 §5.3, Appendix I.2–I.7).
 
-The paper's settings are typed once here (Table 1 verbatim as :data:`PAPER_TABLE1`; the protocols
-of Figures 3/9, 10, 12, 13 and 14 as ``FIG*`` constants quoting the appendix), with one driver per
-figure returning a DataFrame, and the paper's claims as functions returning ledger rows.
+The paper's settings are typed once in :mod:`.paper` (Table 1 as :data:`.paper.PAPER_TABLE1` and
+:data:`.paper.TABLE1_TEXT`; the protocols of Figures 3/9, 10, 12, 13 and 14 as ``FIG*`` constants
+quoting the appendix); here, one driver per figure returning a DataFrame, and the paper's claims as
+``<item>_rows`` functions returning ledger rows.
 
 Decisions where the paper is silent or its data is not offline (each driver's docstring repeats
 its own):
@@ -38,7 +39,19 @@ from qlib import data as _data
 from qlib import distributed, fedavg, fl_models
 from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
+from qlib.repro.eden.paper import (
+    FIG3,
+    FIG10,
+    FIG12,
+    FIG13,
+    FIG14,
+    LEARNING_METHODS,
+    PAPER_ENCODE_SHARE,
+    PAPER_TABLE1,
+    TABLE1_TEXT,
+)
 from qlib.validation import (
+    check_bool,
     check_callable,
     check_choice,
     check_float,
@@ -49,12 +62,6 @@ from qlib.validation import (
 )
 
 __all__ = [
-    "PAPER_TABLE1",
-    "FIG3",
-    "FIG10",
-    "FIG12",
-    "FIG13",
-    "FIG14",
     "table1",
     "mnist_tensors",
     "a9a_tensors",
@@ -68,49 +75,25 @@ __all__ = [
     "figure14",
     "figure_cifar10",
     "finals",
-    "claims_figure10",
+    "figure10_rows",
     "header_bits_per_coord",
-    "figure9_row",
-    "compress_share_row",
-    "PAPER_ENCODE_SHARE",
-    "claims_figure12",
-    "claims_figure3",
-    "claims_figure14",
-    "rows_figure13",
-    "claims_cifar10",
-    "rows_not_offline",
+    "figure9_rows",
+    "compress_share_rows",
+    "figure12_rows",
+    "figure3_rows",
+    "figure14_rows",
+    "figure13_rows",
+    "cifar10_rows",
+    "not_offline_rows",
+    "figure3_task_rows",
+    "compress_share",
+    "compress_share_text",
+    "outcome_line",
+    "figure14_text",
+    "figure3_standin_text",
+    "figure3_text",
+    "figure13_text",
 ]
-
-#: Table 1 (App. I.2), verbatim: the Adam-server FedAvg hyperparameters of Reddi et al. 2021
-PAPER_TABLE1 = {
-    "EMNIST": {"clients_per_round": 10, "rounds": 1500, "batch_size": 20, "client_lr": 10**-1.5,
-               "server_lr": 10**-2.5, "adam_eps": 1e-4},
-    "Shakespeare": {"clients_per_round": 10, "rounds": 1200, "batch_size": 4, "client_lr": 1.0,
-                    "server_lr": 1e-2, "adam_eps": 1e-3},
-}
-#: Table 1 as printed (powers of ten)
-_TABLE1_TEXT = {
-    "EMNIST": ("10", "1500", "20", "10^-1.5", "10^-2.5", "10^-4"),
-    "Shakespeare": ("10", "1200", "4", "1", "10^-2", "10^-3"),
-}
-
-#: Figures 3/9 (§5.3): budgets (rows of the figure), methods, rolling-mean window (rounds)
-FIG3 = {"bits": (0.1, 0.5, 1, 2, 4), "methods": ("Float32", "Hadamard+SQ", "Kashin+SQ", "EDEN"), "window": 200}
-#: Figure 10 (App. I.3): 20 clients, 100 rounds of distributed gradient descent
-FIG10 = {"clients": 20, "rounds": 100, "bits": tuple(range(1, 9)),
-         "methods": ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")}
-#: Figure 12 (App. I.5): 10 clients, server learning rate 0.1, b = 1..8
-FIG12 = {"clients": 10, "lr": 0.1, "bits": tuple(range(1, 9)), "methods": ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")}
-#: Figure 13 (App. I.6): 10 i.i.d. clients, batch 128, one local step, SGD; window 60 rounds
-FIG13 = {"clients": 10, "batch_size": 128, "local_steps": 1, "window": 60,
-         "CIFAR-10": {"model": "ResNet-9", "client_lr": 0.1, "bits": 0.1},
-         "CIFAR-100": {"model": "ResNet-18", "client_lr": 0.05, "bits": 0.5}}
-#: Figure 14 (App. I.7): 50 clients, 10 per round, 5 local steps, batch 128, b = 0.05; window 30
-FIG14 = {"clients": 50, "clients_per_round": 10, "local_steps": 5, "batch_size": 128, "bits": 0.05, "window": 30,
-         "MNIST": {"model": "LeNet-5", "client_lr": 0.05, "partition": "one class per client"},
-         "CIFAR-10": {"model": "ResNet-9", "client_lr": 0.1, "partition": "i.i.d."}}
-#: the compared methods of the learning figures (the paper's §5 baselines)
-LEARNING_METHODS = ("Float32", "EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
@@ -135,7 +118,7 @@ def _learning_args(rounds, batch_size, methods, eval_every, seed, eval_size):
 def table1() -> pd.DataFrame:
     """Table 1 of the paper as printed."""
     cols = ["Clients per round", "Rounds", "Batch size", "Client lr", "Server lr", "Adam's ε"]
-    return pd.DataFrame([[t, *v] for t, v in _TABLE1_TEXT.items()], columns=["Task", *cols])
+    return pd.DataFrame([[t, *v] for t, v in TABLE1_TEXT.items()], columns=["Task", *cols])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -473,7 +456,7 @@ def _best_per_bits(df: pd.DataFrame, value: str, lower_is_better: bool):
     return rows
 
 
-def claims_figure10(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
+def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
     """App. I.3: "EDEN is closer to the optimum than other methods in all the bit budgets" (paper
     claim, strict: a tie for first place fails, so the null "EDEN tied with the best" fails), and our
     fairness analysis at equal bits actually sent (an ablation, ``theory-check``: not a claim of the
@@ -520,7 +503,7 @@ def header_bits_per_coord(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def claims_figure12(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
+def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
     """App. I.5: "EDEN achieves the lowest L2 error for all values of b" (per data set)."""
     out = []
     for ds, g in df.groupby("dataset"):
@@ -534,7 +517,7 @@ def claims_figure12(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
     return out
 
 
-def claims_figure3(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, close_tol: float = 0.01,
+def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, close_tol: float = 0.01,
                    note: str = "", standin: str | None = None) -> list[ledger.Row]:
     """§5.3: "EDEN considerably outperforms other methods at the lower bit regimes. At 4 bits, all
     methods converge near the baseline". Tested on the final rolling-mean training accuracy:
@@ -576,33 +559,51 @@ def claims_figure3(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4
     return out
 
 
-def figure9_row(standin: str | None = None) -> ledger.Row:
-    """Figure 9 (the zoomed-out Figure 3): a picture with no claim of its own."""
-    return ledger.not_comparable("Figure 9 / App. I.2", "training accuracy per round, full range (zoom-out of Figure 3)",
-                                 "picture", "drawn" + (" (stand-in)" if standin else ""), kind="paper-claim",
-                                 reason="a picture without a claim of its own; Figure 3's rows judge the curves"
-                                        + (f"; stand-in: {standin}" if standin else ""))
+def figure9_rows(standin: str | None = None) -> list[ledger.Row]:
+    """Figure 9 (the zoomed-out Figure 3): a picture with no claim of its own (one row)."""
+    return [ledger.not_comparable("Figure 9 / App. I.2", "training accuracy per round, full range (zoom-out of Figure 3)",
+                                  "picture", "drawn" + (" (stand-in)" if standin else ""), kind="paper-claim",
+                                  reason="a picture without a claim of its own; Figure 3's rows judge the curves"
+                                         + (f"; stand-in: {standin}" if standin else ""))]
 
 
-#: §5.3 / App. I: "the encoding takes less than 1 % of the gradient computation" (GPU, the paper's runs)
-PAPER_ENCODE_SHARE = 0.01
+def compress_share(fin: pd.DataFrame, method: str = "EDEN") -> float:
+    """The share of local training time spent compressing and decompressing ``method``'s updates, read
+    from a :func:`finals` frame (its ``compress_share`` column)."""
+    method = check_choice("method", method, _compressors.METHODS)
+    if not isinstance(fin, pd.DataFrame) or not {"method", "compress_share"} <= set(fin.columns):
+        raise ValueError("fin must be a frame of finals() with columns method and compress_share")
+    sel = fin.loc[fin["method"] == method, "compress_share"]
+    if not len(sel):
+        raise ValueError(f"fin has no run of method {method!r}")
+    return float(sel.iloc[0])
 
 
-def compress_share_row(share: float, *, device: str) -> ledger.Row:
+def compress_share_rows(share: float, *, device: str) -> list[ledger.Row]:
     """The paper's "encoding takes < 1 % of the gradient computation", on our runs: the time spent
     compressing and decompressing EDEN's updates over the local training time (``share`` ≥ 0; above 1
     where encoding costs more than training). Null: no compression cost (0 %),
-    which meets "< 1 %": the claim cannot fail for a free encoder, so a pass reads *consistent*."""
+    which meets "< 1 %": the claim cannot fail for a free encoder, so a pass reads *consistent* (one row)."""
     share = check_float("share", share, low=0.0)  # a ratio of times: above 1 where encoding costs more
-    return ledger.check("App. I (speed)", "EDEN encoding < 1 % of the gradient computation", "< 1 %", share,
-                        lambda v: bool(v < PAPER_ENCODE_SHARE), null=0.0, shown=f"{100 * share:.1f} %",
-                        null_shown="free encoder: 0 %", tolerance="< 1 %",
-                        note=f"measured on {device} (the paper: a GPU); the share of local training time spent "
-                             "compressing and decompressing in the Figure 14 runs, small models on which a "
-                             "gradient step is cheap")
+    return [ledger.check("App. I (speed)", "EDEN encoding < 1 % of the gradient computation", "< 1 %", share,
+                         lambda v: bool(v < PAPER_ENCODE_SHARE), null=0.0, shown=f"{100 * share:.1f} %",
+                         null_shown="free encoder: 0 %", tolerance="< 1 %",
+                         note=f"measured on {device} (the paper: a GPU); the share of local training time spent "
+                              "compressing and decompressing in the Figure 14 runs, small models on which a "
+                              "gradient step is cheap")]
 
 
-def claims_figure14(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: float = 0.5,
+def compress_share_text(share: float, device: str, rows: list[ledger.Row]) -> str:
+    """Markdown: the measured encoding share against the paper's "below 1 %", with the verdict of
+    :func:`compress_share_rows`'s row."""
+    share = check_float("share", share, low=0.0)
+    rows = _rows("rows", rows)
+    return (f"Compressing and decompressing the EDEN updates took {100 * share:.1f}% of the local training time "
+            f"in the Figure 14 runs on {device} (the paper: below 1% of the gradient computation, on a GPU): "
+            f"**{rows[0].verdict}**.")
+
+
+def figure14_rows(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: float = 0.5,
                     note: str = "") -> list[ledger.Row]:
     """App. I.7 (MNIST): "EDEN achieves the highest accuracy … only slightly below the baseline model
     (without compression)". Tested on the final test accuracy: EDEN highest among the compressors;
@@ -634,7 +635,7 @@ def claims_figure14(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: fl
     return out
 
 
-def rows_figure13(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
+def figure13_rows(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
     """Figure 13: the MNIST stand-in's outcome (not the paper's data: not comparable) and the CIFAR
     claims, which need the CIFAR files."""
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
@@ -654,7 +655,7 @@ def rows_figure13(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
     return out
 
 
-def claims_cifar10(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.Row]:
+def cifar10_rows(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.Row]:
     """App. I.6/I.7 (CIFAR-10): "EDEN achieves the highest accuracy" (final test accuracy, strictly
     highest among the compressors)."""
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
@@ -672,12 +673,95 @@ _OFFLINE_ITEMS = (("3", "Figure 3/9 (EMNIST)", "EMNIST", "FedAvg + server Adam t
                   ("14", "Figure 14 (CIFAR-10)", "CIFAR-10", "cross-device FL with ResNet-9 at b = 0.05"))
 
 
-def rows_not_offline(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> list[ledger.Row]:
+def not_offline_rows(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> list[ledger.Row]:
     """A not-available-offline row for every panel of ``figures`` (of Figures 3/9, 12 and 14) whose
     data set is absent from the data directory."""
     hint = {"EMNIST": "load_femnist", "Shakespeare": "load_shakespeare", "CIFAR-10": "load_cifar10"}
     return [ledger.missing(w, q, offline=True, reason=f"{ds} is not in the data directory (see qlib.data.{hint[ds]})")
             for f, w, ds, q in _OFFLINE_ITEMS if f in figures and not available(ds, data_dir)]
+
+
+# ------------------------------------------------------------------------------------------------
+# Prose of the chapter (generated from the parameters and the rows)
+# ------------------------------------------------------------------------------------------------
+def _rows(name: str, rows) -> list[ledger.Row]:
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)) or not rows \
+            or not all(isinstance(r, ledger.Row) for r in rows):
+        raise TypeError(f"{name} must be a non-empty list of qlib.repro.ledger.Row")
+    return list(rows)
+
+
+def outcome_line(rows: list[ledger.Row], notes: bool = False) -> str:
+    """Markdown: "Outcome: " and, per row, its quantity, our value and its verdict (``notes``: with the
+    row's note where the row is not judged)."""
+    rows = _rows("rows", rows)
+    return "Outcome: " + "; ".join(f"{r.quantity}: {r.ours} ({r.verdict}"
+                                   + (f", {r.note}" if notes and r.passed is None else "") + ")" for r in rows) + "."
+
+
+def figure14_text(rounds: int, batch_size: int, window: int, eval_size: int, eval_every: int) -> str:
+    """Markdown: how the Figure 14 run differs from the paper's (batch size, rolling window) and how
+    it is evaluated."""
+    rounds = check_int("rounds", rounds, low=1)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    window = check_int("window", window, low=1)
+    eval_size = check_int("eval_size", eval_size, low=1)
+    eval_every = check_int("eval_every", eval_every, low=1)  # the sentence states an evaluation period
+    return (f"{rounds} rounds with local batches of {batch_size} (the paper: batch {FIG14['batch_size']} "
+            f"and a rolling window of {FIG14['window']} rounds, here {window}); test accuracy on "
+            f"{eval_size} test images every {eval_every} rounds.")
+
+
+def figure3_standin_text(alpha: float) -> str:
+    """The name of the Figure 3/9 stand-in (rows' reason and notes)."""
+    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
+    return f"federated MNIST (MLP) with Dirichlet({alpha}) label skew in place of EMNIST/Shakespeare"
+
+
+def figure3_text(rounds: int, bits: Sequence[float], local_steps: int, clients: int, alpha: float, window: int) -> str:
+    """Markdown: how the Figure 3/9 stand-in run differs from the paper's (Table 1's EMNIST row, the
+    figure's budgets and rolling window)."""
+    rounds = check_int("rounds", rounds, low=1)
+    bits_list = _bits("bits", bits)
+    local_steps = check_int("local_steps", local_steps, low=1)
+    clients = check_int("clients", clients, low=1)
+    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
+    window = check_int("window", window, low=1)
+    t1 = PAPER_TABLE1["EMNIST"]
+    shown = list(bits) if isinstance(bits, (list, tuple)) else bits_list
+    return (f"{rounds} rounds (Table 1: {t1['rounds']} on EMNIST), budgets {shown} (the paper: "
+            f"{list(FIG3['bits'])}), {local_steps} local batches of "
+            f"{t1['batch_size']} per client per round, {clients} clients with Dirichlet({alpha}) label "
+            f"skew, rolling window {window} rounds (the paper: {FIG3['window']}).")
+
+
+def figure13_text(rounds: int, batch_size: int, window: int) -> str:
+    """Markdown: how the Figure 13 stand-in run differs from the paper's (batch size, rolling window)."""
+    rounds = check_int("rounds", rounds, low=1)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    window = check_int("window", window, low=1)
+    return (f"Stand-in: MNIST, {rounds} rounds, batch {batch_size} (the paper: {FIG13['batch_size']}), "
+            f"rolling window {window} (the paper: {FIG13['window']}).")
+
+
+def figure3_task_rows(rounds: int, bits: Sequence[float], window: int, *, paper_rounds: bool = False, data_dir=None,
+                      seed: int = 0, device: str = "auto") -> list[ledger.Row]:
+    """Figures 3/9 on the paper's own tasks: for each of EMNIST and Shakespeare whose LEAF files are in
+    the data directory, :func:`figure3_task` (``rounds`` rounds, or Table 1's when ``paper_rounds``),
+    its :func:`finals` over ``window`` rounds and :func:`figure3_rows` (note: the task). No rows when
+    neither task is offline (their not-available rows come from :func:`not_offline_rows`)."""
+    rounds = check_int("rounds", rounds, low=1)
+    bits = _bits("bits", bits)
+    window = check_int("window", window, low=1)
+    paper_rounds = check_bool("paper_rounds", paper_rounds)
+    seed = check_seed("seed", seed)
+    out = []
+    for task in ("EMNIST", "Shakespeare"):
+        if available(task, data_dir):
+            runs = figure3_task(task, rounds=PAPER_TABLE1[task]["rounds"] if paper_rounds else rounds, bits=bits,
+                                data_dir=data_dir, seed=seed, device=device)
+            out += figure3_rows(finals(runs, window), note=task)
+    return out
 
 
 def data_dir_of(path=None) -> str:

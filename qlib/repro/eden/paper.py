@@ -1,9 +1,16 @@
 """The values and settings printed in paper 002 ({cite}`vargaftik2022eden`), typed once.
 
-Every constant names the section, figure or appendix it is printed in. Nothing here is computed.
+Every constant names the section, figure, table or appendix it is printed in, with the page's own
+precision; nothing here is computed, and nothing here is a choice of ours (our run sizes, tolerances and
+stand-ins are in the driver and claims modules, where the chapter passes them). Each record is a module
+constant (a tuple, a number, or a dict of them) and is never modified.
 """
 
 from __future__ import annotations
+
+__all__ = ["EXAMPLE1", "EXAMPLE2", "SEC41", "SEC43", "APP_G1", "INTRO_SPEED", "FIG2_TRIALS", "FIG2_METHODS",
+           "FIG8", "FIG8_METHODS", "FIG11_D", "APP_H_SMALL_D", "LEMMA_D6_BOUND", "LEMMA_D7_BOUND", "PAPER_TABLE1",
+           "TABLE1_TEXT", "FIG3", "FIG10", "FIG12", "FIG13", "FIG14", "LEARNING_METHODS", "PAPER_ENCODE_SHARE"]
 
 #: §3, Example 1: the 1-bit Lloyd–Max centroid √(2/π) and the vNMSE limit (= DRIVE)
 EXAMPLE1 = {"centroid": 0.79788, "vnmse": 0.571}
@@ -28,8 +35,12 @@ INTRO_SPEED = {"coordinates": 67_000_000, "ms": 61.0, "device": "NVIDIA GeForce 
 
 #: §5.2: vectors per point of Figure 2 (and Figure 7, Appendix I.1)
 FIG2_TRIALS = 100
+#: §5.2, Figure 2's legend: the compared fixed-length methods
+FIG2_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
 #: Appendix I.1, Figure 8: ResNet-18 size, clients, repetitions per point
 FIG8 = {"d": 11_511_784, "clients": 10, "reps": 100}
+#: Appendix I.1, Figure 8's legend: the compared methods
+FIG8_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch")
 #: Appendix I.4, Figure 11: the dimension
 FIG11_D = 2**19
 #: Appendix H: the small dimension where one RHT is "slightly higher" than the theory
@@ -38,3 +49,38 @@ APP_H_SMALL_D = 16
 #: Appendix D.2: the lemmas' numeric constants (Lemma D.6: E[(zQ(z))²] ≤ 3; Lemma D.7: E[Q(z)²] ≥ 0.1)
 LEMMA_D6_BOUND = 3.0
 LEMMA_D7_BOUND = 0.1
+
+# ---- §5.3 and Appendix I.2–I.7: distributed and federated learning ------------------------------
+#: Table 1 (App. I.2), verbatim: the Adam-server FedAvg hyperparameters of Reddi et al. 2021
+PAPER_TABLE1 = {
+    "EMNIST": {"clients_per_round": 10, "rounds": 1500, "batch_size": 20, "client_lr": 10**-1.5,
+               "server_lr": 10**-2.5, "adam_eps": 1e-4},
+    "Shakespeare": {"clients_per_round": 10, "rounds": 1200, "batch_size": 4, "client_lr": 1.0,
+                    "server_lr": 1e-2, "adam_eps": 1e-3},
+}
+#: Table 1 (App. I.2) as printed (powers of ten), per task: clients per round, rounds, batch size,
+#: client lr, server lr, Adam's ε
+TABLE1_TEXT = {
+    "EMNIST": ("10", "1500", "20", "10^-1.5", "10^-2.5", "10^-4"),
+    "Shakespeare": ("10", "1200", "4", "1", "10^-2", "10^-3"),
+}
+
+#: Figures 3/9 (§5.3): budgets (rows of the figure), methods, rolling-mean window (rounds)
+FIG3 = {"bits": (0.1, 0.5, 1, 2, 4), "methods": ("Float32", "Hadamard+SQ", "Kashin+SQ", "EDEN"), "window": 200}
+#: Figure 10 (App. I.3): 20 clients, 100 rounds of distributed gradient descent
+FIG10 = {"clients": 20, "rounds": 100, "bits": tuple(range(1, 9)),
+         "methods": ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")}
+#: Figure 12 (App. I.5): 10 clients, server learning rate 0.1, b = 1..8
+FIG12 = {"clients": 10, "lr": 0.1, "bits": tuple(range(1, 9)), "methods": ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")}
+#: Figure 13 (App. I.6): 10 i.i.d. clients, batch 128, one local step, SGD; window 60 rounds
+FIG13 = {"clients": 10, "batch_size": 128, "local_steps": 1, "window": 60,
+         "CIFAR-10": {"model": "ResNet-9", "client_lr": 0.1, "bits": 0.1},
+         "CIFAR-100": {"model": "ResNet-18", "client_lr": 0.05, "bits": 0.5}}
+#: Figure 14 (App. I.7): 50 clients, 10 per round, 5 local steps, batch 128, b = 0.05; window 30
+FIG14 = {"clients": 50, "clients_per_round": 10, "local_steps": 5, "batch_size": 128, "bits": 0.05, "window": 30,
+         "MNIST": {"model": "LeNet-5", "client_lr": 0.05, "partition": "one class per client"},
+         "CIFAR-10": {"model": "ResNet-9", "client_lr": 0.1, "partition": "i.i.d."}}
+#: Figures 13 and 14 (App. I.6–I.7): the compared methods of the learning figures (the paper's §5 baselines)
+LEARNING_METHODS = ("Float32", "EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD")
+#: §5.3 / App. I: "the encoding takes less than 1 % of the gradient computation" (GPU, the paper's runs)
+PAPER_ENCODE_SHARE = 0.01

@@ -18,9 +18,7 @@ from ._args import check_budgets, check_laws, check_methods
 from .sweeps import MAX_LOGD, input_law, nmse_sweep, vnmse_sweep
 
 __all__ = ["figure6", "figure6_rows", "unbiasedness", "unbiasedness_rows", "figure8", "figure8_rows",
-           "figure8_scale_note", "FIG8_METHODS"]
-
-FIG8_METHODS = ("EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch")
+           "figure8_scale_note"]
 
 
 def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.DataFrame:
@@ -95,10 +93,10 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
 
 
 def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="cpu",
-            methods=FIG8_METHODS) -> pd.DataFrame:
+            methods=paper.FIG8_METHODS) -> pd.DataFrame:
     """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``.
     ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names."""
-    check_methods(methods, FIG8_METHODS)
+    check_methods(methods, paper.FIG8_METHODS)
     clients = check_int("clients", clients, low=1)
     return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device)
 

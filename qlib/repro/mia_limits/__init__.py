@@ -2,16 +2,17 @@
 ``chapters/mia-limits/`` of the book. (The proof facts of paper 001 §3 are paper 001's:
 :mod:`qlib.repro.quantized_mis.erm_facts`.)
 
+* :mod:`.paper` — the paper's printed values and settings (§6.1, Table 1, the §6.2 text), typed once;
 * :mod:`.theory` — the theorem checks of paper 003 (Theorems 3.1, 5.1, 5.4, Corollary 5.4.1, the
-  Appendix C lemmas, Propositions 4.2, G.1, B.1, Remark 5.1, Example 4.5), one function per result,
-  each returning ledger rows; the paper's errata (:data:`.theory.ERRATA`) and its results that have
-  no check (:func:`.theory.not_implemented`).
-* :mod:`.simulations` — Simulation 1 (Figure 1) and Simulation 2 (Table 1): the paper's printed
-  values, the MNIST protocol driver and their rows.
+  Appendix C lemmas, Propositions 4.2, G.1, B.1, Remark 5.1, Example 4.5), one ``<item>_rows``
+  function per result, each returning ledger rows; the paper's errata (:data:`.theory.ERRATA`) and its results that have
+  no check (:func:`.theory.not_implemented_rows`).
+* :mod:`.simulations` — Simulation 1 (Figure 1) and Simulation 2 (Table 1): the MNIST protocol
+  driver, our readings and tolerances, and their rows.
 
 The library these call is :mod:`qlib.mia`; nothing here knows the book machinery.
 """
 
-from . import simulations, theory
+from . import paper, simulations, theory
 
-__all__ = ["simulations", "theory"]
+__all__ = ["paper", "simulations", "theory"]

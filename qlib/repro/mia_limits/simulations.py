@@ -1,8 +1,10 @@
 """Simulations 1 and 2 of paper 003 (§6): Figure 1 (overfitting) and Table 1 (discretised MNIST).
 
-The paper's printed values are typed once here (:data:`PAPER_TABLE1_C`, :data:`PAPER_TABLE1_DELTA`,
-:data:`PAPER_TABLE1_ACC`, :data:`PAPER_S61`, :data:`PAPER_S62_TEXT`); the drivers run the protocols
-and the ``*_rows`` functions turn results into ledger rows.
+The paper's printed values are typed once in :mod:`.paper` (:data:`.paper.PAPER_TABLE1_C`,
+:data:`.paper.PAPER_TABLE1_DELTA`, :data:`.paper.PAPER_TABLE1_ACC`, :data:`.paper.PAPER_S61`,
+:data:`.paper.PAPER_S62_TEXT`); here the drivers run the protocols and the ``*_rows`` functions turn
+results into ledger rows. Our readings and tolerances (:data:`FIGURE1_READING`,
+:func:`table1_c_tolerance`) are ours and stay here.
 
 Decisions, with reasons:
 
@@ -34,11 +36,17 @@ from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row, claim, close, not_comparable
 from qlib.validation import check_choice, check_float, check_int, check_int_sequence, check_seed
 
+from .paper import (
+    PAPER_S61,
+    PAPER_S62_TEXT,
+    PAPER_TABLE1_ACC,
+    PAPER_TABLE1_C,
+    PAPER_TABLE1_DELTA,
+    PAPER_TABLE1_N,
+)
 from .theory import ERRATA, erratum_where
 
 # ---- Simulation 1: Figure 1 ---------------------------------------------------------------------
-#: §6.1 of paper 003: the threshold named, the iterations run, the iteration the attack needs
-PAPER_S61 = {"threshold": 1e-6, "iters": 2500, "attack_from": 2000, "evaluated_every": 1, "runs": 1}
 #: our numeric readings of the §6.1 words (see the module docstring)
 FIGURE1_READING = {"train_min": 0.99, "val_max": 0.02, "bound_min": 0.97, "early_iter": 500, "early_max": 0.9,
                    "first_tol": 500}
@@ -118,21 +126,6 @@ def figure1_reductions(iters: int, eval_every: int, seeds) -> str:
 
 
 # ---- Simulation 2: Table 1 ----------------------------------------------------------------------
-#: Table 1 of paper 003: C(P) of the three discretisations (clusters K -> C(P))
-PAPER_TABLE1_C = {20: 4.30, 50: 6.74, 100: 9.20}
-#: Table 1: the Δ_n bounds printed beside the accuracies, by (n, K)
-PAPER_TABLE1_DELTA = {(1000, 20): 0.07, (1000, 50): 0.11, (1000, 100): 0.15, (5000, 20): 0.03, (5000, 50): 0.05,
-                      (5000, 100): 0.07, (10000, 20): 0.02, (10000, 50): 0.03, (10000, 100): 0.05}
-#: Table 1: mean accuracies by (n, "raw" or K as a string); the raw column is printed once, for all n
-PAPER_TABLE1_ACC = {(1000, "raw"): 0.993, (1000, "20"): 0.963, (1000, "50"): 0.968, (1000, "100"): 0.986,
-                    (5000, "20"): 0.967, (5000, "50"): 0.971, (5000, "100"): 0.984, (10000, "20"): 0.971,
-                    (10000, "50"): 0.977, (10000, "100"): 0.984}
-#: Table 1: training-set sizes
-PAPER_TABLE1_N = (1000, 5000, 10000)
-#: §6.2 text: raw accuracy at n = 1000 and the stated accuracy losses from discretising (C(P) -> loss)
-PAPER_S62_TEXT = {"raw_acc_1000": 0.989, "loss": {4.30: 0.025, 6.74: 0.02, 9.20: 0.02}}
-
-
 def table1_c_tolerance(K: int) -> float:
     """Half the distance from the paper's C(P) to the Lemma C.4 cap √(K − 1) (see the docstring)."""
     K = check_choice("K", check_int("K", K, low=1), tuple(PAPER_TABLE1_C))
@@ -353,8 +346,7 @@ def table1_reductions(n_list, raw_n_list, reps: int, n_freq: int | None, n_rest:
 
 
 __all__ = [
-    "PAPER_S61", "FIGURE1_READING", "figure1_table", "figure1_summary", "figure1_rows", "figure1_reductions",
-    "PAPER_TABLE1_C", "PAPER_TABLE1_DELTA", "PAPER_TABLE1_ACC", "PAPER_TABLE1_N", "PAPER_S62_TEXT",
+    "FIGURE1_READING", "figure1_table", "figure1_summary", "figure1_rows", "figure1_reductions",
     "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_cp_accuracy_rows", "table1_balanced_rows",
     "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows", "table1_text_rows", "table1_reductions",
 ]

@@ -99,7 +99,7 @@ def _count(where, quantity, bad: int, *, kind="theory-check", note=MATH_NOTE) ->
 
 
 # ---- Theorem 3.1 and Eq. 23 (exhaustive attacks) ---------------------------------------------
-def theorem31_brute_force(nus=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9), ns=(2, 3), p1: float = 0.3) -> list[Row]:
+def theorem31_rows(nus=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9), ns=(2, 3), p1: float = 0.3) -> list[Row]:
     """All 2^cells attacks on Bernoulli(p1) data, θ̂ = mean: the best accuracy equals the corrected
     Eq. 23; every attack lies in Theorem 3.1's interval and Sec ≥ 1 − Δ (= at ν = 1/2); the printed
     Eq. 23 differs from the best accuracy for ν ≠ 1/2 (erratum 003-E1)."""
@@ -135,7 +135,7 @@ def theorem31_brute_force(nus=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9), ns=(2, 3), p1: flo
 TC02_CASES = (((0.2, 0.3, 0.5), 10, 0.5), ((0.1,) * 10, 20, 0.5), ((0.2, 0.3, 0.5), 10, 0.3), ((0.05, 0.95), 30, 0.6))
 
 
-def game_vs_exact(trials: int = 200_000, seed: int = 0, cases=TC02_CASES) -> list[Row]:
+def game_vs_exact_rows(trials: int = 200_000, seed: int = 0, cases=TC02_CASES) -> list[Row]:
     """The MIA game (§2) played literally with the Bayes attack against the injective algorithm,
     against the exact best accuracy; passes when |z| ≤ 4."""
     trials = _draws(trials, "trials")
@@ -155,7 +155,7 @@ MAXDELTA_CASES = ((0.5, 0.5), 10), ((0.2, 0.3, 0.5), 7), ((0.2, 0.3, 0.5), 100),
     ((0.25,) * 4, 6), ((0.3, 0.7), 1), ((0.1, 0.9), 12)
 
 
-def theorem54_three_ways(cases=MAXDELTA_CASES, max_states: int = 200_000) -> list[Row]:
+def theorem54_three_ways_rows(cases=MAXDELTA_CASES, max_states: int = 200_000) -> list[Row]:
     """max_A Δ_n three ways: enumeration of the injective algorithm (Eq. 31/32, where the count
     vectors are at most ``max_states``; else De Moivre's Eq. 37) as reference, binomial sums as ours."""
     max_states = exact.check_max_states(max_states)
@@ -173,7 +173,7 @@ def theorem54_three_ways(cases=MAXDELTA_CASES, max_states: int = 200_000) -> lis
     return out
 
 
-def theorem54_maximality(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls=(2, 3, 5), seed: int = 0) -> list[Row]:
+def theorem54_maximality_rows(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls=(2, 3, 5), seed: int = 0) -> list[Row]:
     """Lemma C.2 against the direct TV, and no deterministic algorithm above max_A Δ_n (random F:
     counts → {1..L} and three named algorithms); the injective one attains it (Lemma G.2)."""
     p = exact.check_prob_vector("p", p)
@@ -209,7 +209,7 @@ def theorem54_maximality(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls=(2, 
 
 
 # ---- Lemma C.3 and the threshold algorithm ----------------------------------------------------
-def lemma_c3(p: float = 0.3, rate_ns=(10, 51, 101, 401, 1001)) -> list[Row]:
+def lemma_c3_rows(p: float = 0.3, rate_ns=(10, 51, 101, 401, 1001)) -> list[Row]:
     """Lemma C.3 (2p(1−p)^n) by enumeration; its generalisation to θ̂ = 1{Σz ≥ m} (our derivation)
     and the exponent of that generalisation at m = ⌈n/2⌉, decreasing to KL(1/2 ‖ p)."""
     p = check_probability("p", p, open_low=True, open_high=True)
@@ -261,7 +261,7 @@ def cor541_min_ratio(laws, ns) -> float:
 COR541_NS = tuple(range(2, 61)) + (100, 200, 500, 1000, 5000)
 
 
-def corollary541(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: float = 3e-3) -> list[Row]:
+def corollary541_rows(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: float = 3e-3) -> list[Row]:
     """c ≤ R ≤ 1/2 on a grid of laws and n; R → 1/√(2π); the condition is needed; the proof's last
     step is false (erratum 003-E2) while the constant holds."""
     ns = check_int_sequence("ns", ns, low=1)
@@ -304,7 +304,7 @@ def corollary541(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_tol: 
     return out
 
 
-def sample_size_rule(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=(0.01, 0.05, 0.1)) -> list[Row]:
+def sample_size_rule_rows(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=(0.01, 0.05, 0.1)) -> list[Row]:
     """n = ⌈(C(P)/2ε)²⌉ gives max_A Δ_n ≤ ε (our consequence of the corollary's upper bound)."""
     laws = _laws("laws", laws)
     epss = check_float_sequence("epss", epss, low=0.0, low_open=True)
@@ -319,7 +319,7 @@ def sample_size_rule(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=(0.01
 
 
 # ---- C(P): Lemmas C.4, C.5 and Eq. 17–19 ------------------------------------------------------
-def diversity_constant(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int = 0) -> list[Row]:
+def diversity_constant_rows(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int = 0) -> list[Row]:
     """C(P) facts on Dirichlet(1) draws (natural log): violations of each, and the uniform equality."""
     draws = _draws(draws)
     Ks = check_int_sequence("Ks", Ks, low=2)
@@ -350,7 +350,7 @@ def diversity_constant(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int = 0) -
     return out
 
 
-def lemma_c1(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Row]:
+def lemma_c1_rows(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Row]:
     """Lemma C.1: C(P) = ∞ (p_j ∝ j^-a), max Δ_n ↓ 0 but √n max Δ_n ↑ (slower than n^{-1/2}).
 
     ``ns``: at least two strictly increasing sample sizes (the claims compare consecutive sizes)."""
@@ -379,7 +379,7 @@ def lemma_c1(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Row]:
 
 
 # ---- Theorem 5.1: Gaussian empirical mean ------------------------------------------------------
-def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10, 1), (5, 2), (10, 3)),
+def theorem51_rows(trials: int = 200_000, seed: int = 0, mixture_cases=((10, 1), (5, 2), (10, 3)),
                        mc_cases=((2, 1), (10, 1), (10, 3), (50, 2)),
                        rate_cases=((1000, 2e-3), (100_000, 1e-4))) -> list[Row]:
     """Exact Δ_n of the empirical mean on Gaussian data: χ² form vs mixture form and vs the d = 2
@@ -413,7 +413,7 @@ def theorem51_gaussian(trials: int = 200_000, seed: int = 0, mixture_cases=((10,
     return out
 
 
-def prop_g1(ds=(1, 2, 3, 5, 10), ns=(2, 3, 5, 10, 50, 1000), betas=(0, 0.1, 0.5, 1, 2, 4, 8)) -> list[Row]:
+def prop_g1_rows(ds=(1, 2, 3, 5, 10), ns=(2, 3, 5, 10, 50, 1000), betas=(0, 0.1, 0.5, 1, 2, 4, 8)) -> list[Row]:
     """Proposition G.1: exact TV / the bound √d/(2n) + ‖β‖/(2√n) on a grid (n >= 2, ‖β‖ >= 0)."""
     ds = check_int_sequence("ds", ds, low=1)
     ns = check_int_sequence("ns", ns, low=2)
@@ -428,7 +428,7 @@ def prop_g1(ds=(1, 2, 3, 5, 10), ns=(2, 3, 5, 10, 50, 1000), betas=(0, 0.1, 0.5,
 REMARK51_CS = tuple(float(c) for c in np.logspace(-4, 2, 25))
 
 
-def remark51(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
+def remark51_rows(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
              epss=(0.001, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 0.999)) -> list[Row]:
     """Remark 5.1's printed sample size is sufficient, although its proof drops a factor 2."""
     cs = check_float_sequence("cs", cs, low=0.0, low_open=True)
@@ -452,7 +452,7 @@ def remark51(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
 
 
 # ---- Overfitting: Proposition 4.2, Example 4.5, Proposition B.1 -------------------------------
-def prop42(draws: int = 2000, seed: int = 0) -> list[Row]:
+def prop42_rows(draws: int = 2000, seed: int = 0) -> list[Row]:
     """Proposition 4.2 on random loss vectors of mean εα."""
     draws = _draws(draws)
     rng = np.random.default_rng(check_seed("seed", seed))
@@ -466,7 +466,7 @@ def prop42(draws: int = 2000, seed: int = 0) -> list[Row]:
     return [_count("Proposition 4.2", f"loss vectors of mean εα with fraction ≤ ε below 1 − α ({draws} draws)", bad)]
 
 
-def example45_least_squares(trials: int = 2000, seed: int = 0, interp_min: float = 0.995) -> list[Row]:
+def example45_rows(trials: int = 2000, seed: int = 0, interp_min: float = 0.995) -> list[Row]:
     """Example 4.5 (d ≥ n: Δ_n = 1, the loss-threshold attack is perfect) and Example 5.3's d < n
     (a held-out lower bound on Δ_n that falls as n/d grows)."""
     trials = check_int("trials", trials, low=2, integral_float=True)
@@ -486,7 +486,7 @@ def example45_least_squares(trials: int = 2000, seed: int = 0, interp_min: float
     return out
 
 
-def prop_b1(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corrected=(2 * 10**5, 10**6)) -> list[Row]:
+def prop_b1_rows(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corrected=(2 * 10**5, 10**6)) -> list[Row]:
     """Proposition B.1. P(E) (Monte Carlo, Wishart Gram matrices) is only a lower bound on Δ_n: under
     the printed n it falls below the claimed 1 − s^(3 − ln(s)/4), which refutes the proof's step, so
     the bound is *unproven* there (erratum 003-E5), not shown false; under our corrected condition
@@ -519,7 +519,7 @@ def prop_b1(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corrected
     return out
 
 
-def text_errata() -> list[Row]:
+def text_errata_rows() -> list[Row]:
     """Errata of the text that nothing computes (003-E8, 003-E9)."""
     return [not_comparable(erratum_where("Hypothesis H1", "003-E8"), "type of ω", "ω: ℝ × ℝ → ℝ", "ω: ℝ^s × ℝ → ℝ",
                            kind="erratum", reason="a typing slip; nothing to compute"),
@@ -527,7 +527,7 @@ def text_errata() -> list[Row]:
                            kind="erratum", reason="an indexing slip; nothing to compute")]
 
 
-def not_implemented() -> list[Row]:
+def not_implemented_rows() -> list[Row]:
     """Numbered results of paper 003 with no check, one sentence of reason each."""
     return [missing("Proposition A.3", "deterministic algorithms of the data set that ignore the order are functions "
                     "of the empirical distribution", reason="a measure-theoretic equivalence with nothing finite to "
@@ -553,10 +553,10 @@ def corollary541_text(rmin: float, n_laws: int, n_ns: int) -> str:
 
 
 def prop_b1_text(rows: list[Row]) -> str:
-    """Markdown stating the outcome of :func:`prop_b1` (its rows, erratum row first)."""
+    """Markdown stating the outcome of :func:`prop_b1_rows` (its rows, erratum row first)."""
     if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__") or not rows \
             or not all(isinstance(r, Row) for r in rows):
-        raise TypeError("rows must be the non-empty list of rows returned by prop_b1")
+        raise TypeError("rows must be the non-empty list of rows returned by prop_b1_rows")
     first, rest = rows[0], rows[1:]
     text = (f"**Erratum 003-E5.** Under the printed condition ({first.quantity}) the Monte-Carlo estimate is "
             f"$\\mathbb P(E) \\approx {first.ours:.3f}$ against the claimed {first.paper_value}. ")
@@ -573,9 +573,9 @@ def errata_table() -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "ERRATA", "erratum_where", "errata_table", "corollary541_text", "prop_b1_text", "theorem31_brute_force", "game_vs_exact", "theorem54_three_ways",
-    "theorem54_maximality", "lemma_c3", "cor541_laws", "cor541_min_ratio", "corollary541", "sample_size_rule",
-    "diversity_constant", "lemma_c1", "theorem51_gaussian", "prop_g1", "remark51", "prop42",
-    "example45_least_squares", "prop_b1", "text_errata", "not_implemented", "TC02_CASES", "MAXDELTA_CASES",
+    "ERRATA", "erratum_where", "errata_table", "corollary541_text", "prop_b1_text", "theorem31_rows", "game_vs_exact_rows", "theorem54_three_ways_rows",
+    "theorem54_maximality_rows", "lemma_c3_rows", "cor541_laws", "cor541_min_ratio", "corollary541_rows", "sample_size_rule_rows",
+    "diversity_constant_rows", "lemma_c1_rows", "theorem51_rows", "prop_g1_rows", "remark51_rows", "prop42_rows",
+    "example45_rows", "prop_b1_rows", "text_errata_rows", "not_implemented_rows", "TC02_CASES", "MAXDELTA_CASES",
     "COR541_NS",
 ]

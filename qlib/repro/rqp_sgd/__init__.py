@@ -1,5 +1,6 @@
 """Reproduction of paper 004 (Feng & Venkitasubramaniam, RQP-SGD): the paper's settings and printed
-values (:mod:`.settings`), the experiment drivers (:mod:`.experiments`), and the claims as functions
-returning ledger rows — :mod:`.theory` (Algorithm 1, Theorems 1–2, Figure 1), :mod:`.table1`
+values (:mod:`.paper`), the record of one experiment's hyperparameters (:mod:`.settings`), the
+experiment drivers (:mod:`.experiments`), and the claims as ``<item>_rows`` functions returning ledger
+rows — :mod:`.theory` (Algorithm 1, Theorems 1–2, Figure 1), :mod:`.table1`
 (Table 1 and the §4 claims), :mod:`.figure2` (Figure 2 and the bits claim), :mod:`.coverage` (what
 the book does not reproduce)."""

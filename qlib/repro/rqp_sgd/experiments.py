@@ -29,7 +29,8 @@ from ...validation import (
     check_seed,
 )
 from ._args import check_sigmas
-from .settings import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, Setting
+from .paper import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES
+from .settings import Setting
 
 __all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
            "best_sigma", "sigma_at_q", "sklearn_reference", "majority_rate"]

@@ -18,7 +18,8 @@ from ...validation import check_float, check_float_sequence, check_int, check_in
 from ..ledger import Row, claim
 from ._args import check_sigmas
 from .experiments import rqp_q, rqp_sweep
-from .settings import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS, Setting
+from .paper import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS
+from .settings import Setting
 
 __all__ = ["FIG2_BAND_PP", "FIG2_Q_BAND", "figure2_sweep", "figure2_claims", "figure2_rows", "bits_sweep",
            "bits_rows", "runs_text"]

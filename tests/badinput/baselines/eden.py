@@ -282,7 +282,7 @@ def _rows():
 
 
 RE = "qlib.repro.eden."
-B[RE + "estimator.claims_outcome"] = lambda: {"rows": _rows()}
+B[RE + "estimator.outcome_text"] = lambda: {"rows": _rows()}
 B[RE + "estimator.constants_table"] = lambda: {"bits": [1, 2]}
 B[RE + "estimator.lemma_rows"] = lambda: {"bits": [1, 2], "ee_bits": (2.0,)}
 B[RE + "estimator.figure2"] = lambda: {"bits": [2], "logd": [4], "trials": 2, "seed": 0, "methods": ("EDEN",)}
@@ -399,14 +399,25 @@ def _df12():
 
 
 B[F + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
-B[F + "claims_figure10"] = lambda: {"df": _df10()}
+B[F + "figure10_rows"] = lambda: {"df": _df10()}
 B[F + "header_bits_per_coord"] = lambda: {"df": _df10()}
-B[F + "figure9_row"] = lambda: {"standin": "MNIST"}
-B[F + "compress_share_row"] = lambda: {"share": 0.05, "device": "cpu"}
-B[F + "claims_figure12"] = lambda: {"df": _df12()}
-B[F + "claims_figure3"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
-B[F + "claims_figure14"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,
+B[F + "figure9_rows"] = lambda: {"standin": "MNIST"}
+B[F + "compress_share_rows"] = lambda: {"share": 0.05, "device": "cpu"}
+B[F + "figure12_rows"] = lambda: {"df": _df12()}
+B[F + "figure3_rows"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
+B[F + "figure14_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,
                                     "min_baseline": 0.5}
-B[F + "rows_figure13"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
-B[F + "claims_cifar10"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "figure": "13"}
-B[F + "rows_not_offline"] = lambda: {"data_dir": data_dir()}
+B[F + "figure13_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
+B[F + "cifar10_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "figure": "13"}
+B[F + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
+B[F + "figure3_task_rows"] = lambda: {"rounds": 2, "bits": [0.1], "window": 2, "paper_rounds": False,
+                                      "data_dir": data_dir(), "seed": 0, "device": "cpu"}
+B[F + "compress_share"] = lambda: {"fin": _fin(("Float32", "EDEN"), (32, 0.1)).assign(compress_share=[0.0, 0.1]),
+                                   "method": "EDEN"}
+B[F + "compress_share_text"] = lambda: {"share": 0.05, "device": "cpu", "rows": _rows()}
+B[F + "outcome_line"] = lambda: {"rows": _rows(), "notes": True}
+B[F + "figure14_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10, "eval_size": 2000, "eval_every": 5}
+B[F + "figure3_standin_text"] = lambda: {"alpha": 0.3}
+B[F + "figure3_text"] = lambda: {"rounds": 40, "bits": [0.1, 0.5, 4], "local_steps": 5, "clients": 100, "alpha": 0.3,
+                                 "window": 10}
+B[F + "figure13_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10}

@@ -68,7 +68,7 @@ def _fake_run():
 def _b1_rows():
     from qlib.repro.mia_limits import theory as T
 
-    return tuple(T.prop_b1(reps=10))
+    return tuple(T.prop_b1_rows(reps=10))
 
 
 @functools.lru_cache(maxsize=None)
@@ -246,24 +246,24 @@ BASELINES.update({
 # ---- qlib.repro.mia_limits.theory -----------------------------------------------------------
 BASELINES.update({
     R + "theory.erratum_where": lambda: {"where": "Eq. 23", "eid": "003-E1"},
-    R + "theory.theorem31_brute_force": lambda: {"nus": (0.3, 0.5), "ns": (2,), "p1": 0.3},
-    R + "theory.game_vs_exact": lambda: {"trials": 200, "seed": 0, "cases": (((0.2, 0.3, 0.5), 5, 0.5),)},
-    R + "theory.theorem54_three_ways": lambda: {"cases": (((0.2, 0.3, 0.5), 5),), "max_states": 1000},
-    R + "theory.theorem54_maximality": lambda: {"p": (0.2, 0.3, 0.5), "n": 4, "draws": 2, "Ls": (2,), "seed": 0},
-    R + "theory.lemma_c3": lambda: {"p": 0.3, "rate_ns": (10, 51)},
+    R + "theory.theorem31_rows": lambda: {"nus": (0.3, 0.5), "ns": (2,), "p1": 0.3},
+    R + "theory.game_vs_exact_rows": lambda: {"trials": 200, "seed": 0, "cases": (((0.2, 0.3, 0.5), 5, 0.5),)},
+    R + "theory.theorem54_three_ways_rows": lambda: {"cases": (((0.2, 0.3, 0.5), 5),), "max_states": 1000},
+    R + "theory.theorem54_maximality_rows": lambda: {"p": (0.2, 0.3, 0.5), "n": 4, "draws": 2, "Ls": (2,), "seed": 0},
+    R + "theory.lemma_c3_rows": lambda: {"p": 0.3, "rate_ns": (10, 51)},
     R + "theory.cor541_laws": lambda: {"n_dirichlet": 2, "seed": 0},
     R + "theory.cor541_min_ratio": lambda: {"laws": [np.array([0.5, 0.5]), np.full(4, 0.25)], "ns": (5, 10, 100)},
-    R + "theory.corollary541": lambda: {"ns": (5, 10, 100), "n_dirichlet": 2, "seed": 0, "limit_tol": 3e-3},
-    R + "theory.sample_size_rule": lambda: {"laws": ((0.5, 0.5),), "epss": (0.1,)},
-    R + "theory.diversity_constant": lambda: {"draws": 10, "Ks": (2, 3), "seed": 0},
-    R + "theory.lemma_c1": lambda: {"ns": (100, 1000), "J": 2000},
-    R + "theory.theorem51_gaussian": lambda: {"trials": 200, "seed": 0, "mixture_cases": (), "mc_cases": ((10, 1),),
+    R + "theory.corollary541_rows": lambda: {"ns": (5, 10, 100), "n_dirichlet": 2, "seed": 0, "limit_tol": 3e-3},
+    R + "theory.sample_size_rule_rows": lambda: {"laws": ((0.5, 0.5),), "epss": (0.1,)},
+    R + "theory.diversity_constant_rows": lambda: {"draws": 10, "Ks": (2, 3), "seed": 0},
+    R + "theory.lemma_c1_rows": lambda: {"ns": (100, 1000), "J": 2000},
+    R + "theory.theorem51_rows": lambda: {"trials": 200, "seed": 0, "mixture_cases": (), "mc_cases": ((10, 1),),
                                               "rate_cases": ((1000, 2e-3),)},
-    R + "theory.prop_g1": lambda: {"ds": (1,), "ns": (2, 10), "betas": (0.5, 1.0)},
-    R + "theory.remark51": lambda: {"cs": (0.1, 1.0), "ds": (1, 2), "epss": (0.1, 0.5)},
-    R + "theory.prop42": lambda: {"draws": 20, "seed": 0},
-    R + "theory.example45_least_squares": lambda: {"trials": 10, "seed": 0, "interp_min": 0.995},
-    R + "theory.prop_b1": lambda: {"reps": 10, "seed": 0, "s_printed": 10**6, "s_corrected": (2 * 10**5,)},
+    R + "theory.prop_g1_rows": lambda: {"ds": (1,), "ns": (2, 10), "betas": (0.5, 1.0)},
+    R + "theory.remark51_rows": lambda: {"cs": (0.1, 1.0), "ds": (1, 2), "epss": (0.1, 0.5)},
+    R + "theory.prop42_rows": lambda: {"draws": 20, "seed": 0},
+    R + "theory.example45_rows": lambda: {"trials": 10, "seed": 0, "interp_min": 0.995},
+    R + "theory.prop_b1_rows": lambda: {"reps": 10, "seed": 0, "s_printed": 10**6, "s_corrected": (2 * 10**5,)},
     R + "theory.corollary541_text": lambda: {"rmin": 0.37, "n_laws": 5, "n_ns": 6},
     R + "theory.prop_b1_text": lambda: {"rows": list(_b1_rows())},
 })

@@ -173,7 +173,7 @@ def _claims_frame():
 
 
 def _mnist_text_args():
-    from qlib.repro.rqp_sgd.settings import MNIST
+    from qlib.repro.rqp_sgd.paper import MNIST
 
     task = _task("softmax", n=200, n_classes=10)
     col = "MNIST (LogReg)"
@@ -190,7 +190,7 @@ def _privacy_table_args():
                 chosen={"c": (0.5, 0.4, 90.0)})
 
 
-B[_RS + "table1.claims_rows"] = lambda: dict(claims=_claims_frame())
+B[_RS + "table1.table1_claims_rows"] = lambda: dict(claims=_claims_frame())
 B[_RS + "table1.privacy_table"] = _privacy_table_args
 B[_RS + "table1.mnist_text"] = _mnist_text_args
 B[_RS + "table1.reduction_text"] = lambda: dict(runs=3, sweep_runs=2, mnist_sweep_runs=1, mnist_n_train=2000,

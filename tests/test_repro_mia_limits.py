@@ -10,6 +10,7 @@ import pytest
 from qlib.mia import bounds
 from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row
+from qlib.repro.mia_limits import paper
 from qlib.repro.mia_limits import simulations as S
 from qlib.repro.mia_limits import theory as T
 
@@ -19,24 +20,24 @@ MAXDELTA_REF = (0.123046875000, 0.209107910000, 0.054009955314, 0.166432140806, 
                 0.069038331140)
 
 FAST = {
-    "theorem31_brute_force": lambda: T.theorem31_brute_force(),
-    "game_vs_exact": lambda: T.game_vs_exact(trials=40_000, cases=T.TC02_CASES[:2]),
-    "theorem54_three_ways": lambda: T.theorem54_three_ways(),
-    "theorem54_maximality": lambda: T.theorem54_maximality(draws=5),
-    "lemma_c3": lambda: T.lemma_c3(),
-    "corollary541": lambda: T.corollary541(ns=tuple(range(2, 41)) + (1000,), n_dirichlet=2),
-    "sample_size_rule": lambda: T.sample_size_rule(),
-    "diversity_constant": lambda: T.diversity_constant(draws=100),
-    "lemma_c1": lambda: T.lemma_c1(),
-    "theorem51_gaussian": lambda: T.theorem51_gaussian(trials=10_000, mixture_cases=(), mc_cases=((10, 1),),
+    "theorem31_rows": lambda: T.theorem31_rows(),
+    "game_vs_exact_rows": lambda: T.game_vs_exact_rows(trials=40_000, cases=T.TC02_CASES[:2]),
+    "theorem54_three_ways_rows": lambda: T.theorem54_three_ways_rows(),
+    "theorem54_maximality_rows": lambda: T.theorem54_maximality_rows(draws=5),
+    "lemma_c3_rows": lambda: T.lemma_c3_rows(),
+    "corollary541_rows": lambda: T.corollary541_rows(ns=tuple(range(2, 41)) + (1000,), n_dirichlet=2),
+    "sample_size_rule_rows": lambda: T.sample_size_rule_rows(),
+    "diversity_constant_rows": lambda: T.diversity_constant_rows(draws=100),
+    "lemma_c1_rows": lambda: T.lemma_c1_rows(),
+    "theorem51_rows": lambda: T.theorem51_rows(trials=10_000, mixture_cases=(), mc_cases=((10, 1),),
                                                         rate_cases=((1000, 2e-3),)),
-    "prop_g1": lambda: T.prop_g1(ds=(1, 3), ns=(2, 10), betas=(0, 1)),
-    "remark51": lambda: T.remark51(),
-    "prop42": lambda: T.prop42(draws=300),
-    "example45_least_squares": lambda: T.example45_least_squares(trials=200),
-    "prop_b1": lambda: T.prop_b1(reps=300),
-    "text_errata": T.text_errata,
-    "not_implemented": T.not_implemented,
+    "prop_g1_rows": lambda: T.prop_g1_rows(ds=(1, 3), ns=(2, 10), betas=(0, 1)),
+    "remark51_rows": lambda: T.remark51_rows(),
+    "prop42_rows": lambda: T.prop42_rows(draws=300),
+    "example45_rows": lambda: T.example45_rows(trials=200),
+    "prop_b1_rows": lambda: T.prop_b1_rows(reps=300),
+    "text_errata_rows": T.text_errata_rows,
+    "not_implemented_rows": T.not_implemented_rows,
     "table1_delta_rows": lambda: S.table1_delta_rows(),
     "table1_text_rows": S.table1_text_rows,
     "table1_balanced_rows": lambda: S.table1_balanced_rows([20, 50, 100], 50_000),
@@ -82,18 +83,18 @@ def test_kinds_and_erratum_ids(rows):
     ids = {re.search(r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)", r.where).group(1) for r in errata}
     assert sum("003-E1" in r.where for r in errata) == 10  # one erratum, ten rows
     assert {i for i in ids if i.startswith("003")} == set(T.ERRATA)  # every listed erratum has a row
-    assert {r.where for r in rows["not_implemented"]} >= {"Proposition A.3"}
-    assert all(r.kind == "theory-check" for r in rows["theorem54_three_ways"])
+    assert {r.where for r in rows["not_implemented_rows"]} >= {"Proposition A.3"}
+    assert all(r.kind == "theory-check" for r in rows["theorem54_three_ways_rows"])
     assert all(r.kind == "arithmetic" for r in rows["table1_delta_rows"])
 
 
 def test_maxdelta_reference_values(rows):
-    ours = [r.ours for r in rows["theorem54_three_ways"]]
+    ours = [r.ours for r in rows["theorem54_three_ways_rows"]]
     assert np.allclose(ours, MAXDELTA_REF, atol=1e-11, rtol=0)
 
 
 def test_prop_b1_wording(rows):
-    r = rows["prop_b1"][0]
+    r = rows["prop_b1_rows"][0]
     assert r.kind == "erratum" and r.passed and "unproven" in r.note and "false" not in r.note
     assert r.ours < 0.6 < 0.99 < bounds_b1()
 
@@ -104,13 +105,13 @@ def bounds_b1():
 
 
 def test_corollary_infimum_is_computed(rows):
-    m = T.cor541_min_ratio(T.cor541_laws(2), tuple(range(2, 41)) + (1000,))  # the grid of FAST["corollary541"]
+    m = T.cor541_min_ratio(T.cor541_laws(2), tuple(range(2, 41)) + (1000,))  # the grid of FAST["corollary541_rows"]
     assert bounds.COR541_C < m < bounds.COR541_LIMIT
-    assert m == next(r.ours for r in rows["corollary541"] if r.where.endswith("(lower)"))
+    assert m == next(r.ours for r in rows["corollary541_rows"] if r.where.endswith("(lower)"))
 
 
 def test_table1_tolerance_rejects_balanced_and_accepts_paper():
-    for K, c in S.PAPER_TABLE1_C.items():
+    for K, c in paper.PAPER_TABLE1_C.items():
         tol = S.table1_c_tolerance(K)
         assert 0 < tol < math.sqrt(K - 1) - c
         assert abs(S.balanced_clustering_c(K, 60_000) - c) > tol
@@ -146,7 +147,7 @@ def test_table1_reductions_text():
 def test_generated_prose_follows_the_outcome():
     assert "above the stated constant" in T.corollary541_text(0.37, 5, 6)
     assert "**below**" in T.corollary541_text(0.2, 5, 6) and "holds although" not in T.corollary541_text(0.2, 5, 6)
-    b1 = T.prop_b1(reps=100)
+    b1 = T.prop_b1_rows(reps=100)
     assert "*unproven*" in T.prop_b1_text(b1) and f"{b1[0].ours:.3f}" in T.prop_b1_text(b1)
     paper_like = S.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
     assert "K = 20, 50" in paper_like and "appear to use the cluster-index law" in paper_like
@@ -154,13 +155,13 @@ def test_generated_prose_follows_the_outcome():
 
 
 @pytest.mark.parametrize("check, name", [
-    (lambda v: T.theorem54_maximality(draws=v), "draws"),
-    (lambda v: T.diversity_constant(draws=v), "draws"),
-    (lambda v: T.prop42(draws=v), "draws"),
-    (lambda v: T.game_vs_exact(trials=v), "trials"),
-    (lambda v: T.theorem51_gaussian(trials=v), "trials"),
-    (lambda v: T.example45_least_squares(trials=v), "trials"),
-    (lambda v: T.prop_b1(reps=v), "reps"),
+    (lambda v: T.theorem54_maximality_rows(draws=v), "draws"),
+    (lambda v: T.diversity_constant_rows(draws=v), "draws"),
+    (lambda v: T.prop42_rows(draws=v), "draws"),
+    (lambda v: T.game_vs_exact_rows(trials=v), "trials"),
+    (lambda v: T.theorem51_rows(trials=v), "trials"),
+    (lambda v: T.example45_rows(trials=v), "trials"),
+    (lambda v: T.prop_b1_rows(reps=v), "reps"),
 ])
 @pytest.mark.parametrize("value", [0, -1])
 def test_zero_or_negative_draws_raise(check, name, value):
@@ -172,15 +173,15 @@ def test_zero_or_negative_draws_raise(check, name, value):
 def test_lemma_c1_needs_two_increasing_sizes():
     """Regression: one sample size raised IndexError (index -2); now a ValueError naming ns."""
     with pytest.raises(ValueError, match=r"\bns\b.*at least two"):
-        T.lemma_c1(ns=(1000,))
+        T.lemma_c1_rows(ns=(1000,))
     with pytest.raises(ValueError, match=r"\bns\b.*increasing"):
-        T.lemma_c1(ns=(1000, 100))
-    rows = T.lemma_c1(ns=(100, 1000), J=20_000)
+        T.lemma_c1_rows(ns=(1000, 100))
+    rows = T.lemma_c1_rows(ns=(100, 1000), J=20_000)
     assert len(rows) == 3 and all(isinstance(r, Row) for r in rows)
 
 
 def test_corollary541_without_large_n_is_vacuous_not_a_crash():
-    rows = T.corollary541(ns=(5, 6), n_dirichlet=0)
+    rows = T.corollary541_rows(ns=(5, 6), n_dirichlet=0)
     limit = [r for r in rows if r.where == "Corollary 5.4.1 (limit)"][0]
     assert "vacuous" in limit.note
 
