@@ -13,6 +13,7 @@ from sklearn.metrics import r2_score, roc_auc_score
 
 from qlib import molecules
 from qlib.repro.quantized_mis import molecular as MM
+from qlib.repro.quantized_mis import paper as P
 from qlib.rqn import trajectory_stats
 
 
@@ -53,16 +54,16 @@ def test_split_indices_disjoint_and_sized():
 
 
 def test_paper_tables_are_consistent():
-    assert set(MM.PAPER_TABLE3) == set(molecules.task_names("classification"))
-    assert set(MM.PAPER_TABLE4) == set(MM.PAPER_TABLE5) == set(molecules.task_names("regression"))
-    assert set(MM.PAPER_ROW_NAMES.values()) == set(molecules.TASKS)
-    for tab in (MM.PAPER_TABLE3, MM.PAPER_TABLE5):
+    assert set(P.PAPER_TABLE3) == set(molecules.task_names("classification"))
+    assert set(P.PAPER_TABLE4) == set(P.PAPER_TABLE5) == set(molecules.task_names("regression"))
+    assert set(P.PAPER_ROW_NAMES.values()) == set(molecules.TASKS)
+    for tab in (P.PAPER_TABLE3, P.PAPER_TABLE5):
         for task, cells in tab.items():
             assert len(cells) == 9 and cells[-1][1] == 100
             orig = cells[-1][0]
             for v, pct in cells:   # the printed percentage is the printed value over the original
                 assert abs(100 * v / orig - pct) <= 1.5, (task, v, pct)
-    for task, cells in MM.PAPER_TABLE4.items():
+    for task, cells in P.PAPER_TABLE4.items():
         assert all(v == -math.inf for v, _ in cells[:4]), task   # Sign and ternary: R² < −1 everywhere
 
 
@@ -108,7 +109,7 @@ def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
     assert len(orig) == 1 and orig[0].verdict == "not comparable"
     tab = MM.table(st, "auroc")
     assert tab.loc["Carcinogens_Lagunin", "identity"].endswith("(100%)") and tab.loc["PAMPA_NCATS", "sign"] == ""
-    claims = MM.claim_rows(st)
+    claims = MM.section522_rows(st)
     assert all(r.kind == "paper-claim" for r in claims)
     assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
 
@@ -136,8 +137,8 @@ def _fake_study(rel_bits, rel_low, r_order, embedders=("maccs", "morgan"), tasks
 
 def test_claims_pass_and_fail_on_constructed_numbers():
     r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}        # sign most private, bits5 least
-    good = {x.quantity: x for x in MM.claim_rows(_fake_study(0.99, 0.88, r))}
-    bad = {x.quantity: x for x in MM.claim_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
+    good = {x.quantity: x for x in MM.section522_rows(_fake_study(0.99, 0.88, r))}
+    bad = {x.quantity: x for x in MM.section522_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
     k94 = "classification keeps ≥ 94 % of AUROC from 2 bits up"
     assert good[k94].passed and not bad[k94].passed
     trade = [k for k in good if k.startswith("privacy–performance trade-off (AUROC)")][0]
@@ -240,7 +241,7 @@ def test_readings_pick_the_reading_that_matches_the_paper():
     paper's bracketed percentages and the text reading sits 0.1 below, the erratum is confirmed; the
     other way round it is not. The rows carry the paper's own values (PAPER_TABLE3)."""
     r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
-    paper = {f"ternary{p}": {t: MM.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
+    paper = {f"ternary{p}": {t: P.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
              for p, ci in (("33", 1), ("50", 2), ("90", 3))}
     off = {q: {t: v - 0.1 for t, v in d.items()} for q, d in paper.items()}
     for text, tab, confirmed in ((off, paper, True), (paper, off, False)):
@@ -262,14 +263,14 @@ def test_embedder_tradeoff_and_sparse_claims_with_their_nulls():
     st = _fake_study(0.99, 0.88, r)
     f = st.frame
     f["relative"] = f.quantizer.map(rel) + 0.001 * f.task.map({t: i for i, t in enumerate(CLF6)})
-    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    rows = {x.quantity: x for x in MM.section522_rows(st)}
     same = rows["the privacy–performance trade-off is the same for every embedder"]
     assert same.passed and same.null_fails and same.verdict == "reproduced"
     sparse = rows["1.58b 90 % performs better than the other sparse quantizers (§5.1's text)"]
     assert sparse.passed and sparse.null_fails                    # ternary90 has the highest relative here
     # no trade-off at all: every embedder's ρ is 0 → the claim fails, as its null does
     f["relative"] = 0.9
-    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    rows = {x.quantity: x for x in MM.section522_rows(st)}
     assert rows["the privacy–performance trade-off is the same for every embedder"].verdict == "not comparable" \
         or not rows["the privacy–performance trade-off is the same for every embedder"].passed
     assert "4 × 10 × 500" in MM.scale_note(st) and "≤ 300 molecules" in MM.scale_note(st)

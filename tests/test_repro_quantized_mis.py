@@ -12,6 +12,7 @@ import pytest
 from qlib.repro.ledger import Row
 from qlib.repro.quantized_mis import erm_facts, study
 from qlib.repro.quantized_mis import paper as P
+from qlib.repro.quantized_mis import rows as R
 
 
 def test_paper_table2_values():
@@ -27,11 +28,11 @@ def test_paper_table2_values():
 def test_claims():
     names = list(P.PAPER_QUANTIZERS)
     good = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5]])         # sign < t33, t90 max, b4/b5 least
-    out = study.claim_table(good, names)
+    out = R.section512_claims(good, names)
     assert all(v.all() for v in out.values())
     bad = good.copy()
     bad[0, names.index("sign")] = 10
-    out = study.claim_table(bad, names)
+    out = R.section512_claims(bad, names)
     assert not out["1.58b 90% is the most private"][0] and not out["Sign is less private than 1.58b 33%"][0]
 
 
@@ -122,7 +123,7 @@ def test_figure2_paper_pairing_and_ablation_kinds(tiny):
     assert [r.kind for r in rows] == ["paper-number", "theory-check"]
     assert rows[0].paper_value == P.PAPER_MEAN_SPEARMAN
     assert "discriminator" in rows[0].quantity and "threshold" in rows[1].quantity
-    claims, table = R.claim_rows(tiny)
+    claims, table = R.section512_rows(tiny)
     assert len(claims) == 6 and all(r.kind == "paper-claim" for r in claims) and len(table) == 12
     assert all(r.passed is None for r in R.cost_rows(tiny))
 
@@ -259,18 +260,18 @@ def test_study_settings_checked_up_front_by_name(kw, name):
         study.run_study(runs=3, epochs=1, n=4, n_val=4, grid=[(1.5, 6)], discriminator=False, **kw)
 
 
-def test_claim_table_all_nan_law_and_bad_values():
+def test_section512_claims_all_nan_law_and_bad_values():
     names = list(P.PAPER_QUANTIZERS)
     v = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [np.nan] * 8])
-    out = study.claim_table(v, names)                       # crashed: "All-NaN slice encountered"
+    out = R.section512_claims(v, names)                       # crashed: "All-NaN slice encountered"
     assert out["1.58b 90% is the most private"].tolist() == [True, False]
     assert not out["Sign is less private than 1.58b 33%"][1]
     with pytest.raises(ValueError, match=r"\bvalues must be finite or NaN"):
-        study.claim_table(np.where(np.isnan(v), np.inf, v), names)
+        R.section512_claims(np.where(np.isnan(v), np.inf, v), names)
     with pytest.raises(ValueError, match=r"\bvalues must have ndim 2"):
-        study.claim_table(v[0], names)
+        R.section512_claims(v[0], names)
     with pytest.raises(ValueError, match=r"\bnames must name the 8 columns"):
-        study.claim_table(v, names[:-1] + ["sign"] + ["bits5"])
+        R.section512_claims(v, names[:-1] + ["sign"] + ["bits5"])
 
 
 def test_row_functions_check_arguments_by_name(tiny):
@@ -309,13 +310,13 @@ def test_row_functions_check_arguments_by_name(tiny):
             fn()
 
 
-def test_claim_rows_without_discriminator(tiny):
+def test_section512_rows_without_discriminator(tiny):
     import dataclasses
 
     from qlib.repro.quantized_mis import rows as R
 
     no_disc = dataclasses.replace(tiny, disc_mis=np.full_like(tiny.disc_mis, np.nan))
-    rows, table = R.claim_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
+    rows, table = R.section512_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
     disc = [r for r in rows if "discriminator" in r.quantity]
     assert disc and all(r.verdict == "not comparable" for r in disc)   # not run is not "differs"
     assert len(disc) == len([r for r in rows if "r_Q^n" in r.quantity])
@@ -369,10 +370,10 @@ def test_readings_study_tiny():
 
 # -- the proof facts of §3 (qlib.repro.quantized_mis.erm_facts), at small sizes --------------------------
 ERM_FACTS = {
-    "lemma_b1_random": lambda: erm_facts.lemma_b1_random(200),
-    "lemma_b2_random": lambda: erm_facts.lemma_b2_random(50),
-    "erm_bound_random": lambda: erm_facts.erm_bound_random(10),
-    "prop_c4_random": lambda: erm_facts.prop_c4_random(60),
+    "lemma_b1_rows": lambda: erm_facts.lemma_b1_rows(200),
+    "lemma_b2_rows": lambda: erm_facts.lemma_b2_rows(50),
+    "erm_bound_rows": lambda: erm_facts.erm_bound_rows(10),
+    "prop_c4_rows": lambda: erm_facts.prop_c4_rows(60),
 }
 _REL = re.compile(r"^(≤|≥|<|>) (-?[0-9.eE+-]+)$")
 
@@ -405,8 +406,8 @@ def test_erm_fact_relations_match_verdicts_and_erratum_id(erm_rows):
     assert ids == {"001-C4"}
 
 
-@pytest.mark.parametrize("check", [erm_facts.lemma_b1_random, erm_facts.lemma_b2_random, erm_facts.erm_bound_random,
-                                   erm_facts.prop_c4_random])
+@pytest.mark.parametrize("check", [erm_facts.lemma_b1_rows, erm_facts.lemma_b2_rows, erm_facts.erm_bound_rows,
+                                   erm_facts.prop_c4_rows])
 @pytest.mark.parametrize("value", [0, -1])
 def test_erm_facts_reject_zero_or_negative_draws(check, value):
     with pytest.raises(ValueError, match=r"\bdraws\b"):

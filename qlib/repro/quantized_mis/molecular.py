@@ -27,8 +27,9 @@ not compared (``not_comparable``); the relative performance of each quantizer �
 paper's claims are about, and which App. F.2 finds embedder-independent — is compared cell by cell
 (``paper-number``, tolerances in :data:`REL_ATOL`).
 
-The paper's printed values are typed once below (:data:`PAPER_TABLE3`, :data:`PAPER_TABLE4`,
-:data:`PAPER_TABLE5`).
+The paper's printed values and settings are typed once in :mod:`qlib.repro.quantized_mis.paper`
+(:data:`~.paper.PAPER_TABLE3`, :data:`~.paper.PAPER_TABLE4`, :data:`~.paper.PAPER_TABLE5`,
+:data:`~.paper.PAPER_SETTINGS`, :data:`~.paper.PAPER_ROW_NAMES`).
 """
 
 from __future__ import annotations
@@ -65,95 +66,32 @@ from qlib.validation import (
     check_tensor,
 )
 
+from .paper import (
+    PAPER_MIN_REL_AUROC,
+    PAPER_MIN_REL_SPEARMAN,
+    PAPER_QUANTIZERS,
+    PAPER_SETTINGS,
+    PAPER_SPARSE_AUROC_LOSS,
+    PAPER_TABLE3,
+    PAPER_TABLE4,
+    PAPER_TABLE5,
+    PAPER_TABLES345_COLUMNS,
+)
+
 __all__ = [
-    "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "describe", "PAPER_SETTINGS", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5",
-    "PAPER_ROW_NAMES", "REL_ATOL", "auroc", "r2", "spearman_to_labels", "split_indices",
+    "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "describe", "REL_ATOL", "auroc", "r2", "spearman_to_labels", "split_indices",
     "TaskRun", "train_task", "Study", "run_study", "tradeoff", "table", "paper_table", "table_rows",
-    "claim_rows", "lambda_profiles", "lambda_rows", "flops_per_task",
+    "section522_rows", "lambda_profiles", "lambda_rows", "flops_per_task",
 ]
 
-#: the paper's eight quantizers (Tables 3–5 column order, without ``original``)
-QUANTIZERS = ("sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5")
-#: Tables 3–5 columns: the eight quantizers, then the unquantized model
-COLUMNS = QUANTIZERS + ("identity",)
+#: the paper's eight quantizers (Tables 3–5 column order, without ``original``; :mod:`.paper`)
+QUANTIZERS = PAPER_QUANTIZERS
+#: Tables 3–5 columns: the eight quantizers, then the unquantized model (:mod:`.paper`)
+COLUMNS = PAPER_TABLES345_COLUMNS
 #: the 1.58b quantizers as Table 1 typesets them (keep the x % smallest |θ|, zero the rest;
 #: :data:`qlib.quantizers.TERNARY_TABLE`): scored on each run's final model beside the text reading
 #: (Tables 3–5), not recorded along the trajectory
 TABLE_READING = ("ternary33_table", "ternary50_table", "ternary90_table")
-#: §5.2.1 task models
-PAPER_SETTINGS = {"hidden": 128, "epochs": 500, "val_frac": 0.4, "runs": 10, "subsample": 0.9}
-
-#: row names of Tables 3–5 → PyTDC task names
-PAPER_ROW_NAMES = {
-    "AMES": "AMES", "BBB Martins": "BBB_Martins", "Bioavailability Ma": "Bioavailability_Ma",
-    "CYP2C9 Substrate CarbonMangels": "CYP2C9_Substrate_CarbonMangels", "CYP2C9 Veith": "CYP2C9_Veith",
-    "Carcinogens Lagunin": "Carcinogens_Lagunin", "ClinTox": "ClinTox", "DILI": "DILI", "HIA Hou": "HIA_Hou",
-    "PAMPA NCATS": "PAMPA_NCATS", "Pgp Broccatelli": "Pgp_Broccatelli", "Skin Reaction": "Skin_Reaction",
-    "hERG": "hERG", "hERG (k)": "hERG_Karim", "Caco2 Wang": "Caco2_Wang",
-    "HydrationFreeEnergy FreeSolv": "HydrationFreeEnergy_FreeSolv", "LD50 Zhu": "LD50_Zhu",
-    "Lipophilicity (az)": "Lipophilicity_AstraZeneca", "PPBR AZ": "PPBR_AZ",
-    "Solubility AqSolDB": "Solubility_AqSolDB", "VDss Lombardo": "VDss_Lombardo",
-}
-
-_I = -math.inf
-
-
-def _t(*cells):
-    """Nine (value, percent) pairs in :data:`COLUMNS` order."""
-    assert len(cells) == 18
-    return tuple((cells[2 * i], cells[2 * i + 1]) for i in range(9))
-
-
-#: Table 3 (App. F.1): AUROC of the quantized models (mean over the paper's embedders) and, in
-#: brackets, the relative AUROC in percent; columns :data:`COLUMNS`
-PAPER_TABLE3 = {
-    "AMES": _t(.773, 89, .781, 90, .784, 90, .748, 86, .843, 97, .853, 98, .859, 99, .861, 99, .862, 100),
-    "BBB_Martins": _t(.800, 89, .803, 89, .807, 90, .804, 89, .890, 99, .895, 99, .895, 99, .896, 100, .896, 100),
-    "Bioavailability_Ma": _t(.586, 94, .588, 94, .590, 95, .579, 93, .619, 99, .622, 100, .622, 100, .623, 100,
-                             .622, 100),
-    "CYP2C9_Substrate_CarbonMangels": _t(.558, 86, .557, 86, .561, 86, .589, 90, .642, 99, .646, 99, .647, 99,
-                                         .647, 99, .648, 100),
-    "CYP2C9_Veith": _t(.787, 89, .793, 90, .799, 91, .827, 94, .868, 99, .873, 99, .876, 99, .877, 99, .877, 100),
-    "Carcinogens_Lagunin": _t(.766, 91, .765, 91, .772, 92, .791, 94, .824, 98, .830, 99, .831, 99, .832, 99,
-                              .833, 100),
-    "ClinTox": _t(.561, 80, .555, 79, .557, 79, .589, 84, .698, 98, .702, 99, .704, 99, .706, 99, .707, 100),
-    "DILI": _t(.827, 92, .830, 93, .831, 93, .843, 94, .888, 99, .891, 99, .892, 99, .892, 99, .892, 100),
-    "HIA_Hou": _t(.805, 91, .805, 91, .804, 91, .790, 89, .882, 99, .883, 99, .883, 99, .883, 100, .883, 100),
-    "PAMPA_NCATS": _t(.585, 81, .583, 81, .584, 81, .583, 81, .708, 99, .711, 99, .713, 99, .714, 99, .714, 100),
-    "Pgp_Broccatelli": _t(.856, 92, .858, 92, .859, 92, .864, 93, .921, 99, .924, 99, .924, 100, .924, 100,
-                          .925, 100),
-    "Skin_Reaction": _t(.664, 89, .667, 89, .668, 90, .670, 90, .735, 99, .740, 99, .741, 99, .742, 99, .743, 100),
-    "hERG": _t(.728, 91, .726, 91, .726, 91, .739, 92, .793, 99, .795, 99, .796, 99, .797, 99, .797, 100),
-    "hERG_Karim": _t(.767, 88, .783, 90, .789, 91, .757, 87, .819, 94, .837, 96, .855, 98, .862, 99, .866, 100),
-}
-
-#: Table 4 (App. F.1): R² (−inf where the paper prints −inf: R² < −1)
-PAPER_TABLE4 = {
-    "Caco2_Wang": _t(_I, _I, _I, _I, _I, _I, _I, _I, _I, -364, .008, 1, .458, 75, .567, 93, .609, 100),
-    "HydrationFreeEnergy_FreeSolv": _t(_I, _I, _I, _I, _I, _I, _I, _I, -.466, -70, .412, 55, .669, 91, .715, 98,
-                                       .725, 100),
-    "LD50_Zhu": _t(_I, _I, _I, _I, _I, _I, _I, _I, _I, -578, -.129, -25, .339, 67, .454, 89, .505, 100),
-    "Lipophilicity_AstraZeneca": _t(_I, _I, _I, _I, _I, _I, _I, _I, _I, -539, -.037, -7, .404, 72, .508, 91,
-                                    .552, 100),
-    "PPBR_AZ": _t(_I, _I, _I, _I, _I, _I, _I, _I, _I, _I, -.480, -233, .022, 2, .156, 65, .229, 100),
-    "Solubility_AqSolDB": _t(_I, _I, _I, _I, _I, _I, _I, _I, _I, -792, -.081, -10, .575, 72, .740, 93, .792, 100),
-    "VDss_Lombardo": _t(_I, _I, _I, _I, _I, _I, _I, _I, -.859, -287, -.010, 6, .175, 73, .224, 91, .248, 100),
-}
-
-#: Table 5 (App. F.1): Spearman correlation between labels and predictions
-PAPER_TABLE5 = {
-    "Caco2_Wang": _t(.673, 89, .713, 95, .720, 95, .679, 90, .690, 92, .733, 97, .745, 99, .748, 99, .750, 100),
-    "HydrationFreeEnergy_FreeSolv": _t(.905, 98, .907, 99, .906, 98, .893, 97, .910, 99, .913, 99, .915, 99,
-                                       .916, 99, .916, 100),
-    "LD50_Zhu": _t(.572, 83, .611, 89, .618, 90, .533, 77, .596, 87, .636, 92, .669, 97, .679, 99, .685, 100),
-    "Lipophilicity_AstraZeneca": _t(.658, 87, .700, 92, .705, 93, .637, 84, .669, 88, .713, 94, .741, 98,
-                                    .749, 99, .754, 100),
-    "PPBR_AZ": _t(.561, 98, .563, 98, .564, 99, .555, 97, .565, 99, .568, 99, .569, 99, .570, 99, .570, 100),
-    "Solubility_AqSolDB": _t(.838, 94, .853, 96, .852, 96, .756, 85, .842, 94, .864, 97, .879, 99, .884, 99,
-                             .887, 100),
-    "VDss_Lombardo": _t(.570, 99, .572, 99, .572, 99, .560, 97, .572, 99, .573, 99, .575, 99, .575, 99, .576, 100),
-}
-
 #: what every molecular row says of the scale and the embedders (filled by the study's notes)
 _EMBEDDER_NOTE = "offline embedders (MiniMol, Morgan, RDKit 2-D, MACCS) stand in for the paper's four"
 
@@ -597,7 +535,7 @@ def _mean_by(frame, metric, keys):
     return f.groupby(keys, sort=False)[["r_q", "relative", "value"]].mean()
 
 
-def claim_rows(study: Study) -> list[Row]:
+def section522_rows(study: Study) -> list[Row]:
     """The qualitative claims of §5.2.2 and App. F.1–F.2, tested on our numbers."""
     fr = study.frame
     rows: list[Row] = []
@@ -607,14 +545,16 @@ def claim_rows(study: Study) -> list[Row]:
         m = _mean_by(fr, "auroc", ["task", "quantizer"]).reset_index()
         hi = m[m.quantizer.isin(["bits2", "bits3", "bits4", "bits5"])]
         worst = hi.loc[hi.relative.idxmin()]
-        rows.append(claim("§5.2.2 / Table 3", "classification keeps ≥ 94 % of AUROC from 2 bits up",
-                          "min relative AUROC (2–5 bits) ≥ 0.94", float(worst.relative),
-                          bool(worst.relative >= 0.94), tolerance="≥ 0.94",
+        a = PAPER_MIN_REL_AUROC
+        rows.append(claim("§5.2.2 / Table 3", f"classification keeps ≥ {round(100 * a)} % of AUROC from 2 bits up",
+                          f"min relative AUROC (2–5 bits) ≥ {a}", float(worst.relative),
+                          bool(worst.relative >= a), tolerance=f"≥ {a}",
                           note=f"worst cell: {worst.task}, {worst.quantizer} (mean over embedders and runs)",
                           null="no effect of quantization: relative 1.0", null_fails=False))
         lo = m[m.quantizer.isin(["sign", "ternary33", "ternary50", "ternary90"])]
         loss = 1 - lo.relative
-        rows.append(claim("§5.2.2 / Table 3", "Sign and ternary quantizers lose AUROC (paper: 6–20 %)",
+        rows.append(claim("§5.2.2 / Table 3", "Sign and ternary quantizers lose AUROC (paper: "
+                          f"{round(100 * PAPER_SPARSE_AUROC_LOSS[0])}–{round(100 * PAPER_SPARSE_AUROC_LOSS[1])} %)",
                           "median loss in [0.03, 0.25]", float(loss.median()),
                           bool(0.03 <= loss.median() <= 0.25), tolerance="median in [3 %, 25 %]",
                           note=f"range of our losses {loss.min():.3f}–{loss.max():.3f} over tasks × 4 quantizers",
@@ -633,9 +573,10 @@ def claim_rows(study: Study) -> list[Row]:
                           null=f"no effect of quantization (the unquantized R²): share {null_frac:.2f}",
                           null_fails=bool(null_frac < 0.8)))
         s = _mean_by(fr, "spearman", ["task", "quantizer"]).reset_index()
-        rows.append(claim("App. F.1 / Table 5", "Spearman ρ stays high at every bit width (paper: ≥ 77 % of original)",
-                          "min relative Spearman ≥ 0.77", float(s.relative.min()),
-                          bool(s.relative.min() >= 0.77), tolerance="≥ 0.77",
+        b = PAPER_MIN_REL_SPEARMAN
+        rows.append(claim("App. F.1 / Table 5", f"Spearman ρ stays high at every bit width (paper: ≥ {round(100 * b)} % "
+                          "of original)", f"min relative Spearman ≥ {b}", float(s.relative.min()),
+                          bool(s.relative.min() >= b), tolerance=f"≥ {b}",
                           note=f"worst cell: {s.loc[s.relative.idxmin()].task}, {s.loc[s.relative.idxmin()].quantizer}",
                           null="no effect of quantization: relative 1.0", null_fails=False))
     # privacy–performance trade-off: more private (larger r_Q^n) ⇒ lower relative performance

@@ -30,11 +30,11 @@ from ...ranking import average_runs
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
-from ...validation import check_array, check_bool, check_choice, check_float, check_int, check_seed
+from ...validation import check_bool, check_choice, check_float, check_int, check_seed
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
-           "load_study", "table2", "claim_table"]
+           "load_study", "table2"]
 
 #: the modules whose code decides a study's result (the cache key hashes their sources)
 STUDY_MODULES = ("qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
@@ -275,31 +275,3 @@ def table2(res: StudyResult, which: str = "acc_val"):
 
 #: a Table 1 reading's name → the paper column it stands for (its text-reading name)
 _TEXT_OF = {v: k for k, v in quantizers.TERNARY_TABLE.items()}
-
-
-def claim_table(values: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The paper's qualitative claims of §5.1.2, per law, for values (L, Q) where larger = more
-    private (r_Q^n or MIS): 4/5 bits the two least private, 1.58b 90% the most private, Sign less
-    private than 1.58b 33%. Returns law-wise booleans. NaN (undefined) values never win a
-    comparison: a NaN sorts as the most private in the first claim's order, is skipped by the
-    second (a law with only NaN fails it) and makes the third False."""
-    v = check_array("values", values, ndim=2, finite=False)
-    if np.isinf(v).any():
-        raise ValueError("values must be finite or NaN (NaN: undefined for that law and quantizer), got inf")
-    names = quantizers.check_names(names, "names")
-    if len(names) != v.shape[1]:
-        raise ValueError(f"names must name the {v.shape[1]} columns of values, got {len(names)} names")
-    need = ("bits4", "bits5", "ternary90", "sign", "ternary33")
-    if any(n not in names for n in need):
-        raise ValueError(f"names must include {', '.join(need)} (the claims compare them); got {names}")
-    idx = {n: names.index(n) for n in need}
-    order = np.argsort(np.where(np.isnan(v), np.inf, v), axis=1)          # least private first
-    two_least = np.sort(order[:, :2], axis=1)
-    want = np.sort([idx["bits4"], idx["bits5"]])
-    # a law whose values are all NaN has no most private quantizer: the claim does not hold there
-    most = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=1)
-    return {
-        "4 and 5 bits are the two least private": (two_least == want).all(axis=1),
-        "1.58b 90% is the most private": (most == idx["ternary90"]) & ~np.isnan(v).all(axis=1),
-        "Sign is less private than 1.58b 33%": v[:, idx["sign"]] < v[:, idx["ternary33"]],
-    }

@@ -114,17 +114,17 @@ BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
 BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
 BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
 BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{S}.claim_table"] = lambda: {
+BASELINES[f"qlib.repro.quantized_mis.rows.section512_claims"] = lambda: {
     "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
     "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
 
 # -------------------------------------------------------------------------- quantized_mis.erm_facts
 EF = "qlib.repro.quantized_mis.erm_facts"
-BASELINES[f"{EF}.lemma_b1_random"] = lambda: {"draws": 5, "seed": 0}
-BASELINES[f"{EF}.lemma_b2_random"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.lemma_b1_rows"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.lemma_b2_rows"] = lambda: {"draws": 5, "seed": 0}
 BASELINES[f"{EF}.random_erm_problem"] = lambda: {"rng": np.random.default_rng(0), "K": 2, "m": 3}
-BASELINES[f"{EF}.erm_bound_random"] = lambda: {"draws": 3, "seed": 0}
-BASELINES[f"{EF}.prop_c4_random"] = lambda: {"draws": 4, "seed": 0}
+BASELINES[f"{EF}.erm_bound_rows"] = lambda: {"draws": 3, "seed": 0}
+BASELINES[f"{EF}.prop_c4_rows"] = lambda: {"draws": 4, "seed": 0}
 
 RW = "qlib.repro.quantized_mis.rows"
 _P3 = np.array([0.5, 0.3, 0.2])
@@ -171,7 +171,7 @@ BASELINES[f"{RW}.table2_rows"] = lambda: {"res": _tiny_study(), "atol": 0.03}
 BASELINES[f"{RW}.spearman_table"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), "atol": 0.1}
 BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
-BASELINES[f"{RW}.claim_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.section512_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.variant_effect"] = lambda: dict(_TINY, runs=3, epochs=2, names=["sign", "bits2", "bits4"])
 @functools.lru_cache(maxsize=None)
@@ -246,7 +246,7 @@ BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "au
 BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
 BASELINES[f"{MM}.table_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.claim_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.section522_rows"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_profiles"] = lambda: {
     "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
     "quantizers": ("sign", "bits2")}
