@@ -191,8 +191,8 @@ def test_variant_effect_tiny():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame, summ = R.variant_effect(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
-                                       names=["sign", "bits2", "bits4"], discriminator=False)
+        frame, summ = R.variant_effect(study.StudyConfig(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
+                                                         names=["sign", "bits2", "bits4"], discriminator=False))
     assert len(frame) == 3 and summ["laws"] == 1 and -1 <= summ["rho"] <= 1
     # Sign does not depend on the b-bit formula
     sign = frame.iloc[0]
@@ -357,8 +357,8 @@ def test_readings_study_tiny():
 
     from qlib.repro.quantized_mis import rows as R
 
-    rt = R.reading_effect(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0, device="cpu",
-                          grid=[(1.5, 6), (2.0, 6), (3.0, 6)])
+    rt = R.reading_effect(study.StudyConfig(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0,
+                                            grid=[(1.5, 6), (2.0, 6), (3.0, 6)]), device="cpu")
     assert list(rt["columns"]["paper column"]) == ["1.58b 33%", "1.58b 50%", "1.58b 90%"]
     assert set(rt["claims"]["reading"]) == {"text", "Table 1"}
     rows = R.reading_rows(rt, rt["res"])
@@ -412,3 +412,71 @@ def test_erm_fact_relations_match_verdicts_and_erratum_id(erm_rows):
 def test_erm_facts_reject_zero_or_negative_draws(check, value):
     with pytest.raises(ValueError, match=r"\bdraws\b"):
         check(value)
+
+
+# ----------------------------------------------------------------------------- the StudyConfig record
+def test_study_config_is_frozen_hashable_and_keyed():
+    import dataclasses
+
+    a = study.StudyConfig(runs=5, epochs=40, grid=[(1.5, 6), (3.0, 8)], names=["sign", "bits2"])
+    b = study.StudyConfig(runs=5, epochs=40, grid=((1.5, 6), (3.0, 8)), names=("sign", "bits2"))
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.names == ("sign", "bits2") and a.grid == ((1.5, 6), (3.0, 8))
+    assert a.key() != dataclasses.replace(a, seed=1).key()
+    assert a.key() != dataclasses.replace(a, variant="capped").key()
+    assert study.study_key(a) == study.study_key(b) == study.study_key(a.as_dict())
+    assert study.study_key(a) != study.study_key(dataclasses.replace(a, lr=1e-3))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.runs = 6
+    # the paper's settings are the defaults; the key is a pure function of the fields (pinned)
+    p = study.StudyConfig()
+    assert (p.runs, p.epochs, p.n, p.n_val, p.lr) == (300, 3000, 128, 128, 1e-4)
+    assert p.names == P.PAPER_QUANTIZERS and len(p.grid) == 9
+    assert p.key() == "ea89adcbe24b8376"
+
+
+def test_study_config_as_dict_is_the_result_config_and_round_trips():
+    a = study.StudyConfig(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False)
+    d = a.as_dict()
+    assert d["names"] == list(P.PAPER_QUANTIZERS) and d["grid"] == [[1.5, 6.0]]
+    assert set(d) == {"runs", "epochs", "n", "n_val", "lr", "names", "grid", "centre_scale", "scope", "seed",
+                      "law_seed", "discriminator", "disc_hidden", "disc_epochs", "disc_patience", "disc_lr",
+                      "disc_runs_per_batch", "variant"}
+    assert study.StudyConfig.from_dict(d) == a
+    with pytest.raises(ValueError, match="device"):
+        study.StudyConfig.from_dict({**d, "device": "cpu"})
+    md = a.describe()
+    assert "| `runs` | 4 | 300 |" in md and "| `lr` | 0.01 | 0.0001 |" in md
+
+
+def test_run_study_config_equals_its_fields_by_keyword():
+    kw = dict(runs=3, epochs=4, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
+              discriminator=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = study.run_study(study.StudyConfig(**kw), device="cpu")
+        b = study.run_study(**kw, device="cpu")
+    assert a.config == b.config == study.StudyConfig(**kw).as_dict()
+    for k in study.StudyResult._ARRAYS:
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        study.run_study(study.StudyConfig(**kw), runs=4)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        study.run_study(kw)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        R.variant_effect(kw)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        R.reading_effect(kw)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(runs=2), "runs"), (dict(epochs=0), "epochs"), (dict(n=1.5), "n"), (dict(n_val=1), "n_val"),
+    (dict(lr=0.0), "lr"), (dict(lr=float("inf")), "lr"), (dict(centre_scale=-1.0), "centre_scale"),
+    (dict(names=["bits9"]), "names"), (dict(names=["identity"]), "names"), (dict(grid=[]), "grid"),
+    (dict(grid=[(1.5,)]), "grid"), (dict(grid=[(-1.0, 6)]), "sigma"), (dict(grid=[(1.5, 1)]), "k_modes"),
+    (dict(scope="layer"), "scope"), (dict(variant="exact"), "variant"), (dict(seed=-1), "seed"),
+    (dict(law_seed=1.5), "law_seed"), (dict(discriminator="yes"), "discriminator"),
+    (dict(disc_hidden=0), "disc_hidden"), (dict(disc_lr=float("nan")), "disc_lr")])
+def test_study_config_validates_each_field_by_name(kw, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        study.StudyConfig(**kw)

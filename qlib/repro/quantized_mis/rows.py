@@ -16,6 +16,7 @@ rule across the wing: a function returning ledger rows is ``<item>_rows``, the i
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -48,7 +49,7 @@ from .paper import (
     PAPER_RUNS_RQ_EARLY,
     STUDY_SETTINGS,
 )
-from .study import StudyResult, run_study, table2
+from .study import StudyConfig, StudyResult, run_study, table2
 
 __all__ = ["quantizer_rows", "eq11_rows", "theorem31_rows", "theorem33_rows", "proof_fact_rows",
            "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "figure2_text", "section512_claims", "section512_rows",
@@ -436,12 +437,15 @@ def cost_rows(res: StudyResult) -> list[Row]:
     ]
 
 
-def variant_effect(**study_kwargs) -> tuple[pd.DataFrame, dict]:
+def variant_effect(config: StudyConfig, *, device="auto", cache_dir=None) -> tuple[pd.DataFrame, dict]:
     """How much the b-bit formula (printed vs capped, ``qlib.quantizers.VARIANTS``) changes the
-    study: runs :func:`run_study` for both and returns, per quantizer, mean r_Q^n (mean over runs,
-    then over laws), mean Table 2 accuracy and mean rank under each variant, and a summary (mean
-    Spearman ρ between the two r_Q^n rankings over laws, largest accuracy change)."""
-    res = {v: run_study(**study_kwargs, variant=v) for v in QZ.VARIANTS}
+    study: runs :func:`run_study` on ``config`` with each variant (its own ``variant`` replaced) and
+    returns, per quantizer, mean r_Q^n (mean over runs, then over laws), mean Table 2 accuracy and
+    mean rank under each variant, and a summary (mean Spearman ρ between the two r_Q^n rankings over
+    laws, largest accuracy change). ``device`` and ``cache_dir`` go to :func:`run_study`."""
+    if not isinstance(config, StudyConfig):
+        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
+    res = {v: run_study(replace(config, variant=v), device=device, cache_dir=cache_dir) for v in QZ.VARIANTS}
     a, b = (res[v] for v in QZ.VARIANTS)
     from ...ranking import ranks
 
@@ -467,14 +471,16 @@ ALMOST_ALL = 7 / 9
 _PCTS = (33, 50, 90)
 
 
-def reading_effect(**study_kwargs) -> dict:
+def reading_effect(config: StudyConfig, *, device="auto", cache_dir=None) -> dict:
     """The synthetic study with both readings of 1.58b x% side by side (one training, the same
     models): the text reading (``ternary33`` …, the default) and Table 1 as typeset
-    (``qlib.quantizers.TERNARY_TABLE``). ``study_kwargs`` go to :func:`run_study` (no discriminator:
-    the comparison uses Table 2's accuracies and r_Q^n). Returns ``res`` and :func:`reading_tables`."""
+    (``qlib.quantizers.TERNARY_TABLE``). Runs :func:`run_study` on ``config`` with its ``names``
+    replaced by both readings and no discriminator (the comparison uses Table 2's accuracies and
+    r_Q^n). Returns ``res`` and :func:`reading_tables`."""
+    if not isinstance(config, StudyConfig):
+        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
     names = list(PAPER_QUANTIZERS) + [QZ.TERNARY_TABLE[f"ternary{p}"] for p in _PCTS]
-    study_kwargs = {**study_kwargs, "discriminator": False}
-    res = run_study(names=names, **study_kwargs)
+    res = run_study(replace(config, names=names, discriminator=False), device=device, cache_dir=cache_dir)
     return {"res": res, **reading_tables(res)}
 
 

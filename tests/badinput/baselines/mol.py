@@ -112,9 +112,10 @@ def _stab():
 
 BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
 BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
+BASELINES[f"{S}.StudyConfig"] = lambda: {k: v for k, v in _TINY.items() if k != "device"}
 BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
 BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
-BASELINES[f"qlib.repro.quantized_mis.rows.section512_claims"] = lambda: {
+BASELINES["qlib.repro.quantized_mis.rows.section512_claims"] = lambda: {
     "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
     "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
 
@@ -173,15 +174,22 @@ BASELINES[f"{RW}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), 
 BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
 BASELINES[f"{RW}.section512_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{RW}.variant_effect"] = lambda: dict(_TINY, runs=3, epochs=2, names=["sign", "bits2", "bits4"])
+def _tiny_config(**kw):
+    from qlib.repro.quantized_mis import study
+
+    return study.StudyConfig(**{**{k: v for k, v in _TINY.items() if k != "device"}, **kw})
+
+
+BASELINES[f"{RW}.variant_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2, names=["sign", "bits2", "bits4"]),
+                                             "device": "cpu"}
 @functools.lru_cache(maxsize=None)
 def _tiny_readings():
     from qlib.repro.quantized_mis import rows
 
-    return rows.reading_effect(**dict(_TINY, runs=3, epochs=2))
+    return rows.reading_effect(_tiny_config(runs=3, epochs=2), device="cpu")
 
 
-BASELINES[f"{RW}.reading_effect"] = lambda: dict(_TINY, runs=3, epochs=2)
+BASELINES[f"{RW}.reading_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2), "device": "cpu"}
 BASELINES[f"{RW}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_text"] = lambda: {"rt": _tiny_readings()}
