@@ -97,7 +97,8 @@ def test_flops_count():
 
 
 def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
-    st = MM.run_study(["Carcinogens_Lagunin", "PAMPA_NCATS"], ["maccs"], runs=2, epochs=3, max_molecules=80,
+    st = MM.run_study(tasks=["Carcinogens_Lagunin", "PAMPA_NCATS"], embedders=["maccs"], runs=2, epochs=3,
+                      max_molecules=80,
                       keep_losses_for=["Carcinogens_Lagunin"], data_dir=shared_data_dir, cache_dir=tmp_path)
     assert list(st.missing) == ["PAMPA_NCATS"]
     assert st.inputs.used.tolist() == [80] and ("Carcinogens_Lagunin", "maccs") in st.losses
@@ -220,7 +221,7 @@ def test_run_study_checks_settings_before_loading(tmp_path):
     for kw, name in ((dict(epochs=0), "epochs"), (dict(lr=math.nan), "lr"), (dict(runs=1), "runs"),
                      (dict(seed=-1), "seed"), (dict(keep_losses_for=["NotATask"]), "keep_losses_for")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
-            MM.run_study(["Carcinogens_Lagunin"], ["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
+            MM.run_study(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
 
 
 def test_flops_and_lambda_helpers_check_arguments():
@@ -276,3 +277,48 @@ def test_embedder_tradeoff_and_sparse_claims_with_their_nulls():
     assert "4 × 10 × 500" in MM.scale_note(st) and "≤ 300 molecules" in MM.scale_note(st)
     text = MM.describe(st, elapsed=90.0, profile="default", lr=1e-3)
     assert "1.5 min" in text and "2 runs × 5 epochs" in text
+
+
+# ----------------------------------------------------------------------------- the MolecularConfig record
+def test_molecular_config_is_frozen_hashable_keyed_and_has_the_paper_defaults():
+    import dataclasses
+
+    p = MM.MolecularConfig()
+    assert p.tasks == tuple(molecules.task_names()) and len(p.tasks) == 21
+    assert (p.runs, p.epochs, p.hidden, p.val_frac, p.subsample) == (10, 500, 128, 0.4, 0.9)
+    assert p.embedders == ("minimol", "morgan", "rdkit2d", "maccs")
+    a = MM.MolecularConfig(tasks=["AMES", "DILI"], embedders=["maccs"], runs=2, epochs=3, keep_losses_for="DILI")
+    b = MM.MolecularConfig(tasks=("AMES", "DILI"), embedders=("maccs",), runs=2, epochs=3, keep_losses_for=["DILI"])
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.keep_losses_for == ("DILI",)
+    assert a.key() != dataclasses.replace(a, seed=1).key() and a.key() != dataclasses.replace(a, lr=1e-2).key()
+    assert MM.MolecularConfig(tasks="AMES", embedders="maccs").tasks == ("AMES",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.runs = 3
+    d = a.as_dict()
+    assert d["tasks"] == ["AMES", "DILI"] and d["embedders"] == ["maccs"] and d["max_molecules"] is None
+    md = a.describe()
+    assert "| `runs` | 2 | 10 |" in md and "| `lr` | 0.001 | not given |" in md
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(tasks=["NoSuchTask"]), "task"), (dict(tasks=[]), "tasks"), (dict(embedders=["nope"]), "embedder"),
+    (dict(embedders=[]), "embedders"), (dict(tasks=3), "tasks"), (dict(runs=1), "runs"), (dict(epochs=0), "epochs"),
+    (dict(lr=0.0), "lr"), (dict(hidden=0), "hidden"), (dict(val_frac=1.0), "val_frac"),
+    (dict(subsample=0.0), "subsample"), (dict(max_molecules=5), "max_molecules"), (dict(seed=-1), "seed"),
+    (dict(keep_losses_for=["nope"]), "keep_losses_for"), (dict(keep_losses_for=3), "keep_losses_for")])
+def test_molecular_config_validates_each_field_by_name(kw, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        MM.MolecularConfig(**kw)
+
+
+def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir, tmp_path):
+    kw = dict(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], runs=2, epochs=3, max_molecules=30, seed=0)
+    a = MM.run_study(MM.MolecularConfig(**kw), data_dir=shared_data_dir, cache_dir=tmp_path)
+    b = MM.run_study(**kw, data_dir=shared_data_dir, cache_dir=tmp_path)
+    assert a.config == b.config == MM.MolecularConfig(**kw).as_dict()
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        MM.run_study(MM.MolecularConfig(**kw), runs=3)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        MM.run_study(kw)

@@ -34,10 +34,12 @@ The paper's printed values and settings are typed once in :mod:`qlib.repro.quant
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
@@ -49,7 +51,7 @@ from qlib import molecules
 from qlib.data import MissingDataError
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
-from qlib.engine import MLP, init_params, param_sizes, train
+from qlib.engine import MLP, TrainConfig, init_params, param_sizes, train
 from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
 from qlib.repro.ledger import Row, claim, close, fmt, missing, not_comparable
@@ -80,7 +82,7 @@ from .paper import (
 
 __all__ = [
     "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "describe", "REL_ATOL", "auroc", "r2", "spearman_to_labels", "split_indices",
-    "TaskRun", "train_task", "Study", "run_study", "tradeoff", "table", "paper_table", "table_rows",
+    "TaskRun", "train_task", "MolecularConfig", "Study", "run_study", "tradeoff", "table", "paper_table", "table_rows",
     "section522_rows", "lambda_profiles", "lambda_rows", "flops_per_task",
 ]
 
@@ -279,8 +281,8 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         # the runs' subsamples are rows of one training part: one product over it per epoch
-        res = train(model, theta0, Xt[None], yt[None], rows=torch.from_numpy(tr), epochs=epochs, lr=lr, loss=loss,
-                    callbacks=[rec], device=device)
+        res = train(model, theta0, Xt[None], yt[None], TrainConfig(epochs=epochs, lr=lr, loss=loss),
+                    rows=torch.from_numpy(tr), callbacks=[rec], device=device)
         rec.finish()
     seconds = time.perf_counter() - t0
     scored = list(quantizers) + list(also)
@@ -325,11 +327,91 @@ def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128,
 # ---------------------------------------------------------------------------------------------
 # The study: tasks × embedders
 # ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MolecularConfig:
+    """The settings of one molecular study (paper 001 §5.2), checked once when built; frozen,
+    hashable and keyed (:meth:`key`). Defaults: the paper's (:data:`~.paper.PAPER_SETTINGS`), on the
+    four offline embedders.
+
+    ``tasks``: PyTDC task names (``"all"``: the 21 of Tables 3–4, :func:`qlib.molecules.task_names`),
+    stored by their canonical names; ``embedders``: names registered in :mod:`qlib.molecules`;
+    ``runs`` per task and ``epochs`` of full-batch Adam at ``lr`` (the paper gives none; ours 1e-3)
+    of an MLP of width ``hidden``; ``val_frac`` of each task is the validation set and each run trains
+    on its own ``subsample`` of the rest; ``max_molecules`` (None: all) subsamples larger tasks
+    (seeded); ``keep_losses_for``: tasks whose loss matrices are kept (first embedder) for Figure 10;
+    ``seed``."""
+
+    tasks: tuple[str, ...] | str = "all"
+    embedders: tuple[str, ...] = ("minimol", "morgan", "rdkit2d", "maccs")
+    runs: int = PAPER_SETTINGS["runs"]
+    epochs: int = PAPER_SETTINGS["epochs"]
+    lr: float = 1e-3
+    hidden: int = PAPER_SETTINGS["hidden"]
+    val_frac: float = PAPER_SETTINGS["val_frac"]
+    subsample: float = PAPER_SETTINGS["subsample"]
+    max_molecules: int | None = None
+    keep_losses_for: tuple[str, ...] = ()
+    seed: int = 0
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        tasks = molecules.task_names() if isinstance(self.tasks, str) and self.tasks == "all" else self.tasks
+        if isinstance(tasks, str):
+            tasks = [tasks]
+        embedders = [self.embedders] if isinstance(self.embedders, str) else self.embedders
+        for nm, v in (("tasks", tasks), ("embedders", embedders)):
+            if not isinstance(v, (list, tuple)):
+                raise TypeError(f"{nm} must be a list of names, got {type(v).__name__}")
+        put("tasks", tuple(molecules.task_info(t).name for t in tasks))
+        put("embedders", tuple(molecules.embedder(e).name for e in embedders))
+        if not self.tasks or not self.embedders:
+            raise ValueError("tasks and embedders must each name at least one")
+        put("runs", check_int("runs", self.runs, low=2))
+        put("epochs", check_int("epochs", self.epochs, low=1))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        put("hidden", check_int("hidden", self.hidden, low=1))
+        put("val_frac", check_float("val_frac", self.val_frac, low=0.0, high=1.0, low_open=True, high_open=True))
+        put("subsample", check_float("subsample", self.subsample, low=0.0, high=1.0, low_open=True))
+        put("max_molecules", check_int("max_molecules", self.max_molecules, low=10, allow_none=True))
+        put("seed", check_seed("seed", self.seed))
+        keep = [self.keep_losses_for] if isinstance(self.keep_losses_for, str) else self.keep_losses_for
+        if not isinstance(keep, (list, tuple)):
+            raise TypeError(f"keep_losses_for must be a list of task names, got {type(keep).__name__}")
+        unknown = [t for t in keep if not isinstance(t, str) or t not in molecules.TASKS]
+        if unknown:
+            raise ValueError(f"keep_losses_for must name TDC ADMET tasks (qlib.molecules.TASKS); got {unknown}")
+        put("keep_losses_for", tuple(keep))
+
+    def as_dict(self) -> dict:
+        """The fields as plain JSON types (tuples as lists): a :class:`Study`'s ``config``."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    def key(self) -> str:
+        """SHA-256 (16 hex digits) of the fields: the same settings give the same key in every process."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """Markdown table of the settings beside the paper's (§5.2.1), for the chapter."""
+        P = PAPER_SETTINGS
+        paper = {"tasks": f"all {len(molecules.TASKS)}", "embedders": "GraphMVP, 3D-Infomax, MolR, ChemBERTa-MTR",
+                 "runs": P["runs"], "epochs": P["epochs"], "lr": "not given", "hidden": P["hidden"],
+                 "val_frac": P["val_frac"], "subsample": P["subsample"], "max_molecules": "every molecule"}
+        out = ["| setting | this run | paper (§5.2.1) |", "|---|---|---|"]
+        for f in fields(self):
+            v = getattr(self, f.name)
+            shown = (", ".join(v) or "—") if isinstance(v, tuple) else f"{v:g}" if isinstance(v, float) else str(v)
+            out.append(f"| `{f.name}` | {shown} | {paper.get(f.name, '—')} |")
+        return "\n".join(out)
+
+
 @dataclass
 class Study:
     """``frame``: one row per (task, embedder, quantizer, run, metric) with r_q, value, original and
     relative; ``missing`` (task → reason); ``inputs``: per (task, embedder) the molecules used and
-    what was dropped; ``losses``: (task, embedder) → loss tensors kept for Figure 10."""
+    what was dropped; ``losses``: (task, embedder) → loss tensors kept for Figure 10; ``config``:
+    the :class:`MolecularConfig` that ran, :meth:`~MolecularConfig.as_dict`."""
 
     frame: pd.DataFrame
     missing: dict[str, str]
@@ -338,29 +420,28 @@ class Study:
     config: dict = field(default_factory=dict)
 
 
-def run_study(tasks: Sequence[str], embedders: Sequence[str], *, runs: int = 10, epochs: int = 500,
-              lr: float = 1e-3, max_molecules: int | None = None, keep_losses_for: Sequence[str] = (),
-              data_dir=None, cache_dir=None, seed: int = 0, device="cpu", progress=None) -> Study:
-    """Run :func:`train_task` for every available task and embedder (embeddings from the cache).
+def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir=None, device="cpu", progress=None,
+              **settings) -> Study:
+    """Run :func:`train_task` for every available task and embedder of ``config`` (embeddings from
+    the cache).
 
-    A task whose file is absent offline is listed in ``missing`` (never an exception);
-    ``max_molecules`` (None: all) subsamples larger tasks (seeded) to bound the time;
-    ``keep_losses_for``: tasks whose loss matrices are kept (first embedder) for Figure 10.
+    ``config``: the study's settings (:class:`MolecularConfig`); ``settings``, its fields by
+    keyword, build the record instead (``run_study(tasks=[...], embedders=[...], runs=2)``; both at
+    once is a ``TypeError`` naming them). A task whose file is absent offline is listed in
+    ``missing`` (never an exception). Run-time settings that do not change the result stay outside
+    the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device`` and ``progress`` (a
+    callable ``progress(task, embedder, TaskRun)``).
     """
-    tasks = [molecules.task_info(t).name for t in tasks]
-    embedders = [molecules.embedder(e).name for e in embedders]
-    if not tasks or not embedders:
-        raise ValueError("tasks and embedders must each name at least one")
-    runs = check_int("runs", runs, low=2)
-    epochs = check_int("epochs", epochs, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    max_molecules = check_int("max_molecules", max_molecules, low=10, allow_none=True)
-    seed = check_seed("seed", seed)
-    if isinstance(keep_losses_for, str):
-        keep_losses_for = [keep_losses_for]
-    unknown = [t for t in keep_losses_for if not isinstance(t, str) or t not in molecules.TASKS]
-    if unknown:
-        raise ValueError(f"keep_losses_for must name TDC ADMET tasks (qlib.molecules.TASKS); got {unknown}")
+    if config is None:
+        config = MolecularConfig(**settings)
+    elif not isinstance(config, MolecularConfig):
+        raise TypeError(f"config must be a MolecularConfig, got {type(config).__name__}")
+    elif settings:
+        raise TypeError(f"pass either config or its fields by keyword, not both: {', '.join(settings)} given "
+                        "beside config (use dataclasses.replace(config, ...))")
+    cfg = config
+    tasks, embedders, runs, epochs, lr = list(cfg.tasks), list(cfg.embedders), cfg.runs, cfg.epochs, cfg.lr
+    max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
     if progress is not None:
         check_callable("progress", progress)
     parts, inputs, miss, kept = [], [], {}, {}
@@ -379,7 +460,8 @@ def run_study(tasks: Sequence[str], embedders: Sequence[str], *, runs: int = 10,
             emb, hit = molecules.embed_cached(key, smiles, e, cache_dir=cache_dir)
             X, y = emb.X, labels[emb.valid]
             keep = name in keep_losses_for and e == embedders[0]
-            tr = train_task(X, y, task.kind, runs=runs, epochs=epochs, lr=lr, seed=seed + ti, device=device,
+            tr = train_task(X, y, task.kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
+                            val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
                             keep_losses=keep)
             if keep:
                 kept[(name, e)] = tr.losses
@@ -408,9 +490,7 @@ def run_study(tasks: Sequence[str], embedders: Sequence[str], *, runs: int = 10,
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["task", "kind", "embedder", "quantizer", "run", "metric", "r_q", "value", "original", "relative",
                  "initial"])
-    cfg = {"tasks": tasks, "embedders": embedders, "runs": runs, "epochs": epochs, "lr": lr,
-           "max_molecules": max_molecules, "seed": seed}
-    return Study(frame, miss, pd.DataFrame(inputs), kept, cfg)
+    return Study(frame, miss, pd.DataFrame(inputs), kept, cfg.as_dict())
 
 
 def tradeoff(study: Study, metric: str, by: Sequence[str] = ("task", "quantizer")) -> pd.DataFrame:
@@ -822,11 +902,12 @@ def reading_rows(study: Study) -> list[Row]:
                   note=f"{len(resolved)} of {len(picks)} (metric, column) pairs resolved")]
 
 
-def describe(study: Study, *, elapsed: float, profile: str, lr: float) -> str:
+def describe(study: Study, *, elapsed: float, profile: str, lr: float | None = None) -> str:
     """The chapter's "Setup" paragraph (Markdown), generated from what ran: tasks, embedders, models,
-    the scale against the paper's, the incremental recording's work, and the time."""
+    the scale against the paper's, the incremental recording's work, and the time. ``lr``: the
+    learning rate to state (None: the study's own, ``study.config["lr"]``)."""
     elapsed = check_float("elapsed", elapsed, low=0.0)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
+    lr = check_float("lr", lr if lr is not None else study.config.get("lr"), low=0.0, low_open=True)
     profile = check_str("profile", profile)
     P = PAPER_SETTINGS
     c = study.config

@@ -250,6 +250,9 @@ BASELINES[f"{MM}.Study"] = lambda: {"frame": _fake_mol_study().frame, "missing":
 BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
                                         "lr": 1e-2, "max_molecules": 20, "data_dir": data_dir(),
                                         "cache_dir": _tmp(), "seed": 0}
+BASELINES[f"{MM}.MolecularConfig"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
+                                              "lr": 1e-2, "hidden": 4, "val_frac": 0.4, "subsample": 0.9,
+                                              "max_molecules": 20, "keep_losses_for": [SMALL_TASK], "seed": 0}
 BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
