@@ -82,7 +82,8 @@ from .paper import (
 
 __all__ = [
     "QUANTIZERS", "COLUMNS", "TABLE_READING", "readings_table", "reading_rows", "scale_note", "describe", "REL_ATOL", "auroc", "r2", "spearman_to_labels", "split_indices",
-    "TaskRun", "train_task", "MolecularConfig", "Study", "run_study", "tradeoff", "table", "paper_table", "table_rows",
+    "TaskRun", "train_task", "MolecularConfig", "Study", "run_study", "inputs_table", "dropped_text",
+    "tables_note", "table_with_paper", "readings_text", "claims_text", "tradeoff", "table", "paper_table", "table_rows",
     "section522_rows", "lambda_profiles", "lambda_rows", "flops_per_task",
 ]
 
@@ -942,3 +943,54 @@ def describe(study: Study, *, elapsed: float, profile: str, lr: float | None = N
             "(changed per epoch, mean over tasks and embedders: "
             + ", ".join(f"{q} {100 * v:.1f} %" for q, v in ch.items()) + ").")
     return "\n".join(x for x in lines if x)
+
+
+# ---------------------------------------------------------------------------------------------
+# What chapter 05 shows, generated from what ran
+# ---------------------------------------------------------------------------------------------
+#: the columns of :func:`inputs_table`
+_INPUT_COLUMNS = ["task", "embedder", "molecules", "nan_labels", "invalid_smiles", "used", "n_train_run", "n_val"]
+
+
+def inputs_table(study: Study) -> pd.DataFrame:
+    """Per (task, embedder): the molecules in the task file, the NaN labels and invalid SMILES
+    dropped, the molecules used, each run's training size and the validation size."""
+    inp = study.inputs
+    return inp[_INPUT_COLUMNS] if len(inp) else pd.DataFrame(columns=_INPUT_COLUMNS)
+
+
+def dropped_text(study: Study) -> str:
+    """One sentence: how many invalid SMILES and NaN labels were dropped over the tasks."""
+    inp = inputs_table(study)
+    n_smiles, n_nan = int(inp.invalid_smiles.sum()), int(inp.nan_labels.sum())
+    return (f"Molecules per task: {n_smiles} invalid SMILES and {n_nan} NaN labels were dropped in total "
+            "(counted per task below)." + ("" if n_smiles + n_nan else " None was dropped."))
+
+
+def tables_note() -> str:
+    """The paragraph above Tables 3–5: what a cell holds and how it is compared (:data:`REL_ATOL`)."""
+    return ("Each cell: mean over embedders and runs of the validation metric, and in brackets the mean ratio to "
+            "the unquantized model. **Our embedders differ from the paper's** (offline stand-ins), so the "
+            "`original` column is not compared (`not comparable`); the bracketed relative performance, which "
+            "App. F.2 finds the same for every embedder, is compared cell by cell as a paper number within "
+            f"±{REL_ATOL['auroc']:.2f} (AUROC, Spearman) and ±{REL_ATOL['r2']:.2f} (R²), and a cell the "
+            "paper prints as −inf is checked as R² < −1.")
+
+
+def table_with_paper(study: Study, metric: str) -> pd.DataFrame:
+    """Our Table 3 / 4 / 5 (:func:`table`) with the paper's cell beside ours: 'ours · paper p', or
+    'paper p' where we have no value."""
+    ours, paper = table(study, metric), paper_table(metric)
+    return ours.where(ours == "", ours + " · paper " + paper).where(ours != "", "paper " + paper)
+
+
+def readings_text(study: Study) -> str:
+    """One Markdown paragraph per row of :func:`reading_rows`: its quantity, verdict, value and note."""
+    return "\n\n".join(f"**{r.quantity}** — {r.verdict}: {fmt(r.ours)} ({r.tolerance}; {r.note})"
+                        for r in reading_rows(study))
+
+
+def claims_text(rows: Sequence[Row]) -> str:
+    """A Markdown list of the paper-claim rows among ``rows``: quantity, verdict, our value, the test."""
+    return "\n".join(f"* {r.quantity}: **{r.verdict}** (ours {fmt(r.ours) or '—'}; test: {r.paper_value})"
+                     for r in rows if r.kind == "paper-claim")

@@ -54,7 +54,7 @@ from .study import StudyConfig, StudyResult, run_study, table2
 __all__ = ["quantizer_rows", "eq11_rows", "theorem31_rows", "theorem33_rows", "proof_fact_rows",
            "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "figure2_text", "section512_claims", "section512_rows",
            "cost_rows",
-           "variant_effect", "stability", "stability_rows", "first_k", "scale_note", "rate_table",
+           "variant_effect", "stability", "stability_rows", "verdict_table", "first_k", "scale_note", "rate_table",
            "adaptive_table", "confusion", "FIGURE2_ATOL", "reading_effect", "reading_tables", "reading_rows",
            "reading_text", "ALMOST_ALL"]
 
@@ -737,3 +737,9 @@ def figure8_rows() -> list[Row]:
                            "drawn (stand-in centres)", kind="paper-claim",
                            reason="the paper does not give its centre scheme; ours is a stand-in, so the picture "
                                   "is shown for orientation and Table 2's accuracies are the comparison of the laws")]
+
+
+def verdict_table(rows: Sequence[Row]) -> pd.DataFrame:
+    """The claims of ``rows`` as a table: claim (the row's quantity), paper, ours, verdict."""
+    return pd.DataFrame([{"claim": r.quantity, "paper": r.paper_value, "ours": r.ours, "verdict": r.verdict}
+                         for r in rows], columns=["claim", "paper", "ours", "verdict"])
