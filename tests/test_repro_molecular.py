@@ -322,3 +322,17 @@ def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir
         MM.run_study(MM.MolecularConfig(**kw), runs=3)
     with pytest.raises(TypeError, match=r"\bconfig\b"):
         MM.run_study(kw)
+
+
+def test_chapter_texts_are_generated_from_the_study():
+    st = _fake_study(0.99, 0.88, {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))})
+    assert "±0.05 (AUROC, Spearman) and ±0.15 (R²)" in MM.tables_note()
+    both = MM.table_with_paper(st, "auroc")
+    assert list(both.columns) == list(MM.COLUMNS) and set(both.index) == set(P.PAPER_TABLE3)
+    assert all(" · paper " in v or v.startswith("paper ") for v in both.to_numpy().ravel())
+    claims = MM.section522_rows(st)
+    text = MM.claims_text(claims)
+    assert text.count("\n") + 1 == sum(r.kind == "paper-claim" for r in claims)
+    empty = MM.Study(st.frame, {}, pd.DataFrame())
+    assert list(MM.inputs_table(empty).columns)[:2] == ["task", "embedder"]
+    assert MM.dropped_text(empty).endswith("None was dropped.")

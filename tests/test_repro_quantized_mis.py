@@ -480,3 +480,14 @@ def test_run_study_config_equals_its_fields_by_keyword():
 def test_study_config_validates_each_field_by_name(kw, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         study.StudyConfig(**kw)
+
+
+def test_verdict_table_lists_each_claim_with_its_verdict():
+    from qlib.repro.ledger import claim
+
+    rs = [claim("§5.1.2", "a holds", "all laws", "9/9 laws", True, null="none", null_fails=True),
+          claim("§5.1.2", "b holds", "all laws", "3/9 laws", False, null="none", null_fails=True)]
+    t = R.verdict_table(rs)
+    assert list(t.columns) == ["claim", "paper", "ours", "verdict"]
+    assert list(t.claim) == ["a holds", "b holds"] and list(t.verdict) == [r.verdict for r in rs]
+    assert list(R.verdict_table([]).columns) == ["claim", "paper", "ours", "verdict"]

@@ -266,3 +266,18 @@ BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
+BASELINES[f"{MM}.inputs_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.dropped_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.tables_note"] = lambda: {}
+BASELINES[f"{MM}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MM}.readings_text"] = lambda: {"study": _fake_mol_study()}
+
+
+def _mol_claims():
+    from qlib.repro.quantized_mis import molecular
+
+    return molecular.section522_rows(_fake_mol_study())
+
+
+BASELINES[f"{MM}.claims_text"] = lambda: {"rows": _mol_claims()}
+BASELINES[f"{RW}.verdict_table"] = lambda: {"rows": _figure2_pair()}
