@@ -65,6 +65,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "y broadcasts over leading dims of out ((Q, K, n) outputs of Q quantizers)",
     ("qlib.engine.train", "epochs", "0"):
         "zero epochs is a no-op returning theta0 (an untrained reference)",
+    ("qlib.engine.TrainConfig", "epochs", "0"):
+        "zero epochs is a no-op returning theta0 (an untrained reference); the record train builds",
     ("qlib.synthetic.sample", "shape", "empty"):
         "shape=() draws one point per law (as size=() in numpy)",
     ("qlib.synthetic.features", "x", "ndim"):
