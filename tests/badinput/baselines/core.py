@@ -176,6 +176,8 @@ def _train():
 
 
 BASELINES["qlib.engine.train"] = _train
+BASELINES["qlib.engine.TrainConfig"] = lambda: {"epochs": 3, "lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8,
+                                                "loss": "logistic"}
 
 # ---------------------------------------------------------------------------------------------- synthetic
 
