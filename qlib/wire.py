@@ -334,7 +334,8 @@ def message_to_bytes(message, compressor) -> bytes:
                 blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
             dims = tuple(t.shape)
         else:
-            blob = t.detach().cpu().numpy().astype(width).tobytes()
+            t = t.detach().cpu()
+            blob = (t.float() if t.dtype == torch.bfloat16 else t).numpy().astype(width).tobytes()  # (NumPy: no bfloat16)
             dims = tuple(t.shape)
         parts.append(struct.pack(f"<B{len(dims)}II", len(dims), *dims, len(blob)) + blob)
     body = head_shape + b"".join(parts)
@@ -346,8 +347,8 @@ def message_to_bytes(message, compressor) -> bytes:
 def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, device="cpu", dtype=torch.float32):
     """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses
     (``seed``: the one the receiver expects — ``None``, the default, does not check it and takes the
-    seed from the message header; ``dtype``: the precision the receiver decodes in, which
-    must be the sender's where the shared random signs depend on it, as DRIVE's do)."""
+    seed from the message header; ``dtype``: the precision the receiver decodes in, whatever the
+    sender's: the shared random signs depend on the seed alone, never on the dtype)."""
     from .compressors import Message
 
     seed = check_seed("seed", seed, allow_none=True)
