@@ -999,10 +999,13 @@ def figure34_readings_text(study: Study) -> str:
         metric = "auroc" if fig == "Figure 3" else "r2"
         dt, db = g.loc["text (§5.1)", "mean |ours − paper| (relative)"], g.loc["Table 1", "mean |ours − paper| (relative)"]
         margin = REL_ATOL[metric] / 10
-        perf = ("not resolved" if not (np.isfinite(dt) and np.isfinite(db)) or abs(dt - db) <= margin else
-                "the text reading" if dt < db else "the Table 1 reading")
-        s = (f"{fig}, {col}: relative performance closer to the paper under **{perf}** (mean |Δ| {dt:.3f} text vs "
-             f"{db:.3f} Table 1)")
+        if not (np.isfinite(dt) and np.isfinite(db)):
+            s = f"{fig}, {col}: the paper prints no finite relative performance to compare (its cells are −inf)"
+        else:
+            perf = ("neither reading (not resolved)" if abs(dt - db) <= margin else
+                    "the text reading" if dt < db else "the Table 1 reading")
+            s = (f"{fig}, {col}: relative performance closer to the paper under **{perf}** (mean |Δ| {dt:.3f} text "
+                 f"vs {db:.3f} Table 1)")
         rt_, rb = g.loc["text (§5.1)", "mean r_Q^n"], g.loc["Table 1", "mean r_Q^n"]
         if np.isfinite(rb):
             s += (f"; mean r_Q^n {rt_:.3g} text vs {rb:.3g} Table 1, mean rank {g.loc['text (§5.1)', 'mean rank of r_Q^n']:.1f}"
