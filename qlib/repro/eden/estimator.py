@@ -127,7 +127,7 @@ def _corollary42_row(printed: float, ours: float, *, p: float) -> Row:
     return check("§4.1 (Corollary 4.2)", f"vNMSE limit b = {p:g}", text, ours,
                  lambda v: _printed_matches(text, float(v)), null=null,
                  null_shown=f"unquantized share: 1/p − 1 = {null:g}",
-                 kind="paper-number", tolerance=f"printed precision ({text}): rounding or truncation",
+                 kind="paper-number", tolerance=f"the printed digits of {text} (printed precision: rounding or truncation)",
                  note=f"π/(2p) − 1 = {ours:.5f}; the paper truncates")
 
 
