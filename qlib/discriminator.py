@@ -146,6 +146,8 @@ def threshold_attack(loss_in, loss_out, train_runs, test_runs, level: float = 0.
 
 def _standardise(t: torch.Tensor, dims, ref: torch.Tensor):
     mu = ref.mean(dim=dims, keepdim=True)
+    if math.prod(ref.shape[d] for d in ((dims,) if isinstance(dims, int) else dims)) < 2:
+        return t - mu                      # one reference value (a single training run): no spread to scale by
     sd = ref.std(dim=dims, keepdim=True).clamp_min(1e-6)
     return (t - mu) / sd
 

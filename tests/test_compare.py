@@ -288,3 +288,21 @@ def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
     assert not job.stamp_file.exists()
     with pytest.warns(IncompleteResultsWarning, match="eden/03-b"):
         assert gather(res).empty
+
+
+def test_ledger_defects_name_numeric_tolerances_without_a_basis(tmp_path):
+    from qlib.book.compare import ledger_defects
+
+    c = Comparisons("eden/01-x", tmp_path)
+    c.close("A", "q", 1.0, 1.0, kind="paper-number", atol=0.05, basis="printed precision", null=0.0)
+    c.close("B", "q", 1.0, 1.0, kind="paper-number", atol=0.05, null=0.0)             # ±0.05, from where?
+    c.close("C", "q", 1.0, 1.0, kind="theory-check", atol=1e-9)                      # not a paper item
+    c.close("D", "q", 1.0, 1.0, kind="paper-number", null=0.0)                       # exact: nothing to derive
+    claim = ledger.claim
+    c.record([claim("E", "q", "better", "+1 pp", True, tolerance="> 0 pp (a claim of 'better' needs ours > 0)",
+                    null="+0", null_fails=True),
+              claim("F", "q", "most", 0.7, True, tolerance="≥ 0.5", null="0.33", null_fails=True),
+              claim("G", "q", "all", "9/9", True, tolerance="every law", null="0/9", null_fails=True)])
+    msgs = ledger_defects(gather(tmp_path))
+    assert [m.split(":")[1].strip() for m in msgs] == ["B", "F"]
+    assert all("states no basis" in m for m in msgs)

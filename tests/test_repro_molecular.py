@@ -336,3 +336,37 @@ def test_chapter_texts_are_generated_from_the_study():
     empty = MM.Study(st.frame, {}, pd.DataFrame())
     assert list(MM.inputs_table(empty).columns)[:2] == ["task", "embedder"]
     assert MM.dropped_text(empty).endswith("None was dropped.")
+
+
+def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
+    """record_table_reading records r_Q^n of the Table 1 reading beside the eight quantizers and changes
+    no other number (same training, same scores, same Figure 10 losses)."""
+    kw = dict(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], runs=2, epochs=4, max_molecules=60, seed=0,
+              keep_losses_for=["Carcinogens_Lagunin"])
+    a = MM.run_study(MM.MolecularConfig(**kw), data_dir=shared_data_dir, cache_dir=tmp_path)
+    b = MM.run_study(MM.MolecularConfig(**kw, record_table_reading=True), data_dir=shared_data_dir, cache_dir=tmp_path)
+    tab = b.frame.quantizer.isin(MM.TABLE_READING)
+    assert a.frame[tab].r_q.isna().all() and b.frame[tab].r_q.notna().any()
+    pd.testing.assert_frame_equal(a.frame[~tab], b.frame[~tab])
+    pd.testing.assert_frame_equal(a.frame[tab].drop(columns="r_q"), b.frame[tab].drop(columns="r_q"))
+    key = ("Carcinogens_Lagunin", "maccs")
+    assert torch.equal(a.losses[key], b.losses[key])
+    (na,) = MM.figure34_reading_rows(a)
+    (nb,) = MM.figure34_reading_rows(b)
+    assert na.verdict == "not comparable" and nb.kind == "theory-check" and nb.passed is not None
+    fa, fb = MM.figure34_readings(a), MM.figure34_readings(b)
+    assert fa[fa.reading == "Table 1"]["mean r_Q^n"].isna().all() and fb["mean r_Q^n"].notna().all()
+    assert "not recorded" in MM.figure34_readings_text(a) and "1.58b 90%" in MM.figure34_readings_text(b)
+
+
+def test_figure34_readings_pick_the_most_private_reading():
+    r = {q: float(i) for i, q in enumerate(MM.QUANTIZERS)}                       # ternary90 not top (bits5 is)
+    r |= {"ternary90_table": 100.0, "ternary33_table": 0.5, "ternary50_table": 0.6}
+    st = _fake_study(0.99, 0.88, r, table={q: 0.9 for q in MM.TABLE_READING})
+    t = MM.figure34_readings(st).set_index(["column", "reading"])
+    assert t.loc[("1.58b 90%", "Table 1"), "share of tasks most private"] == 1.0
+    assert t.loc[("1.58b 90%", "text (§5.1)"), "share of tasks most private"] == 0.0
+    assert t.loc[("1.58b 90%", "Table 1"), "mean rank of r_Q^n"] == 1.0
+    (row,) = MM.figure34_reading_rows(st)
+    assert row.passed and row.kind == "theory-check"
+    assert "holds under the Table 1 reading" in MM.figure34_readings_text(st)

@@ -368,6 +368,27 @@ def test_readings_study_tiny():
     assert "Table 1" in R.reading_text(rt) or "not resolved" in R.reading_text(rt)
 
 
+def test_figure2_under_both_readings_tiny():
+    import math
+
+    from qlib.repro.quantized_mis import rows as R
+
+    cfg = study.StudyConfig(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0, disc_epochs=1,
+                            grid=[(1.5, 6), (2.0, 6), (3.0, 6)])
+    rt = R.reading_effect(cfg, device="cpu", discriminator=True)
+    f2r = R.figure2_readings(rt["res"])
+    assert list(f2r.law)[-1] == "mean" and len(f2r) == 4
+    rows = R.figure2_reading_rows(f2r, rt["res"])
+    assert [r.kind for r in rows] == ["theory-check", "theory-check"]       # never a second paper-number row
+    assert all(r.passed is not None and "fixed before" in r.tolerance for r in rows)
+    assert rows[1].paper_value == 0.86 and math.isfinite(rows[0].paper_value)
+    # the discriminator changes no accuracy or r_Q^n; without it the rows are not comparable
+    rt0 = R.reading_effect(cfg, device="cpu")
+    assert np.array_equal(rt0["res"].acc_val, rt["res"].acc_val)
+    assert np.array_equal(rt0["res"].r, rt["res"].r, equal_nan=True)
+    assert all(r.passed is None for r in R.figure2_reading_rows(R.figure2_readings(rt0["res"]), rt0["res"]))
+
+
 # -- the proof facts of §3 (qlib.repro.quantized_mis.erm_facts), at small sizes --------------------------
 ERM_FACTS = {
     "lemma_b1_rows": lambda: erm_facts.lemma_b1_rows(200),

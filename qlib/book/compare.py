@@ -154,10 +154,11 @@ class Comparisons:
 
     def close(self, where: str, quantity: str, paper_value: float, ours: float, *, kind: str,
               rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None,
-              null: float | None = None, null_label: str = "") -> str:
-        """Numeric comparison (see :func:`qlib.repro.ledger.close`, ``null=`` included); returns the verdict."""
+              null: float | None = None, null_label: str = "", basis: str = "") -> str:
+        """Numeric comparison (see :func:`qlib.repro.ledger.close`, ``null=`` and ``basis=`` included);
+        returns the verdict."""
         return self.record(ledger.close(where, quantity, paper_value, ours, kind=kind, rtol=rtol, atol=atol,
-                                        note=note, paper=paper, null=null, null_label=null_label))[0]
+                                        note=note, paper=paper, null=null, null_label=null_label, basis=basis))[0]
 
     def check(self, where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *, kind: str,
               tolerance: str = "", note: str = "", paper: str | None = None, null: Any = None,
@@ -336,7 +337,9 @@ def ledger_defects(df: pd.DataFrame) -> list[str]:
     """Rows that break the rule "a row counts only if it could have failed": a paper number or claim
     reading *reproduced* without a stated null that fails (``null`` empty or ``null_fails`` not True),
     a *consistent* row whose null fails (it should read reproduced), a null outcome on a row of another
-    kind. One line per defect, naming the chapter and the row; empty when the ledger is clean."""
+    kind, a paper number or claim whose numeric tolerance states no basis in brackets (printed precision,
+    spread over runs, our reading: CONTRIBUTING.md). One line per defect, naming the chapter and the
+    row; empty when the ledger is clean."""
     out = []
     for _, r in df.iterrows():
         kind, v = str(r["kind"]), str(r["verdict"])
@@ -348,6 +351,10 @@ def ledger_defects(df: pd.DataFrame) -> list[str]:
             out.append(f"{name} reads consistent although its null fails")
         elif kind not in REPRODUCING_KINDS and nf:
             out.append(f"{name} is a {kind} row with a null outcome")
+        tol = str(r.get("tolerance", "") or "")
+        if kind in REPRODUCING_KINDS and re.search(r"[0-9]", tol) and not re.search(r"\([^)]*[A-Za-z][^)]*\)", tol):
+            out.append(f"{name} has a numeric tolerance {tol!r} that states no basis (where it comes from, in "
+                       "brackets: ledger.close(..., basis=...))")
     return out
 
 

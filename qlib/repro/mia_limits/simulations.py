@@ -172,6 +172,8 @@ def table1_c_rows(cp: dict, cp_pair: dict, balanced: dict | None = None) -> list
     balanced = {} if balanced is None else dict(balanced)
     return [close("Table 1", f"C(P), K = {K} clusters (cluster index)", PAPER_TABLE1_C[K], cp[K],
                   atol=table1_c_tolerance(K),
+                  basis="ours, wider than the printed precision: half the distance from the paper's C(P) to the "
+                        "Lemma C.4 cap √(K−1)",
                   note=f"tolerance: half the distance to the cap √(K−1) = {math.sqrt(K - 1):.3f}; "
                        f"over (cluster, label): {cp_pair[K]:.2f}",
                   null=balanced.get(K), null_label="random balanced clustering")

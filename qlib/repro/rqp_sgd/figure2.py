@@ -87,14 +87,16 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
                   kind="theory-check", tolerance="non-decreasing",
                   note="q comes from Theorem 1's formula at each σ: a property of the paper's own formula"),
             claim(w, "median acc. (%) where q ≈ 0.3", PAPER_FIG2_ACC_AT_Q03, round(acc, 2), near(acc), kind="paper-number",
-                  tolerance=f"±{FIG2_BAND_PP:g} pp and > majority rate {majority:.1f} % and |q − 0.3| ≤ {FIG2_Q_BAND:g}",
+                  tolerance=f"±{FIG2_BAND_PP:g} pp and > majority rate {majority:.1f} % and |q − 0.3| ≤ {FIG2_Q_BAND:g} "
+                            "(ours: the text prints 'around 62.5 %' with no precision; ±4 pp, narrowed from ±7.5 pp "
+                            "so that the majority rate fails; q within ±0.1 of 0.3 on our σ grid)",
                   null=f"majority class {majority:.1f} %", null_fails=not near(majority),
                   note=f"the text names no panel: tested on each of our {n_panels} panels, one row each; "
                        f"σ = {r['σ at q≈0.3']}, q = {q:.3f}{note_runs}"),
         ]
         gap = float(r["acc at max q"] - acc)
         out.append(claim(w, "accuracy at the largest q exceeds accuracy at q ≈ 0.3", "higher", f"{gap:+.1f} pp",
-                         gap >= 20, tolerance="≥ 20 pp", null="no effect of q: +0 pp", null_fails=not 0 >= 20,
+                         gap >= 20, tolerance="≥ 20 pp (ours; the paper prints no number)", null="no effect of q: +0 pp", null_fails=not 0 >= 20,
                          note=note_runs.lstrip("; ")))
         out.append(claim(w, "std of accuracy larger at low q", "larger",
                          f"{r['std at min q']:.1f} vs {r['std at max q']:.1f}",
@@ -135,7 +137,8 @@ def bits_rows(best: pd.DataFrame, *, sigma_q: float = 0.5) -> list[Row]:
         if 3 in g.index and 4 in g.index:
             d43 = g.loc[4, "best_median"] - g.loc[3, "best_median"]
             out.append(claim("§4 (bits)", f"ε = {e}: 4 bits not better than 3 bits", "not higher", f"{d43:+.2f} pp",
-                             bool(d43 <= 2.0), tolerance="≤ +2 pp", null="no effect of b: +0 pp",
+                             bool(d43 <= 2.0),
+                             tolerance="≤ +2 pp (ours: the 2 pp band of Table 1, about two Diagnostic test examples)", null="no effect of b: +0 pp",
                              null_fails=not 0.0 <= 2.0))
         qs = g[f"q at σ = {sigma_q}"].to_numpy()
         out.append(claim("§4 (bits)", f"ε = {e}: q at σ = {sigma_q} decreases with b", "lower q",

@@ -116,7 +116,7 @@ def table1_claims_rows(claims: pd.DataFrame) -> list[Row]:
         svm = claims.loc["Diagnostic (SVM)"]
         out.append(claim("Table 1 / §4", "SVM: RQP-SGD median gain over Proj-DP-SGD (relative)", f"{PAPER_SVM_GAIN_PCT} %",
                          f"{svm['relative gain (%)']:.2f} %", bool(svm["RQP − Proj-DP (pp)"] >= 10),
-                         tolerance="gain ≥ 10 pp", note=f"paper: {_PAPER_SVM_GAIN_PP:+.2f} pp", null="no gain: +0 pp",
+                         tolerance=f"gain ≥ 10 pp (ours: a fixed margin below the paper's {_PAPER_SVM_GAIN_PP:+.2f} pp)", note=f"paper: {_PAPER_SVM_GAIN_PP:+.2f} pp", null="no gain: +0 pp",
                          null_fails=True))
         out.append(claim("Table 1", "SVM: Proj-DP-SGD spread larger than RQP-SGD's",
                          f"{_PAPER_SVM_STD['Proj-DP-SGD']:.2f} vs {_PAPER_SVM_STD['RQP-SGD']:.2f}",
@@ -129,7 +129,7 @@ def table1_claims_rows(claims: pd.DataFrame) -> list[Row]:
                          tolerance="> 0 pp (a claim of 'better' needs ours > 0)"))
         ordered = bool(r["order NP ≥ DP ≥ RQP (±2 pp)"])
         out.append(claim("Table 1", f"{col}: Non-Private ≥ DP-SGD ≥ RQP-SGD", "ordered", str(ordered),
-                         ordered, tolerance=f"{TABLE1_ATOL:g} pp", null="all three equal (no cost of privacy)",
+                         ordered, tolerance=f"{TABLE1_ATOL:g} pp (ours: about two Diagnostic test examples, 0.88 pp each)", null="all three equal (no cost of privacy)",
                          null_fails=False))
     return out
 

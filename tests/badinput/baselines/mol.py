@@ -193,6 +193,17 @@ BASELINES[f"{RW}.reading_effect"] = lambda: {"config": _tiny_config(runs=3, epoc
 BASELINES[f"{RW}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_text"] = lambda: {"rt": _tiny_readings()}
+BASELINES[f"{RW}.figure2_readings"] = lambda: {"res": _tiny_readings()["res"]}
+BASELINES[f"{RW}.figure2_reading_rows"] = lambda: {"f2r": _figure2_readings_frame(), "res": _tiny_readings()["res"],
+                                                   "atol": 0.1}
+
+
+def _figure2_readings_frame():
+    from qlib.repro.quantized_mis import rows
+
+    return rows.figure2_readings(_tiny_readings()["res"])
+
+
 BASELINES[f"{RW}.stability"] = lambda: {"res": _tiny_study(), "k_runs": [2, 3], "n_subsets": 2,
                                         "n_subsets_baseline": 2, "seed": 0}
 BASELINES[f"{RW}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5], "x": [0.5, 0.96, 0.99]}),
@@ -264,6 +275,9 @@ BASELINES[f"{MM}.lambda_profiles"] = lambda: {
 BASELINES[f"{MM}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
 BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.figure34_readings"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.figure34_reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.figure34_readings_text"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
 BASELINES[f"{MM}.inputs_table"] = lambda: {"study": _fake_mol_study()}
