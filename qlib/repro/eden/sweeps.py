@@ -92,24 +92,35 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
         methods = {m: FIXED_LENGTH[m] for m in methods}
     rows = []
     for d in dims:
-        xs = [input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)]
         if batched:
-            xb = torch.stack(xs)
-        for b in bits:
-            for name, make in methods.items():
-                comp = make(b)
-                if batched:
+            xb = torch.stack([input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)])
+            for b in bits:
+                for name, make in methods.items():
+                    comp = make(b)
                     m, dt = _timed(comp.compress, dev, xb, seed)
                     v = eden_theory.vnmse(xb, comp.decompress(m)).cpu().numpy()
                     rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
                                  "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(m.nbits.double().mean()) / d})
-                    continue
-                v, ts, nb = [], [], []
-                for t, x in enumerate(xs):
+            continue
+        # one vector at a time (the `paper` profile's 100 vectors of 2^26 coordinates would need 25.6 GB
+        # at once): trial t's vector is drawn once and goes through every (b, method); each result is
+        # the same as drawing all vectors first, since vector t and its rotation seed depend on t only
+        acc = {(b, name): ([], [], []) for b in bits for name in methods}
+        comps = {(b, name): make(b) for b in bits for name, make in methods.items()}
+        for t in range(trials):
+            x = input_law(law, d, seed * 100003 + t, dtype, dev)
+            for b in bits:
+                for name in methods:
+                    comp = comps[(b, name)]
                     m, dt = _timed(comp.compress, dev, x, seed + t)
+                    v, ts, nb = acc[(b, name)]
                     v.append(float(eden_theory.vnmse(x, comp.decompress(m))))
                     ts.append(dt)
                     nb.append(m.total_bits / d)
+            del x
+        for b in bits:
+            for name in methods:
+                v, ts, nb = acc[(b, name)]
                 rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
                              "encode_ms": 1e3 * float(np.median(ts)), "bits_per_coord": float(np.mean(nb))})
     return pd.DataFrame(rows)
