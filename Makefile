@@ -14,6 +14,7 @@ DEVICE   ?= auto
 DATA_DIR ?= $(if $(QLIB_DATA_DIR),$(QLIB_DATA_DIR),../shared/data)
 TORCH    ?= torch==2.13.0
 SITE     ?= _build/site
+BOOK_OUT ?= _build/book
 
 .PHONY: install book test lab clean publish
 
@@ -37,7 +38,8 @@ test: install
 	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
 
 publish: install
-	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" --site-dir "$(SITE)"
+	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \
+		--output-dir "$(BOOK_OUT)" --site-dir "$(SITE)"
 	@echo "Site: $(SITE)/index.html (manifest: $(SITE)/manifest.json)"
 
 lab: install
