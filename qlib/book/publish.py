@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from . import compare, runner
+from . import compare, launch, runner
 
 MANIFEST = "manifest.json"
 LEDGER = "ledger.csv"
@@ -144,7 +144,9 @@ def _internal_target(site: Path, page: Path, link: str) -> tuple[str, str] | Non
 def check_site(site: Path, root: Path) -> list[str]:
     """The problems of the built HTML ``site`` of the book at ``root``: a page missing for an entry of
     ``_toc.yml``, an empty ``index.html`` or landing page, a link to a file or an anchor that is not in
-    the site (links outside it are not followed). Empty when the site can go online."""
+    the site, a launch (Binder, Colab, JupyterHub), edit or source link to a file that is not in the
+    repository at ``root`` (other links outside the site are not followed). Empty when the site can go
+    online."""
     site, root = Path(site), Path(root)
     problems: list[str] = []
     if not site.is_dir():
@@ -161,7 +163,15 @@ def check_site(site: Path, root: Path) -> list[str]:
     if first and (site / (first[0] + ".html")).is_file() and parsed[first[0] + ".html"].text < MIN_LANDING_TEXT:
         problems.append(f"empty landing page: {first[0]}.html has {parsed[first[0] + '.html'].text} characters "
                         f"of text (< {MIN_LANDING_TEXT})")
+    try:
+        repo = launch.repository(root)
+    except (ValueError, FileNotFoundError):
+        repo = None
     for rel, p in parsed.items():
+        if repo is not None:
+            for kind, path, link in launch.repository_links((site / rel).read_text(errors="replace"), *repo):
+                if not (root / path).is_file():
+                    problems.append(f"{rel}: {kind} link to {path}, which is not in the repository ({link})")
         for link in p.links:
             target = _internal_target(site, site / rel, link)
             if target is None:
