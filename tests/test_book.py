@@ -304,3 +304,44 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
     finally:
         srv.shutdown()
     assert not problems, "\n".join(problems)
+
+
+def test_publish_assembles_the_smoke_site(smoke, html, tmp_path_factory):
+    """`make publish` at smoke, on the run and build above (publish = run + build + this): the site
+    folder passes every check (pages, index, links and anchors, launch targets, no failed notebook),
+    carries the executed notebooks and the manifest, and every launch, edit and download link of a
+    chapter page opens a file that exists — in the repository (tracked by git) or in the site."""
+    import json
+    import subprocess
+
+    from qlib.book import launch, publish
+
+    status, built = html
+    if status != 0:
+        pytest.skip("book build failed")
+    out, report, _ = smoke
+    site = tmp_path_factory.mktemp("publish") / "site"
+    t0 = time.perf_counter()
+    man = publish.assemble(ROOT, out, built, site)
+    print(f"\npublish: checks and assembly of the smoke site in {time.perf_counter() - t0:.1f} s")
+    assert json.loads((site / "manifest.json").read_text()) == man
+    assert man["profiles"] == ["smoke"] and man["version"] == publish.version(ROOT)
+    assert sorted(n["notebook"] for n in man["notebooks"]) == sorted(runner.notebooks(ROOT))
+    assert man["ledger"]["total"]["reproduced"] > 0 and man["ledger"]["rows"] > 0
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split())
+    url, branch = launch.repository(ROOT)
+    for nb in runner.notebooks(ROOT):
+        assert (site / "executed/chapters" / nb).is_file()
+        page = site / "chapters" / Path(nb).with_suffix(".html")
+        text = page.read_text()
+        links = launch.repository_links(text, url, branch)
+        kinds = {k for k, path, _ in links if path == f"chapters/{nb}"}
+        assert {"binder", "colab", "edit"} <= kinds, f"{nb}: launch links {kinds}"
+        for kind, path, link in links:
+            assert path in tracked, f"{nb}: the {kind} link {link} opens {path}, which is not in the repository"
+        download = re.findall(r'href="([^"]*_sources/[^"]*\.ipynb)"', text)
+        assert download, f"{nb}: no download link for the notebook"
+        for href in download:
+            assert (page.parent / href).resolve().is_file(), f"{nb}: download {href} is not in the site"
+    landing = (site / "chapters/intro/index.html").read_text()
+    assert f"release <strong>{man['version']}</strong>" in landing, "the landing page does not show the release"

@@ -157,7 +157,8 @@ def check_site(site: Path, root: Path) -> list[str]:
     index = site / "index.html"
     if not index.is_file() or not index.read_text(errors="replace").strip():
         problems.append("empty index.html" if index.is_file() else "no index.html")
-    pages = sorted(site.rglob("*.html"))
+    # the pages; the theme's Jinja templates copied into _static/ are assets, not pages
+    pages = sorted(p for p in site.rglob("*.html") if p.relative_to(site).parts[0] not in ("_static", "_sources"))
     parsed = {p.relative_to(site).as_posix(): _parse(p) for p in pages}
     first = toc_pages(root)[:1]
     if first and (site / (first[0] + ".html")).is_file() and parsed[first[0] + ".html"].text < MIN_LANDING_TEXT:
@@ -210,7 +211,8 @@ def failed_notebooks(root: Path, build_dir: Path) -> list[str]:
 # The manifest
 # ---------------------------------------------------------------------------------------------
 def version(root: Path) -> str:
-    """The release: ``project.version`` of the book's ``pyproject.toml`` (the one ``CITATION.cff`` states)."""
+    """The release: ``project.version`` of the book's ``pyproject.toml`` (the one ``CITATION.cff`` states
+    and the landing page shows)."""
     import tomllib
 
     return tomllib.loads((Path(root) / "pyproject.toml").read_text())["project"]["version"]
