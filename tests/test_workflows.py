@@ -106,3 +106,13 @@ def test_paper_workflow_runs_on_a_gpu_label_and_publishes_default_under_default(
     assert [(c["PROFILE"], c["SITE"], c["DEVICE"]) for c in calls] == [
         ("paper", "_build/site", "cuda"), ("default", "_build/site/default", "cuda")]
     assert len({c["BOOK_OUT"] for c in calls}) == 2, "each profile needs its own executed tree"
+
+
+def test_readme_keeps_two_newcomer_commands_and_says_how_to_publish():
+    readme = (ROOT / "README.md").read_text()
+    quick = re.search(r"## The two commands\s*```bash\n(.*?)```", readme, re.S).group(1)
+    assert [ln.split("#")[0].strip() for ln in quick.strip().splitlines()] == ["make book", "make test"]
+    publishing = re.search(r"## Publishing\n(.*?)\n## ", readme, re.S).group(1)
+    for needle in ("make publish", "book.yml", "book-paper.yml", "PROFILE=paper", "SITE=_build/site/default",
+                   "python -m qlib.book.launch", "1. ", "2. ", "3. "):
+        assert needle in publishing, f"README's Publishing section lacks {needle!r}"
