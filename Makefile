@@ -4,7 +4,8 @@
 #                 the book build and a browser check)
 # Variables: PROFILE (smoke|default|paper), DEVICE (auto|cpu|cuda), DATA_DIR (offline datasets),
 # TORCH (the torch requirement installed first: the CPU build by default; on a GPU box e.g. TORCH=torch).
-# Publishing (README, "Publishing"): make publish — run, build and check the site into $(SITE), or refuse.
+# Publishing (README, "Publishing"): make publish — run, build and check the site into $(SITE), or refuse
+# (PDF=1 adds the PDF); make pdf — the book as one PDF from what make book executed (needs TeX).
 
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -16,7 +17,7 @@ TORCH    ?= torch==2.13.0
 SITE     ?= _build/site
 BOOK_OUT ?= _build/book
 
-.PHONY: install book test lab clean publish
+.PHONY: install book test lab clean publish pdf
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +40,11 @@ test: install
 
 publish: install
 	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \
-		--output-dir "$(BOOK_OUT)" --site-dir "$(SITE)"
+		--output-dir "$(BOOK_OUT)" --site-dir "$(SITE)" $(if $(PDF),--pdf)
 	@echo "Site: $(SITE)/index.html (manifest: $(SITE)/manifest.json)"
+
+pdf: install
+	$(PY) -m qlib.book pdf --output-dir "$(BOOK_OUT)"
 
 lab: install
 	QLIB_DATA_DIR="$(DATA_DIR)" $(VENV)/bin/jupyter lab chapters/

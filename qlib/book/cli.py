@@ -12,6 +12,7 @@ Examples::
     python -m qlib.book run --jobs 4                                      # 4 notebooks at once (local Dask)
     python -m qlib.book run --profile paper --replicates 5 --scheduler tcp://head:8786 --device cuda
     python -m qlib.book publish --profile smoke --site-dir _build/site    # run, build, check, one site folder
+    python -m qlib.book pdf                                               # the book as one PDF (needs TeX)
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
 3 the output directory is unusable or in use by another runner; 4 publish refused a broken site
@@ -85,10 +86,23 @@ def main(argv: list[str] | None = None) -> int:
     pub.add_argument("--site-dir", type=Path, default=None, help="the site folder (default: <root>/_build/site)")
     pub.add_argument("--skip-run", action="store_true",
                      help="execute nothing: build and publish what the output directory holds")
+    pub.add_argument("--pdf", action="store_true", help="also build the PDF (needs TeX) and link it from the landing page")
+    pdf = sub.add_parser("pdf", help="build the book as one PDF from what was executed (needs TeX)")
+    _add_place_args(pdf, top=False)
+    pdf.add_argument("--pdf-dir", type=Path, default=None, help="where the PDF goes (default: <root>/_build/pdf)")
     args = ap.parse_args(argv)
 
     if args.cmd == "publish":
         return _publish(args)
+    if args.cmd == "pdf":
+        from . import publish
+
+        try:
+            print(publish.build_pdf(root=args.root, output_dir=args.output_dir, pdf_dir=args.pdf_dir))
+        except publish.PublishRefused as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        return 0
 
     if args.cmd == "list":
         for nb in runner.notebooks(runner.find_root(args.root)):
@@ -128,7 +142,7 @@ def _publish(args) -> int:
     try:
         publish.publish(root=args.root, profile=args.profile, device=args.device, data_dir=args.data_dir,
                         output_dir=args.output_dir, site_dir=args.site_dir, jobs=args.jobs, force=args.force,
-                        skip_run=args.skip_run)
+                        skip_run=args.skip_run, pdf=args.pdf)
     except publish.PublishRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_REFUSED

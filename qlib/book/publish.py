@@ -25,6 +25,7 @@ import os
 import posixpath
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
@@ -38,6 +39,7 @@ MANIFEST = "manifest.json"
 LEDGER = "ledger.csv"
 EXECUTED = "executed"
 EXIT_REFUSED = 4
+PDF_NAME = "qlib-book.pdf"  # _config.yml's latex.latex_documents.targetname, as .pdf
 #: fewer characters of text than this in the landing page's article: an empty landing page
 MIN_LANDING_TEXT = 200
 #: link schemes that leave the site (not followed)
@@ -264,16 +266,17 @@ def manifest(root: Path, build_dir: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Assembling and publishing
 # ---------------------------------------------------------------------------------------------
-def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path) -> dict:
-    """Check the executed tree ``build_dir`` and the built ``html_dir``, then write the site folder
-    ``site_dir`` (HTML, executed notebooks, ``ledger.csv``, ``manifest.json``) in one move. Raises
-    :class:`PublishRefused` listing every problem, writing nothing, when the site would be broken.
-    Returns the manifest."""
+def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path, *, pdf: Path | None = None) -> dict:
+    """Write the site folder ``site_dir`` from the executed tree ``build_dir`` and the built ``html_dir``:
+    the HTML, the executed notebooks, ``ledger.csv``, ``manifest.json`` and, if given, the ``pdf`` (as
+    :data:`PDF_NAME`). The folder is staged beside ``site_dir``, checked (:func:`failed_notebooks`,
+    :func:`check_site`) and moved in at once; when the site would be broken nothing is written and
+    :class:`PublishRefused` lists every problem. Returns the manifest."""
     root, build_dir, html_dir, site_dir = (Path(p).resolve() for p in (root, build_dir, html_dir, site_dir))
-    problems = failed_notebooks(root, build_dir) + check_site(html_dir, root)
+    problems = failed_notebooks(root, build_dir)
     if problems:
-        raise PublishRefused(problems)
-    man = manifest(root, build_dir)
+        raise PublishRefused(problems + check_site(html_dir, root))
+    man = {**manifest(root, build_dir), "pdf": PDF_NAME if pdf else None}
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.", dir=site_dir.parent))
     try:
@@ -283,9 +286,14 @@ def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path) -> dic
             dest = staged / EXECUTED / "chapters" / nb
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(build_dir / "chapters" / nb, dest)
+        if pdf:
+            shutil.copy2(pdf, staged / PDF_NAME)
         ledger_rows(build_dir).to_csv(staged / LEDGER, index=False)
         (staged / ".nojekyll").write_text("")
         (staged / MANIFEST).write_text(json.dumps(man, indent=1) + "\n")
+        problems = check_site(staged, root)
+        if problems:
+            raise PublishRefused(problems)
         old = tmp / "old"
         if site_dir.exists():
             os.replace(site_dir, old)
@@ -295,13 +303,46 @@ def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path) -> dic
     return man
 
 
+def build_pdf(*, root: Path | None = None, output_dir: str | os.PathLike | None = None,
+              pdf_dir: str | os.PathLike | None = None) -> Path:
+    """The book as one PDF, from the executed notebooks (``jupyter-book build --builder pdflatex``, no
+    Jupyter Book LaTeX package: it builds offline with a reduced TeX set, see the README). The PDF lands
+    in ``<pdf_dir>/`` (default ``<root>/_build/pdf``) as :data:`PDF_NAME`; a failed build raises
+    :class:`PublishRefused` naming the LaTeX log."""
+    root = runner.find_root(root)
+    out = Path(output_dir or root / "_build" / "book").resolve()
+    dest = Path(pdf_dir or root / "_build" / "pdf").resolve()
+    if shutil.which("latexmk") is None:
+        raise PublishRefused(["no latexmk: install TeX (README, Publishing) to build the PDF"])
+    runner.stage(root, out)
+    parent = Path(tempfile.mkdtemp(prefix="qlib-pdf-"))
+    try:
+        exe = Path(sys.executable).with_name("jupyter-book")
+        cmd = [str(exe) if exe.exists() else "jupyter-book", "build", "--all", "--builder", "pdflatex",
+               "--path-output", str(parent), str(out)]
+        status = subprocess.call(cmd)
+        built = parent / "_build" / "latex" / PDF_NAME
+        if status != 0 or not built.is_file():
+            log = next((parent / "_build" / "latex").glob("*.log"), None)
+            raise PublishRefused([f"the PDF build failed (exit status {status}); see {log or 'its output'}"])
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built, dest / PDF_NAME)
+        tex = parent / "_build" / "latex" / PDF_NAME.replace(".pdf", ".tex")
+        if tex.is_file():
+            shutil.copy2(tex, dest / tex.name)
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+    return dest / PDF_NAME
+
+
 def publish(*, root: Path | None = None, profile: str = "default", device: str = "auto",
             data_dir: str | os.PathLike | None = None, output_dir: str | os.PathLike | None = None,
             site_dir: str | os.PathLike | None = None, jobs: int = 1, force: bool = False,
-            skip_run: bool = False, log=print) -> dict:
+            skip_run: bool = False, pdf: bool = False, log=print) -> dict:
     """Execute (unless ``skip_run``: publish what ``output_dir`` holds), build and assemble the site
-    (:func:`assemble`); raises :class:`PublishRefused` when a notebook failed, the build failed or the
-    site would be broken. Returns the manifest."""
+    (:func:`assemble`), with the PDF (:func:`build_pdf`) when ``pdf``, linked from the landing page;
+    raises :class:`PublishRefused` when a notebook failed, a build failed or the site would be broken.
+    Returns the manifest."""
     root = runner.find_root(root)
     out = Path(output_dir or root / "_build" / "book").resolve()
     site = Path(site_dir or root / "_build" / "site").resolve()
@@ -314,10 +355,12 @@ def publish(*, root: Path | None = None, profile: str = "default", device: str =
                                  or ["the run was interrupted"])
     parent = Path(tempfile.mkdtemp(prefix="qlib-publish-"))
     try:
-        status = runner.build(root=root, output_dir=out, html_parent=parent)
+        pdf_file = build_pdf(root=root, output_dir=out, pdf_dir=parent / "pdf") if pdf else None
+        with runner.kernel_env(QLIB_BOOK_PDF=PDF_NAME if pdf_file else None):  # the landing page links it
+            status = runner.build(root=root, output_dir=out, html_parent=parent)
         if status != 0:
             raise PublishRefused([f"jupyter-book build failed (exit status {status}; warnings are errors)"])
-        man = assemble(root, out, parent / "_build" / "html", site)
+        man = assemble(root, out, parent / "_build" / "html", site, pdf=pdf_file)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
     r = man["ledger"]["total"]
