@@ -142,3 +142,31 @@ def test_toc_pages_expand_globs_in_order(tmp_path):
     root, _, _ = _fake(tmp_path)
     (root / "chapters/a/02-y.md").write_text("# y\n")
     assert publish.toc_pages(root) == ["chapters/intro/index", "chapters/a/01-x", "chapters/a/02-y"]
+
+
+def test_the_pdf_goes_to_the_site_root_and_its_link_must_resolve(tmp_path):
+    root, out, html = _fake(tmp_path)
+    landing = html / "chapters/intro/index.html"
+    landing.write_text(landing.read_text().replace("</article>", f'<a href="../../{publish.PDF_NAME}">PDF</a></article>'))
+    problems = _refused(tmp_path, root, out, html)
+    assert problems == [f"chapters/intro/index.html: broken link '../../{publish.PDF_NAME}' (no {publish.PDF_NAME})"]
+    pdf = tmp_path / "built.pdf"
+    pdf.write_bytes(b"%PDF-1.5 test")
+    man = publish.assemble(root, out, html, tmp_path / "site3", pdf=pdf)
+    assert man["pdf"] == publish.PDF_NAME and (tmp_path / "site3" / publish.PDF_NAME).read_bytes() == pdf.read_bytes()
+
+
+def test_landing_page_substitutions(monkeypatch):
+    from types import SimpleNamespace
+
+    from qlib.book import sphinx_ext
+
+    cfg = SimpleNamespace(myst_substitutions={"other": "x"})
+    monkeypatch.delenv("QLIB_BOOK_PDF", raising=False)
+    sphinx_ext._substitutions(None, cfg)
+    assert cfg.myst_substitutions == {"other": "x", "qlib_version": publish.version(Path(__file__).resolve().parents[1]),
+                                      "qlib_pdf": ""}
+    monkeypatch.setenv("QLIB_BOOK_PDF", publish.PDF_NAME)
+    cfg = SimpleNamespace(myst_substitutions=None)
+    sphinx_ext._substitutions(None, cfg)
+    assert f'<a href="../../{publish.PDF_NAME}">' in cfg.myst_substitutions["qlib_pdf"]

@@ -322,11 +322,16 @@ def build_pdf(*, root: Path | None = None, output_dir: str | os.PathLike | None 
                "--path-output", str(parent), str(out)]
         status = subprocess.call(cmd)
         built = parent / "_build" / "latex" / PDF_NAME
+        dest.mkdir(parents=True, exist_ok=True)
         if status != 0 or not built.is_file():
             log = next((parent / "_build" / "latex").glob("*.log"), None)
+            for f in (parent / "_build" / "latex").glob("*.tex"):  # beside the log, for the line it names
+                shutil.copy2(f, dest / f.name)
+            if log is not None:
+                log = Path(shutil.copy2(log, dest / log.name))
             raise PublishRefused([f"the PDF build failed (exit status {status}); see {log or 'its output'}"])
-        dest.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, dest / PDF_NAME)
+        (dest / PDF_NAME.replace(".pdf", ".log")).unlink(missing_ok=True)  # a failed build's log
         tex = parent / "_build" / "latex" / PDF_NAME.replace(".pdf", ".tex")
         if tex.is_file():
             shutil.copy2(tex, dest / tex.name)
