@@ -129,8 +129,8 @@ def _parse(page: Path) -> _Links:
 
 
 def _internal_target(site: Path, page: Path, link: str) -> tuple[str, str] | None:
-    """(the target's path relative to the site, its fragment) for a link inside the site; None for
-    an external link, a pure anchor on the same page (checked as ``page#frag``) excepted."""
+    """``(path relative to the site, fragment)`` of a link into the site (a bare ``#frag`` names the page
+    itself); None for a link to another host or scheme; ``("", "")`` for a scheme that cannot be served."""
     link = link.strip()
     if not link or link.startswith("//"):
         return None
