@@ -44,37 +44,30 @@ def test_every_notebook_has_the_current_setup_cell_above_its_parameters(nb):
     assert "remove-cell" in cell.metadata["tags"], "the book hides the setup cell"
 
 
-def _run_setup(find_spec_result):
-    """Execute the setup cell as IPython would, recording the magics it calls."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    code = TransformerManager().transform_cell(launch.setup_source(URL, BRANCH))
-    calls = []
-
-    class _IP:
-        def run_line_magic(self, name, line):
-            calls.append((name, line))
-
+def _run_setup(find_spec_result, monkeypatch):
+    """Execute the setup cell, recording the commands it runs and the environment it sets."""
     import importlib.util
+    import subprocess
 
+    calls = []
     saved = importlib.util.find_spec
-    importlib.util.find_spec = lambda name, *a: find_spec_result if name == "qlib" else saved(name, *a)
-    try:
-        exec(code, {"get_ipython": lambda: _IP()})
-    finally:
-        importlib.util.find_spec = saved
-    return calls
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: find_spec_result if name == "qlib" else saved(name, *a))
+    monkeypatch.setattr(subprocess, "check_call", lambda cmd: calls.append(cmd[1:]) or 0)
+    monkeypatch.delenv("QLIB_DOWNLOAD", raising=False)
+    exec(launch.setup_source(URL, BRANCH), {})
+    return calls, os.environ.get("QLIB_DOWNLOAD")
 
 
-def test_setup_cell_does_nothing_where_qlib_is_importable():
-    assert _run_setup(object()) == []
+def test_setup_cell_does_nothing_where_qlib_is_importable(monkeypatch):
+    assert _run_setup(object(), monkeypatch) == ([], None)
 
 
-def test_setup_cell_installs_from_the_repository_and_allows_downloads_elsewhere():
-    calls = _run_setup(None)
-    assert calls[0] == ("pip", f'install -q "qlib[book] @ git+{URL}@{BRANCH}"')
-    assert ("pip", "install -q --no-deps pytdc==1.1.15") in calls
-    assert calls[-1] == ("env", "QLIB_DOWNLOAD=1")
+def test_setup_cell_installs_from_the_repository_and_allows_downloads_elsewhere(monkeypatch):
+    calls, download = _run_setup(None, monkeypatch)
+    assert calls == [["-m", "pip", "install", "-q", f"qlib[book] @ git+{URL}@{BRANCH}"],
+                     ["-m", "pip", "install", "-q", "--no-deps", "pytdc==1.1.15"]]
+    assert download == "1"
 
 
 def test_sync_writes_and_then_leaves_the_cell(tmp_path):

@@ -36,16 +36,21 @@ def repository(root: Path) -> tuple[str, str]:
 
 
 def setup_source(url: str, branch: str) -> str:
-    """The setup cell's code for the repository ``url`` at ``branch``."""
+    """The setup cell's code for the repository ``url`` at ``branch`` (plain Python, no IPython magic:
+    every tool that parses the notebooks' code reads it)."""
     return (
         "# Opened outside the book's repository (Colab, a bare JupyterHub)? Install qlib and let it download\n"
         "# the data it reads; in a checkout or on Binder qlib is importable and this does nothing.\n"
         "import importlib.util as _ilu\n"
         "\n"
         'if _ilu.find_spec("qlib") is None:\n'
-        f'    %pip install -q "qlib[book] @ git+{url}@{branch}"\n'
-        "    %pip install -q --no-deps pytdc==1.1.15\n"
-        "    %env QLIB_DOWNLOAD=1"
+        "    import os as _os\n"
+        "    import subprocess as _sp\n"
+        "    import sys as _sys\n"
+        "\n"
+        f'    _sp.check_call([_sys.executable, "-m", "pip", "install", "-q", "qlib[book] @ git+{url}@{branch}"])\n'
+        '    _sp.check_call([_sys.executable, "-m", "pip", "install", "-q", "--no-deps", "pytdc==1.1.15"])\n'
+        '    _os.environ["QLIB_DOWNLOAD"] = "1"'
     )
 
 
