@@ -437,7 +437,13 @@ class CountSketch(Compressor):
         g = _h.generator(seed, "sketch", device)
         c = self.columns(d)
         h = torch.randint(0, c, (self.rows, d), generator=g, device=device)
-        sg = _h.rademacher((self.rows, d), g, torch.float64, device)
+        # the signs as drawn before issue 30 (one random byte per 8 signs, bit j of byte i for entry 8 i + j),
+        # kept so that the sketches stay bit for bit what they were: the sketch is float64 whatever the
+        # input, so these signs never depended on its dtype (qlib.hadamard.rademacher now draws 32-bit words)
+        n = self.rows * d
+        byts = torch.randint(0, 256, ((n + 7) // 8,), generator=g, device=device, dtype=torch.int16)
+        bits = (byts.unsqueeze(-1) >> torch.arange(8, device=device, dtype=torch.int16)) & 1
+        sg = (1 - 2 * bits.reshape(-1)[:n]).to(torch.float64).reshape(self.rows, d)
         return h, sg, c
 
     def _compress(self, x, seed):

@@ -24,6 +24,7 @@ never touch the network.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import shutil
 import tempfile
@@ -56,8 +57,17 @@ MNIST_RAW_MD5 = {
     "t10k-images-idx3-ubyte.gz": "2646ac647ad5339dbf082846283269ea",
     "t10k-labels-idx1-ubyte.gz": "27ae3e4e09519cfbb04c329615203637",
 }
-#: rows of the a9a files: UCI Adult's published train/test split (LIBSVM publishes no checksum)
+#: rows of the a9a files: UCI Adult's published train/test split
 A9A_ROWS = {"a9a": 32561, "a9a.t": 16281}
+#: sha256 of the a9a files as the LIBSVM datasets page serves them (plain LIBSVM text, hashed as read).
+#: Source: the offline copy's ``a9a/SOURCES.md``, which gives these values with the md5s
+#: (fb3596510d780aaf76a06dc721d49662 / f0bb16cf1ee3e80ff560e9d132ee647e) and traces them to third-party
+#: code that pins the sha256 of a9a (and a9a.t) as the official LIBSVM files and both md5s. LIBSVM itself
+#: publishes no checksum. A copy with another label, line or row fails; a different file under the name too.
+A9A_SHA256 = {
+    "a9a": "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906",
+    "a9a.t": "1f448a153f0320399a7e40836eb207655b0bde0f21fc941cc472193daa9f5de9",
+}
 
 
 class MissingDataError(FileNotFoundError):
@@ -74,6 +84,49 @@ class CorruptDataError(ValueError):
 def _corrupt(path: Path, what: str, url: str) -> CorruptDataError:
     return CorruptDataError(f"data file {path} is {what}; replace it with a fresh copy from {url} "
                             f"(or the offline copy's SOURCES.md)")
+
+
+_VERIFIED: set[tuple] = set()  # (resolved path, size, mtime in ns, expected hashes) of files that passed
+
+
+def verify_sha256(path: str | os.PathLike, expected, *, url: str | None = None) -> Path:
+    """Check a data file by its content: its sha256 must be one of ``expected`` (a 64-hex-digit string or a
+    sequence of them), else :class:`CorruptDataError` (a ``ValueError``) naming the file, the expected and
+    the actual hash, and where to get a fresh copy (``url``). Returns the path.
+
+    The file is hashed as it is read by its loader (the bytes on disk for plain text such as LIBSVM or
+    TDC ``.tab`` files; a loader of compressed files hashes the decompressed content itself, as MNIST's
+    does, so that a re-compressed copy of the same content passes). A file that passed is remembered by
+    its (path, size, modification time) for the life of the process: loading it again does not hash it
+    again, and editing it (which changes its size or time) makes it hashed anew."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path (str or os.PathLike), got {type(path).__name__}")
+    if isinstance(expected, str):
+        expected = (expected,)
+    if not isinstance(expected, (tuple, list, frozenset, set)) or not expected:
+        raise TypeError(f"expected must be a sha256 hex digest or a non-empty sequence of them, got {expected!r}")
+    expected = tuple(expected)
+    for e in expected:
+        if not (isinstance(e, str) and len(e) == 64 and all(c in "0123456789abcdef" for c in e)):
+            raise ValueError(f"expected must hold sha256 digests (64 lowercase hex digits), got {e!r}")
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns, expected)
+    if key in _VERIFIED:
+        return p
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    got = h.hexdigest()
+    if got not in expected:
+        want = " or ".join(expected)
+        raise CorruptDataError(
+            f"data file {p} is not the published file: its sha256 is {got}, expected {want}; it was altered, "
+            f"truncated or replaced. Replace it with a fresh copy" + (f" from {url}" if url else "")
+            + " (or the offline copy's SOURCES.md)")
+    _VERIFIED.add(key)
+    return p
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
@@ -130,17 +183,21 @@ def require_file(
 
 
 def _read_idx(path: Path, url: str = MNIST_URL) -> np.ndarray:
-    import hashlib
     import zlib
 
+    st = path.stat()
+    want = MNIST_RAW_MD5.get(path.name)
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, ("md5 of the content", want))
     try:
         with gzip.open(path, "rb") as fh:
             raw = fh.read()
     except (OSError, EOFError, zlib.error) as exc:  # truncated or not gzip at all
         raise _corrupt(path, f"not a readable gzip file ({type(exc).__name__}: {exc})", url) from None
-    want = MNIST_RAW_MD5.get(path.name)
-    if want is not None and hashlib.md5(raw).hexdigest() != want:  # noqa: S324 - the published checksum
-        raise _corrupt(path, f"not the published MNIST file (md5 of its content differs from {want})", url)
+    if want is not None and key not in _VERIFIED:  # (hashed once per process, as verify_sha256)
+        got = hashlib.md5(raw).hexdigest()  # noqa: S324 - the published checksum
+        if got != want:
+            raise _corrupt(path, f"not the published MNIST file (md5 of its content is {got}, expected {want})", url)
+        _VERIFIED.add(key)
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
         raise _corrupt(path, "not an unsigned-byte IDX file", url)
     ndim = raw[3]
@@ -181,7 +238,9 @@ def load_a9a(
     data_dir: str | os.PathLike | None = None,
     download: bool | None = None,
 ):
-    """a9a (LIBSVM binary UCI Adult): sparse X (n, 123) float64 CSR and labels y in {-1, +1}."""
+    """a9a (LIBSVM binary UCI Adult): sparse X (n, 123) float64 CSR and labels y in {-1, +1}.
+
+    The file is checked by content against :data:`A9A_SHA256` (:func:`verify_sha256`; once per process)."""
     from sklearn.datasets import load_svmlight_file
 
     if split not in ("train", "test"):
@@ -195,6 +254,7 @@ def load_a9a(
     if X.shape[0] != A9A_ROWS[name]:
         raise _corrupt(path, f"truncated: {X.shape[0]} rows instead of {A9A_ROWS[name]} (UCI Adult's split)",
                        A9A_URL + name)
+    verify_sha256(path, A9A_SHA256[name], url=A9A_URL + name)  # a flipped label, a replaced line
     return X, y.astype(np.int64)
 
 

@@ -74,11 +74,12 @@ def _wire_one(comp, msg, dtype):
         return raw, _C.Message(msg.compressor, {"inner": inner, "m": msg.data["m"]}, msg.nbits, msg.seed, msg.shape)
     if isinstance(comp, _C.EDEN):
         raw = _wire.to_bytes(msg.data["payload"])
-        pl = _wire.from_bytes(raw, seed=msg.seed, device=msg.data["payload"].indices.device, dtype=dtype)
+        pl = _wire.from_bytes(raw, d=msg.shape[-1], seed=msg.seed, device=msg.data["payload"].indices.device,
+                              dtype=dtype)
         return raw, _C.Message(msg.compressor, {"payload": pl}, msg.nbits, msg.seed, msg.shape)
     raw = _wire.message_to_bytes(msg, comp)
     dev = next((v.device for v in msg.data.values() if isinstance(v, torch.Tensor)), torch.device("cpu"))
-    return raw, _wire.message_from_bytes(raw, comp, seed=msg.seed, device=dev, dtype=dtype)
+    return raw, _wire.message_from_bytes(raw, comp, seed=msg.seed, shape=msg.shape, device=dev, dtype=dtype)
 
 
 def _through_wire(comp, msg, dtype):

@@ -80,7 +80,8 @@ def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -
     """Raise unless every squared norm ``norm2`` of the rows of ``x`` is finite: with an infinite or NaN
     entry, the entry's named error; with finite entries whose squared norm overflows the dtype, say so."""
     n = norm2.detach()
-    if bool(np.isfinite(n.numpy()).all() if n.device.type == "cpu" else torch.isfinite(n).all()):
+    on_host = n.device.type == "cpu" and n.dtype != torch.bfloat16  # (NumPy has no bfloat16)
+    if bool(np.isfinite(n.numpy()).all() if on_host else torch.isfinite(n).all()):
         return
     if not bool(torch.isfinite(x).all()):  # check_tensor's message (this runs inside skip_nested)
         raise ValueError(f"{name} must be finite (no NaN or inf)")
@@ -286,7 +287,7 @@ def _ee_quantize(u, delta):
 
 def _lookup(table: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """``table[indices]``; on CPU through NumPy's take on the narrow indices (no int64 copy, 2× faster)."""
-    if table.device.type == "cpu":
+    if table.device.type == "cpu" and table.dtype != torch.bfloat16:  # (NumPy has no bfloat16)
         return torch.from_numpy(np.take(table.numpy(), indices.numpy()))
     return table[indices.long()]
 

@@ -28,8 +28,10 @@ matrix-vector products sum in another order, so they agree to float32 rounding, 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -40,7 +42,7 @@ from . import _kernels, devices
 from .validation import check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
-           "init_params", "train", "TrainResult", "Callback", "check_data", "param_sizes",
+           "init_params", "train", "TrainConfig", "TrainResult", "Callback", "check_data", "param_sizes",
            "default_chunk_size", "BACKENDS", "compiled_backend", "compiled_reason"]
 
 #: the training backends of :func:`train`
@@ -302,6 +304,80 @@ class _FnCallback(Callback):
         self.fn(epoch, theta, models)
 
 
+class _Unset:
+    """The default of :func:`train`'s loose keywords: not given (:class:`TrainConfig`'s default applies)."""
+
+    def __repr__(self) -> str:
+        return "<TrainConfig's default>"
+
+
+_UNSET: Any = _Unset()
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The optimisation settings of :func:`train`, checked once when built; frozen, hashable and
+    keyed (:meth:`key`) for caches.
+
+    ``epochs`` full-batch Adam steps (>= 0); Adam's ``lr`` (> 0), ``betas`` (two numbers in [0, 1),
+    stored as a tuple of floats) and ``eps`` (> 0), the defaults of ``torch.optim.Adam`` but ``lr``
+    (1e-4, paper 001 §5.1.1); ``loss``, one of :data:`LOSSES`."""
+
+    epochs: int
+    lr: float = 1e-4
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    loss: str = "logistic"
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("epochs", check_int("epochs", self.epochs, low=0))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        betas = self.betas
+        if not isinstance(betas, (tuple, list)):
+            raise TypeError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
+        if len(betas) != 2:
+            raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
+        put("betas", tuple(check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True)
+                           for i, b in enumerate(betas)))
+        put("eps", check_float("eps", self.eps, low=0.0, low_open=True))
+        check_choice("loss", self.loss, sorted(LOSSES))
+
+    #: the fields, which are also :func:`train`'s loose keywords
+    FIELDS = ("epochs", "lr", "betas", "eps", "loss")
+
+    @classmethod
+    def resolve(cls, config: "TrainConfig | None" = None, **loose) -> "TrainConfig":
+        """``config``, or the record the loose keywords build; a ``TypeError`` naming them when both
+        are given, or when neither gives ``epochs``."""
+        given = loose
+        unknown = sorted(set(loose) - set(cls.FIELDS))
+        if unknown:
+            raise TypeError(f"unknown TrainConfig field(s): {', '.join(unknown)}")
+        if config is not None:
+            if not isinstance(config, cls):
+                raise TypeError(f"config must be a qlib.engine.TrainConfig, got {type(config).__name__}")
+            if given:
+                raise TypeError(f"pass either config or the loose keywords, not both: {', '.join(given)} "
+                                "given beside config (use dataclasses.replace(config, ...))")
+            return config
+        if "epochs" not in given:
+            raise TypeError("epochs is required (or pass config=TrainConfig(epochs=...))")
+        return cls(**given)
+
+    def as_dict(self) -> dict:
+        """The fields as plain JSON types (``betas`` a list)."""
+        d = asdict(self)
+        d["betas"] = list(d["betas"])
+        return d
+
+    def key(self) -> str:
+        """SHA-256 (16 hex digits) of the fields: the same settings give the same key in every process."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
 @dataclass
 class TrainResult:
     """Final parameters (K, p) and the per-model mean training loss before each epoch's step."""
@@ -355,12 +431,13 @@ def train(
     theta0: torch.Tensor,
     X: torch.Tensor,
     y: torch.Tensor,
+    config: TrainConfig | None = None,
     *,
-    epochs: int,
-    lr: float = 1e-4,
-    betas: tuple[float, float] = (0.9, 0.999),
-    eps: float = 1e-8,
-    loss: str = "logistic",
+    epochs: int = _UNSET,
+    lr: float = _UNSET,
+    betas: tuple[float, float] = _UNSET,
+    eps: float = _UNSET,
+    loss: str = _UNSET,
     callbacks: Sequence[Callback | Callable] = (),
     device: str | torch.device = "auto",
     chunk_size: int | None = None,
@@ -371,6 +448,11 @@ def train(
 ) -> TrainResult:
     """Train K models at once, full batch, with Adam (the update of ``torch.optim.Adam``).
 
+    ``config``: the optimisation settings (:class:`TrainConfig`: epochs, Adam's lr, betas, eps, the
+    loss). The loose keywords ``epochs``, ``lr``, ``betas``, ``eps``, ``loss`` build the same record
+    (one left out takes :class:`TrainConfig`'s default; ``epochs`` has none) — ``train(..., epochs=5, lr=1e-2)``
+    is ``train(..., TrainConfig(epochs=5, lr=1e-2))``; passing both a ``config`` and any of them is a
+    ``TypeError`` naming them.
     ``theta0`` (K, p): initial parameters; ``X`` (K, n, d), ``y`` (K, n): model k's own training
     set. One epoch = one full-batch Adam step on the mean loss of each model. The K models do not
     interact, so they are trained in chunks of ``chunk_size`` models (default
@@ -387,14 +469,10 @@ def train(
     products run as one large matrix product over the shared rows instead of K small ones (the rows
     no model uses are dropped first). Other models, and the compiled backend, get the copies.
     """
-    epochs = check_int("epochs", epochs, low=0)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    if not isinstance(betas, (tuple, list)):
-        raise TypeError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
-    if len(betas) != 2:
-        raise ValueError(f"betas must be two numbers in [0, 1), got {betas!r}")
-    b1, b2 = (check_float(f"betas[{i}]", b, low=0.0, high=1.0, high_open=True) for i, b in enumerate(betas))
-    eps = check_float("eps", eps, low=0.0, low_open=True)
+    loose = {k: v for k, v in (("epochs", epochs), ("lr", lr), ("betas", betas), ("eps", eps), ("loss", loss))
+             if v is not _UNSET}
+    cfg = TrainConfig.resolve(config, **loose)
+    epochs, lr, (b1, b2), eps, loss = cfg.epochs, cfg.lr, cfg.betas, cfg.eps, cfg.loss
     lossfn, lossgrad = loss_functions(loss)
     check_tensor("theta0", theta0, ndim=2, convert=False)
     if theta0.shape[1] != model.n_params:

@@ -32,7 +32,9 @@ and :mod:`qlib.compressors`) runs on CPU without making the ±1 sign vector: the
 signs as bits of the seeded random words (:func:`rotation_sign_bits`, the same draw as
 :func:`rotation_signs`) while it transforms; the result is the same as :func:`rht` / :func:`irht` with
 :func:`rotation_signs`, bit for bit. Elsewhere (CUDA, autograd, other dtypes, ``D < 8``) they are exactly
-:func:`rht` / :func:`irht` with :func:`rotation_signs`.
+:func:`rht` / :func:`irht` with :func:`rotation_signs`. The signs depend on the seed alone, never on the
+dtype of the tensor rotated (the float32 stream, cast): a message's receiver can decode in another
+precision than its sender's.
 
 Every function checks its arguments at the door; called inside another ``qlib`` function's
 :func:`qlib.validation.skip_nested` block the checks pass trusted values through (the compressors call
@@ -288,9 +290,13 @@ def _stream_seed(seed: int, purpose: str) -> int:
 def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -> torch.Tensor:
     """I.i.d. ±1 entries (probability ½ each) of the given shape, drawn from ``gen``.
 
-    Draws one random word per 32 (float32) or one byte per 8 entries and unpacks its bits (far fewer
-    random numbers than one Bernoulli per entry). The stream depends on ``dtype``. ``shape``: an
-    integer or a sequence of integers ``>= 0`` (as ``torch.empty``'s).
+    Draws one random 32-bit word per 32 entries and unpacks its bits (far fewer random numbers than one
+    Bernoulli per entry): entry ``32 i + j`` is −1 where bit ``j`` of word ``i`` is set. The stream does
+    **not** depend on ``dtype``: every dtype gets the float32 signs, cast (±1 is exact in every floating
+    dtype), so a sender and a receiver that compute in different precisions rebuild the same rotation
+    (issue 30: the float64 and float16 streams were once drawn as bytes, and a message sent from a
+    float64 tensor decoded to garbage in float32). ``shape``: an integer or a sequence of integers
+    ``>= 0`` (as ``torch.empty``'s).
     """
     shape = _shape("shape", shape)
     if not isinstance(gen, torch.Generator):
@@ -299,30 +305,21 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     n = int(np.prod(shape)) if shape else 1
     dev = torch.device(device)
-    if dtype == torch.float32:  # 32 signs per random word, written straight into the sign bit of 1.0f
-        words = _sign_draw(n, gen, dtype, dev)
-        if dev.type == "cpu" and sys.byteorder == "little" and _kernel() is not None:
-            # the same stream in one compiled pass: bit j of word i (entry 32 i + j) is bit j % 8 of byte 4 i + j // 8
-            out = np.empty(n, dtype=np.float32)
-            return torch.from_numpy(_kernel().signs_from_bits(words.numpy().view(np.uint8), out).reshape(shape))
-        bits = ((words.unsqueeze(-1) >> torch.arange(32, device=dev, dtype=torch.int32)) & 1).reshape(-1)[:n]
-        return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)
-    byts = _sign_draw(n, gen, dtype, dev)
-    if dev.type == "cpu" and _kernel() is not None:  # the same stream in one compiled pass (entry 8 i + j: bit j of byte i)
-        out = np.empty(n, dtype=np.float64)
-        signs = torch.from_numpy(_kernel().signs_from_bits(byts.numpy().astype(np.uint8), out))
-        return signs.reshape(shape).to(dtype)
-    bits = (byts.unsqueeze(-1) >> torch.arange(8, device=dev, dtype=torch.int16)) & 1
-    signs = (1 - 2 * bits.reshape(-1)[:n]).to(dtype)
-    return signs.reshape(shape)
+    words = _sign_draw(n, gen, dev)
+    if dev.type == "cpu" and sys.byteorder == "little" and _kernel() is not None:
+        # one compiled pass: bit j of word i (entry 32 i + j) is bit j % 8 of byte 4 i + j // 8
+        out = np.empty(n, dtype=np.float32 if dtype == torch.float32 else np.float64)
+        signs = torch.from_numpy(_kernel().signs_from_bits(words.numpy().view(np.uint8), out).reshape(shape))
+        return signs if dtype == torch.float32 else signs.to(dtype)
+    bits = ((words.unsqueeze(-1) >> torch.arange(32, device=dev, dtype=torch.int32)) & 1).reshape(-1)[:n]
+    signs = ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)  # the bit into the sign of 1.0f
+    return signs if dtype == torch.float32 else signs.to(dtype)
 
 
-def _sign_draw(n: int, gen: torch.Generator, dtype, dev) -> torch.Tensor:
-    """The random draw behind ``n`` Rademacher signs of ``dtype``: int32 words (float32; entry 32 i + j is
-    bit j of word i) or int16 values in [0, 256) (other dtypes; entry 8 i + j is bit j of value i)."""
-    if dtype == torch.float32:
-        return torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, device=dev, dtype=torch.int32)
-    return torch.randint(0, 256, ((n + 7) // 8,), generator=gen, device=dev, dtype=torch.int16)
+def _sign_draw(n: int, gen: torch.Generator, dev) -> torch.Tensor:
+    """The random draw behind ``n`` Rademacher signs, whatever their dtype: int32 words, entry ``32 i + j``
+    the bit ``j`` of word ``i``."""
+    return torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, device=dev, dtype=torch.int32)
 
 
 def _shape(name, shape) -> tuple[int, ...]:
@@ -339,7 +336,8 @@ def rotation_signs(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.floa
     This is the ONE source of rotation randomness: every compressor that rotates (EDEN, DRIVE,
     Hadamard+SQ) calls it with the shared seed, so sender and receiver rebuild the same rotation
     and two compressors given the same seed use the same rotation. Pass the result to :func:`rht`
-    and :func:`irht`.
+    and :func:`irht`. The signs are the same for every ``dtype`` (:func:`rademacher`): a receiver
+    decoding in float32 rebuilds the rotation of a sender that compressed a float64 or float16 tensor.
     """
     k = check_int("k", k, low=1)
     D = check_int("D", D, low=1)
@@ -373,8 +371,7 @@ def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
 def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
     """Whether :func:`seeded_rht` / :func:`seeded_irht` take the compiled path for rows of length ``D``
     (default: the last dimension of ``x``) of the tensor ``x``'s dtype and device: the compiled FWHT
-    applies (:func:`compiled_fwht_applies`), ``D >= 8`` (whole sign bytes per row) and, for float32, a
-    little-endian host (the int32 words are read as bytes)."""
+    applies (:func:`compiled_fwht_applies`) and ``D >= 8`` (whole sign bytes per row)."""
     if nested():
         return _rotation_applies(x, x.shape[-1] if D is None else D)
     x = check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
@@ -386,13 +383,14 @@ def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
 
 
 def _rotation_applies(x: torch.Tensor, D: int) -> bool:
-    return D >= 8 and _applies(x) and (x.dtype == torch.float64 or sys.byteorder == "little")
+    return D >= 8 and _applies(x)
 
 
 def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.float32) -> np.ndarray:
     """The bits of :func:`rotation_signs` ``(seed, batch, k, D, dtype, "cpu")`` as a 1-D uint8 array (entry
     e of the flattened ``(*batch, k, D)`` signs: bit ``e % 8`` of byte ``e // 8``; set means −1): the same
-    draw from the same stream, not expanded to floats (what the compiled rotation reads)."""
+    draw from the same stream, not expanded to floats (what the compiled rotation reads). The bits do not
+    depend on ``dtype`` (kept for the callers that pass it; checked, then unused)."""
     if not nested():  # (seed: checked by generator below)
         k = check_int("k", k, low=1)
         D = check_int("D", D, low=1)
@@ -402,8 +400,8 @@ def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.
         if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
             raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     n = math.prod((*batch, k, D))
-    draw = _sign_draw(n, generator(seed, "rotation", "cpu"), dtype, torch.device("cpu"))
-    return draw.numpy().view(np.uint8) if dtype == torch.float32 else draw.numpy().astype(np.uint8)
+    draw = _sign_draw(n, generator(seed, "rotation", "cpu"), torch.device("cpu"))
+    return draw.numpy().astype("<i4", copy=False).view(np.uint8)  # little-endian bytes on any host
 
 
 def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None) -> torch.Tensor:

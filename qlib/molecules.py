@@ -11,7 +11,8 @@ offline machine reads ``<data dir>/tdc/<task>.tab`` and never touches the networ
 user's machine downloads the file the way PyTDC normally does (``download=True`` or
 ``QLIB_DOWNLOAD=1``, as every loader of :mod:`qlib.data`). Before PyTDC sees the file it is checked:
 absent → :class:`qlib.data.MissingDataError` naming the file; cut mid-line (no final newline) or
-without the ``Y`` column → ``ValueError`` naming the file. Rows with a missing (NaN) label are
+without the ``Y`` column → ``ValueError`` naming the file; then by content, its sha256 against the
+published (or, where none is available, the documented offline copy's) value in :data:`TDC_SHA256`. Rows with a missing (NaN) label are
 dropped and counted (``Task.n_nan_labels``), never silently.
 
 **Embedders.** An embedder is a *name* mapped to a function from a list of SMILES to a float
@@ -98,6 +99,7 @@ __all__ = [
     "cache_file",
     "StaleCacheWarning",
     "CACHE_ENV_VAR",
+    "TDC_SHA256",
 ]
 
 CACHE_ENV_VAR = "QLIB_CACHE_DIR"
@@ -134,6 +136,46 @@ TASKS: dict[str, TaskInfo] = {
     **{n: TaskInfo(n, g, "classification") for n, g in _CLF},
     **{n: TaskInfo(n, g, "regression") for n, g in _REG},
 }
+
+
+#: sha256 of each task's ``.tab`` file, the bytes PyTDC reads (and downloads from the TDC Harvard Dataverse
+#: deposit, doi:10.7910/DVN/21LKWG). Source: the offline copy's ``tdc/SOURCES.md`` ("sha256 of the files
+#: shipped here"; its table says which copies are *verified*, i.e. equal to the Dataverse file: their
+#: sha256 matches the one recorded for the Dataverse file in a Git LFS pointer and/or their md5 matches a
+#: published checksum — for those the value below is the Dataverse file's). Files marked "offline copy"
+#: have no published hash available offline: the value is that of the copy SOURCES.md describes (same
+#: rows as TDC's, possibly other quoting), and a genuine Dataverse download of them is rejected until its
+#: hash is added here (``TDC_SHA256[filename] += (sha256,)``). FreeSolv's offline copy is a reconstruction:
+#: both it and the Dataverse file (hash given in SOURCES.md) are accepted; PAMPA_NCATS has no offline copy,
+#: its Dataverse hash comes from the same file.
+TDC_SHA256: dict[str, tuple[str, ...]] = {
+    "ames.tab": ("f28f3a4e16ded8941fe9f0b6f39c8479b283894173b5ced60500a3d5aa1ebef6",),  # offline copy
+    "bbb_martins.tab": ("eb32676c7bf6e2bcd98b7625186bbb2ba4e4644c1d1468dfa18b6be665bd5e98",),  # verified
+    "bioavailability_ma.tab": ("43d5b270657a819a48615e7976081b9215456ce4e5cad91a0a36d9fb5bd78508",),  # verified
+    "caco2_wang.tab": ("447d9f1af487c06b080145a2361dbe45af5b27afc83e1a975dd29b9ea535d6ab",),  # verified
+    "carcinogens_lagunin.tab": ("e70c1be8bec170dae15ae65a60e36616c712c44c1f81109328f79ce371f36f7f",),  # offline copy
+    "clintox.tab": ("90ba61a9a1469145071b9d21464c50159cf7303f49e5220b083a2b5488b54bb4",),  # offline copy
+    "cyp2c9_substrate_carbonmangels.tab": (
+        "7c12c1727e1450ba499224117181bc876f68ff22ba7bea69a460f88146558f3c",),  # offline copy (not Dataverse's bytes)
+    "cyp2c9_veith.tab": ("272bfd9de9899dd978993e23ccfb2a56680912ef6c8d89c0a9eac7f36c1c55c9",),  # verified
+    "dili.tab": ("d3961647ff6df9711b6aa4b9fe59d6cbeb40f9d23dd6e9d51d6656e6e6df5ed8",),  # offline copy
+    "herg.tab": ("dfce97b6a89b710d20c93cf211f005fbee0d8445a60ca7df584cac430798a379",),  # offline copy
+    "herg_karim.tab": ("b47cbff0d65bbb5c6ade5ecd4c5bab20158c6cbf631a68f355efbe7e5fafc099",),  # verified (md5)
+    "hia_hou.tab": ("9040c5985fd366acf736bca1587902af28450976410fe99db82027e5d9c713b4",),  # verified
+    "ld50_zhu.tab": ("fdae7cfe7840fcca3341be0126cb6cbf1b16a4fcde42865f98cb9ca607f5ff16",),  # verified (md5)
+    "lipophilicity_astrazeneca.tab": ("14add1edb356e62f78256ff964c0cbba03c007be3ff48d6d4c18679f307f1d4c",),  # verified
+    "pgp_broccatelli.tab": ("d035bb21ea653e387a21111c369061d6c76fb444e8d129f4444279f54aa00dd6",),  # offline copy
+    "ppbr_az.tab": ("54c9520f4b6e04419b18bab7335583c3865d86fc53db40f74c2cff1577c8ec1b",),  # verified
+    "skin_reaction.tab": ("d1bfb906a6886518941f9d57d75ceb97315dd899b4c14ad0e53ea887f7e6b751",),  # offline copy
+    "solubility_aqsoldb.tab": ("0b593f7b55abbe477ba4284aefd7b5450551f4ed21ac4aed80a097931141c9a4",),  # verified
+    "vdss_lombardo.tab": ("00bb7e0dea19f78c4c1887e27ecf476135d9de2ef5ecc26d7c645c37bd9cb7af",),  # verified
+    "hydrationfreeenergy_freesolv.tab": (
+        "ec22d0175fb880e72ceef67dfe4a9dddea48f08990dfa0bb47e68505854c614b",  # the offline reconstruction
+        "5b5485a133996a7d19f83466199ee6117279e7dc8693db5107e44f99e680125a",  # the Dataverse file
+    ),
+    "pampa_ncats.tab": ("18b0ae755310cad7e4b6c3cdbe4a3c9190609995103c92536d41a4536511d854",),  # Dataverse (no copy)
+}
+_TDC_URL = "the TDC Dataverse deposit doi:10.7910/DVN/21LKWG (PyTDC downloads it with download=True)"
 
 
 def task_names(kind: str | None = None) -> list[str]:
@@ -213,7 +255,10 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
     or ``QLIB_DOWNLOAD=1`` (else :class:`qlib.data.MissingDataError` naming the file). PyTDC's own
     processing applies (duplicate rows dropped, PPBR_AZ restricted to its human rows). Rows with
     a NaN label are dropped and counted in ``n_nan_labels``. ``quiet`` hides PyTDC's progress
-    output.
+    output. The file is checked by content against :data:`TDC_SHA256` before its rows are used
+    (:func:`qlib.data.verify_sha256`: a ``ValueError`` naming the file, the expected and the actual
+    sha256; hashed once per process): a file cut at a line boundary, an edited label or SMILES, or
+    another task's file under the name is rejected.
     """
     info = task_info(name)
     path = task_file(name, data_dir)
@@ -226,6 +271,8 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
             )
     else:
         _check_tab(path)
+        qdata.verify_sha256(path, TDC_SHA256[info.filename], url=_TDC_URL)  # before PyTDC reads it
+    present = path.is_file()
     from tdc.single_pred import ADME, Tox  # PyTDC; imported here: slow, and only loaders need it
 
     loader = ADME if info.group == "ADME" else Tox
@@ -235,6 +282,9 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
             stack.enter_context(contextlib.redirect_stderr(sink))
             stack.enter_context(contextlib.redirect_stdout(sink))
         df = loader(name=name, path=str(path.parent)).get_data()
+    if not present:  # downloaded just now by PyTDC: checked before anything of it is used
+        _check_tab(path)
+        qdata.verify_sha256(path, TDC_SHA256[info.filename], url=_TDC_URL)
     if "Drug" not in df.columns or "Y" not in df.columns:
         raise ValueError(f"PyTDC returned columns {list(df.columns)} for {path}; expected Drug and Y")
     y = np.asarray(pd.to_numeric(df["Y"], errors="coerce"), dtype=np.float64)

@@ -29,7 +29,17 @@ DRIVE's signs at 1 bit), side values as float32 (float64 for DRIVE's scale).
 Errors (all :class:`WireError`, a ``ValueError``): :class:`TruncatedPayloadError` (too short/long),
 :class:`ChecksumError` (corrupt bytes, bad magic), :class:`UnsupportedFormatError` (unknown
 version/compressor/quantizer), :class:`HeaderMismatchError` (the header contradicts itself or the
-receiver's expected ``d``, ``bits``, ``seed`` or ``n_rotations``).
+receiver's expected ``d``, ``bits``, ``seed``, ``n_rotations`` or ``shape``).
+
+The CRC-32 catches accidents (every truncation and every single-bit flip), not lies: a buggy or
+hostile sender can compute one for any bytes. So the decoders trust no size they read (issue 30):
+every field's dimensions must be what the header's shape gives the compressor, every size is
+checked against the message's own length before anything of that size is allocated, float fields
+must be finite, of their sign and small enough that decoding in the receiver's dtype cannot
+overflow, and codes must be in range. A header that describes another *valid* message (a ``d`` of
+the same padded length) cannot be told from the sender's by the bytes alone: a receiver that knows
+what it expects passes ``d`` / ``shape`` (and ``bits``, ``seed``, ``n_rotations``), which binds it.
+``tests/test_wire_fuzz.py`` fuzzes every method with truncations, bit flips and lies with a valid CRC.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import math
 import struct
 import sys
 import zlib
+from functools import lru_cache
 
 try:  # zlib-ng's CRC-32: the same checksum as zlib's (the format is unchanged), ~4x faster (SIMD)
     from zlib_ng.zlib_ng import crc32 as _crc32
@@ -51,7 +62,16 @@ from . import _kernels
 from . import eden as _eden
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
-from .validation import check_array, check_float, check_int, check_seed, check_str, nested, skip_nested
+from .validation import (
+    check_array,
+    check_float,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    check_str,
+    nested,
+    skip_nested,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -252,11 +272,15 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
 
     ``None`` (the default of each expected field) means "not checked": the value is read from the
     message header. In particular ``seed=None`` decodes with the rotation seed the header carries;
-    pass the shared seed to have the receiver check that it rebuilds the sender's rotation."""
+    pass the shared seed to have the receiver check that it rebuilds the sender's rotation. A header
+    that is consistent with itself but lies (``d ± 1`` at a sub-bit budget keeps ``m`` and ``D``) is caught
+    only by ``d``. Every size is bounded by the message's length; the scale must be finite, ``>= 0``
+    and small enough to decode in ``dtype`` (``S·max|c|·D`` below its largest value)."""
     d = check_int("d", d, low=1, allow_none=True)
     bits = check_float("bits", bits, low=0.0, high=float(_eden_theory.MAX_BITS), low_open=True, allow_none=True)
     seed = check_seed("seed", seed, allow_none=True)
     n_rotations = check_int("n_rotations", n_rotations, low=1, high=8, allow_none=True)
+    dtype = _check_dtype(dtype)
     data, (_, _, comp, quant, n_rot, cb, _, d_, m, D, rows, seed_, bits_, _) = _open(data, HEADER)
     if comp != _EDEN_ID or quant != 0:
         raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
@@ -265,17 +289,23 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     want_m = max(1, int(round(bits_ * d_))) if bits_ < 1 else d_
     if d_ < 1 or m != want_m or D != _h.next_power_of_two(m) or not 1 <= n_rot <= 8:
         raise HeaderMismatchError(f"payload header d={d_}, m={m}, D={D}, n_rotations={n_rot} is inconsistent")
+    if seed_ >= 2**63:
+        raise HeaderMismatchError(f"payload header seed={seed_} is not a seed (an integer in [0, 2^63))")
     _expect("d", d_, d)
     _expect("bits", bits_, None if bits is None else float(bits))
     _expect("seed", seed_, seed)
     _expect("n_rotations", n_rot, n_rotations)
-    row_bytes = 8 + (D * cb + 7) // 8
-    if len(data) != HEADER.size + rows * row_bytes:
-        raise TruncatedPayloadError(f"payload has {len(data)} bytes, header says {HEADER.size + rows * row_bytes}")
+    row_bytes = 8 + (D * cb + 7) // 8  # (Python integers: no overflow; the length bounds every size below)
+    if rows < 1 or len(data) != HEADER.size + rows * row_bytes:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, header says {HEADER.size + rows * row_bytes} "
+                                    f"({rows} rows of {row_bytes} bytes)")
     body = np.frombuffer(data, dtype=np.uint8, offset=HEADER.size).reshape(rows, row_bytes)
     sc = body[:, :8].copy().view("<f8").reshape(rows).astype(np.float64)
-    if not np.isfinite(sc).all() or (sc < 0).any():
-        raise HeaderMismatchError("payload scale is negative or not finite")
+    # |x̂_i| <= S·max|c|·sqrt(D), and the unnormalized butterflies reach S·max|c|·D: all within the receiver's dtype
+    top = torch.finfo(dtype).max / (_max_centroid(cb) * D)
+    if not ((sc >= 0) & (sc <= top)).all():  # (False for NaN)
+        raise HeaderMismatchError(f"payload scale {float(sc[~((sc >= 0) & (sc <= top))][0])!r} is negative, not finite "
+                                  f"or too large to decode in {dtype} (at most {top:.3g} for D={D})")
     scale = torch.from_numpy(sc)
     with skip_nested():  # the body's size is checked above
         codes = unpack_bits(body[:, 8:], cb, D)
@@ -285,6 +315,18 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
     return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
                          int(n_rot), nbits)
+
+
+@lru_cache(maxsize=None)
+def _max_centroid(cb: int) -> float:
+    """The largest |centroid| of the ``cb``-bit Lloyd–Max codebook (the largest EDEN code value)."""
+    return float(np.abs(_eden_theory.codebook(cb)[0]).max())
+
+
+def _check_dtype(dtype) -> torch.dtype:
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    return dtype
 
 
 def decompress_bytes(data: bytes, **expected) -> torch.Tensor:
@@ -334,7 +376,8 @@ def message_to_bytes(message, compressor) -> bytes:
                 blob = pack_bits(flat.to(torch.int64).clamp_min(0), width).tobytes()
             dims = tuple(t.shape)
         else:
-            blob = t.detach().cpu().numpy().astype(width).tobytes()
+            t = t.detach().cpu()
+            blob = (t.float() if t.dtype == torch.bfloat16 else t).numpy().astype(width).tobytes()  # (NumPy: no bfloat16)
             dims = tuple(t.shape)
         parts.append(struct.pack(f"<B{len(dims)}II", len(dims), *dims, len(blob)) + blob)
     body = head_shape + b"".join(parts)
@@ -343,45 +386,135 @@ def message_to_bytes(message, compressor) -> bytes:
     return head[:-4] + struct.pack("<I", crc) + body
 
 
-def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, device="cpu", dtype=torch.float32):
-    """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses
-    (``seed``: the one the receiver expects — ``None``, the default, does not check it and takes the
-    seed from the message header; ``dtype``: the precision the receiver decodes in, which
-    must be the sender's where the shared random signs depend on it, as DRIVE's do)."""
-    from .compressors import Message
+_MAX_NDIM = 32  # dimensions of a message's shape (torch allows 64; a batch of vectors needs a few)
+_FMAX = {dt: torch.finfo(dt).max for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+
+
+def _field_dims(comp, shape: tuple[int, ...]) -> list[tuple[str, object, tuple[int, ...]]]:
+    """(field, width, dims) of the message of ``comp`` for an input of ``shape``: what the header's shape
+    makes each field's dimensions, so that a field the header lies about is caught before it is read."""
+    batch, d = tuple(shape[:-1]), shape[-1]
+    name = comp.name
+    if name == "Kashin+SQ":
+        per_row = {"k": comp.frame_size(d)}
+    elif name in ("Hadamard+SQ", "DRIVE"):
+        per_row = {"k": _h.next_power_of_two(d), "sign": _h.next_power_of_two(d)}
+    else:  # QSGD, TernGrad, Float32: one code or value per coordinate (Count-Sketch: below)
+        per_row = {"lev": d, "neg": d, "t": d, "x": d}
+    out = []
+    for field, width in _fields(comp):
+        if name == "Count-Sketch":
+            dims = (*batch, comp.rows, comp.columns(d))
+        elif field in per_row:
+            dims = (*batch, per_row[field])
+        else:  # a side value per row
+            dims = batch
+        out.append((field, width, dims))
+    return out
+
+
+def _growth(comp, shape) -> int:
+    """How much larger than its largest float field a decoded value (or the unnormalized transform's
+    intermediate sum) of ``comp`` can be: the rotated transforms sum ``D`` terms, SQ adds ``hi − lo``,
+    QSGD multiplies the norm by a level ``<= s`` before dividing by ``s``."""
+    if comp.name == "QSGD":
+        return comp.levels
+    if comp.name in ("Hadamard+SQ", "DRIVE"):
+        return 2 * _h.next_power_of_two(shape[-1])
+    if comp.name == "Kashin+SQ":
+        return 2 * comp.frame_size(shape[-1])
+    return 1
+
+
+def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, shape=None, device="cpu",
+                       dtype=torch.float32):
+    """Parse and check :func:`message_to_bytes`'s bytes into a Message ``compressor`` decompresses.
+
+    ``seed`` and ``shape`` are what the receiver expects (a mismatch raises :class:`HeaderMismatchError`
+    naming the field); ``None``, the default of each, does not check it and takes the message header's.
+    ``dtype``: the precision the receiver decodes in, whatever the sender's: the shared random signs
+    depend on the seed alone, never on the dtype.
+
+    Nothing the header says is trusted (its CRC is an integrity check, not authentication): every
+    field's dimensions must be those the header's shape gives the compressor, every size is checked
+    against the message's own length before anything is allocated, the float fields must be finite,
+    of their sign (a norm, a scale, ``lo <= hi``) and small enough to decode in ``dtype``, and the codes
+    within their range (QSGD's levels ``<= s``, TernGrad's ternary values). A header that describes
+    another valid message (another ``d`` of the same padded length, say) is caught only by ``shape``:
+    a receiver that knows it should pass it."""
+    from .compressors import Compressor, Message
 
     seed = check_seed("seed", seed, allow_none=True)
+    if not isinstance(compressor, Compressor):
+        raise TypeError(f"compressor must be a qlib.compressors.Compressor, got {type(compressor).__name__}")
+    if shape is not None:
+        shape = tuple(check_int_sequence("shape", shape, low=1))
+    dtype = _check_dtype(dtype)
     fields = _fields(compressor)
     data, (_, _, nf, seed_, ndim, _) = _open(data, _MSG)
+    if seed_ >= 2**63:
+        raise HeaderMismatchError(f"payload header seed={seed_} is not a seed (an integer in [0, 2^63))")
     _expect("seed", seed_, seed)
+    if not 1 <= ndim <= _MAX_NDIM:
+        raise HeaderMismatchError(f"payload header ndim={ndim}: a message's shape has 1 to {_MAX_NDIM} dimensions")
     off = _MSG.size
-    try:
-        cid, *shape = struct.unpack_from(f"<B{ndim}I", data, off)
-        off += 1 + 4 * ndim
-        if cid != _IDS.get(compressor.name) or nf != len(fields):
-            raise HeaderMismatchError(f"payload compressor id {cid} does not match {compressor.name!r}")
-        out = {}
-        for name, width in fields:
-            (nd,) = struct.unpack_from("<B", data, off)
-            *dims, nbytes = struct.unpack_from(f"<{nd}II", data, off + 1)
-            off += 1 + 4 * nd + 4
-            blob = data[off : off + nbytes]
-            if len(blob) != nbytes:
-                raise TruncatedPayloadError("payload ends inside a field")
-            off += nbytes
-            if isinstance(width, int):
-                n = dims[-1] if dims else 1
-                rows = max(1, int(np.prod(dims[:-1]))) if dims else 1
-                with skip_nested():  # as the sender packed them (a short field is caught by the reshape)
-                    arr = unpack_bits(np.frombuffer(blob, np.uint8).reshape(rows, -1), width, n).reshape(dims)
-                t = torch.from_numpy(arr.astype(np.int64))
-                t = {"neg": t.bool(), "sign": t.bool(), "t": (t - 1).to(torch.int8), "k": t.to(torch.int32)}.get(name, t)
+
+    def take(fmt):  # the next integers of the body, or a named error where the body ends first
+        nonlocal off
+        size = struct.calcsize(fmt)
+        if off + size > len(data):
+            raise TruncatedPayloadError(f"payload ends inside its header ({len(data)} bytes, {off + size} needed)")
+        vals = struct.unpack_from(fmt, data, off)
+        off += size
+        return vals
+
+    cid, *shape_ = take(f"<B{ndim}I")
+    if cid != _IDS.get(compressor.name) or nf != len(fields):
+        raise HeaderMismatchError(f"payload compressor id {cid} with {nf} fields does not match {compressor.name!r}")
+    shape_ = tuple(shape_)
+    if min(shape_) < 1:
+        raise HeaderMismatchError(f"payload header shape {shape_} has an empty dimension")
+    _expect("shape", shape_, shape)
+    limit = (_FMAX.get(dtype) or torch.finfo(dtype).max) / _growth(compressor, shape_)
+    out, side = {}, {}
+    for name, width, dims in _field_dims(compressor, shape_):
+        nd, *got, nbytes = take(f"<B{len(dims)}II")  # the dimensions the shape gives: their count, then theirs
+        if nd != len(dims) or tuple(got) != dims:
+            raise HeaderMismatchError(f"payload field {name!r} does not have the dimensions {dims} of the shape {shape_}")
+        n = dims[-1] if dims else 1
+        rows = math.prod(dims[:-1]) if dims else 1
+        want = rows * ((n * width + 7) // 8) if isinstance(width, int) else math.prod(dims) * int(width[-1])
+        if nbytes != want:
+            raise HeaderMismatchError(f"payload field {name!r} says {nbytes} bytes; its dimensions {dims} take {want}")
+        if off + nbytes > len(data):  # before anything of the field's size is allocated
+            raise TruncatedPayloadError(f"payload ends inside field {name!r} ({len(data)} bytes, {off + nbytes} needed)")
+        raw = np.frombuffer(data, np.uint8, count=nbytes, offset=off)
+        off += nbytes
+        if isinstance(width, int):
+            with skip_nested():  # the field's size is checked above
+                arr = unpack_bits(raw.reshape(rows, -1), width, n).reshape(dims)
+            top = compressor.levels if name == "lev" else 2 if name == "t" else None
+            if top is not None and int(arr.max()) > top:
+                raise HeaderMismatchError(f"payload field {name!r} has a code {int(arr.max())} above its largest, {top}")
+            if name in ("neg", "sign"):
+                t = torch.from_numpy(arr.astype(np.bool_))
+            elif name == "t":
+                t = torch.from_numpy(arr.astype(np.int8) - np.int8(1))
             else:
-                t = torch.from_numpy(np.frombuffer(blob, width).astype(np.float64)).reshape(dims).to(dtype)
-            out[name] = t.to(device)
-    except struct.error as exc:
-        raise TruncatedPayloadError(f"payload ends inside the header: {exc}") from None
+                t = torch.from_numpy(arr.astype(np.int32 if name == "k" else np.int64))
+        else:
+            a = raw.view(width).astype(np.float64).reshape(dims)
+            low = 0.0 if name in ("norm", "scale", "s") else -limit
+            ok = all(low <= v <= limit for v in a.flat) if a.size <= 16 else bool(((a >= low) & (a <= limit)).all())
+            if not ok:  # (False for NaN)
+                raise HeaderMismatchError(f"payload field {name!r} has a value that is not finite, "
+                                          + ("negative, " if low == 0 else "") + f"or too large to decode in {dtype}")
+            side[name] = a
+            t = torch.from_numpy(a).to(dtype)
+        out[name] = t.to(device)
     if off != len(data):
         raise TruncatedPayloadError(f"payload has {len(data) - off} bytes after its last field")
-    batch = tuple(shape[:-1])
-    return Message(compressor.name, out, torch.full(batch, 8 * len(data), dtype=torch.long), int(seed_), tuple(shape))
+    if "lo" in side and not (side["lo"] <= side["hi"]).all():
+        raise HeaderMismatchError("payload fields 'lo' > 'hi': the quantization range is empty")
+    batch = shape_[:-1]
+    return Message(compressor.name, out, torch.full(batch, 8 * len(data), dtype=torch.long), int(seed_), shape_)

@@ -214,3 +214,77 @@ def test_ledger_defects_name_rows_that_could_not_have_failed(tmp_path):
     bad.loc[1, "verdict"] = "reproduced"  # e.g. a file written before nulls existed
     (msg,) = ledger_defects(bad)
     assert "B: q reads reproduced without a null" in msg
+
+
+def _stamp(out, chapter, when):
+    import json
+
+    f = out / ".stamps" / f"{chapter}.json"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps({"hash": "h", "profile": "smoke", "when": when}))
+
+
+def test_rows_of_a_killed_notebook_never_reach_the_ledger(tmp_path):
+    """Issue 30 §2: in a runner's output tree, rows count only with the stamp of their notebook's finished
+    run, no older than the rows; a notebook killed with 5 of its rows written (no stamp, or the stamp of an
+    earlier run) is left out, and a warning names it."""
+    import os
+    import time
+
+    from qlib.book.compare import IncompleteResultsWarning
+
+    res = tmp_path / "_results"
+    (tmp_path / ".stamps").mkdir()
+    done = Comparisons("eden/01-a", res / "eden" / "01-a")
+    for i in range(11):
+        done.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    _stamp(tmp_path, "eden/01-a", time.time())  # finished: its stamp written after the rows
+    killed = Comparisons("eden/03-b", res / "eden" / "03-b")
+    for i in range(5):  # ... then SIGKILL: no stamp
+        killed.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    with pytest.warns(IncompleteResultsWarning, match=r"left out 5 rows of eden/03-b .*no stamp of a finished run"):
+        rows = gather(res)
+    assert len(rows) == 11 and set(rows["chapter"]) == {"eden/01-a"}
+    assert list(rows.attrs["incomplete"]) == ["eden/03-b"]
+    # an earlier finished run's stamp does not vouch for rows written after it
+    _stamp(tmp_path, "eden/03-b", time.time() - 3600)
+    with pytest.warns(IncompleteResultsWarning, match="written after its notebook's last finished run"):
+        assert set(gather(res)["chapter"]) == {"eden/01-a"}
+    _stamp(tmp_path, "eden/03-b", time.time() + 1)  # that run finished after all
+    assert len(gather(res)) == 16
+    (tmp_path / ".stamps" / "eden" / "03-b.json").write_text('{"hash": "ab')  # a stamp cut mid-write
+    with pytest.warns(IncompleteResultsWarning, match="unreadable"):
+        assert len(gather(res)) == 11
+    # outside a runner's tree (no .stamps beside _results: a notebook run by hand, a test) every file counts
+    os.rename(tmp_path / ".stamps", tmp_path / "stamps-elsewhere")
+    assert len(gather(res)) == 16
+
+
+def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
+    """The runner removes a notebook's stamp when it starts it: a run killed mid-way (simulated by an
+    exception the runner does not catch, as SIGKILL leaves no chance to clean up) leaves rows without a
+    stamp, which gather leaves out, and the next run re-runs the notebook instead of skipping it."""
+    import time
+
+    from qlib.book import jobs as J
+    from qlib.book.compare import IncompleteResultsWarning
+
+    out = tmp_path / "out"
+    res = out / "_results"
+    job = J.Job("eden/03-b.ipynb", tmp_path / "src.ipynb", out / "chapters" / "eden" / "03-b.ipynb",
+                out / ".stamps" / "eden" / "03-b.json", res / "eden" / "03-b", {"profile": "smoke", "device": "cpu"},
+                out=out)
+    _stamp(out, "eden/03-b", time.time() + 5)  # an earlier finished run (even one stamped in the future)
+
+    def killed(src, dest, params, cwd, timeout):
+        c = Comparisons("eden/03-b", job.results)
+        for i in range(5):
+            c.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+        raise SystemExit("killed")  # not an Exception: execute() cannot discard anything
+
+    monkeypatch.setattr(J, "papermill_execute", killed)
+    with pytest.raises(SystemExit):
+        J.execute(job, timeout=None, log=lambda *a: None)
+    assert not job.stamp_file.exists()
+    with pytest.warns(IncompleteResultsWarning, match="eden/03-b"):
+        assert gather(res).empty

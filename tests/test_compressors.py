@@ -138,7 +138,11 @@ def test_figure_2_trends():
         for name in ("Hadamard+SQ", "QSGD"):
             assert vals[2**10][name] < vals[2**14][name] < vals[2**18][name]
         assert vals[2**14]["EDEN"] == pytest.approx(vals[2**18]["EDEN"], rel=0.02)  # flat in d
-        assert vals[2**10]["EDEN"] == pytest.approx(eden_theory.limit_vnmse(b), rel=0.05)  # finite d: 5%
+        # finite d: within 5 % of the limit (the bias at d = 2^10 is ~3 %) + 3 SE of the mean over 32 vectors (one
+        # vector's vNMSE spreads by ~8 % at 4 bits: two vectors, as once here, passed on the luck of the stream)
+        v32 = eden_theory.vnmse(x32 := lognormal(32, 2**10, 6), C.EDEN(b).roundtrip(x32, 1)[0])
+        se = v32.std().item() / math.sqrt(len(v32))
+        assert abs(v32.mean().item() - eden_theory.limit_vnmse(b)) <= 0.05 * eden_theory.limit_vnmse(b) + 3 * se
         x = lognormal(2, 2**14, 7)
         v = {c.name: eden_theory.vnmse(x, c.roundtrip(x, 2)[0]).mean().item() for c in (C.EDEN(b), C.KashinSQ(b), C.HadamardSQ(b))}
         assert v["EDEN"] < v["Kashin+SQ"] < v["Hadamard+SQ"]

@@ -189,3 +189,63 @@ def test_missing_data_error_line_keeps_the_url(tmp_path):
         D.load_a9a("test", data_dir=tmp_path)
     line = str(info.value).splitlines()[0]
     assert "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/a9a.t" in line
+
+
+def test_a9a_is_verified_by_content(tmp_path, shared_data_dir, monkeypatch):
+    """Issue 30 §3: an a9a file with one label flipped, one line replaced, or the other split's file under
+    the name (each keeping the row count) is rejected by its sha256, naming the file and both hashes;
+    the real file loads and is hashed once per process."""
+    import hashlib
+
+    from qlib import data as D
+
+    a9 = tmp_path / "a9a"
+    a9.mkdir()
+    good = (shared_data_dir / "a9a" / "a9a.t").read_bytes()
+    lines = good.decode().splitlines(keepends=True)
+    flipped = lines[:]
+    flipped[7] = ("+1" + flipped[7][2:]) if flipped[7].startswith("-1") else ("-1" + flipped[7][2:])
+    replaced = lines[:]
+    replaced[100] = lines[101]
+    swapped = (shared_data_dir / "a9a" / "a9a").read_bytes().splitlines(keepends=True)[: len(lines)]
+    want = D.A9A_SHA256["a9a.t"]
+    for bad in ("".join(flipped).encode(), "".join(replaced).encode(), b"".join(swapped)):
+        assert bad != good
+        (a9 / "a9a.t").write_bytes(bad)
+        with pytest.raises(D.CorruptDataError, match=rf"a9a\.t is not the published file: its sha256 is "
+                                                     rf"{hashlib.sha256(bad).hexdigest()}, expected {want}.*a9a\.t"):
+            D.load_a9a("test", data_dir=tmp_path)
+    (a9 / "a9a.t").write_bytes(good)
+    calls = []
+    real = hashlib.sha256
+    monkeypatch.setattr(D.hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
+    for _ in range(2):
+        X, y = D.load_a9a("test", data_dir=tmp_path)
+        assert X.shape == (16281, 123)
+    assert len(calls) == 1
+    for name, h in D.A9A_SHA256.items():  # the offline copies are the published files
+        D.verify_sha256(shared_data_dir / "a9a" / name, h)
+
+
+def test_verify_sha256_arguments(tmp_path):
+    from qlib import data as D
+
+    f = tmp_path / "x.txt"
+    f.write_bytes(b"abc")
+    h = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc")
+    assert D.verify_sha256(f, h) == f and D.verify_sha256(str(f), [h, "0" * 64]) == f
+    with pytest.raises(D.CorruptDataError, match="x.txt is not the published file"):
+        D.verify_sha256(f, "0" * 64)
+    with pytest.raises(ValueError, match=r"\bexpected\b must hold sha256"):
+        D.verify_sha256(f, "abc")
+    with pytest.raises(TypeError, match=r"\bexpected\b"):
+        D.verify_sha256(f, None)
+    with pytest.raises(TypeError, match=r"\bpath\b"):
+        D.verify_sha256(3, h)
+    with pytest.raises(FileNotFoundError):
+        D.verify_sha256(tmp_path / "absent", h)
+    f.write_bytes(b"abd")  # edited after it passed: hashed anew (size equal, time differs)
+    import os
+    os.utime(f, ns=(1, 1))
+    with pytest.raises(D.CorruptDataError):
+        D.verify_sha256(f, h)

@@ -251,3 +251,70 @@ def test_targets_and_sizes_are_named():
         engine.default_chunk_size(torch.device("cpu"), 0)
     with pytest.raises(ValueError, match=r"\by\b.*\bout\b"):
         engine.per_sample_loss("mse", torch.zeros(2, 5), torch.zeros(10))
+
+
+# ----------------------------------------------------------------------------- the TrainConfig record
+def test_train_config_equals_the_loose_keywords_bit_for_bit():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    kw = dict(epochs=7, lr=3e-2, betas=(0.8, 0.99), eps=1e-7, loss="mse")
+    a = engine.train(model, th0, X, y, record_loss=True, **kw)
+    b = engine.train(model, th0, X, y, engine.TrainConfig(**kw), record_loss=True)
+    c = engine.train(model, th0, X, y, config=engine.TrainConfig(**kw), record_loss=True)
+    assert torch.equal(a.theta, b.theta) and torch.equal(a.theta, c.theta)
+    assert torch.equal(a.train_loss, b.train_loss) and a.train_loss.shape[0] == 7
+    # the defaults of the record are the loose keywords' defaults
+    d = engine.train(model, th0, X, y, epochs=3)
+    e = engine.train(model, th0, X, y, engine.TrainConfig(epochs=3))
+    assert torch.equal(d.theta, e.theta)
+
+
+@pytest.mark.parametrize("loose", [dict(epochs=3), dict(lr=1e-3), dict(betas=(0.9, 0.99)), dict(eps=1e-6),
+                                   dict(loss="mse"), dict(lr=1e-3, eps=1e-6)])
+def test_train_config_beside_loose_keywords_is_a_type_error_naming_them(loose):
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    with pytest.raises(TypeError) as ei:
+        engine.train(model, th0, X, y, engine.TrainConfig(epochs=2), **loose)
+    for k in loose:
+        assert k in str(ei.value)
+
+
+def test_train_needs_epochs_or_a_config():
+    X, y = _data()
+    model = engine.Linear(X.shape[2])
+    th0 = engine.init_params(model, X.shape[0], 0)
+    with pytest.raises(TypeError, match=r"\bepochs\b"):
+        engine.train(model, th0, X, y, lr=1e-2)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        engine.train(model, th0, X, y, {"epochs": 2})
+
+
+@pytest.mark.parametrize("kwargs, exc, arg", [
+    (dict(epochs=-1), ValueError, "epochs"), (dict(epochs=1.5), TypeError, "epochs"),
+    (dict(epochs=2, lr=0.0), ValueError, "lr"), (dict(epochs=2, lr=float("nan")), ValueError, "lr"),
+    (dict(epochs=2, betas=(1.0, 0.9)), ValueError, "betas"), (dict(epochs=2, betas=0.9), TypeError, "betas"),
+    (dict(epochs=2, betas=(0.9,)), ValueError, "betas"), (dict(epochs=2, eps=-1.0), ValueError, "eps"),
+    (dict(epochs=2, loss="hinge"), ValueError, "loss"),
+])
+def test_train_config_validates_each_field_by_name(kwargs, exc, arg):
+    with pytest.raises(exc, match=rf"\b{arg}\b"):
+        engine.TrainConfig(**kwargs)
+
+
+def test_train_config_is_frozen_hashable_and_keyed():
+    import dataclasses
+
+    a = engine.TrainConfig(epochs=5, lr=1e-3, betas=[0.9, 0.99])
+    b = engine.TrainConfig(epochs=5, lr=1e-3, betas=(0.9, 0.99))
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.betas == (0.9, 0.99) and isinstance(a.betas, tuple)
+    assert a.key() != dataclasses.replace(a, lr=2e-3).key()
+    assert a.key() != dataclasses.replace(a, loss="mse").key()
+    # the key is a pure function of the fields (pinned: stable across processes and versions)
+    assert engine.TrainConfig(epochs=5).key() == "c2be39a1df16321b"
+    assert len(a.key()) == 16 and int(a.key(), 16) >= 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.lr = 1.0

@@ -134,15 +134,12 @@ def test_radix8_pass_equals_three_radix2_levels(h):
 
 
 def _rademacher_torch(shape, gen, dtype):
-    """The torch formula of qlib.hadamard.rademacher (the stream any device draws)."""
+    """The torch formula of qlib.hadamard.rademacher (the stream any device draws): the float32 signs of 32-bit
+    words, cast to ``dtype`` (one stream for every dtype since issue 30)."""
     n = int(np.prod(shape)) if shape else 1
-    if dtype == torch.float32:
-        words = torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, dtype=torch.int32)
-        bits = ((words.unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1).reshape(-1)[:n]
-        return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)
-    byts = torch.randint(0, 256, ((n + 7) // 8,), generator=gen, dtype=torch.int16)
-    bits = (byts.unsqueeze(-1) >> torch.arange(8, dtype=torch.int16)) & 1
-    return (1 - 2 * bits.reshape(-1)[:n]).to(dtype).reshape(shape)
+    words = torch.randint(-(2**31), 2**31, ((n + 31) // 32,), generator=gen, dtype=torch.int32)
+    bits = ((words.unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1).reshape(-1)[:n]
+    return ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape).to(dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])

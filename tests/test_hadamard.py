@@ -81,7 +81,7 @@ def test_rht_inverse_norm_and_seeded_signs():
 
 
 def test_rademacher_is_balanced():
-    for dt in (torch.float64, torch.float32):  # two code paths (bytes / 32-bit words)
+    for dt in (torch.float64, torch.float32):  # one draw (32-bit words), two expansions (float32 bits / cast)
         s = H.rademacher((2, 100_001), H.generator(0), dt)
         assert s.dtype == dt and s.shape == (2, 100_001) and set(s.unique().tolist()) == {-1.0, 1.0}
         # mean of 200k fair ±1: sd = 1/sqrt(2e5) = 0.0022; 5 sd

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import warnings
 
@@ -77,7 +78,7 @@ def test_truncated_and_empty_files_are_rejected(small_dir):
         M.load_task(SMALL, data_dir=small_dir)
 
 
-def test_nan_labels_are_dropped_and_counted(small_dir):
+def test_nan_labels_are_dropped_and_counted(small_dir, monkeypatch):
     p = small_dir / "tdc" / "carcinogens_lagunin.tab"
     lines = p.read_text().splitlines()
     for i in (1, 5):                                    # blank the label of two rows
@@ -85,8 +86,50 @@ def test_nan_labels_are_dropped_and_counted(small_dir):
         parts[-1] = ""
         lines[i] = "\t".join(parts)
     p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="carcinogens_lagunin.tab is not the published file"):
+        M.load_task(SMALL, data_dir=small_dir)          # an edited file: its hash differs
+    # a copy the user vouches for: its hash added to the table (the documented way)
+    monkeypatch.setitem(M.TDC_SHA256, "carcinogens_lagunin.tab", (hashlib.sha256(p.read_bytes()).hexdigest(),))
     t = M.load_task(SMALL, data_dir=small_dir)
     assert t.n_nan_labels == 2 and len(t) == 278 and np.isfinite(t.y).all()
+
+
+def test_task_files_are_verified_by_content(small_dir, shared_data_dir, monkeypatch):
+    """Issue 30 §3: a file cut at a line boundary, with one label flipped, with one SMILES edited, or another
+    task's file under the name is rejected with a ValueError naming the file and both hashes; the real file
+    loads, and a second load does not hash it again."""
+    from qlib import data as D
+
+    p = small_dir / "tdc" / "carcinogens_lagunin.tab"
+    good = p.read_bytes()
+    want = M.TDC_SHA256["carcinogens_lagunin.tab"][0]
+    assert hashlib.sha256(good).hexdigest() == want
+    lines = good.decode().splitlines(keepends=True)
+    i = next(j for j in range(1, len(lines)) if lines[j].rstrip("\n").endswith("\t1"))
+    flipped = lines[:i] + [lines[i].rstrip("\n")[:-1] + "0\n"] + lines[i + 1:]
+    cut = lines[: len(lines) // 2]                                       # at a line boundary: ends with "\n"
+    smiles = lines[:i] + [lines[i].replace("C", "N", 1)] + lines[i + 1:]
+    other = (shared_data_dir / "tdc" / "skin_reaction.tab").read_bytes()  # another task's file
+    for what, bad in (("cut", "".join(cut).encode()), ("flipped", "".join(flipped).encode()),
+                      ("smiles", "".join(smiles).encode()), ("other", other)):
+        assert bad != good
+        p.write_bytes(bad)
+        with pytest.raises(ValueError, match=r"carcinogens_lagunin\.tab is not the published file: its sha256 is "
+                                             rf"{hashlib.sha256(bad).hexdigest()}, expected {want}") as info:
+            M.load_task(SMALL, data_dir=small_dir)
+        assert isinstance(info.value, D.CorruptDataError), what
+    p.write_bytes(good)
+    calls = []
+    real = hashlib.sha256
+    monkeypatch.setattr(D.hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
+    for _ in range(2):
+        t = M.load_task(SMALL, data_dir=small_dir)
+        assert len(t) == 280
+    assert len(calls) == 1  # hashed once: the (path, size, mtime) is remembered
+    # every real offline file matches its table entry (and every task has one)
+    assert {t.filename for t in M.TASKS.values()} == set(M.TDC_SHA256)
+    for f in sorted((shared_data_dir / "tdc").glob("*.tab")):
+        D.verify_sha256(f, M.TDC_SHA256[f.name])
 
 
 @pytest.mark.parametrize("name,dim", [("morgan", 1024), ("maccs", 167), ("rdkit2d", 217)])

@@ -13,6 +13,7 @@ from sklearn.metrics import r2_score, roc_auc_score
 
 from qlib import molecules
 from qlib.repro.quantized_mis import molecular as MM
+from qlib.repro.quantized_mis import paper as P
 from qlib.rqn import trajectory_stats
 
 
@@ -53,16 +54,16 @@ def test_split_indices_disjoint_and_sized():
 
 
 def test_paper_tables_are_consistent():
-    assert set(MM.PAPER_TABLE3) == set(molecules.task_names("classification"))
-    assert set(MM.PAPER_TABLE4) == set(MM.PAPER_TABLE5) == set(molecules.task_names("regression"))
-    assert set(MM.PAPER_ROW_NAMES.values()) == set(molecules.TASKS)
-    for tab in (MM.PAPER_TABLE3, MM.PAPER_TABLE5):
+    assert set(P.PAPER_TABLE3) == set(molecules.task_names("classification"))
+    assert set(P.PAPER_TABLE4) == set(P.PAPER_TABLE5) == set(molecules.task_names("regression"))
+    assert set(P.PAPER_ROW_NAMES.values()) == set(molecules.TASKS)
+    for tab in (P.PAPER_TABLE3, P.PAPER_TABLE5):
         for task, cells in tab.items():
             assert len(cells) == 9 and cells[-1][1] == 100
             orig = cells[-1][0]
             for v, pct in cells:   # the printed percentage is the printed value over the original
                 assert abs(100 * v / orig - pct) <= 1.5, (task, v, pct)
-    for task, cells in MM.PAPER_TABLE4.items():
+    for task, cells in P.PAPER_TABLE4.items():
         assert all(v == -math.inf for v, _ in cells[:4]), task   # Sign and ternary: R² < −1 everywhere
 
 
@@ -96,7 +97,8 @@ def test_flops_count():
 
 
 def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
-    st = MM.run_study(["Carcinogens_Lagunin", "PAMPA_NCATS"], ["maccs"], runs=2, epochs=3, max_molecules=80,
+    st = MM.run_study(tasks=["Carcinogens_Lagunin", "PAMPA_NCATS"], embedders=["maccs"], runs=2, epochs=3,
+                      max_molecules=80,
                       keep_losses_for=["Carcinogens_Lagunin"], data_dir=shared_data_dir, cache_dir=tmp_path)
     assert list(st.missing) == ["PAMPA_NCATS"]
     assert st.inputs.used.tolist() == [80] and ("Carcinogens_Lagunin", "maccs") in st.losses
@@ -108,7 +110,7 @@ def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
     assert len(orig) == 1 and orig[0].verdict == "not comparable"
     tab = MM.table(st, "auroc")
     assert tab.loc["Carcinogens_Lagunin", "identity"].endswith("(100%)") and tab.loc["PAMPA_NCATS", "sign"] == ""
-    claims = MM.claim_rows(st)
+    claims = MM.section522_rows(st)
     assert all(r.kind == "paper-claim" for r in claims)
     assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
 
@@ -136,8 +138,8 @@ def _fake_study(rel_bits, rel_low, r_order, embedders=("maccs", "morgan"), tasks
 
 def test_claims_pass_and_fail_on_constructed_numbers():
     r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}        # sign most private, bits5 least
-    good = {x.quantity: x for x in MM.claim_rows(_fake_study(0.99, 0.88, r))}
-    bad = {x.quantity: x for x in MM.claim_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
+    good = {x.quantity: x for x in MM.section522_rows(_fake_study(0.99, 0.88, r))}
+    bad = {x.quantity: x for x in MM.section522_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
     k94 = "classification keeps ≥ 94 % of AUROC from 2 bits up"
     assert good[k94].passed and not bad[k94].passed
     trade = [k for k in good if k.startswith("privacy–performance trade-off (AUROC)")][0]
@@ -219,7 +221,7 @@ def test_run_study_checks_settings_before_loading(tmp_path):
     for kw, name in ((dict(epochs=0), "epochs"), (dict(lr=math.nan), "lr"), (dict(runs=1), "runs"),
                      (dict(seed=-1), "seed"), (dict(keep_losses_for=["NotATask"]), "keep_losses_for")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
-            MM.run_study(["Carcinogens_Lagunin"], ["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
+            MM.run_study(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
 
 
 def test_flops_and_lambda_helpers_check_arguments():
@@ -240,7 +242,7 @@ def test_readings_pick_the_reading_that_matches_the_paper():
     paper's bracketed percentages and the text reading sits 0.1 below, the erratum is confirmed; the
     other way round it is not. The rows carry the paper's own values (PAPER_TABLE3)."""
     r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
-    paper = {f"ternary{p}": {t: MM.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
+    paper = {f"ternary{p}": {t: P.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
              for p, ci in (("33", 1), ("50", 2), ("90", 3))}
     off = {q: {t: v - 0.1 for t, v in d.items()} for q, d in paper.items()}
     for text, tab, confirmed in ((off, paper, True), (paper, off, False)):
@@ -262,16 +264,75 @@ def test_embedder_tradeoff_and_sparse_claims_with_their_nulls():
     st = _fake_study(0.99, 0.88, r)
     f = st.frame
     f["relative"] = f.quantizer.map(rel) + 0.001 * f.task.map({t: i for i, t in enumerate(CLF6)})
-    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    rows = {x.quantity: x for x in MM.section522_rows(st)}
     same = rows["the privacy–performance trade-off is the same for every embedder"]
     assert same.passed and same.null_fails and same.verdict == "reproduced"
     sparse = rows["1.58b 90 % performs better than the other sparse quantizers (§5.1's text)"]
     assert sparse.passed and sparse.null_fails                    # ternary90 has the highest relative here
     # no trade-off at all: every embedder's ρ is 0 → the claim fails, as its null does
     f["relative"] = 0.9
-    rows = {x.quantity: x for x in MM.claim_rows(st)}
+    rows = {x.quantity: x for x in MM.section522_rows(st)}
     assert rows["the privacy–performance trade-off is the same for every embedder"].verdict == "not comparable" \
         or not rows["the privacy–performance trade-off is the same for every embedder"].passed
     assert "4 × 10 × 500" in MM.scale_note(st) and "≤ 300 molecules" in MM.scale_note(st)
     text = MM.describe(st, elapsed=90.0, profile="default", lr=1e-3)
     assert "1.5 min" in text and "2 runs × 5 epochs" in text
+
+
+# ----------------------------------------------------------------------------- the MolecularConfig record
+def test_molecular_config_is_frozen_hashable_keyed_and_has_the_paper_defaults():
+    import dataclasses
+
+    p = MM.MolecularConfig()
+    assert p.tasks == tuple(molecules.task_names()) and len(p.tasks) == 21
+    assert (p.runs, p.epochs, p.hidden, p.val_frac, p.subsample) == (10, 500, 128, 0.4, 0.9)
+    assert p.embedders == ("minimol", "morgan", "rdkit2d", "maccs")
+    a = MM.MolecularConfig(tasks=["AMES", "DILI"], embedders=["maccs"], runs=2, epochs=3, keep_losses_for="DILI")
+    b = MM.MolecularConfig(tasks=("AMES", "DILI"), embedders=("maccs",), runs=2, epochs=3, keep_losses_for=["DILI"])
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.keep_losses_for == ("DILI",)
+    assert a.key() != dataclasses.replace(a, seed=1).key() and a.key() != dataclasses.replace(a, lr=1e-2).key()
+    assert MM.MolecularConfig(tasks="AMES", embedders="maccs").tasks == ("AMES",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.runs = 3
+    d = a.as_dict()
+    assert d["tasks"] == ["AMES", "DILI"] and d["embedders"] == ["maccs"] and d["max_molecules"] is None
+    md = a.describe()
+    assert "| `runs` | 2 | 10 |" in md and "| `lr` | 0.001 | not given |" in md
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(tasks=["NoSuchTask"]), "task"), (dict(tasks=[]), "tasks"), (dict(embedders=["nope"]), "embedder"),
+    (dict(embedders=[]), "embedders"), (dict(tasks=3), "tasks"), (dict(runs=1), "runs"), (dict(epochs=0), "epochs"),
+    (dict(lr=0.0), "lr"), (dict(hidden=0), "hidden"), (dict(val_frac=1.0), "val_frac"),
+    (dict(subsample=0.0), "subsample"), (dict(max_molecules=5), "max_molecules"), (dict(seed=-1), "seed"),
+    (dict(keep_losses_for=["nope"]), "keep_losses_for"), (dict(keep_losses_for=3), "keep_losses_for")])
+def test_molecular_config_validates_each_field_by_name(kw, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        MM.MolecularConfig(**kw)
+
+
+def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir, tmp_path):
+    kw = dict(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], runs=2, epochs=3, max_molecules=30, seed=0)
+    a = MM.run_study(MM.MolecularConfig(**kw), data_dir=shared_data_dir, cache_dir=tmp_path)
+    b = MM.run_study(**kw, data_dir=shared_data_dir, cache_dir=tmp_path)
+    assert a.config == b.config == MM.MolecularConfig(**kw).as_dict()
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        MM.run_study(MM.MolecularConfig(**kw), runs=3)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        MM.run_study(kw)
+
+
+def test_chapter_texts_are_generated_from_the_study():
+    st = _fake_study(0.99, 0.88, {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))})
+    assert "±0.05 (AUROC, Spearman) and ±0.15 (R²)" in MM.tables_note()
+    both = MM.table_with_paper(st, "auroc")
+    assert list(both.columns) == list(MM.COLUMNS) and set(both.index) == set(P.PAPER_TABLE3)
+    assert all(" · paper " in v or v.startswith("paper ") for v in both.to_numpy().ravel())
+    claims = MM.section522_rows(st)
+    text = MM.claims_text(claims)
+    assert text.count("\n") + 1 == sum(r.kind == "paper-claim" for r in claims)
+    empty = MM.Study(st.frame, {}, pd.DataFrame())
+    assert list(MM.inputs_table(empty).columns)[:2] == ["task", "embedder"]
+    assert MM.dropped_text(empty).endswith("None was dropped.")

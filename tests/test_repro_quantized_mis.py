@@ -12,6 +12,7 @@ import pytest
 from qlib.repro.ledger import Row
 from qlib.repro.quantized_mis import erm_facts, study
 from qlib.repro.quantized_mis import paper as P
+from qlib.repro.quantized_mis import rows as R
 
 
 def test_paper_table2_values():
@@ -27,11 +28,11 @@ def test_paper_table2_values():
 def test_claims():
     names = list(P.PAPER_QUANTIZERS)
     good = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5]])         # sign < t33, t90 max, b4/b5 least
-    out = study.claim_table(good, names)
+    out = R.section512_claims(good, names)
     assert all(v.all() for v in out.values())
     bad = good.copy()
     bad[0, names.index("sign")] = 10
-    out = study.claim_table(bad, names)
+    out = R.section512_claims(bad, names)
     assert not out["1.58b 90% is the most private"][0] and not out["Sign is less private than 1.58b 33%"][0]
 
 
@@ -122,7 +123,7 @@ def test_figure2_paper_pairing_and_ablation_kinds(tiny):
     assert [r.kind for r in rows] == ["paper-number", "theory-check"]
     assert rows[0].paper_value == P.PAPER_MEAN_SPEARMAN
     assert "discriminator" in rows[0].quantity and "threshold" in rows[1].quantity
-    claims, table = R.claim_rows(tiny)
+    claims, table = R.section512_rows(tiny)
     assert len(claims) == 6 and all(r.kind == "paper-claim" for r in claims) and len(table) == 12
     assert all(r.passed is None for r in R.cost_rows(tiny))
 
@@ -190,8 +191,8 @@ def test_variant_effect_tiny():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame, summ = R.variant_effect(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
-                                       names=["sign", "bits2", "bits4"], discriminator=False)
+        frame, summ = R.variant_effect(study.StudyConfig(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
+                                                         names=["sign", "bits2", "bits4"], discriminator=False))
     assert len(frame) == 3 and summ["laws"] == 1 and -1 <= summ["rho"] <= 1
     # Sign does not depend on the b-bit formula
     sign = frame.iloc[0]
@@ -259,18 +260,18 @@ def test_study_settings_checked_up_front_by_name(kw, name):
         study.run_study(runs=3, epochs=1, n=4, n_val=4, grid=[(1.5, 6)], discriminator=False, **kw)
 
 
-def test_claim_table_all_nan_law_and_bad_values():
+def test_section512_claims_all_nan_law_and_bad_values():
     names = list(P.PAPER_QUANTIZERS)
     v = np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [np.nan] * 8])
-    out = study.claim_table(v, names)                       # crashed: "All-NaN slice encountered"
+    out = R.section512_claims(v, names)                       # crashed: "All-NaN slice encountered"
     assert out["1.58b 90% is the most private"].tolist() == [True, False]
     assert not out["Sign is less private than 1.58b 33%"][1]
     with pytest.raises(ValueError, match=r"\bvalues must be finite or NaN"):
-        study.claim_table(np.where(np.isnan(v), np.inf, v), names)
+        R.section512_claims(np.where(np.isnan(v), np.inf, v), names)
     with pytest.raises(ValueError, match=r"\bvalues must have ndim 2"):
-        study.claim_table(v[0], names)
+        R.section512_claims(v[0], names)
     with pytest.raises(ValueError, match=r"\bnames must name the 8 columns"):
-        study.claim_table(v, names[:-1] + ["sign"] + ["bits5"])
+        R.section512_claims(v, names[:-1] + ["sign"] + ["bits5"])
 
 
 def test_row_functions_check_arguments_by_name(tiny):
@@ -309,13 +310,13 @@ def test_row_functions_check_arguments_by_name(tiny):
             fn()
 
 
-def test_claim_rows_without_discriminator(tiny):
+def test_section512_rows_without_discriminator(tiny):
     import dataclasses
 
     from qlib.repro.quantized_mis import rows as R
 
     no_disc = dataclasses.replace(tiny, disc_mis=np.full_like(tiny.disc_mis, np.nan))
-    rows, table = R.claim_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
+    rows, table = R.section512_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
     disc = [r for r in rows if "discriminator" in r.quantity]
     assert disc and all(r.verdict == "not comparable" for r in disc)   # not run is not "differs"
     assert len(disc) == len([r for r in rows if "r_Q^n" in r.quantity])
@@ -356,8 +357,8 @@ def test_readings_study_tiny():
 
     from qlib.repro.quantized_mis import rows as R
 
-    rt = R.reading_effect(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0, device="cpu",
-                          grid=[(1.5, 6), (2.0, 6), (3.0, 6)])
+    rt = R.reading_effect(study.StudyConfig(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0,
+                                            grid=[(1.5, 6), (2.0, 6), (3.0, 6)]), device="cpu")
     assert list(rt["columns"]["paper column"]) == ["1.58b 33%", "1.58b 50%", "1.58b 90%"]
     assert set(rt["claims"]["reading"]) == {"text", "Table 1"}
     rows = R.reading_rows(rt, rt["res"])
@@ -369,10 +370,10 @@ def test_readings_study_tiny():
 
 # -- the proof facts of §3 (qlib.repro.quantized_mis.erm_facts), at small sizes --------------------------
 ERM_FACTS = {
-    "lemma_b1_random": lambda: erm_facts.lemma_b1_random(200),
-    "lemma_b2_random": lambda: erm_facts.lemma_b2_random(50),
-    "erm_bound_random": lambda: erm_facts.erm_bound_random(10),
-    "prop_c4_random": lambda: erm_facts.prop_c4_random(60),
+    "lemma_b1_rows": lambda: erm_facts.lemma_b1_rows(200),
+    "lemma_b2_rows": lambda: erm_facts.lemma_b2_rows(50),
+    "erm_bound_rows": lambda: erm_facts.erm_bound_rows(10),
+    "prop_c4_rows": lambda: erm_facts.prop_c4_rows(60),
 }
 _REL = re.compile(r"^(≤|≥|<|>) (-?[0-9.eE+-]+)$")
 
@@ -405,9 +406,88 @@ def test_erm_fact_relations_match_verdicts_and_erratum_id(erm_rows):
     assert ids == {"001-C4"}
 
 
-@pytest.mark.parametrize("check", [erm_facts.lemma_b1_random, erm_facts.lemma_b2_random, erm_facts.erm_bound_random,
-                                   erm_facts.prop_c4_random])
+@pytest.mark.parametrize("check", [erm_facts.lemma_b1_rows, erm_facts.lemma_b2_rows, erm_facts.erm_bound_rows,
+                                   erm_facts.prop_c4_rows])
 @pytest.mark.parametrize("value", [0, -1])
 def test_erm_facts_reject_zero_or_negative_draws(check, value):
     with pytest.raises(ValueError, match=r"\bdraws\b"):
         check(value)
+
+
+# ----------------------------------------------------------------------------- the StudyConfig record
+def test_study_config_is_frozen_hashable_and_keyed():
+    import dataclasses
+
+    a = study.StudyConfig(runs=5, epochs=40, grid=[(1.5, 6), (3.0, 8)], names=["sign", "bits2"])
+    b = study.StudyConfig(runs=5, epochs=40, grid=((1.5, 6), (3.0, 8)), names=("sign", "bits2"))
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.names == ("sign", "bits2") and a.grid == ((1.5, 6), (3.0, 8))
+    assert a.key() != dataclasses.replace(a, seed=1).key()
+    assert a.key() != dataclasses.replace(a, variant="capped").key()
+    assert study.study_key(a) == study.study_key(b) == study.study_key(a.as_dict())
+    assert study.study_key(a) != study.study_key(dataclasses.replace(a, lr=1e-3))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.runs = 6
+    # the paper's settings are the defaults; the key is a pure function of the fields (pinned)
+    p = study.StudyConfig()
+    assert (p.runs, p.epochs, p.n, p.n_val, p.lr) == (300, 3000, 128, 128, 1e-4)
+    assert p.names == P.PAPER_QUANTIZERS and len(p.grid) == 9
+    assert p.key() == "ea89adcbe24b8376"
+
+
+def test_study_config_as_dict_is_the_result_config_and_round_trips():
+    a = study.StudyConfig(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False)
+    d = a.as_dict()
+    assert d["names"] == list(P.PAPER_QUANTIZERS) and d["grid"] == [[1.5, 6.0]]
+    assert set(d) == {"runs", "epochs", "n", "n_val", "lr", "names", "grid", "centre_scale", "scope", "seed",
+                      "law_seed", "discriminator", "disc_hidden", "disc_epochs", "disc_patience", "disc_lr",
+                      "disc_runs_per_batch", "variant"}
+    assert study.StudyConfig.from_dict(d) == a
+    with pytest.raises(ValueError, match="device"):
+        study.StudyConfig.from_dict({**d, "device": "cpu"})
+    md = a.describe()
+    assert "| `runs` | 4 | 300 |" in md and "| `lr` | 0.01 | 0.0001 |" in md
+
+
+def test_run_study_config_equals_its_fields_by_keyword():
+    kw = dict(runs=3, epochs=4, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
+              discriminator=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = study.run_study(study.StudyConfig(**kw), device="cpu")
+        b = study.run_study(**kw, device="cpu")
+    assert a.config == b.config == study.StudyConfig(**kw).as_dict()
+    for k in study.StudyResult._ARRAYS:
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        study.run_study(study.StudyConfig(**kw), runs=4)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        study.run_study(kw)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        R.variant_effect(kw)
+    with pytest.raises(TypeError, match=r"\bconfig\b"):
+        R.reading_effect(kw)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(runs=2), "runs"), (dict(epochs=0), "epochs"), (dict(n=1.5), "n"), (dict(n_val=1), "n_val"),
+    (dict(lr=0.0), "lr"), (dict(lr=float("inf")), "lr"), (dict(centre_scale=-1.0), "centre_scale"),
+    (dict(names=["bits9"]), "names"), (dict(names=["identity"]), "names"), (dict(grid=[]), "grid"),
+    (dict(grid=[(1.5,)]), "grid"), (dict(grid=[(-1.0, 6)]), "sigma"), (dict(grid=[(1.5, 1)]), "k_modes"),
+    (dict(scope="layer"), "scope"), (dict(variant="exact"), "variant"), (dict(seed=-1), "seed"),
+    (dict(law_seed=1.5), "law_seed"), (dict(discriminator="yes"), "discriminator"),
+    (dict(disc_hidden=0), "disc_hidden"), (dict(disc_lr=float("nan")), "disc_lr")])
+def test_study_config_validates_each_field_by_name(kw, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        study.StudyConfig(**kw)
+
+
+def test_verdict_table_lists_each_claim_with_its_verdict():
+    from qlib.repro.ledger import claim
+
+    rs = [claim("§5.1.2", "a holds", "all laws", "9/9 laws", True, null="none", null_fails=True),
+          claim("§5.1.2", "b holds", "all laws", "3/9 laws", False, null="none", null_fails=True)]
+    t = R.verdict_table(rs)
+    assert list(t.columns) == ["claim", "paper", "ours", "verdict"]
+    assert list(t.claim) == ["a holds", "b holds"] and list(t.verdict) == [r.verdict for r in rs]
+    assert list(R.verdict_table([]).columns) == ["claim", "paper", "ours", "verdict"]

@@ -79,6 +79,7 @@ def _inputs(job: Job, root: Path) -> dict[str, bytes]:
 
 def _land(job: Job, res: dict[str, Any], log) -> Outcome:
     """Write a worker's result into the output tree (atomically), or keep it under ``.failed/``."""
+    job.stamp_file.unlink(missing_ok=True)  # rows without the stamp of this finished run never count
     for rel, data in res["results"].items():
         _write_atomic_bytes(job.results / rel, data)
     tmp = job.out / ".tmp" / job.nb

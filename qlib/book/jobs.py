@@ -251,6 +251,10 @@ def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print
     job.target.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     log(f"[run ] {job.label}")
+    # the stamp of an earlier run goes first: if this run is killed (SIGKILL, out of memory, power loss),
+    # the rows it wrote have no finished-run stamp, so the ledger leaves them out (compare.gather) and the
+    # next run re-runs the notebook instead of skipping it
+    job.stamp_file.unlink(missing_ok=True)
     try:
         papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
         dt = time.perf_counter() - t0

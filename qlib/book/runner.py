@@ -30,6 +30,7 @@ import yaml
 
 from . import profiles as _profiles
 from .compare import FILENAME as COMPARISONS_FILE
+from .compare import STAMPS
 from .jobs import (  # noqa: F401 - re-exported: the runner's public vocabulary
     AGGREGATOR_PARTS,
     Job,
@@ -314,6 +315,8 @@ def run(
     first = [j for j in units if not j.aggregator]
     last = [j for j in units if j.aggregator]
 
+    for o in {j.out for j in units}:  # marks a runner's tree: compare.gather counts only stamped rows there
+        (o / STAMPS).mkdir(parents=True, exist_ok=True)
     report = RunReport()
     with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
         def skip(job: Job) -> bool:
@@ -407,13 +410,17 @@ def provenance_markdown(root: Path, out: Path) -> str:
     """The landing page's account of this build: what the ledger counts, per paper and kind, and
     where the rows came from — commit, profile, device, date, and each notebook's time."""
     import datetime
+    import warnings
 
     import pandas as pd
 
     from . import compare, tables
 
     costs = build_costs(out)
-    rows = compare.gather(out / "_results")
+    with warnings.catch_warnings():  # said below, once
+        warnings.simplefilter("ignore", compare.IncompleteResultsWarning)
+        rows = compare.gather(out / "_results")
+    incomplete = rows.attrs.get("incomplete", {})
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
     lines = ["## This build", ""]
     if not costs:
@@ -442,6 +449,9 @@ def provenance_markdown(root: Path, out: Path) -> str:
         "",
         tables.markdown(head),
         "",
+        *([f"Left out of the counts: the rows of {len(incomplete)} notebook(s) whose run did not finish — "
+           + "; ".join(f"`{c}` ({why})" for c, why in sorted(incomplete.items())) + ". Re-run them.", ""]
+          if incomplete else []),
         "```{dropdown} Time per notebook",
         tables.markdown(pd.DataFrame(costs)[["notebook", "seconds", "device"]]),
         "```",

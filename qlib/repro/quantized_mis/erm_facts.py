@@ -32,7 +32,7 @@ def _rng(draws, seed) -> tuple[int, np.random.Generator]:
     return check_int("draws", draws, low=1, integral_float=True), np.random.default_rng(check_seed("seed", seed))
 
 
-def lemma_b1_random(draws: int = 1000, seed: int = 0) -> list[Row]:
+def lemma_b1_rows(draws: int = 1000, seed: int = 0) -> list[Row]:
     """Lemma B.1: |a − b| ≤ TV(P, Q) ≤ (|a − b| + a + b)/2 on random pairs of laws."""
     draws, rng = _rng(draws, seed)
     bad = 0
@@ -43,7 +43,7 @@ def lemma_b1_random(draws: int = 1000, seed: int = 0) -> list[Row]:
     return [_violations("Lemma B.1", f"violations of |a−b| ≤ TV ≤ (|a−b|+a+b)/2 ({draws} random pairs)", bad)]
 
 
-def lemma_b2_random(draws: int = 200, seed: int = 0) -> list[Row]:
+def lemma_b2_rows(draws: int = 200, seed: int = 0) -> list[Row]:
     """Lemma B.2 (Schur complement formula for a diagonal entry of M⁻¹) on random SPD matrices."""
     draws, rng = _rng(draws, seed)
     worst = 0.0
@@ -67,7 +67,7 @@ def random_erm_problem(rng: np.random.Generator, K: int, m: int):
     return rng.random((K, m)), rng.dirichlet(np.ones(m))
 
 
-def erm_bound_random(draws: int = 30, seed: int = 0) -> list[Row]:
+def erm_bound_rows(draws: int = 30, seed: int = 0) -> list[Row]:
     """Δ_n ≤ 2(1 − P(θ̂ = θ̄_1)) (proof of Prop. C.3) on random problems, exact (in logs)."""
     draws, rng = _rng(draws, seed)
     bad = 0
@@ -78,7 +78,7 @@ def erm_bound_random(draws: int = 30, seed: int = 0) -> list[Row]:
     return [_violations("Proof of Prop. C.3", f"violations of Δ_n ≤ 2(1 − p_1) ({draws} random problems)", bad)]
 
 
-def prop_c4_random(draws: int = 200, seed: int = 0) -> list[Row]:
+def prop_c4_rows(draws: int = 200, seed: int = 0) -> list[Row]:
     """Prop. C.4: inf over Ω^c of xᵀΛ⁺x/2 = 1/(2 max Λ_kk) — holds for invertible Λ and, for singular
     Λ, with x restricted to range(Λ) (as the proof of Prop. C.3 needs); over all of Ω^c, as printed,
     the infimum is 0 for singular Λ (erratum 001-C4)."""
@@ -108,4 +108,4 @@ def prop_c4_random(draws: int = 200, seed: int = 0) -> list[Row]:
                   note="a null vector of Λ scaled into Ω^c has cost 0")]
 
 
-__all__ = ["lemma_b1_random", "lemma_b2_random", "random_erm_problem", "erm_bound_random", "prop_c4_random"]
+__all__ = ["lemma_b1_rows", "lemma_b2_rows", "random_erm_problem", "erm_bound_rows", "prop_c4_rows"]

@@ -4,7 +4,8 @@
 every quantizer (:class:`qlib.recorder.RQRecorder`), and estimates the two baseline MIS
 (:mod:`qlib.discriminator`). The result is cached under a key of the configuration AND of the
 sources of every module the study runs (:func:`code_hash`), so a code change never reuses a stale
-result. Chapter 03 runs it and saves it to its results folder; chapter 04 declares 03 as a dependency
+result. Its settings are one frozen record, :class:`StudyConfig` (checked once when built, keyed for
+the cache, shown by the chapter with :meth:`StudyConfig.describe`). Chapter 03 runs it and saves it to its results folder; chapter 04 declares 03 as a dependency
 and reads it from there (:func:`load_study`).
 """
 
@@ -17,7 +18,7 @@ import os
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
@@ -30,11 +31,11 @@ from ...ranking import average_runs
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
-from ...validation import check_array, check_bool, check_choice, check_float, check_int, check_seed
+from ...validation import check_bool, check_choice, check_float, check_int, check_positive, check_seed
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
-__all__ = ["StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
-           "load_study", "table2", "claim_table"]
+__all__ = ["StudyConfig", "StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
+           "load_study", "table2"]
 
 #: the modules whose code decides a study's result (the cache key hashes their sources)
 STUDY_MODULES = ("qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
@@ -56,10 +57,125 @@ def code_hash(modules: Sequence[str] = STUDY_MODULES) -> str:
     return h.hexdigest()[:16]
 
 
-def study_key(config: dict) -> str:
-    """Cache key of a study: its configuration and the code that runs it (:func:`code_hash`)."""
+def study_key(config: "StudyConfig | dict") -> str:
+    """Cache key of a study: its configuration (a :class:`StudyConfig`, or its :meth:`~StudyConfig.as_dict`)
+    and the code that runs it (:func:`code_hash`)."""
+    if isinstance(config, StudyConfig):
+        config = config.as_dict()
+    elif not isinstance(config, dict):
+        raise TypeError(f"config must be a StudyConfig or its as_dict(), got {type(config).__name__}")
     blob = json.dumps(config, sort_keys=True) + code_hash()
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """The settings of one synthetic study (paper 001 §5.1), checked once when built; frozen, hashable
+    and keyed (:meth:`key`; the cache adds the code, :func:`study_key`). Defaults: the paper's
+    (:data:`~.paper.STUDY_SETTINGS`, :data:`~.paper.PAPER_QUANTIZERS`, the nine laws of
+    ``qlib.synthetic.GRID``).
+
+    ``runs`` models per law (>= 3: the baselines split the runs in three), each trained for
+    ``epochs`` full-batch Adam epochs at ``lr`` on ``n`` fresh points and validated on ``n_val``
+    fresh points; ``names`` the quantizers (the identity model is always added; a Table 1 reading
+    of 1.58b x% such as ``ternary33_table`` may be listed); ``grid`` the (σ, modes) laws, their
+    centres drawn from ``law_seed`` at ``centre_scale``; ``scope`` and ``variant`` of the quantizers
+    (``qlib.quantizers.SCOPES`` / ``VARIANTS``); ``seed`` the data, initialisations and run split;
+    ``discriminator`` (train the paper's discriminator baseline) with its ``disc_hidden`` units,
+    ``disc_epochs``, ``disc_patience``, ``disc_lr`` and ``disc_runs_per_batch``."""
+
+    runs: int = STUDY_SETTINGS["runs"]
+    epochs: int = STUDY_SETTINGS["epochs"]
+    n: int = STUDY_SETTINGS["n"]
+    n_val: int = STUDY_SETTINGS["n"]
+    lr: float = STUDY_SETTINGS["lr"]
+    names: tuple[str, ...] = PAPER_QUANTIZERS
+    grid: tuple[tuple[float, int], ...] = GRID
+    centre_scale: float = CENTRE_SCALE
+    scope: str = "tensor"
+    seed: int = 0
+    law_seed: int = 0
+    discriminator: bool = True
+    disc_hidden: int = 16
+    disc_epochs: int = 30
+    disc_patience: int = 8
+    disc_lr: float = 1e-2
+    disc_runs_per_batch: int = 2
+    variant: str = "printed"
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        for nm, lo in (("runs", 3), ("epochs", 1), ("n", 2), ("n_val", 2), ("disc_hidden", 1), ("disc_epochs", 1),
+                       ("disc_patience", 1), ("disc_runs_per_batch", 1)):
+            put(nm, check_int(nm, getattr(self, nm), low=lo))
+        for nm in ("lr", "centre_scale", "disc_lr"):
+            put(nm, check_float(nm, getattr(self, nm), low=0.0, low_open=True))
+        names = tuple(quantizers.check_names(self.names, "names"))
+        if "identity" in names:
+            raise ValueError("names must list quantizers only; the identity model is always added")
+        put("names", names)
+        grid = self.grid
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) == 0:
+            raise ValueError(f"grid must be a non-empty sequence of (sigma, k_modes) pairs, got {grid!r}")
+        pairs = []
+        for i, pair in enumerate(grid):
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise ValueError(f"grid[{i}] must be a (sigma, k_modes) pair, got {pair!r}")
+            pairs.append((check_positive(f"grid[{i}] sigma", pair[0]),
+                          check_int(f"grid[{i}] k_modes", pair[1], integral_float=True, low=2)))
+        put("grid", tuple(pairs))
+        put("seed", check_seed("seed", self.seed))
+        put("law_seed", check_seed("law_seed", self.law_seed))
+        put("discriminator", check_bool("discriminator", self.discriminator))
+        check_choice("scope", self.scope, quantizers.SCOPES)
+        check_choice("variant", self.variant, quantizers.VARIANTS)
+
+    def as_dict(self) -> dict:
+        """The fields as plain JSON types: the ``config`` a :class:`StudyResult` carries and the cache
+        key hashes (``names`` a list, ``grid`` a list of [σ, modes] floats)."""
+        d = asdict(self)
+        d["names"] = list(self.names)
+        d["grid"] = [list(map(float, g)) for g in self.grid]
+        return d
+
+    @classmethod
+    def from_dict(cls, config: dict) -> "StudyConfig":
+        """The record of a :class:`StudyResult`'s ``config`` (:meth:`as_dict`)."""
+        if not isinstance(config, dict):
+            raise TypeError(f"config must be a dict (StudyConfig.as_dict()), got {type(config).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ValueError(f"config holds fields StudyConfig does not have: {', '.join(unknown)}")
+        return cls(**config)
+
+    def key(self) -> str:
+        """SHA-256 (16 hex digits) of the fields: the same settings give the same key in every process
+        (the cache's key adds the code, :func:`study_key`)."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """Markdown table of the settings beside the paper's (§5.1.1), for the chapter."""
+        paper = {**STUDY_SETTINGS, "names": PAPER_QUANTIZERS, "grid": GRID}
+        out = ["| setting | this run | paper (§5.1) |", "|---|---|---|"]
+        for f in fields(self):
+            v, p = getattr(self, f.name), paper.get(f.name)
+            if f.name == "names":
+                shown = ", ".join(v)
+            elif f.name == "grid":
+                shown = " ".join(f"({s:g}, {k})" for s, k in v)
+            else:
+                shown = f"{v:g}" if isinstance(v, float) else str(v)
+            if p is None:
+                ref = "—"
+            elif f.name in ("names", "grid"):
+                ref = "the same" if tuple(map(tuple, p)) == tuple(map(tuple, v)) else "other"
+            else:
+                ref = f"{p:g}" if isinstance(p, float) else str(p)
+            out.append(f"| `{f.name}` | {shown} | {ref} |")
+        return "\n".join(out)
 
 
 @dataclass
@@ -117,47 +233,39 @@ class StudyResult:
         return average_runs(self.r, 2, how)
 
 
-def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTINGS["epochs"],
-              n: int = STUDY_SETTINGS["n"], n_val: int = STUDY_SETTINGS["n"], lr: float = STUDY_SETTINGS["lr"],
-              names: Sequence[str] = PAPER_QUANTIZERS, grid: Sequence[tuple[float, int]] = GRID,
-              centre_scale: float = CENTRE_SCALE, scope: str = "tensor", seed: int = 0,
-              law_seed: int = 0, discriminator: bool = True, disc_hidden: int = 16,
-              disc_epochs: int = 30, disc_patience: int = 8, disc_lr: float = 1e-2,
-              disc_runs_per_batch: int = 2,
-              device="auto", chunk_size: int | None = None, block: int = 50,
-              variant: str = "printed", cache_dir=None) -> StudyResult:
-    """The synthetic study of paper 001 §5.1 at any scale (paper: the defaults).
+def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: int | None = None, block: int = 50,
+              cache_dir=None, **settings) -> StudyResult:
+    """The synthetic study of paper 001 §5.1 at any scale (paper: :class:`StudyConfig`'s defaults).
 
-    All L·runs models (one fresh training set of ``n`` points and one fresh validation set of
-    ``n_val`` points per run) are trained together by :func:`qlib.engine.train` (full-batch Adam,
-    ``lr``, ``epochs``) with :class:`qlib.recorder.RQRecorder` recording every epoch for every
-    quantizer. The validation points double as the baselines' negatives (fresh, never trained on).
-    ``variant``: the b-bit formula (``qlib.quantizers.VARIANTS``). ``names`` may include the Table 1
-    reading of 1.58b x% (``qlib.quantizers.TERNARY_TABLE``).
-    With ``cache_dir``, the result is stored under :func:`study_key` — a hash of the configuration
+    ``config``: the study's settings (:class:`StudyConfig`); ``settings``, its fields by keyword,
+    build the record instead (``run_study(runs=5)`` is ``run_study(StudyConfig(runs=5))``; both at
+    once is a ``TypeError`` naming them). All L·runs models (one fresh training set of ``n`` points
+    and one fresh validation set of ``n_val`` points per run) are trained together by
+    :func:`qlib.engine.train` (full-batch Adam, ``lr``, ``epochs``) with
+    :class:`qlib.recorder.RQRecorder` recording every epoch for every quantizer. The validation
+    points double as the baselines' negatives (fresh, never trained on). ``variant``: the b-bit
+    formula (``qlib.quantizers.VARIANTS``). ``names`` may include the Table 1 reading of 1.58b x%
+    (``qlib.quantizers.TERNARY_TABLE``).
+
+    Run-time settings that do not change the result stay outside the record: ``device``,
+    ``chunk_size`` (models per training chunk), ``block`` (the recorder's epochs per block) and
+    ``cache_dir``: with it, the result is stored under :func:`study_key` — a hash of the record
     AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
     """
-    names = quantizers.check_names(names, "names")
-    if "identity" in names:
-        raise ValueError("names must list quantizers only; the identity model is always added")
-    for nm, v, lo in (("runs", runs, 3), ("epochs", epochs, 1), ("n", n, 2), ("n_val", n_val, 2),
-                      ("disc_hidden", disc_hidden, 1), ("disc_epochs", disc_epochs, 1),
-                      ("disc_patience", disc_patience, 1), ("disc_runs_per_batch", disc_runs_per_batch, 1),
-                      ("block", block, 1)):
-        check_int(nm, v, low=lo)
+    if config is None:
+        config = StudyConfig(**settings)
+    elif not isinstance(config, StudyConfig):
+        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
+    elif settings:
+        raise TypeError(f"pass either config or its fields by keyword, not both: {', '.join(settings)} given "
+                        "beside config (use dataclasses.replace(config, ...))")
+    check_int("block", block, low=1)
     check_int("chunk_size", chunk_size, low=1, allow_none=True)
-    for nm, v in (("lr", lr), ("centre_scale", centre_scale), ("disc_lr", disc_lr)):
-        check_float(nm, v, low=0.0, low_open=True)
-    check_seed("seed", seed)
-    check_seed("law_seed", law_seed)
-    check_bool("discriminator", discriminator)
-    check_choice("scope", scope, quantizers.SCOPES)
-    check_choice("variant", variant, quantizers.VARIANTS)
-    config = dict(runs=runs, epochs=epochs, n=n, n_val=n_val, lr=lr, names=list(names),
-                  grid=[list(map(float, g)) for g in grid], centre_scale=centre_scale, scope=scope,
-                  seed=seed, law_seed=law_seed, discriminator=discriminator, disc_hidden=disc_hidden,
-                  disc_epochs=disc_epochs, disc_patience=disc_patience, disc_lr=disc_lr,
-                  disc_runs_per_batch=disc_runs_per_batch, variant=variant)
+    cfg = config
+    runs, epochs, n, n_val, lr = cfg.runs, cfg.epochs, cfg.n, cfg.n_val, cfg.lr
+    names, grid, centre_scale, scope, seed = cfg.names, cfg.grid, cfg.centre_scale, cfg.scope, cfg.seed
+    law_seed, variant = cfg.law_seed, cfg.variant
+    config = cfg.as_dict()
     if cache_dir is not None:
         path = Path(cache_dir) / f"study-{study_key(config)}.npz"
         if path.is_file():
@@ -176,8 +284,9 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
     rec = RQRecorder(model, names, x_va.reshape(K, n_val, -1), y_va.reshape(K, n_val),
                      epochs=epochs, transform=features, scope=scope, device=dev, block=block,
                      variant=variant)
-    res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), epochs=epochs,
-                       lr=lr, callbacks=[rec], device=dev, chunk_size=chunk_size, transform=features)
+    res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n),
+                       engine.TrainConfig(epochs=epochs, lr=lr), callbacks=[rec], device=dev,
+                       chunk_size=chunk_size, transform=features)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         rec.finish()
@@ -217,13 +326,13 @@ def run_study(*, runs: int = STUDY_SETTINGS["runs"], epochs: int = STUDY_SETTING
                                 np.concatenate([tr_runs, es_runs]), te_runs)
     seconds["threshold"] = time.perf_counter() - t2
     t3 = time.perf_counter()
-    if discriminator:
+    if cfg.discriminator:
         th = thq_all.reshape(Qa, L, R, -1).transpose(0, 1).reshape(L * Qa, R, -1)
         group_law = np.repeat(np.arange(L), Qa)
         dres = disc.train_discriminators(
             th, x_tr[:, :, :nneg], li.reshape(L * Qa, R, nneg), x_va[:, :, :nneg], lo.reshape(L * Qa, R, nneg),
-            tr_runs, es_runs, te_runs, group_law=group_law, hidden=disc_hidden, lr=disc_lr,
-            epochs=disc_epochs, patience=disc_patience, runs_per_batch=disc_runs_per_batch, seed=seed,
+            tr_runs, es_runs, te_runs, group_law=group_law, hidden=cfg.disc_hidden, lr=cfg.disc_lr,
+            epochs=cfg.disc_epochs, patience=cfg.disc_patience, runs_per_batch=cfg.disc_runs_per_batch, seed=seed,
             device=dev)
         dm, dl, dh = (a.reshape(L, Qa) for a in (dres.mis, dres.mis_lo, dres.mis_hi))
     else:
@@ -275,31 +384,3 @@ def table2(res: StudyResult, which: str = "acc_val"):
 
 #: a Table 1 reading's name → the paper column it stands for (its text-reading name)
 _TEXT_OF = {v: k for k, v in quantizers.TERNARY_TABLE.items()}
-
-
-def claim_table(values: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The paper's qualitative claims of §5.1.2, per law, for values (L, Q) where larger = more
-    private (r_Q^n or MIS): 4/5 bits the two least private, 1.58b 90% the most private, Sign less
-    private than 1.58b 33%. Returns law-wise booleans. NaN (undefined) values never win a
-    comparison: a NaN sorts as the most private in the first claim's order, is skipped by the
-    second (a law with only NaN fails it) and makes the third False."""
-    v = check_array("values", values, ndim=2, finite=False)
-    if np.isinf(v).any():
-        raise ValueError("values must be finite or NaN (NaN: undefined for that law and quantizer), got inf")
-    names = quantizers.check_names(names, "names")
-    if len(names) != v.shape[1]:
-        raise ValueError(f"names must name the {v.shape[1]} columns of values, got {len(names)} names")
-    need = ("bits4", "bits5", "ternary90", "sign", "ternary33")
-    if any(n not in names for n in need):
-        raise ValueError(f"names must include {', '.join(need)} (the claims compare them); got {names}")
-    idx = {n: names.index(n) for n in need}
-    order = np.argsort(np.where(np.isnan(v), np.inf, v), axis=1)          # least private first
-    two_least = np.sort(order[:, :2], axis=1)
-    want = np.sort([idx["bits4"], idx["bits5"]])
-    # a law whose values are all NaN has no most private quantizer: the claim does not hold there
-    most = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=1)
-    return {
-        "4 and 5 bits are the two least private": (two_least == want).all(axis=1),
-        "1.58b 90% is the most private": (most == idx["ternary90"]) & ~np.isnan(v).all(axis=1),
-        "Sign is less private than 1.58b 33%": v[:, idx["sign"]] < v[:, idx["ternary33"]],
-    }

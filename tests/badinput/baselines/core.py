@@ -51,6 +51,8 @@ BASELINES["qlib.data.tdc_path"] = lambda: {"data_dir": data_dir()}
 BASELINES["qlib.data.require_file"] = lambda: {"relpath": "mnist/t10k-labels-idx1-ubyte.gz", "data_dir_": data_dir()}
 BASELINES["qlib.data.load_mnist"] = lambda: {"split": "test", "data_dir": data_dir()}
 BASELINES["qlib.data.load_a9a"] = lambda: {"split": "test", "data_dir": data_dir()}
+BASELINES["qlib.data.verify_sha256"] = lambda: {"path": data_dir() / "a9a" / "a9a.t",
+                                                "expected": "1f448a153f0320399a7e40836eb207655b0bde0f21fc941cc472193daa9f5de9"}
 BASELINES["qlib.data.load_shakespeare"] = lambda: {"split": "train", "data_dir": _fake_shakespeare(), "seq_len": 8}
 BASELINES["qlib.data.partition_iid"] = lambda: {"n": 20, "n_clients": 4, "seed": 0}
 BASELINES["qlib.data.partition_by_class"] = lambda: {"labels": np.repeat(np.arange(4), 5), "n_clients": 4,
@@ -176,6 +178,8 @@ def _train():
 
 
 BASELINES["qlib.engine.train"] = _train
+BASELINES["qlib.engine.TrainConfig"] = lambda: {"epochs": 3, "lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8,
+                                                "loss": "logistic"}
 
 # ---------------------------------------------------------------------------------------------- synthetic
 

@@ -194,7 +194,7 @@ def _message_from_bytes():
     from qlib import wire
 
     m, c = _message()
-    return {"data": wire.message_to_bytes(m, c), "compressor": c, "seed": 0}
+    return {"data": wire.message_to_bytes(m, c), "compressor": c, "seed": 0, "shape": (2, 16)}
 
 
 B["qlib.wire.message_to_bytes"] = _message_to_bytes

@@ -112,19 +112,20 @@ def _stab():
 
 BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
 BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
+BASELINES[f"{S}.StudyConfig"] = lambda: {k: v for k, v in _TINY.items() if k != "device"}
 BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
 BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{S}.claim_table"] = lambda: {
+BASELINES["qlib.repro.quantized_mis.rows.section512_claims"] = lambda: {
     "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
     "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
 
 # -------------------------------------------------------------------------- quantized_mis.erm_facts
 EF = "qlib.repro.quantized_mis.erm_facts"
-BASELINES[f"{EF}.lemma_b1_random"] = lambda: {"draws": 5, "seed": 0}
-BASELINES[f"{EF}.lemma_b2_random"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.lemma_b1_rows"] = lambda: {"draws": 5, "seed": 0}
+BASELINES[f"{EF}.lemma_b2_rows"] = lambda: {"draws": 5, "seed": 0}
 BASELINES[f"{EF}.random_erm_problem"] = lambda: {"rng": np.random.default_rng(0), "K": 2, "m": 3}
-BASELINES[f"{EF}.erm_bound_random"] = lambda: {"draws": 3, "seed": 0}
-BASELINES[f"{EF}.prop_c4_random"] = lambda: {"draws": 4, "seed": 0}
+BASELINES[f"{EF}.erm_bound_rows"] = lambda: {"draws": 3, "seed": 0}
+BASELINES[f"{EF}.prop_c4_rows"] = lambda: {"draws": 4, "seed": 0}
 
 RW = "qlib.repro.quantized_mis.rows"
 _P3 = np.array([0.5, 0.3, 0.2])
@@ -171,17 +172,24 @@ BASELINES[f"{RW}.table2_rows"] = lambda: {"res": _tiny_study(), "atol": 0.03}
 BASELINES[f"{RW}.spearman_table"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), "atol": 0.1}
 BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
-BASELINES[f"{RW}.claim_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{RW}.section512_rows"] = lambda: {"res": _tiny_study()}
 BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{RW}.variant_effect"] = lambda: dict(_TINY, runs=3, epochs=2, names=["sign", "bits2", "bits4"])
+def _tiny_config(**kw):
+    from qlib.repro.quantized_mis import study
+
+    return study.StudyConfig(**{**{k: v for k, v in _TINY.items() if k != "device"}, **kw})
+
+
+BASELINES[f"{RW}.variant_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2, names=["sign", "bits2", "bits4"]),
+                                             "device": "cpu"}
 @functools.lru_cache(maxsize=None)
 def _tiny_readings():
     from qlib.repro.quantized_mis import rows
 
-    return rows.reading_effect(**dict(_TINY, runs=3, epochs=2))
+    return rows.reading_effect(_tiny_config(runs=3, epochs=2), device="cpu")
 
 
-BASELINES[f"{RW}.reading_effect"] = lambda: dict(_TINY, runs=3, epochs=2)
+BASELINES[f"{RW}.reading_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2), "device": "cpu"}
 BASELINES[f"{RW}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
 BASELINES[f"{RW}.reading_text"] = lambda: {"rt": _tiny_readings()}
@@ -242,11 +250,14 @@ BASELINES[f"{MM}.Study"] = lambda: {"frame": _fake_mol_study().frame, "missing":
 BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
                                         "lr": 1e-2, "max_molecules": 20, "data_dir": data_dir(),
                                         "cache_dir": _tmp(), "seed": 0}
+BASELINES[f"{MM}.MolecularConfig"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
+                                              "lr": 1e-2, "hidden": 4, "val_frac": 0.4, "subsample": 0.9,
+                                              "max_molecules": 20, "keep_losses_for": [SMALL_TASK], "seed": 0}
 BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
 BASELINES[f"{MM}.table_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.claim_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.section522_rows"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_profiles"] = lambda: {
     "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
     "quantizers": ("sign", "bits2")}
@@ -255,3 +266,18 @@ BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
+BASELINES[f"{MM}.inputs_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.dropped_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MM}.tables_note"] = lambda: {}
+BASELINES[f"{MM}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MM}.readings_text"] = lambda: {"study": _fake_mol_study()}
+
+
+def _mol_claims():
+    from qlib.repro.quantized_mis import molecular
+
+    return molecular.section522_rows(_fake_mol_study())
+
+
+BASELINES[f"{MM}.claims_text"] = lambda: {"rows": _mol_claims()}
+BASELINES[f"{RW}.verdict_table"] = lambda: {"rows": _figure2_pair()}
