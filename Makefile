@@ -4,6 +4,8 @@
 #                 the book build and a browser check)
 # Variables: PROFILE (smoke|default|paper), DEVICE (auto|cpu|cuda), DATA_DIR (offline datasets),
 # TORCH (the torch requirement installed first: the CPU build by default; on a GPU box e.g. TORCH=torch).
+# Publishing (README, "Publishing"): make publish — run, build and check the site into $(SITE), or refuse
+# (PDF=1 adds the PDF); make pdf — the book as one PDF from what make book executed (needs TeX).
 
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -12,8 +14,10 @@ PROFILE  ?= default
 DEVICE   ?= auto
 DATA_DIR ?= $(if $(QLIB_DATA_DIR),$(QLIB_DATA_DIR),../shared/data)
 TORCH    ?= torch==2.13.0
+SITE     ?= _build/site
+BOOK_OUT ?= _build/book
 
-.PHONY: install book test lab clean
+.PHONY: install book test lab clean publish pdf
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +37,14 @@ book: install
 test: install
 	$(VENV)/bin/ruff check .
 	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
+
+publish: install
+	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \
+		--output-dir "$(BOOK_OUT)" --site-dir "$(SITE)" $(if $(PDF),--pdf)
+	@echo "Site: $(SITE)/index.html (manifest: $(SITE)/manifest.json)"
+
+pdf: install
+	$(PY) -m qlib.book pdf --output-dir "$(BOOK_OUT)"
 
 lab: install
 	QLIB_DATA_DIR="$(DATA_DIR)" $(VENV)/bin/jupyter lab chapters/

@@ -304,3 +304,83 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
     finally:
         srv.shutdown()
     assert not problems, "\n".join(problems)
+
+
+def test_publish_assembles_the_smoke_site(smoke, html, tmp_path_factory):
+    """`make publish` at smoke, on the run and build above (publish = run + build + this): the site
+    folder passes every check (pages, index, links and anchors, launch targets, no failed notebook),
+    carries the executed notebooks and the manifest, and every launch, edit and download link of a
+    chapter page opens a file that exists — in the repository (tracked by git) or in the site."""
+    import json
+    import subprocess
+
+    from qlib.book import launch, publish
+
+    status, built = html
+    if status != 0:
+        pytest.skip("book build failed")
+    out, report, _ = smoke
+    site = tmp_path_factory.mktemp("publish") / "site"
+    t0 = time.perf_counter()
+    man = publish.assemble(ROOT, out, built, site)
+    print(f"\npublish: checks and assembly of the smoke site in {time.perf_counter() - t0:.1f} s")
+    assert json.loads((site / "manifest.json").read_text()) == man
+    assert man["profiles"] == ["smoke"] and man["version"] == publish.version(ROOT)
+    assert sorted(n["notebook"] for n in man["notebooks"]) == sorted(runner.notebooks(ROOT))
+    assert man["ledger"]["total"]["reproduced"] > 0 and man["ledger"]["rows"] > 0
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split())
+    url, branch = launch.repository(ROOT)
+    for nb in runner.notebooks(ROOT):
+        assert (site / "executed/chapters" / nb).is_file()
+        page = site / "chapters" / Path(nb).with_suffix(".html")
+        text = page.read_text()
+        links = launch.repository_links(text, url, branch)
+        kinds = {k for k, path, _ in links if path == f"chapters/{nb}"}
+        assert {"binder", "colab", "edit"} <= kinds, f"{nb}: launch links {kinds}"
+        for kind, path, link in links:
+            assert path in tracked, f"{nb}: the {kind} link {link} opens {path}, which is not in the repository"
+        download = re.findall(r'href="([^"]*_sources/[^"]*\.ipynb)"', text)
+        assert download, f"{nb}: no download link for the notebook"
+        for href in download:
+            assert (page.parent / href).resolve().is_file(), f"{nb}: download {href} is not in the site"
+    landing = (site / "chapters/intro/index.html").read_text()
+    assert f"release <strong>{man['version']}</strong>" in landing, "the landing page does not show the release"
+
+
+@pytest.mark.skipif(shutil.which("latexmk") is None, reason="no TeX here (make pdf needs latexmk and XeLaTeX)")
+def test_pdf_builds_with_every_part_figure_and_the_bibliography(smoke, tmp_path_factory):
+    """`make pdf` on the smoke run: one PDF whose LaTeX source has every part (its index page's title),
+    every chapter (notebook title), every labelled figure of every chapter, and the bibliography."""
+    import nbformat
+
+    from qlib.book import publish
+
+    out, report, _ = smoke
+    if report.failures:
+        pytest.skip("smoke run failed")
+    dest = tmp_path_factory.mktemp("pdf")
+    t0 = time.perf_counter()
+    pdf = publish.build_pdf(root=ROOT, output_dir=out, pdf_dir=dest)
+    print(f"\nPDF of the smoke book in {time.perf_counter() - t0:.1f} s ({pdf.stat().st_size / 1e6:.1f} MB)")
+    assert pdf.name == publish.PDF_NAME and pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 100_000
+    tex = (dest / "qlib-book.tex").read_text()
+    heads = set(re.findall(r"^\\(?:chapter|section)\{(.*)\}$", tex, re.M))
+    plain = {re.sub(r"\\sphinxhyphen\{\}", "-", h) for h in heads}
+    for part in ("quantized-mis", "mia-limits", "eden", "rqp-sgd", "appendix"):
+        title = re.search(r"^# (.+)$", (ROOT / "chapters" / part / "index.md").read_text(), re.M).group(1)
+        assert any(title.split(":")[0].strip() in h for h in plain), f"part {part} ({title!r}) is not in the PDF"
+    n_figures = 0
+    for nb in runner.notebooks(ROOT):
+        book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
+        title = next(c.source for c in book.cells if c.cell_type == "markdown").splitlines()[0].lstrip("# ")
+        assert any(title.split(" (")[0].split(":")[0] in h for h in plain), f"chapter {nb} ({title!r}) not in the PDF"
+        for c in book.cells:
+            name = c.metadata.get("mystnb", {}).get("figure", {}).get("name")
+            if name:
+                n_figures += 1
+                label = f"chapters/{Path(nb).with_suffix('').as_posix()}:{name}"
+                assert "\\label{\\detokenize{" + label + "}}" in tex, f"figure {label} is not in the PDF"
+    assert n_figures > 10 and tex.count("\\sphinxincludegraphics") >= n_figures
+    bib = tex.split("\\begin{sphinxthebibliography}")[-1]
+    for author in ("Aubinais", "Vargaftik", "Feng"):
+        assert author in bib, f"{author} is not in the PDF's bibliography"

@@ -81,6 +81,20 @@ def test_parallel_run_failure_skip_and_appendix_last(book, tmp_path):
     assert not any(line.startswith("[sent]") for line in logs2)
 
 
+def test_skipped_dependency_lets_its_dependent_skip_too(book, cluster):
+    """A second run with nothing changed: the dependency is skipped before anything is sent, and the
+    notebook that depends on it is then ready and skipped too (not reported as waiting on a failure)."""
+    dep = book / "chapters/a/03-slow.ipynb"
+    nb = nbformat.read(dep, as_version=4)
+    nb.metadata["qlib"] = {"depends": ["a/01-ok.ipynb"]}
+    nbformat.write(nb, dep)
+    rep, _ = _run(book, scheduler=cluster, only=["a/01", "a/03"])
+    assert [o.status for o in rep.outcomes] == ["ran", "ran"]
+    rep, logs = _run(book, scheduler=cluster, only=["a/01", "a/03"])
+    assert [(o.notebook, o.status) for o in rep.outcomes] == [("a/01-ok.ipynb", "skipped"), ("a/03-slow.ipynb", "skipped")]
+    assert not rep.failures and not any(line.startswith("[sent]") for line in logs)
+
+
 def test_killed_worker_is_retried_once_then_reported(book, tmp_path, cluster):
     marker = tmp_path / "killed-once"
     kill = ("import os, signal, pathlib\n"

@@ -11,9 +11,12 @@ Examples::
     python -m qlib.book build                                             # HTML from executed notebooks
     python -m qlib.book run --jobs 4                                      # 4 notebooks at once (local Dask)
     python -m qlib.book run --profile paper --replicates 5 --scheduler tcp://head:8786 --device cuda
+    python -m qlib.book publish --profile smoke --site-dir _build/site    # run, build, check, one site folder
+    python -m qlib.book pdf                                               # the book as one PDF (needs TeX)
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
-3 the output directory is unusable or in use by another runner; 130 interrupted (Ctrl-C).
+3 the output directory is unusable or in use by another runner; 4 publish refused a broken site
+(a missing page, an empty index, a broken link, a failed notebook; nothing written); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 from . import runner
 from .profiles import PROFILES, ProfileError, parse_overrides
 
-EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_INTERRUPTED = 1, 2, 3, 130
+EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_REFUSED, EXIT_INTERRUPTED = 1, 2, 3, 4, 130
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 
 
@@ -78,7 +81,28 @@ def main(argv: list[str] | None = None) -> int:
     _add_place_args(sub.add_parser("build", help="build the HTML book (warnings are errors)"), top=False)
     _add_run_args(sub.add_parser("all", help="run, then build"))
     _add_place_args(sub.add_parser("list", help="list the notebooks in table-of-contents order"), top=False)
+    pub = sub.add_parser("publish", help="run, build and check the site; write it to one folder (or refuse)")
+    _add_run_args(pub)
+    pub.add_argument("--site-dir", type=Path, default=None, help="the site folder (default: <root>/_build/site)")
+    pub.add_argument("--skip-run", action="store_true",
+                     help="execute nothing: build and publish what the output directory holds")
+    pub.add_argument("--pdf", action="store_true", help="also build the PDF (needs TeX) and link it from the landing page")
+    pdf = sub.add_parser("pdf", help="build the book as one PDF from what was executed (needs TeX)")
+    _add_place_args(pdf, top=False)
+    pdf.add_argument("--pdf-dir", type=Path, default=None, help="where the PDF goes (default: <root>/_build/pdf)")
     args = ap.parse_args(argv)
+
+    if args.cmd == "publish":
+        return _publish(args)
+    if args.cmd == "pdf":
+        from . import publish
+
+        try:
+            print(publish.build_pdf(root=args.root, output_dir=args.output_dir, pdf_dir=args.pdf_dir))
+        except publish.PublishRefused as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        return 0
 
     if args.cmd == "list":
         for nb in runner.notebooks(runner.find_root(args.root)):
@@ -109,6 +133,28 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_FAILED
     if args.cmd in ("build", "all"):
         return runner.build(root=args.root, output_dir=args.output_dir)
+    return 0
+
+
+def _publish(args) -> int:
+    from . import publish
+
+    try:
+        publish.publish(root=args.root, profile=args.profile, device=args.device, data_dir=args.data_dir,
+                        output_dir=args.output_dir, site_dir=args.site_dir, jobs=args.jobs, force=args.force,
+                        skip_run=args.skip_run, pdf=args.pdf)
+    except publish.PublishRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except (ProfileError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except runner.OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

@@ -146,18 +146,23 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
         return all((job.out, d) in done_nbs or (job.out, d) not in names for d in dependencies(root, job.nb))
 
     def submit_ready() -> None:
-        for job in [j for j in pending if ready(j)]:
-            pending.remove(job)
-            if skip(job):
-                done_nbs.add((job.out, job.nb))
-                continue
-            payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
-                       "timeout": timeout, "inputs": _inputs(job, root)}
-            fut = client.submit(execute_remote, payload, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
-                                retries=1, resources={"GPU": 1} if gpu else None)
-            by_key[fut.key] = job
-            running.add(fut)
-            log(f"[sent] {job.label}")
+        # until nothing more is ready: a skipped notebook makes its dependents ready at once
+        while batch := [j for j in pending if ready(j)]:
+            for job in batch:
+                _submit(job)
+
+    def _submit(job: Job) -> None:
+        pending.remove(job)
+        if skip(job):
+            done_nbs.add((job.out, job.nb))
+            return
+        payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
+                   "timeout": timeout, "inputs": _inputs(job, root)}
+        fut = client.submit(execute_remote, payload, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
+                            retries=1, resources={"GPU": 1} if gpu else None)
+        by_key[fut.key] = job
+        running.add(fut)
+        log(f"[sent] {job.label}")
 
     try:
         submit_ready()

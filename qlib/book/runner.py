@@ -124,7 +124,7 @@ def _hash_files(files: Iterable[Path], base: Path) -> str:
 
 #: book machinery that cannot change what a notebook computes or shows: editing it re-executes nothing
 MACHINERY = ("book/runner.py", "book/distributed.py", "book/cli.py", "book/profiles.py", "book/__main__.py",
-             "book/sphinx_ext.py")
+             "book/sphinx_ext.py", "book/publish.py", "book/release.py", "book/launch.py")
 
 
 def qlib_source_hash() -> str:
