@@ -136,3 +136,30 @@ def test_replicates_run_each_seed_and_report_stability(book, cluster):
     assert stab.loc["T1", "seeds"] == 2 and stab.loc["T1", "same verdict"] == 1 and bool(stab.loc["T1", "flips"])
     assert stab.loc["T2", "same verdict"] == 2 and not bool(stab.loc["T2", "flips"])
     assert stab.loc["T1", "ours (min – max)"] == "1 – 2"
+
+
+def test_expected_seconds_start_the_longest_first(tmp_path):
+    # the order in which ready notebooks start on Dask: the own last run (same profile), else
+    # profiles/costs.yml, else 0; and the committed costs name only notebooks of the book
+    import json
+    from pathlib import Path
+
+    from qlib.book.distributed import COSTS_FILE, expected_seconds
+    from qlib.book.jobs import Job
+
+    root = Path(__file__).resolve().parents[1]
+    costs = yaml.safe_load((root / COSTS_FILE).read_text())
+    book = set(runner.notebooks(root))
+    assert costs["default"] and all(set(v) <= book for v in costs.values())
+    assert max(costs["default"], key=costs["default"].get) == "quantized-mis/05-molecular.ipynb"
+
+    stamp = tmp_path / "s.json"
+    job = Job("quantized-mis/05-molecular.ipynb", tmp_path / "a.ipynb", tmp_path / "b.ipynb", stamp, tmp_path,
+              {"profile": "default"})
+    assert expected_seconds(job, root) == costs["default"]["quantized-mis/05-molecular.ipynb"]
+    stamp.write_text(json.dumps({"profile": "default", "seconds": 7.5}))
+    assert expected_seconds(job, root) == 7.5
+    stamp.write_text(json.dumps({"profile": "smoke", "seconds": 7.5}))      # another profile's time
+    assert expected_seconds(job, root) == costs["default"]["quantized-mis/05-molecular.ipynb"]
+    job.params["profile"] = "mine.yml"
+    assert expected_seconds(job, tmp_path) == 0.0                            # no costs file, no stamp of it

@@ -17,7 +17,10 @@ A worker that dies is retried once on another (Dask's ``retries=1``), then repor
 With ``--device cuda`` every notebook asks for one unit of the worker resource ``GPU``, so a mixed
 cluster runs them only on workers started with ``--resources GPU=1``; a local cluster declares one GPU
 per worker when CUDA is present. Notebooks whose inputs are unchanged are skipped before anything is
-sent; a notebook that declares dependencies is sent when they have finished.
+sent; a notebook that declares dependencies is sent when they have finished. Among the notebooks
+ready at once, the longest starts first (Dask ``priority`` = its expected seconds,
+:func:`expected_seconds`): with two workers, the molecular chapter no longer starts last and runs
+alone at the end of the book.
 """
 
 from __future__ import annotations
@@ -28,7 +31,28 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish
+import yaml
+
+from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp
+
+COSTS_FILE = "profiles/costs.yml"
+
+
+def expected_seconds(job: Job, root: Path) -> float:
+    """How long ``job`` is expected to take, to start the longest first: its own last run's time
+    (the stamp in the output directory, when it ran the same profile), else the measured time in ``profiles/costs.yml`` for its
+    profile (:data:`COSTS_FILE`; seconds on the 2-core development machine), else 0."""
+    st = read_stamp(job.stamp_file)
+    last = st.get("seconds")
+    if isinstance(last, (int, float)) and st.get("profile") == job.params.get("profile"):
+        return float(last)
+    f = Path(root) / COSTS_FILE
+    try:
+        costs = yaml.safe_load(f.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return 0.0
+    v = (costs.get(str(job.params.get("profile"))) or {}).get(job.nb)
+    return float(v) if isinstance(v, (int, float)) else 0.0
 
 
 def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +183,8 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
         payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
                    "timeout": timeout, "inputs": _inputs(job, root)}
         fut = client.submit(execute_remote, payload, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
-                            retries=1, resources={"GPU": 1} if gpu else None)
+                            retries=1, resources={"GPU": 1} if gpu else None,
+                            priority=int(expected_seconds(job, root)))
         by_key[fut.key] = job
         running.add(fut)
         log(f"[sent] {job.label}")
