@@ -21,6 +21,14 @@ import _netblock  # noqa: E402
 _netblock.install()
 
 
+@pytest.fixture(autouse=True)
+def _downloads_off(monkeypatch):
+    """Every test starts with downloads not allowed (``QLIB_DOWNLOAD`` unset), whatever an earlier
+    test left in the environment: a missing data file must fail as missing, never reach the network."""
+    monkeypatch.setenv("QLIB_DOWNLOAD", "0")
+    monkeypatch.delenv("QLIB_DOWNLOAD")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
     """One intra-op thread for the in-process tests: on a shared 2-core CPU two spinning threads

@@ -54,7 +54,10 @@ def _run_setup(find_spec_result, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: find_spec_result if name == "qlib" else saved(name, *a))
     monkeypatch.setattr(subprocess, "check_call", lambda cmd: calls.append(cmd[1:]) or 0)
-    monkeypatch.delenv("QLIB_DOWNLOAD", raising=False)
+    # setenv first, so that monkeypatch restores the variable's absence after the cell sets it
+    # (delenv of an absent variable records nothing, and later tests would see downloads allowed)
+    monkeypatch.setenv("QLIB_DOWNLOAD", "0")
+    monkeypatch.delenv("QLIB_DOWNLOAD")
     exec(launch.setup_source(URL, BRANCH), {})
     return calls, os.environ.get("QLIB_DOWNLOAD")
 
