@@ -2,7 +2,7 @@
 
 Examples::
 
-    python -m qlib.book all --profile default --data-dir ../shared/data   # execute + build the book
+    python -m qlib.book all --profile default --data-dir path/to/data     # execute + build the book
     python -m qlib.book run --profile smoke --only eden/ --force          # re-run one part
     python -m qlib.book run --profile smoke --output-dir /tmp/book         # --output-dir/--root: before or after the subcommand
     python -m qlib.book run --profile paper --only quantized-mis/03 --device cuda
@@ -31,6 +31,22 @@ from .profiles import PROFILES, ProfileError, parse_overrides
 
 EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_REFUSED, EXIT_INTERRUPTED = 1, 2, 3, 4, 130
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
+
+
+# What stops a command before it is done, besides Ctrl-C: a bad argument/profile/override, an unusable
+# output directory (see :func:`_stopped` for the exit status of each)
+_STOPS = (ProfileError, ValueError, FileNotFoundError, runner.OutputDirError)
+
+
+def _stopped(exc: BaseException, *, interrupted: str, refused: type | None = None) -> int:
+    """Say why a command stopped (one line on stderr) and return its exit status."""
+    if isinstance(exc, KeyboardInterrupt):
+        print(interrupted, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"error: {exc}", file=sys.stderr)
+    if refused is not None and isinstance(exc, refused):
+        return EXIT_REFUSED
+    return EXIT_OUTPUT if isinstance(exc, runner.OutputDirError) else EXIT_USAGE
 
 
 def _jobs(text: str) -> int:
@@ -115,15 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                                 timeout=args.timeout, progress=not args.no_progress and sys.stderr.isatty(),
                                 overrides=parse_overrides(args.overrides), jobs=args.jobs,
                                 scheduler=args.scheduler, replicates=args.replicates)
-        except (ProfileError, ValueError, FileNotFoundError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except runner.OutputDirError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_OUTPUT
-        except KeyboardInterrupt:  # before or after the notebooks (the loop itself reports it)
-            print("interrupted before any notebook finished", file=sys.stderr)
-            return EXIT_INTERRUPTED
+        except (*_STOPS, KeyboardInterrupt) as exc:  # Ctrl-C before or after the notebooks (the loop reports its own)
+            return _stopped(exc, interrupted="interrupted before any notebook finished")
         print(report.summary())
         if report.timings():
             print(report.timings())
@@ -143,18 +152,8 @@ def _publish(args) -> int:
         publish.publish(root=args.root, profile=args.profile, device=args.device, data_dir=args.data_dir,
                         output_dir=args.output_dir, site_dir=args.site_dir, jobs=args.jobs, force=args.force,
                         skip_run=args.skip_run, pdf=args.pdf)
-    except publish.PublishRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    except (ProfileError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except runner.OutputDirError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_OUTPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except (publish.PublishRefused, *_STOPS, KeyboardInterrupt) as exc:
+        return _stopped(exc, interrupted="interrupted", refused=publish.PublishRefused)
     return 0
 
 
