@@ -292,6 +292,13 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
                 wide.goto(base + rel, wait_until="networkidle")
                 res = wide.evaluate(_LAYOUT_JS)
                 problems += [f"{rel} @1400: overflows the column: {o}" for o in res["over"]]
+                if re.match(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-", rel):
+                    # issue 29: the result at a glance on the first screen of every chapter
+                    top = wide.evaluate("""() => { const t = [...document.querySelectorAll('.admonition-title')]
+                        .find(e => e.textContent.includes('Result at a glance'));
+                        return t ? t.getBoundingClientRect().top + window.scrollY : null; }""")
+                    if top is None or top > 900:
+                        problems.append(f"{rel} @1400: no result-at-a-glance block in the first 900 px (top={top})")
                 phone.goto(base + rel, wait_until="networkidle")
                 if phone.locator(".math").count():
                     try:

@@ -306,3 +306,32 @@ def test_ledger_defects_name_numeric_tolerances_without_a_basis(tmp_path):
     msgs = ledger_defects(gather(tmp_path))
     assert [m.split(":")[1].strip() for m in msgs] == ["B", "F"]
     assert all("states no basis" in m for m in msgs)
+
+
+def test_headline_tables_put_the_answer_first_and_papers_in_book_order(tmp_path):
+    # issue 29: the landing page's table hid "reproduced" off-screen and listed 001–004 while the
+    # parts run 001, 003, 002, 004
+    from qlib.book.compare import by_paper_and_kind, papers_in_book_order, verdicts_by_paper
+
+    for cid in ("rqp-sgd/01-x", "eden/01-x", "mia-limits/01-x", "quantized-mis/01-x"):
+        Comparisons(cid, tmp_path / cid).close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    rows = gather(tmp_path)
+    assert papers_in_book_order(rows["paper"]) == ["001", "003", "002", "004"]
+    assert verdicts_by_paper(rows)["paper"].tolist() == ["001", "003", "002", "004"]
+    h = by_paper_and_kind(rows)
+    assert h.columns[:3].tolist() == ["paper", "reproduced", "of paper items"]
+    assert h["paper"].tolist() == ["001", "003", "002", "004"]
+
+
+def test_long_chapter_groups_fold_in_the_open_rows_section(tmp_path):
+    from qlib.book.compare import ledger_groups_markdown
+
+    long_ = Comparisons("quantized-mis/05-x", tmp_path / "a")
+    for i in range(5):
+        long_.close(f"T{i}", "q", 1.0, 3.0, kind="paper-number")
+    Comparisons("eden/01-x", tmp_path / "b").close("F", "q", 1.0, 3.0, kind="paper-number")
+    md = ledger_groups_markdown(gather(tmp_path), fold=False, fold_over=3)
+    assert ":::{admonition} quantized-mis/05-x: 5 rows, 5 not settled\n:class: dropdown" in md
+    assert "### eden/01-x" in md and "eden/01-x: 1 rows" not in md
+    with pytest.raises(ValueError, match="fold_over"):
+        ledger_groups_markdown(gather(tmp_path), fold=False, fold_over=-1)

@@ -393,3 +393,28 @@ def test_what_ran_box_sits_below_the_folded_parameters_cell(book):
     box = cells[i + 1].source
     assert box.count("What ran") == 1 and "parameters cell above" in box and "below" not in box
     assert "`x = 2` (cell: `1`)" in box
+
+
+def test_result_at_a_glance_sits_under_the_title(book):
+    # issue 29: every chapter states its result on its first screen — counts, what differs, the scale
+    (book / "profiles" / "paper.yml").write_text(yaml.safe_dump(
+        {"a/01-ok.ipynb": {"x": 5}, "a/02-fail.ipynb": {"fail": True}, "a/03-slow.ipynb": {"seconds": 0.0}}))
+    rep = _run(book, only=["a/01", "a/03"])
+    assert not rep.failures
+    cells = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).cells
+    assert cells[0].source.startswith("# ") and "qlib-at-a-glance" in cells[1].metadata["tags"]
+    glance = cells[1].source
+    assert glance.startswith(":::{admonition} Result at a glance")
+    assert "1 rows compared with the paper: **1** differs" in glance      # x = 2 against the paper's 1.0
+    assert "* T1: x — paper 1, ours 2" in glance
+    assert "Scale: profile `smoke` — `x` 2 (paper profile: 5)." in glance
+    # a notebook that records no rows gets no block
+    slow = nbformat.read(book / "out/chapters/a/03-slow.ipynb", as_version=4).cells
+    assert not any("qlib-at-a-glance" in c.metadata.get("tags", []) for c in slow)
+
+
+def test_glance_says_when_a_run_is_at_the_paper_scale(book):
+    rep = _run(book, only=["a/01"], profile="paper")
+    assert not rep.failures
+    glance = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).cells[1].source
+    assert "Scale: profile `paper`, every parameter at the `paper` profile's value." in glance

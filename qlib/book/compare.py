@@ -38,7 +38,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "append
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
 __all__ = ["Comparisons", "gather", "unfinished_reason", "IncompleteResultsWarning", "STAMPS", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
-           "ledger_groups_markdown", "COLUMNS", "FILENAME",
+           "ledger_groups_markdown", "papers_in_book_order", "COLUMNS", "FILENAME",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
 
@@ -358,6 +358,13 @@ def ledger_defects(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def papers_in_book_order(papers: Iterable[str]) -> list[str]:
+    """Paper ids in the order their parts appear in the book (001, 003, 002, 004), others after."""
+    order = [PART_PAPER[p] for p in PART_ORDER if p in PART_PAPER]
+    rank = {p: i for i, p in enumerate(order)}
+    return sorted(set(papers), key=lambda p: (rank.get(p, len(rank)), p))
+
+
 def verdicts_by_paper(df: pd.DataFrame) -> pd.DataFrame:
     """Per paper, the paper numbers and claims by outcome: *reproduced* (passed, and the stated null
     fails the same test), *consistent* (passed, but the null passes too or none is stated), *differs*,
@@ -366,7 +373,7 @@ def verdicts_by_paper(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame(columns=cols)
     out = []
-    for p in sorted(set(df["paper"])):
+    for p in papers_in_book_order(df["paper"]):
         d = df[(df["paper"] == p) & df["kind"].isin(REPRODUCING_KINDS)]
         out.append({"paper": p, "reproduced": int(reproduced_mask(d).sum()),
                     "consistent": int((d["verdict"] == ledger.CONSISTENT).sum()),
@@ -380,7 +387,7 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
     are judged (reproduced for paper numbers and claims, agrees for checks, confirmed for errata) and
     plain counts for the items not reproduced; ``reproduced`` counts only paper numbers and claims
     whose null fails (rows that could have failed), ``consistent`` the passing ones whose null passes."""
-    papers = sorted(set(df["paper"])) if len(df) else []
+    papers = papers_in_book_order(df["paper"]) if len(df) else []
     ok = {"reproduced", "agrees", "erratum confirmed"}
     out = []
     for p in papers:
@@ -396,7 +403,8 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
         rec["consistent"] = int((d["kind"].isin(REPRODUCING_KINDS) & (d["verdict"] == ledger.CONSISTENT)).sum())
         rec["of paper items"] = int(d["kind"].isin(REPRODUCING_KINDS).sum())
         out.append(rec)
-    return pd.DataFrame(out, columns=["paper", *KINDS, "reproduced", "consistent", "of paper items"])
+    # the answer first: what reproduces, of how many paper items, then the kinds
+    return pd.DataFrame(out, columns=["paper", "reproduced", "of paper items", "consistent", *KINDS])
 
 
 ERRATUM_ID = r"\(erratum ([0-9]{3}-[A-Z0-9]+)\)"
@@ -443,15 +451,18 @@ def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
     return "\n".join(lines)
 
 
-def ledger_groups_markdown(df: pd.DataFrame, *, fold: bool) -> str:
+def ledger_groups_markdown(df: pd.DataFrame, *, fold: bool, fold_over: int | None = None) -> str:
     """Every chapter's rows in book order, one group per chapter (a heading and a link to its section;
-    with ``fold`` each group is a dropdown whose title gives the counts)."""
+    with ``fold`` each group is a dropdown whose title gives the counts; with ``fold_over`` only the
+    groups of more than that many rows are, so that one long chapter does not bury the others)."""
+    if fold_over is not None and (isinstance(fold_over, bool) or not isinstance(fold_over, int) or fold_over < 0):
+        raise ValueError(f"fold_over must be an integer >= 0 or None, got {fold_over!r}")
     out = []
     for cid, d in book_order(df).groupby("chapter", sort=False):
         n_open = int((~d["verdict"].isin(SETTLED)).sum())
         link = f"{{ref}}`the chapter's Paper vs ours <{section_label(cid)}>`"
         body = f"{link}\n\n{ledger_markdown(d, cid)}"
-        if fold:
+        if fold or (fold_over is not None and len(d) > fold_over):
             out.append(f":::{{admonition}} {cid}: {len(d)} rows, {n_open} not settled\n:class: dropdown\n\n{body}\n:::")
         else:
             out.append(f"### {cid}\n\n{body}")

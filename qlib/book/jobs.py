@@ -109,7 +109,107 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
            "source": ":::{admonition} What ran\n:class: note\n" + "\n".join(lines) + "\n:::\n"}
     if at is not None:
         cells.insert(at, box)
+    glance = glance_markdown(job)
+    title = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"
+                  and _source(c).lstrip().startswith("# ")), None)
+    if glance and title is not None:
+        cells.insert(title + 1, {"cell_type": "markdown", "id": "qlib-at-a-glance",
+                                 "metadata": {"tags": ["qlib-at-a-glance"]}, "source": glance})
     nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+#: verdicts that say a paper's item did not come out as printed (the glance lists a few of them)
+_DIFFERING = ("differs", "disagrees", "erratum not confirmed")
+#: parameters that never describe an experiment's scale (the glance's scale line leaves them out)
+_NOT_SCALE = ("threads", "device", "seed")
+
+
+def _book_root(src: Path) -> Path | None:
+    for d in Path(src).resolve().parents:
+        if (d / "_toc.yml").is_file() and (d / "profiles").is_dir():
+            return d
+    return None
+
+
+def scale_against_paper(job: "Job") -> list[tuple[str, Any, Any]]:
+    """``(parameter, value that ran, value of the `paper` profile)`` for every parameter of the
+    notebook (outside the runner's own and ``threads``/``device``/``seed``) whose run value differs
+    from the ``paper`` profile's — the run's scale against the papers'. Empty when the run was at
+    the ``paper`` scale, or when the book has no ``paper`` profile entry for the notebook."""
+    from .profiles import COMMON, ProfileError, cell_parameters, load
+
+    root = _book_root(job.src)
+    if root is None:
+        return []
+    try:
+        paper = load(root, "paper").get(job.nb)
+        declared = cell_parameters(job.src)
+    except (ProfileError, OSError, ValueError):
+        return []
+    if paper is None:
+        return []
+    ran = {**declared, **{k: v for k, v in job.params.items() if k not in COMMON}}
+    at_paper = {**declared, **paper}
+    return [(k, ran[k], at_paper[k]) for k in declared
+            if k not in COMMON and k not in _NOT_SCALE and ran.get(k) != at_paper.get(k)]
+
+
+def glance_markdown(job: "Job", *, max_differences: int = 3) -> str:
+    """The chapter's *result at a glance* (placed under its title in the book): the verdict counts of
+    the rows it recorded, up to ``max_differences`` items that differ from the paper (quantity,
+    paper, ours) with a link to the chapter's ``Paper vs ours`` section, and the run's scale against
+    the ``paper`` profile. Empty for a notebook that recorded no rows (the appendix)."""
+    import pandas as pd
+
+    from .compare import section_label
+
+    rows_file = job.results / COMPARISONS_FILE
+    if not rows_file.is_file():
+        return ""
+    try:
+        rows = pd.read_csv(rows_file, dtype=str, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.EmptyDataError):
+        return ""
+    if rows.empty or "verdict" not in rows:
+        return ""
+    cid = chapter_id(job.nb)
+    try:
+        label = section_label(cid)
+    except ValueError:
+        label = None
+    src_text = job.src.read_text() if job.src.is_file() else ""
+    link = f"{{ref}}`Paper vs ours <{label}>`" if label and f"({label})=" in src_text else "Paper vs ours"
+    tally = rows["verdict"].value_counts()
+    order = ["reproduced", "consistent", "differs", "not comparable", "agrees", "disagrees",
+             "erratum confirmed", "erratum not confirmed", "not implemented", "not available offline"]
+    counts = ", ".join(f"**{int(tally[v])}** {v}" for v in order if v in tally)
+    counts += "".join(f", **{int(n)}** {v}" for v, n in tally.items() if v not in order)
+    lines = [f"{len(rows)} rows compared with the paper: {counts} (every row in {link} below)."]
+    diff = rows[rows["verdict"].isin(_DIFFERING)]
+    if len(diff):
+        lines.append("")
+        lines.append(f"Where ours differs from the paper ({len(diff)}"
+                     + (f", the first {max_differences}" if len(diff) > max_differences else "") + "):")
+        lines.append("")
+        for _, r in diff.head(max_differences).iterrows():
+            where = f"{r['where']}: " if str(r.get("where", "")).strip() else ""
+            lines.append(f"* {where}{r['quantity']} — paper {r['paper_value'] or '—'}, ours {r['ours'] or '—'}")
+    scale = scale_against_paper(job)
+    lines.append("")
+    prof = job.params.get("profile", "?")
+    if scale:
+        shown = "; ".join(f"`{k}` {_fmt_param(ran)} (paper profile: {_fmt_param(pap)})" for k, ran, pap in scale[:6])
+        more = f"; {len(scale) - 6} more in *What ran*" if len(scale) > 6 else ""
+        lines.append(f"Scale: profile `{prof}` — {shown}{more}.")
+    else:
+        lines.append(f"Scale: profile `{prof}`, every parameter at the `paper` profile's value.")
+    body = "\n".join(lines)
+    return ":::{admonition} Result at a glance\n:class: tip\n" + body + "\n:::\n"
 
 
 @dataclass

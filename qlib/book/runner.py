@@ -406,6 +406,18 @@ def _git_commit(root: Path) -> str:
     return (sha + (" with uncommitted changes" if dirty else "")) if sha else "unknown (not a git checkout)"
 
 
+def _wall_text(costs: list[dict], total: float) -> str:
+    """The wall-clock span of the notebooks' runs (first start to last finish), named as such; when the
+    span is longer than the summed time the notebooks ran in several sittings, and the span means nothing."""
+    spans = [(c["when"] - c["seconds"], c["when"]) for c in costs if c.get("when") and c.get("seconds") is not None]
+    if not spans:
+        return "wall-clock time unknown"
+    wall = max(e for _, e in spans) - min(s for s, _ in spans)
+    if wall > total + 60:
+        return "run in several sittings (no single wall-clock time)"
+    return f"{wall / 60:.1f} min wall clock from the first start to the last finish"
+
+
 def provenance_markdown(root: Path, out: Path) -> str:
     """The landing page's account of this build: what the ledger counts, per paper and kind, and
     where the rows came from — commit, profile, device, date, and each notebook's time."""
@@ -435,7 +447,7 @@ def provenance_markdown(root: Path, out: Path) -> str:
     lines += [
         f"Commit `{_git_commit(root)}`, profile **{', '.join(profiles)}**, device {', '.join(devices)}, "
         f"finished {datetime.datetime.fromtimestamp(when, datetime.UTC):%Y-%m-%d %H:%M} UTC; "
-        f"{len(costs)} notebooks in {total / 60:.1f} min of execution.",
+        f"{len(costs)} notebooks: {total / 60:.1f} min of notebook time summed, {_wall_text(costs, total)}.",
         "",
         f"**{n_rep}** of the {n_items} paper numbers and claims compared reproduce and could have failed "
         f"(a stated null — no quantization effect, chance, the unquantized model… — fails the same test); "
