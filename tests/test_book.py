@@ -236,6 +236,12 @@ _LAYOUT_JS = """
     const b = box.getBoundingClientRect();
     if (b.right > col.right + 2 || b.left < col.left - 2) over.push(el.tagName + ' ' + Math.round(b.right) + '>' + Math.round(col.right));
   }
+  // a table wider than its box must scroll with a visible cue (the scroll shadows of _static/qlib.css)
+  const nocue = [];
+  for (const t of main.querySelectorAll('table')) {
+    const sc = (t.scrollWidth > t.clientWidth + 2) ? t : null;
+    if (sc && !getComputedStyle(sc).backgroundImage.includes('gradient')) nocue.push(t.innerText.slice(0, 40));
+  }
   const clipped = [];
   for (const m of main.querySelectorAll('mjx-container')) {
     const r = m.getBoundingClientRect();
@@ -244,7 +250,7 @@ _LAYOUT_JS = """
     const lim = sc ? null : col.right;
     if (lim !== null && r.right > lim + 2) clipped.push(m.textContent.slice(0, 40));
   }
-  return {over, clipped};
+  return {over, clipped, nocue};
 }
 """
 
@@ -292,6 +298,7 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
                 wide.goto(base + rel, wait_until="networkidle")
                 res = wide.evaluate(_LAYOUT_JS)
                 problems += [f"{rel} @1400: overflows the column: {o}" for o in res["over"]]
+                problems += [f"{rel} @1400: a table scrolls with no cue: {t!r}" for t in res["nocue"]]
                 if re.match(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-", rel):
                     # issue 29: the result at a glance on the first screen of every chapter
                     top = wide.evaluate("""() => { const t = [...document.querySelectorAll('.admonition-title')]

@@ -335,3 +335,22 @@ def test_long_chapter_groups_fold_in_the_open_rows_section(tmp_path):
     assert "### eden/01-x" in md and "eden/01-x: 1 rows" not in md
     with pytest.raises(ValueError, match="fold_over"):
         ledger_groups_markdown(gather(tmp_path), fold=False, fold_over=-1)
+
+
+def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
+    # issue 29: ours printed to the paper's precision + 1 digit, r_Q^n and 2^10 typeset, kinds in
+    # words, the verdict right after the quantity (visible at 390 px)
+    from qlib.book.compare import paper_vs_ours_markdown, prose_math, round_like
+
+    assert round_like("0.994691", "0.99") == "0.995"
+    assert round_like("0.000123456", "1.2e-04") == "1.23e-04"
+    assert round_like("12", "12") == "12" and round_like("n/a", "0.9") == "n/a"
+    assert prose_math("r_Q^n at d = 2^10, 10^-1.5") == "$r_{Q}^{n}$ at d = $2^{10}$, $10^{-1.5}$"
+    assert prose_math("n_draws and bits_per_coord, `r_Q^n`") == "n_draws and bits_per_coord, `r_Q^n`"
+    c = Comparisons("quantized-mis/01-x", tmp_path)
+    c.close("T1", "r_Q^n of Sign", 0.99, 0.994691, kind="paper-number", rtol=0.1, null=0.0)
+    c.missing("T2", "table", reason="offline", offline=True)
+    md = paper_vs_ours_markdown(c.frame())
+    assert "| quantity | verdict | paper | ours |" in md
+    assert "| T1: $r_{Q}^{n}$ of Sign | **reproduced** · paper number" in md and "| 0.99 | 0.995 |" in md
+    assert "not-available-offline" not in md

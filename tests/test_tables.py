@@ -43,12 +43,61 @@ def test_figures_fit_the_column_and_overlaps_are_found():
     assert not style.fit_to_column(fig)
     ax.set_xlabel("x")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.02))  # under the axes: on the x label
-    assert any("legend overlaps the x label" in p for p in style.overlaps(fig))
-    ax.legend(loc="upper left")
+    assert any("legend collides with x label 'x'" in p for p in style.overlaps(fig))
+    ax.legend(["a"], loc="upper left")  # short: clear of the rising line
     assert style.overlaps(fig) == []
     ax.set_xticks(range(40))
     ax.set_xticklabels([f"label{i}" for i in range(40)])
     assert any("x tick labels overlap" in p for p in style.overlaps(fig))
+    plt.close(fig)
+
+
+def test_overlap_checker_sees_every_text_box_legends_on_data_and_small_text():
+    # issue 29: the old checker saw only a legend against its own axes' labels and major ticks
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qlib.book import style
+
+    style.apply()
+    # a legend laid on the data (no text collides)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([0, 1, 2, 3], [0, 1, 2, 3], label="rising")
+    ax.legend(loc="center")
+    assert any("legend lies on the data of axes 0" in p for p in style.overlaps(fig))
+    ax.legend(loc="upper left")
+    assert style.overlaps(fig) == []
+    # a figure-level legend on a figure-level x label, and text below 8 pt
+    fig.supxlabel("shared x")
+    fig.legend(["rising"], loc="lower center", bbox_to_anchor=(0.5, 0.0))
+    found = style.overlaps(fig)
+    assert any("figure: legend 0 collides with supxlabel 'shared x'" in p for p in found), found
+    ax.set_title("tiny", fontsize=6)
+    assert any("below 8 pt" in p and "'tiny' at 6.0 pt" in p for p in style.overlaps(fig))
+    plt.close(fig)
+    # one axes' text against another's: a long title runs into the next axes' tick labels
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(6, 4), gridspec_kw={"wspace": 0.05})
+    a0.set_title("a long title of the left panel")
+    a1.set_title("a long title of the right panel")
+    found = style.overlaps(fig)
+    assert any(p.startswith("axes 0 / axes 1: title 'a long title of the left panel' collides with")
+               for p in found), found
+    plt.close(fig)
+    # a twin axes alone is clean (its hidden shared x axis is not counted twice)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([1, 2], [1, 2])
+    ax.twinx().plot([1, 2], [2, 1], color="C1")
+    assert style.overlaps(fig) == []
+    plt.close(fig)
+    # minor tick labels that collide with the major ones
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.set_xscale("log")
+    ax.plot([1, 1000], [1, 2])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.0f"))
+    found = style.overlaps(fig)
+    assert any("x tick labels overlap" in p for p in found), found
     plt.close(fig)
 
 
@@ -90,3 +139,18 @@ def test_install_formatter_routes_dataframes_and_stylers():
         assert pd.get_option("display.max_colwidth") is None
     types = ip.display_formatter.formatters["text/html"].types
     assert types[pd.DataFrame] is tables.html and types[Styler] is tables.html
+
+
+def test_tables_read_as_words_and_maths():
+    # issue 29: snake_case headers, float pivot headers printed 0.100000, raw nan from a chapter's own
+    # format, r_Q^n as raw text
+    import numpy as np
+
+    df = pd.DataFrame({"final_train_acc": [0.5, np.nan], 0.1: [1.0, 2.0], "r_Q^n": ["r_Q^n at 2^10", "x"]})
+    h = tables.html(df.style.format("{:.3f}", subset=["final_train_acc"]))
+    assert ">final train acc</th>" in h and ">0.1</th>" in h and "0.100000" not in h
+    assert ">nan<" not in h and ">—</td>" in h
+    assert ">r<sub>Q</sub><sup>n</sup> at 2<sup>10</sup></td>" in h
+    md = tables.markdown(df)
+    assert md.splitlines()[0] == "| final train acc | 0.1 | $r_{Q}^{n}$ |"
+    assert "| $r_{Q}^{n}$ at $2^{10}$ |" in md

@@ -23,6 +23,8 @@ import pandas as pd
 from qlib.repro import ledger
 from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS, Row
 
+from .tables import md_math
+
 COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
            "null", "null_fails"]
 #: columns a file written before nulls existed may lack (read as empty)
@@ -38,7 +40,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "append
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
 __all__ = ["Comparisons", "gather", "unfinished_reason", "IncompleteResultsWarning", "STAMPS", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
-           "ledger_groups_markdown", "papers_in_book_order", "COLUMNS", "FILENAME",
+           "ledger_groups_markdown", "papers_in_book_order", "round_like", "prose_math", "COLUMNS", "FILENAME",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
 
@@ -59,9 +61,34 @@ def _md_cell(v) -> str:
 
 
 def _kind_suffix(r) -> str:
-    """" · <kind>" after the verdict, unless the verdict already says it ("not implemented")."""
-    kind = str(r["kind"])
-    return "" if kind.replace("-", " ") == str(r["verdict"]) else f" · {_md_cell(kind)}"
+    """" · <kind>" after the verdict (in words: "paper number"), unless the verdict already says it."""
+    kind = str(r["kind"]).replace("-", " ")
+    return "" if kind == str(r["verdict"]) else f" · {_md_cell(kind)}"
+
+
+_PLAIN_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def round_like(ours: Any, paper: Any) -> str:
+    """``ours`` printed to the precision ``paper`` was printed with, plus one digit (0.994691 against
+    a printed 0.99 reads 0.995): decimals + 1 for a fixed-point paper value, significant digits + 1 for
+    one in scientific notation. Anything that is not a plain number on both sides is left as it is."""
+    o, p = str(ours).strip(), str(paper).strip()
+    if not (_PLAIN_NUMBER.match(o) and _PLAIN_NUMBER.match(p)):
+        return str(ours)
+    x = float(o)
+    if "e" in p.lower():
+        mant = p.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")
+        return f"{x:.{max(len(mant), 1)}e}"
+    dec = len(p.split(".")[1]) if "." in p else 0
+    if dec == 0 and "." not in o and "e" not in o.lower():
+        return o  # integers stay integers
+    return f"{x:.{dec + 1}f}"
+
+
+def prose_math(text: Any) -> str:
+    """``text`` with its plain-text maths typeset for the page (see :func:`qlib.book.tables.md_math`)."""
+    return md_math(str(text))
 
 
 def _null_cell(r) -> str:
@@ -91,15 +118,17 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
     shared = {n: k for n, k in zip([n for n, c in counts.items() if c >= shared_note_min], _letters())}
 
     def table(d: pd.DataFrame) -> str:
-        lines = ["| quantity | paper | ours | null (fails?) | verdict | note |", "|---|---:|---:|---|---|---|"]
+        # the verdict second, so that it stays on screen on a phone (the quantity is the row's name)
+        lines = ["| quantity | verdict | paper | ours | null (fails?) | note |", "|---|---|---:|---:|---|---|"]
         for _, r in d.iterrows():
             q = f"{r['where']}: {r['quantity']}" if str(r["where"]).strip() else r["quantity"]
             note = str(r["note"]) if r["note"] == r["note"] else ""
-            note = f"note {shared[note]}" if note in shared else note
+            note = f"note {shared[note]}" if note in shared else prose_math(note)
             tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
-            lines.append(f"| {_md_cell(q)} | {_md_cell(r['paper_value'])} | {_md_cell(r['ours'])} | {_null_cell(r)} | "
-                         f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} "
-                         f"| {_md_cell(note) if note else ''} |")
+            lines.append(f"| {_md_cell(prose_math(q))} | "
+                         f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} | "
+                         f"{_md_cell(r['paper_value'])} | {_md_cell(round_like(r['ours'], r['paper_value']))} | "
+                         f"{_null_cell(r)} | {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
 
     tally = df["verdict"].value_counts()
@@ -108,7 +137,7 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
            "claims whose stated null would have failed the same test count as reproductions (a passing row "
            "whose null passes too reads *consistent*)."]
     if shared:
-        out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {n}" for n, k in shared.items()))
+        out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {prose_math(n)}" for n, k in shared.items()))
     open_rows = df[~df["verdict"].isin(SETTLED)]
     settled = df[df["verdict"].isin(SETTLED)]
     if len(open_rows):
@@ -445,9 +474,10 @@ def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
              "|---|---|---|---|---:|---:|---|---|---|"]
     for _, r in df.iterrows():
         where = f"{{ref}}`{_ref_text(r['where'])} <{label}>`"
-        lines.append("| " + " | ".join([_md_cell(r["quantity"]), f"**{_md_cell(r['verdict'])}**", _md_cell(r["kind"]),
-                                        where, _md_cell(r["paper_value"]), _md_cell(r["ours"]), _null_cell(r),
-                                        _md_cell(r["tolerance"]), _md_cell(r["note"])]) + " |")
+        lines.append("| " + " | ".join([_md_cell(prose_math(r["quantity"])), f"**{_md_cell(r['verdict'])}**",
+                                        _md_cell(str(r["kind"]).replace("-", " ")), where, _md_cell(r["paper_value"]),
+                                        _md_cell(round_like(r["ours"], r["paper_value"])), _null_cell(r),
+                                        _md_cell(r["tolerance"]), _md_cell(prose_math(r["note"]))]) + " |")
     return "\n".join(lines)
 
 

@@ -513,4 +513,30 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", "--all", "-W", "-n", "--keep-going",
            "--path-output", str(parent), str(out)]
-    return subprocess.call(cmd)
+    status = subprocess.call(cmd)
+    collisions = figure_collisions(out)
+    if collisions:
+        print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.book.style.overlaps):",
+              file=sys.stderr)
+        for line in collisions:
+            print(f"  {line}", file=sys.stderr)
+        return status or 1
+    return status
+
+
+def figure_collisions(out: Path) -> list[str]:
+    """One line per figure of the executed notebooks in ``out`` whose text collides, lies on its data or
+    is too small (the checks :mod:`qlib.book.style` wrote while each notebook ran): the build fails on
+    them, not only the tests."""
+    import json
+
+    found = []
+    for f in sorted((Path(out) / "_results").rglob("figure-checks.json")):
+        try:
+            recs = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        for rec in recs if isinstance(recs, list) else []:
+            for p in rec.get("overlaps") or []:
+                found.append(f"{f.parent.relative_to(Path(out) / '_results').as_posix()} figure {rec.get('figure')}: {p}")
+    return found

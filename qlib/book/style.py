@@ -3,9 +3,11 @@
 Figures are drawn at the width of the book's content column (:data:`COLUMN_IN` inches at
 ``figure.dpi`` 100, i.e. the column's ~784 px), so that text is printed at the size it was set in and
 is never shrunk by the browser. A figure a notebook makes wider is scaled down to the column before
-it is shown (aspect kept, its layout engine re-run), and every figure shown is checked for
-text that overlaps: a legend over an axis label or title, or tick labels that run into each other. The
-checks of a notebook are written to ``<out_dir>/figure-checks.json``, which the book's tests read.
+it is shown (aspect kept, its layout engine re-run), and every figure shown is checked (:func:`overlaps`):
+any two of its text boxes that collide (every axes' titles, labels, major and minor tick labels,
+annotations and legends, and the figure's own texts and legends), a legend on plotted data, text
+below :data:`MIN_FONT_PT`. The checks of a notebook are written to ``<out_dir>/figure-checks.json``;
+the book's build (:func:`qlib.book.runner.build`) and its tests read them and fail on a collision.
 """
 
 from __future__ import annotations
@@ -62,29 +64,179 @@ def _bbox(artist, renderer):
         return None
 
 
+#: the smallest text a figure may print, in points (the book's body text is about 16 px)
+MIN_FONT_PT = 8.0
+#: pixels two boxes may share before they count as overlapping (anti-aliased edges touch)
+_SLACK_PX = 1.0
+
+
+def _inter(a, b) -> bool:
+    """True when boxes ``a`` and ``b`` share more than a sliver (:data:`_SLACK_PX` each way)."""
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > _SLACK_PX) and (min(a.y1, b.y1) - max(a.y0, b.y0) > _SLACK_PX)
+
+
+def _texts(fig, renderer) -> list[tuple[str, str, object, object]]:
+    """Every visible text of ``fig`` as (owner, name, artist, box): per axes its title(s), axis labels,
+    major and minor tick labels, annotations and legend (one box); the figure's suptitle, supxlabel,
+    supylabel, texts and legends."""
+    out = []
+
+    def add(owner, name, artist):
+        b = _bbox(artist, renderer)
+        if b is not None and b.width > 0 and b.height > 0:
+            out.append((owner, name, artist, b))
+
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        own = f"axes {i}"
+        for t in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+            if t is not None:
+                add(own, f"title {t.get_text()!r}", t)
+        if ax.xaxis.get_visible():
+            add(own, f"x label {ax.xaxis.label.get_text()!r}", ax.xaxis.label)
+        if ax.yaxis.get_visible():
+            add(own, f"y label {ax.yaxis.label.get_text()!r}", ax.yaxis.label)
+        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if not axis.get_visible():  # a twin's shared axis is hidden
+                continue
+            lo, hi = sorted(axis.get_view_interval())
+            eps = 1e-9 * max(1.0, abs(lo), abs(hi))
+            for minor in (False, True):
+                locs = axis.get_minorticklocs() if minor else axis.get_majorticklocs()
+                for loc, t in zip(locs, axis.get_ticklabels(minor=minor)):
+                    if lo - eps <= loc <= hi + eps:  # only the ticks drawn (in the view)
+                        add(own, f"{axis_name} {'minor ' if minor else ''}tick label {t.get_text()!r}", t)
+        for t in ax.texts:
+            add(own, f"text {t.get_text()[:30]!r}", t)
+        leg = ax.get_legend()
+        if leg is not None:
+            add(own, "legend", leg)
+    sup = []
+    for name in ("_suptitle", "_supxlabel", "_supylabel"):
+        t = getattr(fig, name, None)
+        if t is not None:
+            sup.append(t)
+            add("figure", f"{name.strip('_')} {t.get_text()!r}", t)
+    for t in fig.texts:
+        if not any(t is u for u in sup):
+            add("figure", f"text {t.get_text()[:30]!r}", t)
+    for k, leg in enumerate(fig.legends):
+        add("figure", f"legend {k}", leg)
+    return out
+
+
+def _font_sizes(fig) -> list[tuple[str, float]]:
+    """(text, size in points) of every visible text artist of ``fig`` (legend entries included)."""
+    from matplotlib.text import Text
+
+    seen = []
+    for t in fig.findobj(Text):
+        try:
+            if t.get_visible() and t.get_text().strip() and t.get_figure() is fig:
+                seen.append((t.get_text()[:30], float(t.get_fontsize())))
+        except (AttributeError, ValueError):
+            continue
+    return seen
+
+
+def _data_under(box, ax, renderer) -> bool:
+    """True when plotted data of ``ax`` (line segments, markers, scatter points, bars) falls inside
+    ``box`` (display coordinates), shrunk by :data:`_SLACK_PX`."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Rectangle
+
+    # only what is drawn: the part of the box over the axes' own area (lines are clipped to it)
+    ab = ax.get_window_extent(renderer)
+    x0, y0 = max(box.x0, ab.x0) + _SLACK_PX, max(box.y0, ab.y0) + _SLACK_PX
+    x1, y1 = min(box.x1, ab.x1) - _SLACK_PX, min(box.y1, ab.y1) - _SLACK_PX
+    if x1 <= x0 or y1 <= y0:
+        return False
+
+    def inside(p):
+        return (p[:, 0] > x0) & (p[:, 0] < x1) & (p[:, 1] > y0) & (p[:, 1] < y1)
+
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = np.asarray(line.get_xydata(), dtype=float)
+        if xy.ndim != 2 or len(xy) == 0:
+            continue
+        p = line.get_transform().transform(xy)
+        p = p[np.isfinite(p).all(axis=1)]
+        if len(p) == 0:
+            continue
+        if inside(p).any():
+            return True
+        if line.get_linestyle() not in ("None", "none", "", " ") and len(p) > 1:
+            # segments crossing the box without a vertex in it: sample each segment
+            t = np.linspace(0.0, 1.0, 17)[1:-1, None, None]
+            pts = (p[:-1][None] * (1 - t) + p[1:][None] * t).reshape(-1, 2)
+            if inside(pts).any():
+                return True
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and coll.get_visible():
+            offs = np.asarray(coll.get_offsets(), dtype=float)
+            if offs.ndim == 2 and len(offs):
+                p = coll.get_offset_transform().transform(offs)
+                if inside(p[np.isfinite(p).all(axis=1)]).any():
+                    return True
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible():
+            b = patch.get_window_extent(renderer)
+            if b.width > 0 and b.height > 0 and min(b.x1, x1) > max(b.x0, x0) and min(b.y1, y1) > max(b.y0, y0):
+                return True
+    return False
+
+
 def overlaps(fig) -> list[str]:
-    """Text of ``fig`` that overlaps: a legend over an axis label, title or tick labels of its own
-    axes, and neighbouring tick labels that run into each other."""
+    """Every collision of ``fig``'s text, and text too small to read: any two text boxes of the figure
+    that overlap — titles, axis labels, major and minor tick labels, annotations and legends of every
+    axes (twin axes included), and the figure's own suptitle/supxlabel/supylabel, texts and legends
+    (a legend's own entries excepted); a legend lying on the plotted data (lines, markers, scatter
+    points, bars) of any axes it covers; and any text set below :data:`MIN_FONT_PT` points."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    found = []
-    for i, ax in enumerate(fig.axes):
-        leg = ax.get_legend()
-        lb = _bbox(leg, renderer) if leg is not None else None
-        texts = {"x label": ax.xaxis.label, "y label": ax.yaxis.label, "title": ax.title}
-        if lb is not None:
-            for name, t in texts.items():
-                tb = _bbox(t, renderer)
-                if tb is not None and lb.overlaps(tb):
-                    found.append(f"axes {i}: legend overlaps the {name} {t.get_text()!r}")
-        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            boxes = [b for b in (_bbox(t, renderer) for t in axis.get_ticklabels()) if b is not None]
-            boxes.sort(key=lambda b: (b.x0, b.y0))
-            for a, b in zip(boxes, boxes[1:]):
-                if a.overlaps(b) and a.width > 0 and b.width > 0:
-                    found.append(f"axes {i}: {axis_name} tick labels overlap")
-                    break
-    return found
+    found: list[str] = []
+    boxes = _texts(fig, renderer)
+    for k, (own_a, name_a, art_a, a) in enumerate(boxes):
+        for own_b, name_b, art_b, b in boxes[k + 1:]:
+            if not _inter(a, b):
+                continue
+            if "legend" in name_a and art_b in _legend_texts(art_a) or "legend" in name_b and art_a in _legend_texts(art_b):
+                continue
+            same_axis = own_a == own_b and name_a.split(" ")[0] == name_b.split(" ")[0] and "tick label" in name_a \
+                and "tick label" in name_b
+            if same_axis:
+                found.append(f"{own_a}: {name_a.split(' ')[0]} tick labels overlap")
+            else:
+                (own_a, name_a), (own_b, name_b) = sorted(((own_a, _group(name_a)), (own_b, _group(name_b))),
+                                                          key=lambda x: "legend" not in x[1])
+                where = own_a if own_a == own_b else f"{own_a} / {own_b}"
+                found.append(f"{where}: {name_a} collides with {name_b}")
+    for own, name, _art, box in boxes:
+        if "legend" not in name:
+            continue
+        for i, ax in enumerate(fig.axes):
+            if ax.get_visible() and _data_under(box, ax, renderer):
+                found.append(f"{own}: {name} lies on the data of axes {i}")
+    small = sorted({(t, s) for t, s in _font_sizes(fig) if s < MIN_FONT_PT - 1e-9}, key=lambda x: x[1])
+    if small:
+        found.append(f"{len(small)} text(s) below {MIN_FONT_PT:g} pt, e.g. {small[0][0]!r} at {small[0][1]:.1f} pt")
+    return list(dict.fromkeys(found))
+
+
+def _group(name: str) -> str:
+    """A tick label's name as its axis' ("x tick label '0.5'" → "x tick labels"): one message per axis."""
+    return name.split(" tick label ")[0] + " tick labels" if " tick label " in name else name
+
+
+def _legend_texts(leg) -> list:
+    try:
+        return list(leg.get_texts()) + [leg.get_title()]
+    except AttributeError:
+        return []
 
 
 def check_figure(fig) -> dict:

@@ -3,10 +3,44 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
 MISSING = "—"
+
+#: plain-text maths in the texts of rows and tables: r_Q^n, C_P^1, Δ_n, δ_2², 2^10, 10^-1.5 (one letter
+#: before the underscore, at most three after it, so snake_case words such as n_draws never match)
+MATH_TOKEN = re.compile(r"(?<![\w$\\])(?:[A-Za-zΔδεθλμσΘ]_[A-Za-z0-9]{1,3}(?:\^[-A-Za-z0-9.]{1,4})?[²³]?"
+                        r"|\d+\^-?[0-9.]*[0-9])(?![\w$])")
+
+
+def md_math(text: str) -> str:
+    """``text`` with its plain-text maths (``r_Q^n``, ``2^10``, ``10^-1.5``, ``Δ_n``) wrapped in ``$…$`` so
+    that the book typesets it; snake_case words (``n_draws``) are left alone (they never match: one
+    letter before the underscore, at most three after it)."""
+    def sub(m: re.Match) -> str:
+        t = m.group(0)
+        t = re.sub(r"\^(-?[0-9.]+|[A-Za-z0-9]+)", lambda g: "^{" + g.group(1) + "}", t)
+        t = re.sub(r"_([A-Za-z0-9]+)", lambda g: "_{" + g.group(1) + "}", t)
+        t = t.replace("²", "^2").replace("³", "^3").replace("Δ", r"\Delta ").replace("δ", r"\delta ")
+        t = t.replace("ε", r"\varepsilon ").replace("θ", r"\theta ").replace("Θ", r"\Theta ")
+        t = t.replace("λ", r"\lambda ").replace("μ", r"\mu ").replace("σ", r"\sigma ")
+        return "$" + t + "$"
+
+    parts = str(text).split("`")  # code spans (odd parts) stay as they are
+    return "`".join(p if i % 2 else MATH_TOKEN.sub(sub, p) for i, p in enumerate(parts))
+
+
+def html_math(text: str) -> str:
+    """Plain-text maths (:data:`MATH_TOKEN`) as HTML sub- and superscripts, for the HTML tables that
+    the book's MathJax does not typeset: ``r_Q^n`` → r<sub>Q</sub><sup>n</sup>, ``2^10`` → 2<sup>10</sup>."""
+    def sub(m: re.Match) -> str:
+        t = m.group(0)
+        t = re.sub(r"\^(-?[0-9.]+|[A-Za-z0-9]+)", lambda g: "<sup>" + g.group(1) + "</sup>", t)
+        return re.sub(r"_([A-Za-z0-9]+)", lambda g: "<sub>" + g.group(1) + "</sub>", t)
+
+    return MATH_TOKEN.sub(sub, text)
 
 
 def _is_number(v) -> bool:
@@ -21,7 +55,7 @@ def _cell(v, math_col: bool, digits: int = 4) -> str:
     if isinstance(v, float):
         s = f"{v:.{digits}g}"
     else:
-        s = str(v)
+        s = str(v) if math_col else md_math(str(v))
     s = s.replace("|", r"\|").replace("\n", " ")
     return f"${s}$" if math_col and s else s
 
@@ -36,9 +70,8 @@ def markdown(df: pd.DataFrame, *, math_columns: list[str] | tuple[str, ...] = ()
     unknown = set(math_columns) - set(df.columns)
     if unknown:
         raise ValueError(f"math_columns not in the frame: {sorted(unknown)}")
-    cols = [str(c) for c in df.columns]
     numeric = [len(df) > 0 and all(_is_number(v) or v is None or v is pd.NA for v in df[c]) for c in df.columns]
-    lines = ["| " + " | ".join(c.replace("|", r"\|") for c in cols) + " |",
+    lines = ["| " + " | ".join(md_math(header_text(c)).replace("|", r"\|") for c in df.columns) + " |",
              "|" + "".join("---:|" if n else "---|" for n in numeric)]
     for row in df.itertuples(index=False):
         lines.append("| " + " | ".join(_cell(v, c in math_columns, digits) for v, c in zip(row, df.columns)) + " |")
@@ -75,7 +108,28 @@ def html(obj, *, digits: int = 4) -> str:
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
     if numeric:
         sty = sty.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
-    return sty.set_table_attributes('class="qlib-table"').to_html()
+    sty = sty.format_index(header_text, axis=1).format_index(header_text, axis=0)
+    out = sty.set_table_attributes('class="qlib-table"').to_html()
+    # a chapter's own format (f"{v:.3f}") prints a missing value as "nan": the book's "—" instead
+    out = _NAN_CELL.sub(lambda m: m.group(1) + MISSING + m.group(2), out)
+    return _CELL_TEXT.sub(lambda m: m.group(1) + html_math(m.group(2)) + m.group(3), out)
+
+
+_NAN_CELL = re.compile(r"(<t[dh][^>]*>)\s*(?:nan|NaN|<NA>|None)\s*(</t[dh]>)")
+_CELL_TEXT = re.compile(r"(<t[dh][^>]*>)([^<]*)(</t[dh]>)")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+
+
+def header_text(v) -> str:
+    """A column or index label as a reader sees it: ``final_train_acc`` → "final train acc", a float
+    label printed short (0.1, not 0.100000), a missing one as "—"; anything else unchanged."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return MISSING
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, str) and _SNAKE.match(v):
+        return v.replace("_", " ")
+    return str(v)
 
 
 def install_formatter(ip=None) -> bool:
