@@ -418,3 +418,14 @@ def test_glance_says_when_a_run_is_at_the_paper_scale(book):
     assert not rep.failures
     glance = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).cells[1].source
     assert "Scale: profile `paper`, every parameter at the `paper` profile's value." in glance
+
+
+def test_figure_collisions_are_read_from_every_chapter(tmp_path):
+    # issue 29: the build (not only the tests) fails on a figure whose text collides
+    out = tmp_path / "out"
+    (out / "_results" / "a" / "01-ok").mkdir(parents=True)
+    (out / "_results" / "a" / "01-ok" / "figure-checks.json").write_text(json.dumps(
+        [{"figure": 1, "overlaps": []}, {"figure": 2, "overlaps": ["axes 0: legend lies on the data of axes 0"]}]))
+    (out / "_results" / "a" / "02-b").mkdir(parents=True)
+    (out / "_results" / "a" / "02-b" / "figure-checks.json").write_text("not json")  # unreadable: ignored
+    assert runner.figure_collisions(out) == ["a/01-ok figure 2: axes 0: legend lies on the data of axes 0"]
