@@ -170,3 +170,14 @@ def test_landing_page_substitutions(monkeypatch):
     cfg = SimpleNamespace(myst_substitutions=None)
     sphinx_ext._substitutions(None, cfg)
     assert f'<a href="../../{publish.PDF_NAME}">' in cfg.myst_substitutions["qlib_pdf"]
+
+
+def test_proof_index_names_theorems_not_labels():
+    # issue 29: the proof index listed labels (thm-eden-2-1), not theorem names
+    from qlib.book.sphinx_ext import index_title
+
+    assert index_title("Theorem 2.1 of {cite}`vargaftik2022eden`", "thm-eden-2-1") == "Theorem 2.1"
+    assert index_title("Theorem 2.3 and Corollary 2.4 of {cite}`v`", "x") == "Theorem 2.3 and Corollary 2.4"
+    assert index_title("Lemma 1 ({cite:t}`a`)", "x") == "Lemma 1"
+    assert index_title("Lemma 2, {ref}`the bound <eq-b>`", "x") == "Lemma 2, the bound"
+    assert index_title("", "thm-a") == "thm-a"

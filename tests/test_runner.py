@@ -409,6 +409,8 @@ def test_result_at_a_glance_sits_under_the_title(book):
     assert "* T1: x — paper 1, ours 2" in glance
     assert "Scale: profile `smoke` — `x` 2 (paper profile: 5)." in glance
     # a notebook that records no rows gets no block
+    pm = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).metadata["papermill"]
+    assert pm["input_path"] == pm["output_path"] == "chapters/a/01-ok.ipynb"  # no temporary build paths
     slow = nbformat.read(book / "out/chapters/a/03-slow.ipynb", as_version=4).cells
     assert not any("qlib-at-a-glance" in c.metadata.get("tags", []) for c in slow)
 

@@ -83,6 +83,10 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
     below the parameters cell), a compact box saying what ran: the profile, the device and every
     parameter whose value differs from the parameters cell."""
     nb = json.loads(nb_path.read_text())
+    pm = nb.get("metadata", {}).get("papermill")
+    if isinstance(pm, dict):  # the reader downloads this file: no temporary paths of the build machine
+        pm["input_path"] = f"chapters/{job.nb}"
+        pm["output_path"] = f"chapters/{job.nb}"
     cells = nb.get("cells", [])
     at = None
     for i, cell in enumerate(cells):

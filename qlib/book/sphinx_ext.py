@@ -7,11 +7,13 @@
   ``project.version`` of the checkout's ``pyproject.toml``, else the installed package's version), and
   ``{{ qlib_pdf }}``, a sentence linking the book's PDF when the site publishes one (``$QLIB_BOOK_PDF``,
   its file name at the site's root, set by :func:`qlib.book.publish.publish`), else nothing.
+* Lists theorem blocks by name in the proof index, grouped by chapter (sphinx-proof lists bare labels).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 
@@ -58,8 +60,65 @@ def _substitutions(app, config) -> None:
     config.myst_substitutions = subs
 
 
+_ROLE_OF = re.compile(r"\s*(?:\b(?:of|in)\s+)?\{cite(?::[a-z]+)?\}`[^`]*`")
+_ROLE = re.compile(r"\{[a-z:]+\}`([^`<]*?)\s*(?:<[^>]*>)?`")
+
+
+def index_title(title: str, label: str) -> str:
+    """A theorem block's name as the proof index shows it: its title without the citation
+    ("Theorem 2.1 of {cite}`eden`" → "Theorem 2.1"), other roles as their text, else its label."""
+    t = _ROLE.sub(lambda m: m.group(1), _ROLE_OF.sub("", title or ""))
+    t = re.sub(r"\(\s*\)", "", t).strip(" ,;:")
+    return t or label
+
+
+def _collect_titles(app, doctree) -> None:
+    """Remember every theorem block's title (sphinx-proof keeps only its label)."""
+    env = app.env
+    store = env.__dict__.setdefault("qlib_proof_titles", {})
+    for node in doctree.findall(lambda n: "label" in getattr(n, "attributes", {}) and "realtype" in n.attributes):
+        store[node["label"]] = {"title": str(node.get("title", "")), "docname": env.docname,
+                                "realtype": str(node["realtype"])}
+
+
+def _purge_titles(app, env, docname) -> None:
+    store = getattr(env, "qlib_proof_titles", {})
+    for k in [k for k, v in store.items() if v["docname"] == docname]:
+        del store[k]
+
+
+def _merge_titles(app, env, docnames, other) -> None:
+    env.__dict__.setdefault("qlib_proof_titles", {}).update(getattr(other, "qlib_proof_titles", {}))
+
+
+def _proof_index_by_chapter(self, docnames=None):
+    """sphinx-proof's index lists bare labels (``thm-eden-2-1``): list names instead ("Theorem 2.1",
+    "Lemma 3"), grouped by the chapter that states them."""
+    from collections import defaultdict
+
+    env = self.domain.env
+    proofs = getattr(env, "proof_list", {})
+    titles = getattr(env, "qlib_proof_titles", {})
+    content = defaultdict(list)
+    for anchor, values in proofs.items():
+        doc = values["docname"]
+        chapter = env.titles[doc].astext() if doc in env.titles else doc
+        name = index_title(titles.get(anchor, {}).get("title", ""), anchor)
+        content[chapter].append((name, values["prio"], doc, anchor, "", "", values["realtype"]))
+    return sorted((k, sorted(v)) for k, v in content.items()), True
+
+
 def setup(app) -> dict[str, Any]:
     app.set_html_assets_policy("always")
     app.connect("config-inited", _substitutions)
     app.connect("html-page-context", _dedup_scripts, priority=900)
+    app.connect("doctree-read", _collect_titles)
+    app.connect("env-purge-doc", _purge_titles)
+    app.connect("env-merge-info", _merge_titles)
+    try:
+        from sphinx_proof.domain import ProofIndex
+
+        ProofIndex.generate = _proof_index_by_chapter
+    except ImportError:  # pragma: no cover - sphinx-proof is in the book extra
+        pass
     return {"parallel_read_safe": True, "parallel_write_safe": True}
