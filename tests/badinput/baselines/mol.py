@@ -211,8 +211,9 @@ BASELINES[f"{RW}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5],
 BASELINES[f"{RW}.stability_rows"] = lambda: {"res": _tiny_study(), "stab": _stab()}
 BASELINES[f"{RW}.confusion"] = lambda: {"stab": _stab(), "k": 2}
 
-# ---------------------------------------------------------------------------- quantized_mis.molecular
+# ---------------------------------------------------- quantized_mis.molecular and .molecular_claims
 MM = "qlib.repro.quantized_mis.molecular"
+MC = "qlib.repro.quantized_mis.molecular_claims"
 _QUANTIZERS = ("sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5")
 
 
@@ -242,10 +243,10 @@ def _fake_mol_study(embedders=("a", "b")):
 
 
 def _profiles():
-    from qlib.repro.quantized_mis import molecular
+    from qlib.repro.quantized_mis import molecular_claims
 
     g = torch.Generator().manual_seed(0)
-    return molecular.lambda_profiles(torch.rand(6, 2, 2, 5, generator=g, dtype=torch.float64), ("sign", "bits2"))
+    return molecular_claims.lambda_profiles(torch.rand(6, 2, 2, 5, generator=g, dtype=torch.float64), ("sign", "bits2"))
 
 
 BASELINES[f"{MM}.auroc"] = lambda: {"scores": _rng(2).normal(size=(3, 20)), "y": _labels01()}
@@ -264,34 +265,34 @@ BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["ma
 BASELINES[f"{MM}.MolecularConfig"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
                                               "lr": 1e-2, "hidden": 4, "val_frac": 0.4, "subsample": 0.9,
                                               "max_molecules": 20, "keep_losses_for": [SMALL_TASK], "seed": 0}
-BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
-BASELINES[f"{MM}.table_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.section522_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.lambda_profiles"] = lambda: {
+BASELINES[f"{MC}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.paper_table"] = lambda: {"metric": "r2"}
+BASELINES[f"{MC}.table_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.section522_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.lambda_profiles"] = lambda: {
     "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
     "quantizers": ("sign", "bits2")}
-BASELINES[f"{MM}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
-BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_readings"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_reading_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_readings_text"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
-BASELINES[f"{MM}.inputs_table"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.dropped_text"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.tables_note"] = lambda: {}
-BASELINES[f"{MM}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.readings_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
+BASELINES[f"{MC}.readings_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_readings"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_readings_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.scale_note"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
+BASELINES[f"{MC}.inputs_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.dropped_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.tables_note"] = lambda: {}
+BASELINES[f"{MC}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.readings_text"] = lambda: {"study": _fake_mol_study()}
 
 
 def _mol_claims():
-    from qlib.repro.quantized_mis import molecular
+    from qlib.repro.quantized_mis import molecular_claims
 
-    return molecular.section522_rows(_fake_mol_study())
+    return molecular_claims.section522_rows(_fake_mol_study())
 
 
-BASELINES[f"{MM}.claims_text"] = lambda: {"rows": _mol_claims()}
+BASELINES[f"{MC}.claims_text"] = lambda: {"rows": _mol_claims()}
 BASELINES[f"{RW}.verdict_table"] = lambda: {"rows": _figure2_pair()}
