@@ -194,7 +194,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
                       ("inf", "documented: a non-finite score row (a diverged model in a batch) gives NaN for "
                               "that row, so one model does not stop the batched scoring of train_task"),
                       ("ndim+1", "documented (..., n): leading axes are batch axes (one model per row)"))},
-    ("qlib.repro.quantized_mis.rows.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
+    ("qlib.repro.quantized_mis.synthetic_claims.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
         "undefined (all runs of a law undefined); a NaN never wins a comparison, so a claim is False there",
     # (end mol)
 }
