@@ -67,6 +67,7 @@ from qlib.validation import (
     check_seed,
 )
 
+from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_SETTINGS
 
 __all__ = [
@@ -413,14 +414,7 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device`` and ``progress`` (a
     callable ``progress(task, embedder, TaskRun)``).
     """
-    if config is None:
-        config = MolecularConfig(**settings)
-    elif not isinstance(config, MolecularConfig):
-        raise TypeError(f"config must be a MolecularConfig, got {type(config).__name__}")
-    elif settings:
-        raise TypeError(f"pass either config or its fields by keyword, not both: {', '.join(settings)} given "
-                        "beside config (use dataclasses.replace(config, ...))")
-    cfg = config
+    cfg = config_record(MolecularConfig, config, settings)
     tasks, embedders, runs, epochs, lr = list(cfg.tasks), list(cfg.embedders), cfg.runs, cfg.epochs, cfg.lr
     max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
     if progress is not None:

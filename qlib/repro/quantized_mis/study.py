@@ -35,6 +35,7 @@ from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
 from ...validation import check_bool, check_choice, check_float, check_int, check_positive, check_seed
+from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyConfig", "StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
@@ -255,16 +256,9 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
     ``cache_dir``: with it, the result is stored under :func:`study_key` — a hash of the record
     AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
     """
-    if config is None:
-        config = StudyConfig(**settings)
-    elif not isinstance(config, StudyConfig):
-        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
-    elif settings:
-        raise TypeError(f"pass either config or its fields by keyword, not both: {', '.join(settings)} given "
-                        "beside config (use dataclasses.replace(config, ...))")
+    cfg = config_record(StudyConfig, config, settings)
     check_int("block", block, low=1)
     check_int("chunk_size", chunk_size, low=1, allow_none=True)
-    cfg = config
     runs, epochs, n, n_val, lr = cfg.runs, cfg.epochs, cfg.n, cfg.n_val, cfg.lr
     names, grid, centre_scale, scope, seed = cfg.names, cfg.grid, cfg.centre_scale, cfg.scope, cfg.seed
     law_seed, variant = cfg.law_seed, cfg.variant
