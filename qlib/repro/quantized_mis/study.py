@@ -33,8 +33,8 @@ from ... import discriminator as disc
 from ...ranking import average_runs, ranks, spearman
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
-from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
-from ...validation import check_bool, check_choice, check_float, check_int, check_positive, check_seed
+from ...synthetic import CENTRE_SCALE, GRID, check_grid, features, make_laws, sample
+from ...validation import check_bool, check_choice, check_float, check_int, check_seed
 from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
@@ -120,16 +120,7 @@ class StudyConfig:
         if "identity" in names:
             raise ValueError("names must list quantizers only; the identity model is always added")
         put("names", names)
-        grid = self.grid
-        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) == 0:
-            raise ValueError(f"grid must be a non-empty sequence of (sigma, k_modes) pairs, got {grid!r}")
-        pairs = []
-        for i, pair in enumerate(grid):
-            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-                raise ValueError(f"grid[{i}] must be a (sigma, k_modes) pair, got {pair!r}")
-            pairs.append((check_positive(f"grid[{i}] sigma", pair[0]),
-                          check_int(f"grid[{i}] k_modes", pair[1], integral_float=True, low=2)))
-        put("grid", tuple(pairs))
+        put("grid", tuple(check_grid(self.grid)))
         put("seed", check_seed("seed", self.seed))
         put("law_seed", check_seed("law_seed", self.law_seed))
         put("discriminator", check_bool("discriminator", self.discriminator))
