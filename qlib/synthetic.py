@@ -37,6 +37,7 @@ __all__ = [
     "sample",
     "features",
     "law_labels",
+    "check_grid",
 ]
 
 K_MODES = (6, 8, 16)
@@ -107,13 +108,14 @@ def make_laws(seed: int = 0, *, grid: Sequence[tuple[float, int]] = GRID, dim: i
     Law i is drawn from seed ``1000 * seed + i`` so that the laws differ from one another.
     """
     seed = check_seed("seed", seed)
-    grid = _check_grid(grid)
+    grid = check_grid(grid)
     return [make_law(k, s, dim=dim, centre_scale=centre_scale, seed=1000 * seed + i)
             for i, (s, k) in enumerate(grid)]
 
 
-def _check_grid(grid) -> list[tuple[float, int]]:
-    """A non-empty sequence of (sigma, k_modes) pairs."""
+def check_grid(grid) -> list[tuple[float, int]]:
+    """``grid`` checked as a non-empty sequence of (sigma, k_modes) pairs, sigma > 0 and k_modes >= 2 an
+    integer: the pairs as (float, int), or a ``ValueError``/``TypeError`` naming ``grid`` or the pair."""
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) == 0:
         raise ValueError(f"grid must be a non-empty sequence of (sigma, k_modes) pairs, got {grid!r}")
     out = []
@@ -174,4 +176,4 @@ def features(x: torch.Tensor) -> torch.Tensor:
 
 def law_labels(grid) -> list[str]:
     """'σ=1.5, 6 modes', … for a grid of (sigma, k_modes) pairs (as :attr:`MixtureLaw.name`)."""
-    return [f"σ={s:g}, {k} modes" for s, k in _check_grid(grid)]
+    return [f"σ={s:g}, {k} modes" for s, k in check_grid(grid)]

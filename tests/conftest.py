@@ -54,3 +54,18 @@ def shared_data_dir() -> Path:
     if not (path / "mnist").is_dir():
         pytest.fail(f"offline data directory {path} not found: set QLIB_DATA_DIR (CI uses ../shared/data)")
     return path
+
+
+@pytest.fixture(scope="session")
+def qmis_tiny_study():
+    """A real synthetic study of paper 001 at a tiny size (two laws, 6 runs, 8 epochs, the discriminator
+    trained for one epoch): the claims tests of quantized-MIS chapters 03 and 04 share it."""
+    import warnings
+
+    from qlib.repro.quantized_mis import study
+
+    kw = dict(runs=6, epochs=8, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)], discriminator=True,
+              disc_epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return study.run_study(**kw)

@@ -10,6 +10,15 @@ wing never imports another wing. Checked on the source with :mod:`ast` (nothing 
   every part's results, imports the book machinery and the ledger only: no wing, no library.
 * A module of a wing may import its own wing, the shared modules and the library, never another
   wing (absolute or relative imports, at module level or inside a function).
+* **One claims module per chapter.** A wing declares in its ``__init__.py`` a literal
+  ``CLAIMS = {"<NN-topic>": ("<module>", ...), ...}``: for each notebook of its part (by file name), the
+  module(s) of the wing holding that chapter's claims. Every notebook has an entry and every entry a
+  notebook; each listed module exists, belongs to one chapter only, and is not named like a library
+  module (a notebook imports both by their plain names); every module of the wing that defines a
+  public ``*_rows`` function is listed (claims live in claims modules, not in drivers or ``paper``).
+  A notebook imports at least one of its own claims modules and no other chapter's; the wing's other
+  modules (``paper``, the drivers) are open to every chapter of the part. :data:`CLAIMS_PENDING`
+  names the wings not yet split so, with the reason.
 """
 
 from __future__ import annotations
@@ -26,6 +35,15 @@ CHAPTERS = ROOT / "chapters"
 WINGS = sorted(p.name for p in REPRO.iterdir() if p.is_dir() and (p / "__init__.py").is_file())
 #: the parts of the book that hold no paper's chapters: what their notebooks may import from qlib
 READERS = {"appendix": ("qlib.book", "qlib.repro.ledger")}
+#: the wings whose chapters do not have one claims module each yet (issue 27), and why
+CLAIMS_PENDING = {
+    "eden": "federated holds the claims of chapters 04 and 05",
+    "rqp_sgd": "coverage holds the rows of all three chapters for what the book does not reproduce",
+}
+#: the library's top-level modules and packages (``qlib/<name>.py``, ``qlib/<name>/``), public ones
+LIBRARY = sorted({p.stem for p in (ROOT / "qlib").glob("[!_]*.py")}
+                 | {p.name for p in (ROOT / "qlib").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+                    and not p.name.startswith("_") and p.name not in ("book", "repro")})
 
 
 def _imports(tree: ast.AST, package: str | None = None) -> list[tuple[int, str]]:
@@ -103,6 +121,78 @@ def module_violations(path: Path) -> list[str]:
     return out
 
 
+def declared_claims(init: Path) -> dict | None:
+    """The ``CLAIMS`` mapping a wing's ``__init__.py`` declares (a literal, read with :mod:`ast`), or
+    None where it declares none."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "CLAIMS" for t in targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def _rows_functions(path: Path) -> list[str]:
+    """The public top-level functions named ``*_rows`` that the module at ``path`` defines."""
+    return [n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(n, ast.FunctionDef) and n.name.endswith("_rows") and not n.name.startswith("_")]
+
+
+def claims_violations(wing_dir: Path, part_dir: Path, library=LIBRARY) -> list[str]:
+    """Why the ``CLAIMS`` of the wing at ``wing_dir`` (serving the part at ``part_dir``) breaks the plan
+    of one claims module per chapter (empty when it does not)."""
+    wing = wing_dir.name
+    claims = declared_claims(wing_dir / "__init__.py")
+    if claims is None:
+        return [f"qlib/repro/{wing}/__init__.py declares no CLAIMS (each chapter → its claims modules)"]
+    if not isinstance(claims, dict):
+        return [f"qlib/repro/{wing}: CLAIMS must be a dict of chapter → tuple of module names"]
+    out = []
+    chapters = sorted(nb.stem for nb in part_dir.glob("[0-9]*.ipynb"))
+    out += [f"qlib/repro/{wing}: chapter {c} has no entry in CLAIMS" for c in chapters if c not in claims]
+    out += [f"qlib/repro/{wing}: CLAIMS names {c!r}, which is no notebook of chapters/{part_dir.name}"
+            for c in claims if c not in chapters]
+    owner: dict[str, str] = {}
+    for chapter, mods in claims.items():
+        if not isinstance(mods, tuple) or not mods or not all(isinstance(m, str) for m in mods):
+            out.append(f"qlib/repro/{wing}: CLAIMS[{chapter!r}] must be a non-empty tuple of module names")
+            continue
+        for m in mods:
+            if not (wing_dir / f"{m}.py").is_file():
+                out.append(f"qlib/repro/{wing}: CLAIMS[{chapter!r}] names {m}, which is no module of the wing")
+            if m in owner:
+                out.append(f"qlib/repro/{wing}: {m} is the claims module of both {owner[m]} and {chapter}")
+            owner.setdefault(m, chapter)
+            if m in library:
+                out.append(f"qlib/repro/{wing}: the claims module {m} has the name of the library module qlib.{m}")
+    for path in sorted(wing_dir.glob("*.py")):
+        fns = _rows_functions(path)
+        if fns and path.stem not in owner:
+            out.append(f"qlib/repro/{wing}/{path.name} defines {', '.join(fns)} but is no chapter's claims "
+                       "module (CLAIMS)")
+    return out
+
+
+def chapter_claims_violations(nb: Path, part: str, claims: dict) -> list[str]:
+    """Why the notebook ``nb`` of ``chapters/<part>/`` does not import its own claims module(s), or imports
+    another chapter's (``claims``: its wing's ``CLAIMS``; empty when it does neither)."""
+    own = part.replace("-", "_")
+    mine = set(claims.get(nb.stem, ()))
+    others = {m: c for c, mods in claims.items() if c != nb.stem for m in mods}
+    rel = nb.relative_to(nb.parents[2])
+    out, used = [], set()
+    for line, name in _imports(ast.parse(_code(nb))):
+        parts = name.split(".")
+        if parts[:3] != ["qlib", "repro", own] or len(parts) < 4:
+            continue
+        if parts[3] in mine:
+            used.add(parts[3])
+        elif parts[3] in others and len(parts) == 4:
+            out.append(f"{rel}:{line}: imports qlib.repro.{own}.{parts[3]}, the claims of {others[parts[3]]}")
+    if not used:
+        out.append(f"{rel}: imports none of its claims modules ({', '.join(sorted(mine)) or 'none declared'})")
+    return out
+
+
 def _parts() -> list[str]:
     return sorted(p.name for p in CHAPTERS.iterdir() if p.is_dir() and any(p.glob("[0-9]*.ipynb")))
 
@@ -122,6 +212,74 @@ def test_a_chapter_imports_only_its_own_wing_and_the_library(part):
 def test_a_wing_never_imports_another_wing():
     bad = [v for wing in WINGS for p in sorted((REPRO / wing).rglob("*.py")) for v in module_violations(p)]
     assert not bad, "\n".join(bad)
+
+
+def _split_wings() -> list[str]:
+    return [w for w in WINGS if w not in CLAIMS_PENDING]
+
+
+@pytest.mark.parametrize("wing", _split_wings())
+def test_a_wing_declares_one_claims_module_set_per_chapter(wing):
+    bad = claims_violations(REPRO / wing, CHAPTERS / wing.replace("_", "-"))
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("wing", _split_wings())
+def test_a_chapter_imports_its_own_claims_and_no_other_chapters(wing):
+    part = wing.replace("_", "-")
+    claims = declared_claims(REPRO / wing / "__init__.py") or {}
+    bad = [v for nb in sorted((CHAPTERS / part).glob("[0-9]*.ipynb")) for v in chapter_claims_violations(nb, part, claims)]
+    assert not bad, "\n".join(bad)
+
+
+def test_claims_pending_lists_only_wings_not_yet_split():
+    assert set(CLAIMS_PENDING) <= set(WINGS), set(CLAIMS_PENDING) - set(WINGS)
+    done = [w for w in CLAIMS_PENDING if not claims_violations(REPRO / w, CHAPTERS / w.replace("_", "-"))]
+    assert not done, f"{done} now follow the plan: drop them from CLAIMS_PENDING"
+
+
+def test_the_claims_checker_sees_each_breach(tmp_path):
+    wing = tmp_path / "qlib" / "repro" / "w"
+    part = tmp_path / "chapters" / "w"
+    wing.mkdir(parents=True)
+    part.mkdir(parents=True)
+    for stem in ("01-a", "02-b"):
+        (part / f"{stem}.ipynb").write_text("{}")
+    (wing / "paper.py").write_text("X = 1\n")
+    (wing / "drv.py").write_text("def run():\n    pass\n")
+    (wing / "a_claims.py").write_text("def fig1_rows():\n    return []\n")
+    (wing / "b_claims.py").write_text("def _helper_rows():\n    return []\n")
+
+    def check(claims, library=()):
+        (wing / "__init__.py").write_text(f"CLAIMS = {claims!r}\n")
+        return claims_violations(wing, part, library)
+
+    ok = {"01-a": ("a_claims",), "02-b": ("b_claims",)}
+    assert check(ok) == []
+    (wing / "__init__.py").write_text("")
+    assert len(claims_violations(wing, part)) == 1                                    # none declared
+    assert len(check({"01-a": ("a_claims",)})) == 1                                  # a chapter left out
+    assert len(check({**ok, "03-c": ("drv",)})) == 1                                 # no such notebook
+    assert len(check({"01-a": ("a_claims",), "02-b": ("a_claims",)})) == 1           # one module, two chapters
+    assert len(check({"01-a": ("a_claims",), "02-b": ("nope",)})) == 1               # no such module
+    assert len(check({"01-a": ("a_claims",), "02-b": ()})) == 1                      # empty entry
+    assert len(check(ok, library=("b_claims",))) == 1                                # a library module's name
+    (wing / "drv.py").write_text("def table_rows():\n    return []\n")
+    assert len(check(ok)) == 1                                                        # claims in a driver
+    root = tmp_path / "chapters"
+
+    def nb(path, *sources):
+        path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": s, "metadata": {}, "outputs": []}
+                                              for s in sources]}))
+        return path
+
+    claims = {"01-a": ("a_claims",), "02-b": ("b_claims", "b_facts")}
+    good = nb(root / "w" / "02-b.ipynb", "from qlib.repro.w import b_claims, drv, paper\nfrom qlib import eden")
+    assert chapter_claims_violations(good, "w", claims) == []
+    assert chapter_claims_violations(nb(root / "w" / "02-b.ipynb", "import qlib.repro.w.b_facts"), "w", claims) == []
+    for src in ("from qlib.repro.w import a_claims, b_claims", "from qlib.repro.w.a_claims import fig1_rows\n"
+                "from qlib.repro.w import b_claims", "from qlib.repro.w import drv, paper"):
+        assert len(chapter_claims_violations(nb(root / "w" / "02-b.ipynb", src), "w", claims)) == 1, src
 
 
 def test_the_checker_sees_each_kind_of_import(tmp_path):

@@ -10,8 +10,7 @@ import pytest
 from qlib.mia import bounds
 from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row
-from qlib.repro.mia_limits import paper
-from qlib.repro.mia_limits import simulations as S
+from qlib.repro.mia_limits import mnist, overfitting, paper
 from qlib.repro.mia_limits import theory as T
 
 # independent reference values of max_A Δ_n (Theorem 5.4), computed outside this code base
@@ -38,9 +37,9 @@ FAST = {
     "prop_b1_rows": lambda: T.prop_b1_rows(reps=300),
     "text_errata_rows": T.text_errata_rows,
     "not_implemented_rows": T.not_implemented_rows,
-    "table1_delta_rows": lambda: S.table1_delta_rows(),
-    "table1_text_rows": S.table1_text_rows,
-    "table1_balanced_rows": lambda: S.table1_balanced_rows([20, 50, 100], 50_000),
+    "table1_delta_rows": lambda: mnist.table1_delta_rows(),
+    "table1_text_rows": mnist.table1_text_rows,
+    "table1_balanced_rows": lambda: mnist.table1_balanced_rows([20, 50, 100], 50_000),
 }
 
 
@@ -112,10 +111,10 @@ def test_corollary_infimum_is_computed(rows):
 
 def test_table1_tolerance_rejects_balanced_and_accepts_paper():
     for K, c in paper.PAPER_TABLE1_C.items():
-        tol = S.table1_c_tolerance(K)
+        tol = mnist.table1_c_tolerance(K)
         assert 0 < tol < math.sqrt(K - 1) - c
-        assert abs(S.balanced_clustering_c(K, 60_000) - c) > tol
-    rows = S.table1_c_rows({20: 4.31, 50: 6.75, 100: 9.28}, {20: 10.0, 50: 15.0, 100: 20.0})
+        assert abs(mnist.balanced_clustering_c(K, 60_000) - c) > tol
+    rows = mnist.table1_c_rows({20: 4.31, 50: 6.75, 100: 9.28}, {20: 10.0, 50: 15.0, 100: 20.0})
     assert [r.passed for r in rows] == [True, True, True] and all(r.kind == "paper-number" for r in rows)
 
 
@@ -129,18 +128,18 @@ def _run(iters, reach, frac_val):
 
 
 def test_figure1_rows():
-    slow = S.figure1_rows(_run(2500, 2000, 0.0))
+    slow = overfitting.figure1_rows(_run(2500, 2000, 0.0))
     assert [r.passed for r in slow] == [True, True, True, True, True]
     assert slow[-1].ours == "2000"  # first grid point with its/2000 ≥ 0.99
-    fast = S.figure1_rows(_run(2500, 400, 0.05))  # works by iteration 500, validation not near 0
+    fast = overfitting.figure1_rows(_run(2500, 400, 0.05))  # works by iteration 500, validation not near 0
     assert [r.passed for r in fast] == [True, False, False, False, False]
-    short = S.figure1_rows(_run(100, 50, 0.0))
+    short = overfitting.figure1_rows(_run(100, 50, 0.0))
     assert all(r.passed is None for r in short) and "100 < 2500" in short[0].note
-    assert "100 iterations instead of the paper's 2500" in S.figure1_reductions(100, 25, [0])
+    assert "100 iterations instead of the paper's 2500" in overfitting.figure1_reductions(100, 25, [0])
 
 
 def test_table1_reductions_text():
-    t = S.table1_reductions([1000], [1000], 1, None, 57_000)
+    t = mnist.table1_reductions([1000], [1000], 1, None, 57_000)
     assert "n = 1000 only" in t and "1000, 5000, 10000" in t and "1 training run per cell" in t
 
 
@@ -149,9 +148,9 @@ def test_generated_prose_follows_the_outcome():
     assert "**below**" in T.corollary541_text(0.2, 5, 6) and "holds although" not in T.corollary541_text(0.2, 5, 6)
     b1 = T.prop_b1_rows(reps=100)
     assert "*unproven*" in T.prop_b1_text(b1) and f"{b1[0].ours:.3f}" in T.prop_b1_text(b1)
-    paper_like = S.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
+    paper_like = mnist.table1_law_text({20: 4.31, 50: 6.75}, {20: 10.0, 50: 15.0})
     assert "K = 20, 50" in paper_like and "appear to use the cluster-index law" in paper_like
-    assert "does not tell" in S.table1_law_text({20: 3.0, 50: 5.0}, {20: 3.1, 50: 5.1})
+    assert "does not tell" in mnist.table1_law_text({20: 3.0, 50: 5.0}, {20: 3.1, 50: 5.1})
 
 
 @pytest.mark.parametrize("check, name", [
@@ -189,14 +188,12 @@ def test_corollary541_without_large_n_is_vacuous_not_a_crash():
 def test_cp_accuracy_claim_and_table1_null():
     import pandas as pd
 
-    from qlib.repro.mia_limits import simulations as S
-
     cols = pd.MultiIndex.from_tuples([("test (discretised)", "mean")])
     acc = pd.DataFrame([[0.70], [0.75], [0.80]], columns=cols,
                        index=pd.MultiIndex.from_tuples([(1000, "20"), (1000, "50"), (1000, "100")], names=["n", "K"]))
-    (row,) = S.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})
+    (row,) = mnist.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})
     assert row.verdict == "reproduced" and row.null_fails
     acc.iloc[2, 0] = 0.74
-    assert S.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})[0].verdict == "differs"
-    rows = S.table1_c_rows({20: 4.31}, {20: 10.0}, {20: S.balanced_clustering_c(20, 5000, 0)})
+    assert mnist.table1_cp_accuracy_rows(acc, {20: 4.3, 50: 6.7, 100: 9.3})[0].verdict == "differs"
+    rows = mnist.table1_c_rows({20: 4.31}, {20: 10.0}, {20: mnist.balanced_clustering_c(20, 5000, 0)})
     assert rows[0].verdict == "reproduced" and rows[0].null_fails  # a random clustering gives 4.36, out of ±0.03

@@ -82,13 +82,13 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "a is a signed shift along e_1; the distance is symmetric in its sign",
     ("qlib.mia.overfit.fraction_below", "losses", "ndim"):
         "documented: fractions are taken over the last axis, any leading shape is kept",
-    ("qlib.repro.mia_limits.simulations.fit_discretisations", "n_freq", "None"):
+    ("qlib.repro.mia_limits.mnist.fit_discretisations", "n_freq", "None"):
         "documented: None uses every remaining image for the cluster frequencies (the default profile)",
-    ("qlib.repro.mia_limits.simulations.table1_reductions", "n_freq", "None"):
+    ("qlib.repro.mia_limits.mnist.table1_reductions", "n_freq", "None"):
         "documented: None means every remaining image was used for the frequencies",
-    ("qlib.repro.mia_limits.simulations.table1_accuracies", "raw_n_list", "empty"):
+    ("qlib.repro.mia_limits.mnist.table1_accuracies", "raw_n_list", "empty"):
         "documented: an empty list trains no network on raw images",
-    ("qlib.repro.mia_limits.simulations.table1_reductions", "raw_n_list", "empty"):
+    ("qlib.repro.mia_limits.mnist.table1_reductions", "raw_n_list", "empty"):
         "an empty list (no network on raw images) is said so in the prose",
     ("qlib.repro.mia_limits.theory.cor541_laws", "n_dirichlet", "0"):
         "documented: 0 leaves the 50 Bernoulli and 4 uniform laws of the grid",
@@ -194,7 +194,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
                       ("inf", "documented: a non-finite score row (a diverged model in a batch) gives NaN for "
                               "that row, so one model does not stop the batched scoring of train_task"),
                       ("ndim+1", "documented (..., n): leading axes are batch axes (one model per row)"))},
-    ("qlib.repro.quantized_mis.rows.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
+    ("qlib.repro.quantized_mis.synthetic_claims.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
         "undefined (all runs of a law undefined); a NaN never wins a comparison, so a claim is False there",
     # (end mol)
 }

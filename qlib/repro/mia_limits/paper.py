@@ -3,7 +3,7 @@
 
 Every constant names the section, table or figure it is printed in, with the page's own precision;
 nothing here is computed, and nothing here is a choice of ours (our numeric readings of the paper's
-words, :data:`.simulations.FIGURE1_READING`, and our tolerances stay in the claims modules). Each record
+words, :data:`.overfitting.FIGURE1_READING`, and our tolerances stay in the claims modules). Each record
 is a module constant (a number, a tuple, or a dict of them) and is never modified.
 """
 

@@ -2,9 +2,9 @@
 
 The wing's floor plan: this module holds every value and setting the paper prints, each constant
 named after, and commented with, the table, figure or section it comes from; the drivers
-(:mod:`.study`, :mod:`.molecular`) and the comparisons (:mod:`.rows`, :mod:`.molecular`,
-:mod:`.erm_facts`) import them from here and never retype one. Our own readings and tolerances
-(e.g. ``molecular.REL_ATOL``, ``rows.ALMOST_ALL``) are not the paper's and stay with the code
+(:mod:`.study`, :mod:`.molecular`) and the claims modules of the chapters (:data:`qlib.repro.quantized_mis.CLAIMS`)
+import them from here and never retype one. Our own readings and tolerances
+(e.g. ``molecular_claims.REL_ATOL``, ``synthetic_claims.ALMOST_ALL``) are not the paper's and stay with the code
 that uses them.
 
 * §5.1 / App. E (the synthetic study): :data:`PAPER_QUANTIZERS`, :data:`STUDY_SETTINGS`,

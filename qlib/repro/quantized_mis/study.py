@@ -6,7 +6,9 @@ every quantizer (:class:`qlib.recorder.RQRecorder`), and estimates the two basel
 sources of every module the study runs (:func:`code_hash`), so a code change never reuses a stale
 result. Its settings are one frozen record, :class:`StudyConfig` (checked once when built, keyed for
 the cache, shown by the chapter with :meth:`StudyConfig.describe`). Chapter 03 runs it and saves it to its results folder; chapter 04 declares 03 as a dependency
-and reads it from there (:func:`load_study`).
+and reads it from there (:func:`load_study`). Two more the chapters share: :func:`scale_note` (the run's
+scale against the paper's, for notes and prose) and :func:`variant_effect` (the study under both b-bit
+formulas, shown by chapters 01 and 03).
 """
 
 from __future__ import annotations
@@ -18,24 +20,26 @@ import os
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ... import devices, engine, quantizers
 from ... import discriminator as disc
-from ...ranking import average_runs
+from ...ranking import average_runs, ranks, spearman
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
-from ...synthetic import CENTRE_SCALE, GRID, features, make_laws, sample
-from ...validation import check_bool, check_choice, check_float, check_int, check_positive, check_seed
+from ...synthetic import CENTRE_SCALE, GRID, check_grid, features, make_laws, sample
+from ...validation import check_bool, check_choice, check_float, check_int, check_seed
+from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyConfig", "StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
-           "load_study", "table2"]
+           "load_study", "table2", "scale_note", "variant_effect"]
 
 #: the modules whose code decides a study's result (the cache key hashes their sources)
 STUDY_MODULES = ("qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
@@ -116,16 +120,7 @@ class StudyConfig:
         if "identity" in names:
             raise ValueError("names must list quantizers only; the identity model is always added")
         put("names", names)
-        grid = self.grid
-        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) == 0:
-            raise ValueError(f"grid must be a non-empty sequence of (sigma, k_modes) pairs, got {grid!r}")
-        pairs = []
-        for i, pair in enumerate(grid):
-            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-                raise ValueError(f"grid[{i}] must be a (sigma, k_modes) pair, got {pair!r}")
-            pairs.append((check_positive(f"grid[{i}] sigma", pair[0]),
-                          check_int(f"grid[{i}] k_modes", pair[1], integral_float=True, low=2)))
-        put("grid", tuple(pairs))
+        put("grid", tuple(check_grid(self.grid)))
         put("seed", check_seed("seed", self.seed))
         put("law_seed", check_seed("law_seed", self.law_seed))
         put("discriminator", check_bool("discriminator", self.discriminator))
@@ -252,16 +247,9 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
     ``cache_dir``: with it, the result is stored under :func:`study_key` — a hash of the record
     AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
     """
-    if config is None:
-        config = StudyConfig(**settings)
-    elif not isinstance(config, StudyConfig):
-        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
-    elif settings:
-        raise TypeError(f"pass either config or its fields by keyword, not both: {', '.join(settings)} given "
-                        "beside config (use dataclasses.replace(config, ...))")
+    cfg = config_record(StudyConfig, config, settings)
     check_int("block", block, low=1)
     check_int("chunk_size", chunk_size, low=1, allow_none=True)
-    cfg = config
     runs, epochs, n, n_val, lr = cfg.runs, cfg.epochs, cfg.n, cfg.n_val, cfg.lr
     names, grid, centre_scale, scope, seed = cfg.names, cfg.grid, cfg.centre_scale, cfg.scope, cfg.seed
     law_seed, variant = cfg.law_seed, cfg.variant
@@ -366,8 +354,6 @@ def table2(res: StudyResult, which: str = "acc_val"):
     """Table 2 as (ours, paper) long frame: law, quantizer, accuracy (mean over runs), ratio to
     the identity model, the paper's accuracy and ratio (NaN where the law is not in the paper). A
     Table 1 reading of 1.58b x% (``ternary33_table`` …) is set against the paper's 1.58b x% column."""
-    import pandas as pd
-
     check_choice("which", which, ("acc_val", "acc_train"))
     acc = getattr(res, which).mean(axis=2)                                # (L, Q+1)
     rows = []
@@ -384,3 +370,37 @@ def table2(res: StudyResult, which: str = "acc_val"):
 
 #: a Table 1 reading's name → the paper column it stands for (its text-reading name)
 _TEXT_OF = {v: k for k, v in quantizers.TERNARY_TABLE.items()}
+
+
+def scale_note(res: StudyResult) -> str:
+    """'100 runs × 3000 epochs (paper 300 × 3000)' for notes and prose."""
+    c = res.config
+    return (f"{c['runs']} runs × {c['epochs']} epochs per law (paper {STUDY_SETTINGS['runs']} × "
+            f"{STUDY_SETTINGS['epochs']})")
+
+
+def variant_effect(config: StudyConfig, *, device="auto", cache_dir=None) -> tuple[pd.DataFrame, dict]:
+    """How much the b-bit formula (printed vs capped, ``qlib.quantizers.VARIANTS``) changes the
+    study: runs :func:`run_study` on ``config`` with each variant (its own ``variant`` replaced) and
+    returns, per quantizer, mean r_Q^n (mean over runs, then over laws), mean Table 2 accuracy and
+    mean rank under each variant, and a summary (mean Spearman ρ between the two r_Q^n rankings over
+    laws, largest accuracy change). ``device`` and ``cache_dir`` go to :func:`run_study`."""
+    if not isinstance(config, StudyConfig):
+        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
+    res = {v: run_study(replace(config, variant=v), device=device, cache_dir=cache_dir) for v in quantizers.VARIANTS}
+    a, b = (res[v] for v in quantizers.VARIANTS)
+    ra, rb = a.r_summary("mean"), b.r_summary("mean")
+    acc_a, acc_b = a.acc_val.mean(axis=2)[:, 1:], b.acc_val.mean(axis=2)[:, 1:]
+    labels = quantizers.labels()
+    frame = pd.DataFrame({
+        "quantizer": [labels[q] for q in a.names],
+        f"r_Q^n ({quantizers.VARIANTS[0]})": np.nanmean(ra, axis=0),
+        f"r_Q^n ({quantizers.VARIANTS[1]})": np.nanmean(rb, axis=0),
+        f"accuracy ({quantizers.VARIANTS[0]})": acc_a.mean(axis=0),
+        f"accuracy ({quantizers.VARIANTS[1]})": acc_b.mean(axis=0),
+        f"mean rank ({quantizers.VARIANTS[0]})": ranks(ra, axis=-1).mean(axis=0),
+        f"mean rank ({quantizers.VARIANTS[1]})": ranks(rb, axis=-1).mean(axis=0),
+    })
+    summary = {"rho": float(np.nanmean(spearman(ra, rb))), "max_acc_change": float(np.abs(acc_a - acc_b).max()),
+               "laws": ra.shape[0], "runs": a.config["runs"], "epochs": a.config["epochs"]}
+    return frame, summary

@@ -201,3 +201,4 @@ BASELINES["qlib.synthetic.make_laws"] = lambda: {"seed": 0, "grid": [(1.5, 6), (
 BASELINES["qlib.synthetic.sample"] = _sample
 BASELINES["qlib.synthetic.features"] = lambda: {"x": torch.randn(2, 3, generator=_g())}
 BASELINES["qlib.synthetic.law_labels"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}
+BASELINES["qlib.synthetic.check_grid"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}

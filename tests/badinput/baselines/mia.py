@@ -49,9 +49,9 @@ def _km():
 
 @functools.lru_cache(maxsize=None)
 def _disc():
-    from qlib.repro.mia_limits import simulations as S
+    from qlib.repro.mia_limits import mnist
 
-    return S.fit_discretisations(_X(60), _labels(60), [2], 10, None, 0)
+    return mnist.fit_discretisations(_X(60), _labels(60), [2], 10, None, 0)
 
 
 def _fake_run():
@@ -73,9 +73,9 @@ def _b1_rows():
 
 @functools.lru_cache(maxsize=None)
 def _acc_frame():
-    from qlib.repro.mia_limits import simulations as S
+    from qlib.repro.mia_limits import mnist
 
-    return S.table1_accuracies(_X(60), _labels(60), _X(20, seed=2), _labels(20, seed=2), _disc(), n_list=[10],
+    return mnist.table1_accuracies(_X(60), _labels(60), _X(20, seed=2), _labels(20, seed=2), _disc(), n_list=[10],
                                raw_n_list=[10], reps=1, iters=1, lr=0.01, hidden=4, seed=0, device="cpu")
 
 
@@ -219,28 +219,28 @@ BASELINES.update({
     M + "overfit.propB1_bound": lambda: {"s": 10**6},
 })
 
-# ---- qlib.repro.mia_limits.simulations ------------------------------------------------------
+# ---- qlib.repro.mia_limits.overfitting and .mnist ----------------------------------------------
 BASELINES.update({
-    R + "simulations.figure1_table": lambda: {"run": _fake_run(), "marks": (0, 50, 100)},
-    R + "simulations.figure1_summary": lambda: {"run": _fake_run()},
-    R + "simulations.figure1_rows": lambda: {"run": _fake_run()},
-    R + "simulations.figure1_reductions": lambda: {"iters": 100, "eval_every": 10, "seeds": [0]},
-    R + "simulations.table1_c_tolerance": lambda: {"K": 20},
-    R + "simulations.fit_discretisations": lambda: {"X": _X(60), "y": _labels(60), "K_list": [2], "n_fit": 10,
-                                                    "n_freq": 20, "seed": 0},
-    R + "simulations.balanced_clustering_c": lambda: {"K": 20, "n_images": 1000, "seed": 0},
-    R + "simulations.table1_c_rows": lambda: {"cp": {20: 4.31, 50: 6.75}, "cp_pair": {20: 10.0, 50: 15.0}},
-    R + "simulations.table1_balanced_rows": lambda: {"K_list": [20], "n_images": 1000, "seed": 0},
-    R + "simulations.table1_law_text": lambda: {"cp": {20: 4.31, 50: 6.75}, "cp_pair": {20: 10.0, 50: 15.0}},
-    R + "simulations.table1_delta_rows": lambda: {"cp": {20: 4.31}},
-    R + "simulations.table1_accuracies": lambda: {
+    R + "overfitting.figure1_table": lambda: {"run": _fake_run(), "marks": (0, 50, 100)},
+    R + "overfitting.figure1_summary": lambda: {"run": _fake_run()},
+    R + "overfitting.figure1_rows": lambda: {"run": _fake_run()},
+    R + "overfitting.figure1_reductions": lambda: {"iters": 100, "eval_every": 10, "seeds": [0]},
+    R + "mnist.table1_c_tolerance": lambda: {"K": 20},
+    R + "mnist.fit_discretisations": lambda: {"X": _X(60), "y": _labels(60), "K_list": [2], "n_fit": 10,
+                                              "n_freq": 20, "seed": 0},
+    R + "mnist.balanced_clustering_c": lambda: {"K": 20, "n_images": 1000, "seed": 0},
+    R + "mnist.table1_c_rows": lambda: {"cp": {20: 4.31, 50: 6.75}, "cp_pair": {20: 10.0, 50: 15.0}},
+    R + "mnist.table1_balanced_rows": lambda: {"K_list": [20], "n_images": 1000, "seed": 0},
+    R + "mnist.table1_law_text": lambda: {"cp": {20: 4.31, 50: 6.75}, "cp_pair": {20: 10.0, 50: 15.0}},
+    R + "mnist.table1_delta_rows": lambda: {"cp": {20: 4.31}},
+    R + "mnist.table1_accuracies": lambda: {
         "X": _X(60), "y": _labels(60), "Xt": _X(20, seed=2), "yt": _labels(20, seed=2), "disc": _disc(),
         "n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01, "hidden": 4, "seed": 0,
         "device": "cpu"},
-    R + "simulations.table1_acc_rows": lambda: {"acc": _acc_frame()},
-    R + "simulations.table1_cp_accuracy_rows": lambda: {"acc": _acc_frame(), "cp": _disc()["cp"]},
-    R + "simulations.table1_reductions": lambda: {"n_list": [1000], "raw_n_list": [1000], "reps": 1, "n_freq": 5000,
-                                                  "n_rest": 57_000},
+    R + "mnist.table1_acc_rows": lambda: {"acc": _acc_frame()},
+    R + "mnist.table1_cp_accuracy_rows": lambda: {"acc": _acc_frame(), "cp": _disc()["cp"]},
+    R + "mnist.table1_reductions": lambda: {"n_list": [1000], "raw_n_list": [1000], "reps": 1, "n_freq": 5000,
+                                            "n_rest": 57_000},
 })
 
 # ---- qlib.repro.mia_limits.theory -----------------------------------------------------------

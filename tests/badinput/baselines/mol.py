@@ -80,8 +80,12 @@ BASELINES[f"{INV}.paper_items"] = lambda: {"text": _PAPER_TEXT}
 BASELINES[f"{INV}.uncovered"] = lambda: {"paper_text": _PAPER_TEXT, "wheres": ["Figure 1", "Table 1"]}
 BASELINES[f"{INV}.stated_results"] = lambda: {"text": _PAPER_TEXT}
 
-# -------------------------------------------------------------------- quantized_mis.study and rows
+# ------------------------------------- quantized_mis.study and the claims of chapters 01-04
 S = "qlib.repro.quantized_mis.study"
+QC = "qlib.repro.quantized_mis.quantizer_claims"
+TH = "qlib.repro.quantized_mis.theory"
+SC = "qlib.repro.quantized_mis.synthetic_claims"
+RC = "qlib.repro.quantized_mis.ranking_claims"
 _TINY = dict(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False, device="cpu")
 
 
@@ -105,9 +109,9 @@ def _saved_study_dir() -> str:
 
 
 def _stab():
-    from qlib.repro.quantized_mis import rows
+    from qlib.repro.quantized_mis import ranking_claims
 
-    return rows.stability(_tiny_study(), [2, 3], 2, 2, seed=0)
+    return ranking_claims.stability(_tiny_study(), [2, 3], 2, 2, seed=0)
 
 
 BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
@@ -115,7 +119,7 @@ BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
 BASELINES[f"{S}.StudyConfig"] = lambda: {k: v for k, v in _TINY.items() if k != "device"}
 BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
 BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
-BASELINES["qlib.repro.quantized_mis.rows.section512_claims"] = lambda: {
+BASELINES[f"{SC}.section512_claims"] = lambda: {
     "values": np.array([[3, 4, 5, 9, 2.5, 2, 1, 0.5], [3, 4, 5, 9, 2.5, 2, 1.5, 0.5]]),
     "names": ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"]}
 
@@ -127,7 +131,6 @@ BASELINES[f"{EF}.random_erm_problem"] = lambda: {"rng": np.random.default_rng(0)
 BASELINES[f"{EF}.erm_bound_rows"] = lambda: {"draws": 3, "seed": 0}
 BASELINES[f"{EF}.prop_c4_rows"] = lambda: {"draws": 4, "seed": 0}
 
-RW = "qlib.repro.quantized_mis.rows"
 _P3 = np.array([0.5, 0.3, 0.2])
 _TOY_A = np.array([[0.0, 1.0, 0.3], [0.8, 0.1, 0.0], [0.5, 0.5, 0.9]])
 _W = np.array([[0.4, -1.0, 0.5], [-0.4, 0.2, 0.7]])
@@ -138,9 +141,9 @@ def _adaptive(n, g=0.25):
 
 
 def _rate_table():
-    from qlib.repro.quantized_mis import rows
+    from qlib.repro.quantized_mis import theory
 
-    return rows.rate_table(_TOY_A, _P3, [10, 20, 40])
+    return theory.rate_table(_TOY_A, _P3, [10, 20, 40])
 
 
 def _figure2_pair():
@@ -151,68 +154,71 @@ def _figure2_pair():
 
 
 def _rho():
-    from qlib.repro.quantized_mis import rows
+    from qlib.repro.quantized_mis import synthetic_claims
 
-    return rows.spearman_table(_tiny_study())
+    return synthetic_claims.spearman_table(_tiny_study())
 
 
-BASELINES[f"{RW}.quantizer_rows"] = lambda: {
+BASELINES[f"{QC}.quantizer_rows"] = lambda: {
     "thetas": torch.randn(4, 32, generator=torch.Generator().manual_seed(0), dtype=torch.float64), "n_grid": 101}
-BASELINES[f"{RW}.eq11_rows"] = lambda: {"toys": {"toy": (_TOY_A.copy(), _P3.copy())}}
-BASELINES[f"{RW}.rate_table"] = lambda: {"L": _TOY_A.copy(), "p": _P3.copy(), "ns": [10, 20, 40]}
-BASELINES[f"{RW}.theorem31_rows"] = lambda: {"tables": {"toy": (_rate_table(), 0.01)}}
-BASELINES[f"{RW}.adaptive_table"] = lambda: {"adaptive": _adaptive, "p": _P3.copy(), "ns": [16, 32, 64],
+BASELINES[f"{TH}.eq11_rows"] = lambda: {"toys": {"toy": (_TOY_A.copy(), _P3.copy())}}
+BASELINES[f"{TH}.rate_table"] = lambda: {"L": _TOY_A.copy(), "p": _P3.copy(), "ns": [10, 20, 40]}
+BASELINES[f"{TH}.theorem31_rows"] = lambda: {"tables": {"toy": (_rate_table(), 0.01)}}
+BASELINES[f"{TH}.adaptive_table"] = lambda: {"adaptive": _adaptive, "p": _P3.copy(), "ns": [16, 32, 64],
                                              "gap_exponent": 0.25}
-BASELINES[f"{RW}.theorem33_rows"] = lambda: {"ad": pd.DataFrame({"n": [16, 32], "ratio": [0.9, 0.8]}), "target": 0.5}
-BASELINES[f"{RW}.proof_fact_rows"] = lambda: {"b1_draws": 5, "bound_draws": 2, "c4_draws": 5, "seed": 0}
-BASELINES[f"{RW}.algorithm1_rows"] = lambda: {"toys": {"toy": _TOY_A.copy()}, "p": _P3.copy(),
+BASELINES[f"{TH}.theorem33_rows"] = lambda: {"ad": pd.DataFrame({"n": [16, 32], "ratio": [0.9, 0.8]}), "target": 0.5}
+BASELINES[f"{TH}.proof_fact_rows"] = lambda: {"b1_draws": 5, "bound_draws": 2, "c4_draws": 5, "seed": 0}
+BASELINES[f"{TH}.algorithm1_rows"] = lambda: {"toys": {"toy": _TOY_A.copy()}, "p": _P3.copy(),
                                               "val_copies": np.array([5, 3, 2]), "seed": 0}
-BASELINES[f"{RW}.scale_note"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{RW}.table2_rows"] = lambda: {"res": _tiny_study(), "atol": 0.03}
-BASELINES[f"{RW}.spearman_table"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{RW}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), "atol": 0.1}
-BASELINES[f"{RW}.figure2_text"] = lambda: {"f2": _figure2_pair()}
-BASELINES[f"{RW}.section512_rows"] = lambda: {"res": _tiny_study()}
-BASELINES[f"{RW}.cost_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{S}.scale_note"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{SC}.table2_rows"] = lambda: {"res": _tiny_study(), "atol": 0.03}
+BASELINES[f"{SC}.spearman_table"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{SC}.figure2_rows"] = lambda: {"rho": _rho(), "res": _tiny_study(), "atol": 0.1}
+BASELINES[f"{SC}.figure2_text"] = lambda: {"f2": _figure2_pair()}
+BASELINES[f"{SC}.section512_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{SC}.cost_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{SC}.figure6_rows"] = lambda: {"res": _tiny_study()}
+BASELINES[f"{SC}.figure8_rows"] = lambda: {}
 def _tiny_config(**kw):
     from qlib.repro.quantized_mis import study
 
     return study.StudyConfig(**{**{k: v for k, v in _TINY.items() if k != "device"}, **kw})
 
 
-BASELINES[f"{RW}.variant_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2, names=["sign", "bits2", "bits4"]),
-                                             "device": "cpu"}
+BASELINES[f"{S}.variant_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2, names=["sign", "bits2", "bits4"]),
+                                            "device": "cpu"}
 @functools.lru_cache(maxsize=None)
 def _tiny_readings():
-    from qlib.repro.quantized_mis import rows
+    from qlib.repro.quantized_mis import synthetic_claims
 
-    return rows.reading_effect(_tiny_config(runs=3, epochs=2), device="cpu")
+    return synthetic_claims.reading_effect(_tiny_config(runs=3, epochs=2), device="cpu")
 
 
-BASELINES[f"{RW}.reading_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2), "device": "cpu"}
-BASELINES[f"{RW}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
-BASELINES[f"{RW}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
-BASELINES[f"{RW}.reading_text"] = lambda: {"rt": _tiny_readings()}
-BASELINES[f"{RW}.figure2_readings"] = lambda: {"res": _tiny_readings()["res"]}
-BASELINES[f"{RW}.figure2_reading_rows"] = lambda: {"f2r": _figure2_readings_frame(), "res": _tiny_readings()["res"],
+BASELINES[f"{SC}.reading_effect"] = lambda: {"config": _tiny_config(runs=3, epochs=2), "device": "cpu"}
+BASELINES[f"{SC}.reading_tables"] = lambda: {"res": _tiny_readings()["res"]}
+BASELINES[f"{SC}.reading_rows"] = lambda: {"rt": _tiny_readings(), "res": _tiny_readings()["res"]}
+BASELINES[f"{SC}.reading_text"] = lambda: {"rt": _tiny_readings()}
+BASELINES[f"{SC}.figure2_readings"] = lambda: {"res": _tiny_readings()["res"]}
+BASELINES[f"{SC}.figure2_reading_rows"] = lambda: {"f2r": _figure2_readings_frame(), "res": _tiny_readings()["res"],
                                                    "atol": 0.1}
 
 
 def _figure2_readings_frame():
-    from qlib.repro.quantized_mis import rows
+    from qlib.repro.quantized_mis import synthetic_claims
 
-    return rows.figure2_readings(_tiny_readings()["res"])
+    return synthetic_claims.figure2_readings(_tiny_readings()["res"])
 
 
-BASELINES[f"{RW}.stability"] = lambda: {"res": _tiny_study(), "k_runs": [2, 3], "n_subsets": 2,
+BASELINES[f"{RC}.stability"] = lambda: {"res": _tiny_study(), "k_runs": [2, 3], "n_subsets": 2,
                                         "n_subsets_baseline": 2, "seed": 0}
-BASELINES[f"{RW}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5], "x": [0.5, 0.96, 0.99]}),
+BASELINES[f"{RC}.first_k"] = lambda: {"curve": pd.DataFrame({"k_run": [2, 3, 5], "x": [0.5, 0.96, 0.99]}),
                                       "col": "x", "level": 0.95}
-BASELINES[f"{RW}.stability_rows"] = lambda: {"res": _tiny_study(), "stab": _stab()}
-BASELINES[f"{RW}.confusion"] = lambda: {"stab": _stab(), "k": 2}
+BASELINES[f"{RC}.stability_rows"] = lambda: {"res": _tiny_study(), "stab": _stab()}
+BASELINES[f"{RC}.confusion"] = lambda: {"stab": _stab(), "k": 2}
 
-# ---------------------------------------------------------------------------- quantized_mis.molecular
+# ---------------------------------------------------- quantized_mis.molecular and .molecular_claims
 MM = "qlib.repro.quantized_mis.molecular"
+MC = "qlib.repro.quantized_mis.molecular_claims"
 _QUANTIZERS = ("sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5")
 
 
@@ -242,10 +248,10 @@ def _fake_mol_study(embedders=("a", "b")):
 
 
 def _profiles():
-    from qlib.repro.quantized_mis import molecular
+    from qlib.repro.quantized_mis import molecular_claims
 
     g = torch.Generator().manual_seed(0)
-    return molecular.lambda_profiles(torch.rand(6, 2, 2, 5, generator=g, dtype=torch.float64), ("sign", "bits2"))
+    return molecular_claims.lambda_profiles(torch.rand(6, 2, 2, 5, generator=g, dtype=torch.float64), ("sign", "bits2"))
 
 
 BASELINES[f"{MM}.auroc"] = lambda: {"scores": _rng(2).normal(size=(3, 20)), "y": _labels01()}
@@ -264,34 +270,34 @@ BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["ma
 BASELINES[f"{MM}.MolecularConfig"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
                                               "lr": 1e-2, "hidden": 4, "val_frac": 0.4, "subsample": 0.9,
                                               "max_molecules": 20, "keep_losses_for": [SMALL_TASK], "seed": 0}
-BASELINES[f"{MM}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.paper_table"] = lambda: {"metric": "r2"}
-BASELINES[f"{MM}.table_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.section522_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.lambda_profiles"] = lambda: {
+BASELINES[f"{MC}.tradeoff"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.paper_table"] = lambda: {"metric": "r2"}
+BASELINES[f"{MC}.table_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.section522_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.lambda_profiles"] = lambda: {
     "losses": torch.rand(6, 2, 2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64),
     "quantizers": ("sign", "bits2")}
-BASELINES[f"{MM}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
-BASELINES[f"{MM}.readings_table"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.reading_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_readings"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_reading_rows"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.figure34_readings_text"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.scale_note"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
-BASELINES[f"{MM}.inputs_table"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.dropped_text"] = lambda: {"study": _fake_mol_study()}
-BASELINES[f"{MM}.tables_note"] = lambda: {}
-BASELINES[f"{MM}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
-BASELINES[f"{MM}.readings_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.describe"] = lambda: {"study": _fake_mol_study(), "elapsed": 1.0, "profile": "default", "lr": 1e-3}
+BASELINES[f"{MC}.readings_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_readings"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_reading_rows"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.figure34_readings_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.scale_note"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.lambda_rows"] = lambda: {"profiles": {"toy": _profiles()}, "low": 0.1}
+BASELINES[f"{MC}.inputs_table"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.dropped_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.tables_note"] = lambda: {}
+BASELINES[f"{MC}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.readings_text"] = lambda: {"study": _fake_mol_study()}
 
 
 def _mol_claims():
-    from qlib.repro.quantized_mis import molecular
+    from qlib.repro.quantized_mis import molecular_claims
 
-    return molecular.section522_rows(_fake_mol_study())
+    return molecular_claims.section522_rows(_fake_mol_study())
 
 
-BASELINES[f"{MM}.claims_text"] = lambda: {"rows": _mol_claims()}
-BASELINES[f"{RW}.verdict_table"] = lambda: {"rows": _figure2_pair()}
+BASELINES[f"{MC}.claims_text"] = lambda: {"rows": _mol_claims()}
+BASELINES[f"{RC}.verdict_table"] = lambda: {"rows": _figure2_pair()}

@@ -1,19 +1,13 @@
-"""Simulations 1 and 2 of paper 003 (§6): Figure 1 (overfitting) and Table 1 (discretised MNIST).
+"""Chapter 03 of the mia-limits part: Simulation 2 of paper 003 (§6.2, Table 1), discretised MNIST.
 
 The paper's printed values are typed once in :mod:`.paper` (:data:`.paper.PAPER_TABLE1_C`,
-:data:`.paper.PAPER_TABLE1_DELTA`, :data:`.paper.PAPER_TABLE1_ACC`, :data:`.paper.PAPER_S61`,
-:data:`.paper.PAPER_S62_TEXT`); here the drivers run the protocols and the ``*_rows`` functions turn
-results into ledger rows. Our readings and tolerances (:data:`FIGURE1_READING`,
-:func:`table1_c_tolerance`) are ours and stay here.
+:data:`.paper.PAPER_TABLE1_DELTA`, :data:`.paper.PAPER_TABLE1_ACC`, :data:`.paper.PAPER_S62_TEXT`);
+here the drivers run the protocol (:func:`fit_discretisations`, :func:`table1_accuracies`) and the
+``*_rows`` functions turn results into ledger rows. Our tolerance (:func:`table1_c_tolerance`) is ours
+and stays here.
 
 Decisions, with reasons:
 
-* Figure 1's text gives "100%" training and "near 0%" validation fractions at ε = 1e-6 after 2500
-  iterations and "at least 2000 iterations" before the attack works. These are the paper's claims
-  (kind ``paper-claim``); the numeric readings of "100%" (≥ 0.99), "near 0%" (≤ 0.02), "only after
-  2000 iterations" (first iteration at ≥ 0.99 within 2000 ± 500, fraction ≤ 0.9 at iteration 500)
-  are ours (:data:`FIGURE1_READING`) and shown in the tolerance column. The Eq. 6 bound on Δ_n is
-  our consequence (``theory-check``).
 * Table 1's C(P) tolerance is half the distance from the paper's value to the Lemma C.4 cap
   √(K − 1): a balanced clustering, whose C(P) sits at the cap, must fail it, and
   :func:`table1_balanced_rows` shows (computed) that a random balanced clustering does.
@@ -32,100 +26,19 @@ import pandas as pd
 
 from qlib.mia import C_P
 from qlib.mia import discretise as D
-from qlib.mia.overfit import OverfitRun
 from qlib.repro.ledger import Row, claim, close, not_comparable
 from qlib.validation import check_choice, check_float, check_int, check_int_sequence, check_seed
 
-from .paper import (
-    PAPER_S61,
-    PAPER_S62_TEXT,
-    PAPER_TABLE1_ACC,
-    PAPER_TABLE1_C,
-    PAPER_TABLE1_DELTA,
-    PAPER_TABLE1_N,
-)
+from .paper import PAPER_S62_TEXT, PAPER_TABLE1_ACC, PAPER_TABLE1_C, PAPER_TABLE1_DELTA, PAPER_TABLE1_N
 from .theory import ERRATA, erratum_where
 
-# ---- Simulation 1: Figure 1 ---------------------------------------------------------------------
-#: our numeric readings of the §6.1 words (see the module docstring)
-FIGURE1_READING = {"train_min": 0.99, "val_max": 0.02, "bound_min": 0.97, "early_iter": 500, "early_max": 0.9,
-                   "first_tol": 500}
-FIGURE1_WHERE = "Figure 1 / §6.1"
+__all__ = [
+    "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_cp_accuracy_rows",
+    "table1_balanced_rows", "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows",
+    "table1_text_rows", "table1_reductions",
+]
 
 
-def figure1_table(run: OverfitRun, marks=(0, 100, 500, 1000, 1500, 2000, 2500)) -> pd.DataFrame:
-    """Training and validation fractions (first seed) at the marked iterations (and the last)."""
-    marks = check_int_sequence("marks", marks, low=0)
-    last = int(run.iterations[-1])
-    idx = [i for i, it in enumerate(run.iterations) if it in set(marks) | {last}]
-    tab = pd.DataFrame({"iteration": np.repeat(run.iterations[idx], 2), "set": ["train", "validation"] * len(idx)})
-    vals = np.stack([run.train_frac[0, idx], run.val_frac[0, idx]], 1).reshape(-1, len(run.thresholds))
-    tab[[f"ε={e:g}" for e in run.thresholds]] = vals
-    return tab
-
-
-def figure1_summary(run: OverfitRun) -> dict:
-    """Per-seed numbers at ε = 1e-6: final train/val fractions, Eq. 6 bound, the fraction at the early
-    iteration and the first iteration where the train fraction reaches the "100%" reading."""
-    j = list(run.thresholds).index(PAPER_S61["threshold"])
-    tr, va = run.train_frac[:, -1, j], run.val_frac[:, -1, j]
-    its = list(run.iterations)
-    e = FIGURE1_READING["early_iter"]
-    early = run.train_frac[:, its.index(e), j] if e in its else np.full(len(tr), np.nan)
-    hit = run.train_frac[:, :, j] >= FIGURE1_READING["train_min"]
-    first = [int(run.iterations[np.argmax(h)]) if h.any() else None for h in hit]
-    return {"train": tr, "val": va, "bound": tr - va, "early": early, "first": first,
-            "attack_accuracy": 0.5 + 0.5 * (tr - va), "iters": int(run.iterations[-1])}
-
-
-def figure1_rows(run: OverfitRun) -> list[Row]:
-    """The §6.1 claims on our run; not comparable when the run is shorter than the paper's."""
-    s, R, P = figure1_summary(run), FIGURE1_READING, PAPER_S61
-    rows = [("train fraction with loss ≤ 1e-6 at the last iteration", f"100% after {P['iters']} iterations",
-             float(s["train"].min()), s["train"].min() >= R["train_min"], f"≥ {R['train_min']:g} (our reading)", "paper-claim"),
-            ("validation fraction with loss ≤ 1e-6 at the last iteration", "near 0%", float(s["val"].max()),
-             s["val"].max() <= R["val_max"], f"≤ {R['val_max']:g} (our reading)", "paper-claim"),
-            ("Eq. 6 lower bound on Δ_n (ε = 1e-6) at the last iteration", f"≥ {R['bound_min']:g}", float(s["bound"].min()),
-             s["bound"].min() >= R["bound_min"], "ours: Theorem 4.3(i) with the two fractions", "theory-check"),
-            (f"train fraction with loss ≤ 1e-6 at iteration {R['early_iter']}",
-             f"attack works only after ≥ {P['attack_from']} iterations", float(s["early"].max()),
-             bool(s["early"].max() <= R["early_max"]), f"≤ {R['early_max']:g} (our reading)", "paper-claim")]
-    if s["iters"] < P["iters"]:
-        return [not_comparable(FIGURE1_WHERE, q, pv, ours, kind=k,
-                               reason=f"the profile runs {s['iters']} < {P['iters']} iterations") for q, pv, ours, _, _, k in rows]
-    # nulls: an untrained network (no training point reaches loss ≤ 1e-6 at any iteration)
-    nulls = {0: ("untrained: 0", not 0.0 >= R["train_min"]), 1: ("untrained: 0", not 0.0 <= R["val_max"]),
-             3: ("untrained: 0", not 0.0 <= R["early_max"])}
-    out = [claim(FIGURE1_WHERE, q, pv, ours, bool(ok), kind=k, tolerance=tol,
-                 null=nulls[i][0] if i in nulls and k == "paper-claim" else None,
-                 null_fails=nulls[i][1] if i in nulls and k == "paper-claim" else None)
-           for i, (q, pv, ours, ok, tol, k) in enumerate(rows)]
-    if None not in s["first"]:
-        lo, hi = P["attack_from"] - R["first_tol"], P["attack_from"] + R["first_tol"]
-        out.append(claim(FIGURE1_WHERE, f"first iteration with train fraction ≥ {R['train_min']:g} at ε = 1e-6",
-                         f"≈ {P['attack_from']}", ", ".join(map(str, s["first"])), all(lo <= f <= hi for f in s["first"]),
-                         tolerance=f"±{R['first_tol']} iterations (our reading)", note="initialisation unstated in the paper",
-                         null="untrained: never", null_fails=True))
-    return out
-
-
-def figure1_reductions(iters: int, eval_every: int, seeds) -> str:
-    """Prose: how this run differs from §6.1's (generated from the parameters)."""
-    iters = check_int("iters", iters, low=1, integral_float=True)
-    eval_every = check_int("eval_every", eval_every, low=1, integral_float=True)
-    seeds = check_int_sequence("seeds", seeds, low=0)
-    P = PAPER_S61
-    parts = []
-    if iters < P["iters"]:
-        parts.append(f"{iters} iterations instead of the paper's {P['iters']}")
-    if eval_every > P["evaluated_every"]:
-        parts.append(f"fractions recorded every {eval_every} iterations instead of at every iteration")
-    if len(list(seeds)) != P["runs"]:
-        parts.append(f"{len(list(seeds))} runs (the paper shows {P['runs']}; curves are their mean)")
-    return ("This run differs from the paper's: " + "; ".join(parts) + ".") if parts else "This run has the paper's size."
-
-
-# ---- Simulation 2: Table 1 ----------------------------------------------------------------------
 def table1_c_tolerance(K: int) -> float:
     """Half the distance from the paper's C(P) to the Lemma C.4 cap √(K − 1) (see the docstring)."""
     K = check_choice("K", check_int("K", K, low=1), tuple(PAPER_TABLE1_C))
@@ -345,10 +258,3 @@ def table1_reductions(n_list, raw_n_list, reps: int, n_freq: int | None, n_rest:
     if n_freq is not None:
         parts.append(f"C(P) is estimated on {n_freq} of the {n_rest} remaining images")
     return "This run differs from the paper's: " + "; ".join(parts) + "."
-
-
-__all__ = [
-    "FIGURE1_READING", "figure1_table", "figure1_summary", "figure1_rows", "figure1_reductions",
-    "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_cp_accuracy_rows", "table1_balanced_rows",
-    "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows", "table1_text_rows", "table1_reductions",
-]

@@ -1,4 +1,5 @@
-"""qlib.repro.quantized_mis.molecular: metrics, the batched driver, paper tables and claim rows."""
+"""qlib.repro.quantized_mis.molecular: the metrics, one task's batched training, the MolecularConfig
+record and the driver (chapter 05's tables and claims: test_repro_quantized_mis_molecular_claims.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from sklearn.metrics import r2_score, roc_auc_score
 
 from qlib import molecules
 from qlib.repro.quantized_mis import molecular as MM
+from qlib.repro.quantized_mis import molecular_claims as MC
 from qlib.repro.quantized_mis import paper as P
-from qlib.rqn import trajectory_stats
 
 
 def test_auroc_matches_sklearn_with_ties():
@@ -102,65 +103,17 @@ def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
                       keep_losses_for=["Carcinogens_Lagunin"], data_dir=shared_data_dir, cache_dir=tmp_path)
     assert list(st.missing) == ["PAMPA_NCATS"]
     assert st.inputs.used.tolist() == [80] and ("Carcinogens_Lagunin", "maccs") in st.losses
-    rows = MM.table_rows(st)
+    rows = MC.table_rows(st)
     kinds = [r.kind for r in rows]
     assert kinds.count("not-available-offline") == 1            # PAMPA in Table 3
     assert kinds.count("paper-number") == 9                      # the 9 cells of Carcinogens
     orig = [r for r in rows if r.quantity == "AUROC, original model"]
     assert len(orig) == 1 and orig[0].verdict == "not comparable"
-    tab = MM.table(st, "auroc")
+    tab = MC.table(st, "auroc")
     assert tab.loc["Carcinogens_Lagunin", "identity"].endswith("(100%)") and tab.loc["PAMPA_NCATS", "sign"] == ""
-    claims = MM.section522_rows(st)
+    claims = MC.section522_rows(st)
     assert all(r.kind == "paper-claim" for r in claims)
     assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
-
-
-CLF6 = ("AMES", "BBB_Martins", "DILI", "ClinTox", "HIA_Hou", "hERG")
-
-
-def _fake_study(rel_bits, rel_low, r_order, embedders=("maccs", "morgan"), tasks=CLF6, table=None):
-    """A Study frame for classification tasks with chosen relative AUROC and r_Q^n (``table``: the
-    relative AUROC of the Table 1 reading's three 1.58b quantizers, scored only)."""
-    recs = []
-    for t in tasks:
-        for e in embedders:
-            for q in MM.QUANTIZERS + (MM.TABLE_READING if table else ()):
-                rel = rel_bits if q.startswith("bits") else (table[q] if q in MM.TABLE_READING else rel_low)
-                if isinstance(rel, dict):
-                    rel = rel[t]
-                for run in range(2):
-                    recs.append({"task": t, "kind": "classification", "embedder": e, "quantizer": q, "run": run,
-                                 "metric": "auroc", "r_q": r_order.get(q, np.nan), "value": 0.8 * rel,
-                                 "original": 0.8, "relative": rel})
-    return MM.Study(pd.DataFrame(recs), {}, pd.DataFrame(), config={"embedders": list(embedders), "runs": 2,
-                                                                        "epochs": 5, "max_molecules": 300})
-
-
-def test_claims_pass_and_fail_on_constructed_numbers():
-    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}        # sign most private, bits5 least
-    good = {x.quantity: x for x in MM.section522_rows(_fake_study(0.99, 0.88, r))}
-    bad = {x.quantity: x for x in MM.section522_rows(_fake_study(0.90, 1.0, {q: 1.0 + (not q.startswith("bits")) for q in r}))}
-    k94 = "classification keeps ≥ 94 % of AUROC from 2 bits up"
-    assert good[k94].passed and not bad[k94].passed
-    trade = [k for k in good if k.startswith("privacy–performance trade-off (AUROC)")][0]
-    assert good[trade].passed and not bad[trade].passed
-    emb = [k for k in good if "between embedders" in k][0]
-    assert good[emb].passed                                                      # identical rankings
-    t90 = "1.58b 90 % is the most private quantizer on almost all datasets"
-    assert not good[t90].passed                                                  # sign is top here
-
-
-def test_lambda_profiles_match_trajectory_stats():
-    g = torch.Generator().manual_seed(0)
-    L = torch.rand(30, 8, 2, 12, generator=g)
-    pr = MM.lambda_profiles(L)
-    s = trajectory_stats(L[:, 3, 1])
-    sub = pr[(pr.quantizer == MM.QUANTIZERS[3]) & (pr.run == 1)]
-    np.testing.assert_allclose(sub.lam.to_numpy()[1:], s.lam[1:])
-    assert int(sub.argmax_k.iloc[0]) == s.argmax_k
-    rows = MM.lambda_rows({"x": pr})
-    assert rows[0].kind == "paper-claim" and 0 <= rows[0].ours <= 1
-    assert MM.lambda_rows({})[0].kind == "not-implemented"
 
 
 # ------------------------------------------------------------------------ bad input (issue 11 §1)
@@ -224,59 +177,13 @@ def test_run_study_checks_settings_before_loading(tmp_path):
             MM.run_study(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
 
 
-def test_flops_and_lambda_helpers_check_arguments():
+def test_flops_checks_arguments():
     with pytest.raises(ValueError, match=r"\bn_quantizers\b"):
         MM.flops_per_task(100, 10, runs=2, epochs=3, n_quantizers=0)
     with pytest.raises(TypeError, match=r"\bepochs\b"):
         MM.flops_per_task(100, 10, runs=2, epochs=math.nan)
     with pytest.raises(ValueError, match=r"\bsubsample\b"):
         MM.flops_per_task(100, 10, runs=2, epochs=3, subsample=1.5)
-    with pytest.raises(ValueError, match=r"\blosses must have ndim 4"):
-        MM.lambda_profiles(torch.rand(5, 8, 2))
-    with pytest.raises(ValueError, match=r"\blow\b"):
-        MM.lambda_rows({}, low=math.nan)
-
-
-def test_readings_pick_the_reading_that_matches_the_paper():
-    """Table 3's 1.58b columns set against the two readings: where the Table 1 reading reproduces the
-    paper's bracketed percentages and the text reading sits 0.1 below, the erratum is confirmed; the
-    other way round it is not. The rows carry the paper's own values (PAPER_TABLE3)."""
-    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
-    paper = {f"ternary{p}": {t: P.PAPER_TABLE3[t][ci][1] / 100 for t in CLF6}
-             for p, ci in (("33", 1), ("50", 2), ("90", 3))}
-    off = {q: {t: v - 0.1 for t, v in d.items()} for q, d in paper.items()}
-    for text, tab, confirmed in ((off, paper, True), (paper, off, False)):
-        st = _fake_study(0.99, 0.88, r, table={f"{q}_table": tab[q] for q in tab})
-        st.frame.loc[st.frame.quantizer.str.fullmatch("ternary(33|50|90)"), "relative"] = [
-            text[q][t] for q, t in st.frame.loc[st.frame.quantizer.str.fullmatch("ternary(33|50|90)"),
-                                                 ["quantizer", "task"]].itertuples(index=False)]
-        rt = MM.readings_table(st)
-        assert set(rt.reading) == {"text (§5.1)", "Table 1"} and (rt.cells == len(CLF6)).all()
-        good = rt[rt.reading == ("Table 1" if confirmed else "text (§5.1)")]
-        np.testing.assert_allclose(good["mean |ours − paper|"], 0.0, atol=1e-12)
-        (row,) = MM.reading_rows(st)
-        assert row.kind == "erratum" and row.passed is confirmed
-
-
-def test_embedder_tradeoff_and_sparse_claims_with_their_nulls():
-    r = {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))}
-    rel = {q: 0.80 + 0.02 * i for i, q in enumerate(MM.QUANTIZERS)}           # more private → worse
-    st = _fake_study(0.99, 0.88, r)
-    f = st.frame
-    f["relative"] = f.quantizer.map(rel) + 0.001 * f.task.map({t: i for i, t in enumerate(CLF6)})
-    rows = {x.quantity: x for x in MM.section522_rows(st)}
-    same = rows["the privacy–performance trade-off is the same for every embedder"]
-    assert same.passed and same.null_fails and same.verdict == "reproduced"
-    sparse = rows["1.58b 90 % performs better than the other sparse quantizers (§5.1's text)"]
-    assert sparse.passed and sparse.null_fails                    # ternary90 has the highest relative here
-    # no trade-off at all: every embedder's ρ is 0 → the claim fails, as its null does
-    f["relative"] = 0.9
-    rows = {x.quantity: x for x in MM.section522_rows(st)}
-    assert rows["the privacy–performance trade-off is the same for every embedder"].verdict == "not comparable" \
-        or not rows["the privacy–performance trade-off is the same for every embedder"].passed
-    assert "4 × 10 × 500" in MM.scale_note(st) and "≤ 300 molecules" in MM.scale_note(st)
-    text = MM.describe(st, elapsed=90.0, profile="default", lr=1e-3)
-    assert "1.5 min" in text and "2 runs × 5 epochs" in text
 
 
 # ----------------------------------------------------------------------------- the MolecularConfig record
@@ -324,20 +231,6 @@ def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir
         MM.run_study(kw)
 
 
-def test_chapter_texts_are_generated_from_the_study():
-    st = _fake_study(0.99, 0.88, {q: float(i) for i, q in enumerate(reversed(MM.QUANTIZERS))})
-    assert "±0.05 (AUROC, Spearman) and ±0.15 (R²)" in MM.tables_note()
-    both = MM.table_with_paper(st, "auroc")
-    assert list(both.columns) == list(MM.COLUMNS) and set(both.index) == set(P.PAPER_TABLE3)
-    assert all(" · paper " in v or v.startswith("paper ") for v in both.to_numpy().ravel())
-    claims = MM.section522_rows(st)
-    text = MM.claims_text(claims)
-    assert text.count("\n") + 1 == sum(r.kind == "paper-claim" for r in claims)
-    empty = MM.Study(st.frame, {}, pd.DataFrame())
-    assert list(MM.inputs_table(empty).columns)[:2] == ["task", "embedder"]
-    assert MM.dropped_text(empty).endswith("None was dropped.")
-
-
 def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
     """record_table_reading records r_Q^n of the Table 1 reading beside the eight quantizers and changes
     no other number (same training, same scores, same Figure 10 losses)."""
@@ -351,22 +244,9 @@ def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
     pd.testing.assert_frame_equal(a.frame[tab].drop(columns="r_q"), b.frame[tab].drop(columns="r_q"))
     key = ("Carcinogens_Lagunin", "maccs")
     assert torch.equal(a.losses[key], b.losses[key])
-    (na,) = MM.figure34_reading_rows(a)
-    (nb,) = MM.figure34_reading_rows(b)
+    (na,) = MC.figure34_reading_rows(a)
+    (nb,) = MC.figure34_reading_rows(b)
     assert na.verdict == "not comparable" and nb.kind == "theory-check" and nb.passed is not None
-    fa, fb = MM.figure34_readings(a), MM.figure34_readings(b)
+    fa, fb = MC.figure34_readings(a), MC.figure34_readings(b)
     assert fa[fa.reading == "Table 1"]["mean r_Q^n"].isna().all() and fb["mean r_Q^n"].notna().all()
-    assert "not recorded" in MM.figure34_readings_text(a) and "1.58b 90%" in MM.figure34_readings_text(b)
-
-
-def test_figure34_readings_pick_the_most_private_reading():
-    r = {q: float(i) for i, q in enumerate(MM.QUANTIZERS)}                       # ternary90 not top (bits5 is)
-    r |= {"ternary90_table": 100.0, "ternary33_table": 0.5, "ternary50_table": 0.6}
-    st = _fake_study(0.99, 0.88, r, table={q: 0.9 for q in MM.TABLE_READING})
-    t = MM.figure34_readings(st).set_index(["column", "reading"])
-    assert t.loc[("1.58b 90%", "Table 1"), "share of tasks most private"] == 1.0
-    assert t.loc[("1.58b 90%", "text (§5.1)"), "share of tasks most private"] == 0.0
-    assert t.loc[("1.58b 90%", "Table 1"), "mean rank of r_Q^n"] == 1.0
-    (row,) = MM.figure34_reading_rows(st)
-    assert row.passed and row.kind == "theory-check"
-    assert "holds under the Table 1 reading" in MM.figure34_readings_text(st)
+    assert "not recorded" in MC.figure34_readings_text(a) and "1.58b 90%" in MC.figure34_readings_text(b)

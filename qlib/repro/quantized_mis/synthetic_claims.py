@@ -1,18 +1,16 @@
-"""The comparisons of the quantized-MIS chapters (paper 001) as functions returning ledger rows.
+"""Chapter 03 of the quantized-MIS part (paper 001 §5.1, Table 2, Figures 2, 6 and 8, App. E): the
+synthetic study's comparisons, as ledger rows, with the frames and prose the chapter shows.
 
-Each function computes what a chapter compares and returns ``list[qlib.repro.ledger.Row]`` (kind
-set per row); the helpers returning frames or dicts feed the chapters' tables and prose. One naming
-rule across the wing: a function returning ledger rows is ``<item>_rows``, the item being the paper's
-(``table2_rows``, ``figure2_rows``, ``theorem31_rows``, ``section512_rows`` for §5.1.2's claims).
+* Table 2: :func:`table2_rows` (the quantized cells; the calibrated identity column is left out);
+* Figure 2: :func:`spearman_table`, :func:`figure2_rows`, :func:`figure2_text`;
+* §5.1.2's claims: :func:`section512_claims`, :func:`section512_rows`; its cost: :func:`cost_rows`;
+* the two readings of 1.58b x% (§5.1's text, Table 1 as typeset): :func:`reading_effect`,
+  :func:`reading_tables`, :func:`reading_rows`, :func:`reading_text`, :func:`figure2_readings`,
+  :func:`figure2_reading_rows`;
+* App. E: :func:`figure6_rows`, :func:`figure8_rows`.
 
-* chapter 01 (quantizers): :func:`quantizer_rows`;
-* chapter 02 (theory): :func:`eq11_rows`, :func:`theorem31_rows`, :func:`theorem33_rows`,
-  :func:`proof_fact_rows`, :func:`algorithm1_rows`;
-* chapter 03 (synthetic study): :func:`table2_rows`, :func:`spearman_table`, :func:`figure2_rows`,
-  :func:`section512_claims`, :func:`section512_rows`, :func:`cost_rows`, :func:`variant_effect`, the two
-  readings of 1.58b x% (:func:`reading_effect`, :func:`reading_rows`, :func:`figure2_readings`,
-  :func:`figure2_reading_rows`);
-* chapter 04 (ranking stability): :func:`stability`, :func:`stability_rows`.
+The study itself is the driver :mod:`.study` (:func:`~.study.run_study`); so is the study under both
+b-bit formulas, :func:`~.study.variant_effect`, which chapter 01 shows too.
 """
 
 from __future__ import annotations
@@ -23,245 +21,18 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ... import quantizers as QZ
-from ...ranking import rank_confusion, rq_rank_stability, spearman, threshold_rank_stability
-from ...rqn import r_q
-from ...validation import (
-    check_array,
-    check_bool,
-    check_callable,
-    check_float,
-    check_int,
-    check_int_sequence,
-    check_seed,
-    check_tensor,
-)
+from ...ranking import spearman
+from ...validation import check_array, check_bool, check_float
 from ..ledger import Row, check, claim, close, not_comparable
-from .paper import (
-    PAPER_COST_BASELINE,
-    PAPER_COST_RQ,
-    PAPER_FIG1_K_RUN,
-    PAPER_FIG1_SHARE,
-    PAPER_MEAN_SPEARMAN,
-    PAPER_QUANTIZERS,
-    PAPER_RHO_LEVEL,
-    PAPER_RUNS_BASELINE,
-    PAPER_RUNS_RQ,
-    PAPER_RUNS_RQ_EARLY,
-    STUDY_SETTINGS,
-)
-from .study import StudyConfig, StudyResult, run_study, table2
+from .paper import PAPER_COST_BASELINE, PAPER_COST_RQ, PAPER_MEAN_SPEARMAN, PAPER_QUANTIZERS
+from .study import StudyConfig, StudyResult, run_study, scale_note, table2
 
-__all__ = ["quantizer_rows", "eq11_rows", "theorem31_rows", "theorem33_rows", "proof_fact_rows",
-           "algorithm1_rows", "table2_rows", "spearman_table", "figure2_rows", "figure2_text", "section512_claims", "section512_rows",
-           "cost_rows",
-           "variant_effect", "stability", "stability_rows", "verdict_table", "first_k", "scale_note", "rate_table",
-           "adaptive_table", "confusion", "FIGURE2_ATOL", "reading_effect", "reading_tables", "reading_rows",
-           "reading_text", "ALMOST_ALL", "figure2_readings", "figure2_reading_rows"]
-
-
-# ----------------------------------------------------------------------------------- chapter 01
-def quantizer_rows(thetas: torch.Tensor, n_grid: int = 2001) -> list[Row]:
-    """Table 1 on random parameter vectors ``thetas`` (K, d): sparsity and level counts of each
-    quantizer, idempotence; the level counts of the b-bit formulas (printed and capped) on Figure
-    5's grid of ``n_grid`` points of [−1, 1] (where max|θ| = α, so every level is reached)."""
-    thetas = check_tensor("thetas", thetas, ndim=2)
-    n_grid = check_int("n_grid", n_grid, low=2)
-    d = thetas.shape[1]
-    grid = torch.linspace(-1, 1, n_grid, dtype=torch.float64)
-    stats = QZ.level_stats(thetas).set_index("name")
-    rows: list[Row] = []
-    for name in QZ.names():
-        q = QZ.get(name)
-        if q.zero_fraction is not None:
-            k = QZ.n_zeros(q.zero_fraction, d)
-            rows.append(close("Table 1 / §5.1", f"{q.label}: fraction of zeros", q.zero_fraction,
-                              float(stats.loc[name, "zero_fraction"]), atol=0.5 / d + 1e-12, kind="theory-check",
-                              note=f"exactly k = {k} of d = {d} zeroed in every vector; the quantizer's "
-                                   "definition restated, so a check of our code, not a reproduction"))
-        if q.levels is not None and not name.startswith("bits"):
-            rows.append(close("Table 1", f"{q.label}: distinct levels (max over vectors)", q.levels,
-                              int(stats.loc[name, "levels_max"]), kind="theory-check",
-                              note="the definition's level count: a check of our code, not a reproduction"))
-        if name.startswith("bits"):
-            b = int(name[4:])
-            n_p = int(QZ.get(name)(grid).unique().numel())
-            n_c = int(QZ.get(name, variant="capped")(grid).unique().numel())
-            rows.append(claim("Table 1 (printed formula), Figure 5", f"{b} bits as printed: more than 2^b levels on [−1, 1]",
-                              f"a {b}-bit code: ≤ {2 ** b}", n_p, n_p > 2 ** b, kind="erratum", tolerance="> 2^b",
-                              note="int(1 + clip(·, 0, s)) has s + 1 magnitudes (2^b + 2 levels); "
-                                   "the default follows the printed formula all the same"))
-            rows.append(claim("Table 1 (capped variant), Figure 5", f"{b} bits, capped: distinct levels on [−1, 1]",
-                              f"= {2 ** b}", n_c, n_c == 2 ** b, kind="theory-check", tolerance="exact",
-                              note="our capped variant against the 2^b levels of a b-bit code"))
-    for name in QZ.names():
-        q = QZ.get(name, variant="capped")
-        y = q.batched(thetas)
-        same = int((q.batched(y) == y).all(dim=1).sum())
-        rows.append(claim("App. D", f"{q.label}{' (capped)' if name.startswith('bits') else ''}: "
-                          f"idempotent on {thetas.shape[0]} random vectors", "Q∘Q = Q",
-                          f"{same} / {thetas.shape[0]}", same == thetas.shape[0], kind="theory-check",
-                          tolerance="exact"))
-    # the two readings of 1.58b x% on the same vectors: the text zeroes the x% smallest, Table 1 as
-    # typeset keeps them; the erratum is confirmed when the two zero sets differ on every vector
-    for pct in (33, 50, 90):
-        txt = QZ.get(f"ternary{pct}").batched(thetas) == 0
-        tab = QZ.get(QZ.TERNARY_TABLE[f"ternary{pct}"]).batched(thetas) == 0
-        n_diff = int((txt != tab).any(dim=1).sum())
-        rows.append(claim("Table 1 vs §5.1 (erratum 001-T1)", f"1.58b {pct}%: the two readings zero different coordinates",
-                          "Table 1: sign if |θ_j| < q, else 0; text: the smallest zeroed",
-                          f"{n_diff} / {thetas.shape[0]} vectors differ", n_diff == thetas.shape[0], kind="erratum",
-                          tolerance="every vector",
-                          note="the text reading is the default; the Table 1 reading is qlib.quantizers."
-                               f"{QZ.TERNARY_TABLE[f'ternary{pct}']} (chapter 03 runs both)"))
-    return rows
-
-
-# ----------------------------------------------------------------------------------- chapter 02
-def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
-    """Eq. 11 computed literally against the per-candidate Chernoff exponent (our reduction by the
-    contraction principle): theory-check rows, and the table of exponents."""
-    from ...mia import chernoff_rate, erm
-
-    rows, table = [], []
-    for name, (L, p) in toys.items():
-        ch, lit = chernoff_rate(L, p), erm.cramer_rate_eq11(L, p)
-        rows.append(close("Theorem 3.1 / eq. 11", f"C_P^1 ({name}): eq. 11 literally vs per-k Chernoff", ch, lit,
-                          rtol=1e-8, kind="theory-check", note="equivalence by the contraction principle"))
-        table.append({"toy": name, "per-k Chernoff exponents": np.round(erm.chernoff_exponents(L, p), 6),
-                      "C_P^1 (Chernoff)": ch, "eq. 11 literally": lit})
-    return rows, pd.DataFrame(table)
-
-
-def _law(p) -> np.ndarray:
-    from ...mia.exact import check_prob_vector
-
-    return check_prob_vector("p", p)
-
-
-def rate_table(L, p, ns) -> pd.DataFrame:
-    """−log Δ_n / n (exact) and its (½ log n)/n-corrected version for each n: ``L`` (candidates,
-    atoms) the losses, ``p`` (atoms,) the law, ``ns`` the sample sizes (integers >= 1)."""
-    from ...mia import erm_log_delta
-
-    L = check_array("L", L, ndim=2)
-    p = _law(p)
-    if L.shape[1] != p.size:
-        raise ValueError(f"L must have one column per atom of p ({p.size}), got shape {L.shape}")
-    ns = check_int_sequence("ns", ns, low=1)
-    out = []
-    for n in ns:
-        ld = erm_log_delta(L, p, n)
-        out.append({"n": n, "log Δ_n": ld, "log10 Δ_n": ld / math.log(10), "−log Δ_n / n": -ld / n,
-                    "corrected": -(ld + 0.5 * math.log(n)) / n})
-    return pd.DataFrame(out)
-
-
-def theorem31_rows(tables: dict) -> list[Row]:
-    """Theorem 3.1 on exact Δ_n: −(1/n) log Δ_n ≥ C_P^1 and decreasing (``tables``: name → (rate
-    table, C_P^1))."""
-    rows = []
-    for name, (t, c) in tables.items():
-        r = t["−log Δ_n / n"].to_numpy()
-        rows.append(claim("Theorem 3.1", f"{name}: −(1/n) log(1 − MIS_n) ≥ C_P^1 and decreasing, n ≤ {t['n'].max()}",
-                          f"limit ≥ C_P^1 = {c:.5f}",
-                          f"{r[-1]:.5f} at n = {t['n'].max()} (corrected {t['corrected'].iloc[-1]:.5f})",
-                          bool(np.all(r >= c) and np.all(np.diff(r) < 0)), kind="theory-check",
-                          tolerance="exact values",
-                          note="a theorem checked on a toy instance with exact Δ_n: a theory-check"))
-    return rows
-
-
-def adaptive_table(adaptive, p, ns, gap_exponent: float) -> tuple[pd.DataFrame, object]:
-    """The size-adaptive toy of Theorem 3.3: ratio −log Δ_n/(n δ_2²), corrected, per-n Chernoff.
-
-    ``adaptive(n)``: the loss matrix at sample size n; ``p`` the law; ``ns`` sample sizes (integers
-    >= 1); δ_2 = n^−gap_exponent with ``gap_exponent`` in (0, 1/2) — Theorem 3.3's hypotheses
-    δ_2 → 0 and √n δ_2 → ∞."""
-    from ...mia import chernoff_rate, erm_log_delta, gap_statistics
-
-    check_callable("adaptive", adaptive)
-    p = _law(p)
-    ns = check_int_sequence("ns", ns, low=1)
-    gap_exponent = check_float("gap_exponent", gap_exponent, low=0.0, high=0.5, low_open=True, high_open=True)
-
-    g = gap_statistics(adaptive(ns[-1]), p)
-    target = g.rate
-    out = []
-    for n in ns:
-        d2 = n ** -gap_exponent
-        ld = erm_log_delta(adaptive(n), p, n)
-        out.append({"n": n, "δ_2": d2, "√n δ_2": math.sqrt(n) * d2, "log Δ_n": ld, "ratio": -ld / (n * d2 ** 2),
-                    "corrected": -(ld + math.log(math.sqrt(n) * d2 * math.sqrt(2 * target))) / (n * d2 ** 2),
-                    "C_P^1(n)/δ_2²": chernoff_rate(adaptive(n), p) / d2 ** 2})
-    return pd.DataFrame(out), g
-
-
-def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
-    """Theorem 3.3 on :func:`adaptive_table`'s ``ad``: the ratio stays above ``target`` = 1/(2σ²) > 0."""
-    target = check_float("target", target, low=0.0, low_open=True)
-    if not isinstance(ad, pd.DataFrame) or not {"n", "ratio"} <= set(ad.columns) or ad.empty:
-        raise ValueError("ad must be adaptive_table's non-empty frame (columns n and ratio)")
-    r = ad["ratio"].to_numpy()
-    return [claim("Theorem 3.3", f"ratio −log(1 − MIS_n)/(n δ_2²) at n = {ad['n'].iloc[-1]}",
-                  f"limit ≥ 1/(2σ²) = {target:.4f}", f"{r[-1]:.4f} (decreasing: {bool(np.all(np.diff(r) < 0))})",
-                  bool(np.all(r >= target)), kind="theory-check", tolerance="exact values, finite n",
-                  note="a theorem checked on a toy instance with exact Δ_n: a theory-check")]
-
-
-def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -> tuple[list[Row], pd.DataFrame]:
-    """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum 001-C4) on random instances
-    (the checks: :mod:`qlib.repro.quantized_mis.erm_facts`)."""
-    from . import erm_facts
-
-    b1_draws = check_int("b1_draws", b1_draws, low=1)
-    bound_draws = check_int("bound_draws", bound_draws, low=1)
-    c4_draws = check_int("c4_draws", c4_draws, low=1)
-    seed = check_seed("seed", seed)
-    rows = [*erm_facts.lemma_b1_rows(b1_draws, seed), *erm_facts.lemma_b2_rows(200, seed),
-            *erm_facts.erm_bound_rows(bound_draws, seed), *erm_facts.prop_c4_rows(c4_draws, seed)]
-    table = pd.DataFrame([{"where": r.where, "quantity": r.quantity, "expected": r.paper_value, "ours": r.ours,
-                           "verdict": r.verdict, "note": r.note} for r in rows])
-    return rows, table
-
-
-def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list[Row]:
-    """Algorithm 1 (:func:`qlib.rqn.r_q`) on a validation set whose empirical law is exactly ``p``
-    against the exact (δ_2)²/(2σ²) of ``qlib.mia.gap_statistics`` (our second computation):
-    population variance (ddof=0) and the default unbiased one (exact factor (M−1)/M).
-    ``val_copies`` (atoms,): how many copies of each atom the validation set holds, integers >= 1
-    proportional to ``p``."""
-    from ...mia import gap_statistics
-
-    p = _law(p)
-    copies = check_array("val_copies", val_copies, ndim=1, dtype="int", low=1)
-    if copies.shape != p.shape or not np.allclose(copies / copies.sum(), p, rtol=0, atol=1e-9):
-        raise ValueError(f"val_copies must be proportional to p ({p.tolist()}) so that the validation law is p "
-                         f"exactly, got {copies.tolist()}")
-    seed = check_seed("seed", seed)
-    val = np.repeat(np.arange(len(p)), copies)
-    perm = np.random.default_rng(seed).permutation(len(p))
-    M = val.size
-    rows = []
-    for name, L in toys.items():
-        exact_r = gap_statistics(L, p).r_q
-        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=0 ({name}) vs (δ_2)²/(2σ²)", exact_r,
-                          float(r_q(L[perm][:, val], ddof=0)), rtol=1e-9, kind="theory-check",
-                          note="validation law = p exactly; population variance"))
-        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=1 default ({name}) vs (δ_2)²/(2σ²)·(M−1)/M",
-                          exact_r * (M - 1) / M, float(r_q(L[perm][:, val])), rtol=1e-9, kind="theory-check",
-                          note=f"unbiased variance: exact factor (M−1)/M, M = {M}"))
-    return rows
-
-
-# ----------------------------------------------------------------------------------- chapter 03
-def scale_note(res: StudyResult) -> str:
-    """'100 runs × 3000 epochs (paper 300 × 3000)' for notes and prose."""
-    c = res.config
-    return (f"{c['runs']} runs × {c['epochs']} epochs per law (paper {STUDY_SETTINGS['runs']} × "
-            f"{STUDY_SETTINGS['epochs']})")
+__all__ = ["table2_rows", "spearman_table", "FIGURE2_ATOL", "figure2_rows", "figure2_text", "section512_claims",
+           "section512_rows", "cost_rows", "ALMOST_ALL", "reading_effect", "reading_tables", "reading_rows",
+           "reading_text", "figure2_readings", "figure2_reading_rows", "FIGURE6_KEEP", "figure6_rows",
+           "figure8_rows"]
 
 
 def table2_rows(res: StudyResult, atol: float = 0.03) -> tuple[list[Row], dict]:
@@ -439,34 +210,6 @@ def cost_rows(res: StudyResult) -> list[Row]:
                        reason="our discriminator is batched over laws × quantizers and trained on final models only"),
     ]
 
-
-def variant_effect(config: StudyConfig, *, device="auto", cache_dir=None) -> tuple[pd.DataFrame, dict]:
-    """How much the b-bit formula (printed vs capped, ``qlib.quantizers.VARIANTS``) changes the
-    study: runs :func:`run_study` on ``config`` with each variant (its own ``variant`` replaced) and
-    returns, per quantizer, mean r_Q^n (mean over runs, then over laws), mean Table 2 accuracy and
-    mean rank under each variant, and a summary (mean Spearman ρ between the two r_Q^n rankings over
-    laws, largest accuracy change). ``device`` and ``cache_dir`` go to :func:`run_study`."""
-    if not isinstance(config, StudyConfig):
-        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
-    res = {v: run_study(replace(config, variant=v), device=device, cache_dir=cache_dir) for v in QZ.VARIANTS}
-    a, b = (res[v] for v in QZ.VARIANTS)
-    from ...ranking import ranks
-
-    ra, rb = a.r_summary("mean"), b.r_summary("mean")
-    acc_a, acc_b = a.acc_val.mean(axis=2)[:, 1:], b.acc_val.mean(axis=2)[:, 1:]
-    labels = QZ.labels()
-    frame = pd.DataFrame({
-        "quantizer": [labels[q] for q in a.names],
-        f"r_Q^n ({QZ.VARIANTS[0]})": np.nanmean(ra, axis=0),
-        f"r_Q^n ({QZ.VARIANTS[1]})": np.nanmean(rb, axis=0),
-        f"accuracy ({QZ.VARIANTS[0]})": acc_a.mean(axis=0),
-        f"accuracy ({QZ.VARIANTS[1]})": acc_b.mean(axis=0),
-        f"mean rank ({QZ.VARIANTS[0]})": ranks(ra, axis=-1).mean(axis=0),
-        f"mean rank ({QZ.VARIANTS[1]})": ranks(rb, axis=-1).mean(axis=0),
-    })
-    summary = {"rho": float(np.nanmean(spearman(ra, rb))), "max_acc_change": float(np.abs(acc_a - acc_b).max()),
-               "laws": ra.shape[0], "runs": a.config["runs"], "epochs": a.config["epochs"]}
-    return frame, summary
 
 
 #: §5.2.2's "across almost all datasets", fixed before any run: at least this share of the laws
@@ -657,123 +400,6 @@ def figure2_reading_rows(f2r: pd.DataFrame, res: StudyResult, atol: float = FIGU
                        f"Table 1 reading |Δ| {abs(table - PAPER_MEAN_SPEARMAN):.3f}; {note}")]
 
 
-# ----------------------------------------------------------------------------------- chapter 04
-def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets_baseline: int,
-              seed: int = 0) -> dict:
-    """Rank stability of r_Q^n (mean and median over runs) and of the threshold MIS for each
-    k_run (≤ the study's runs): the three :mod:`qlib.ranking` results and the mean-ρ curve.
-    ``k_runs``: integers >= 2 (those above the study's runs are skipped); ``n_subsets`` /
-    ``n_subsets_baseline`` >= 1."""
-    R = res.r.shape[2]
-    k_runs = [k for k in check_int_sequence("k_runs", k_runs, low=2) if k <= R]
-    if not k_runs:
-        raise ValueError(f"k_runs must hold at least one k_run <= the study's {R} runs")
-    n_subsets = check_int("n_subsets", n_subsets, low=1)
-    n_subsets_baseline = check_int("n_subsets_baseline", n_subsets_baseline, low=1)
-    seed = check_seed("seed", seed)
-    st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
-          "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
-          "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
-                                                    k_runs, n_subsets_baseline, seed=seed)}
-    curve = pd.DataFrame({"k_run": k_runs, **{k: _mean_defined(v["spearman"]) for k, v in st.items()}})
-    return {"k_runs": k_runs, "st": st, "curve": curve}
-
-
-def _mean_defined(rho: np.ndarray) -> np.ndarray:
-    """Per k_run (axis 0), the mean of the defined Spearman ρ (NaN where a subset's ranks are all tied);
-    NaN, without NumPy's empty-slice warning, where none is defined."""
-    ok = np.isfinite(rho)
-    n = ok.sum(axis=(1, 2))
-    total = np.where(ok, rho, 0.0).sum(axis=(1, 2))
-    return np.where(n > 0, total / np.maximum(n, 1), np.nan)
-
-
-def first_k(curve: pd.DataFrame, col: str, level: float = PAPER_RHO_LEVEL) -> int | None:
-    """The smallest k_run whose mean ρ reaches ``level`` in [0, 1] (None: none of those tried)."""
-    level = check_float("level", level, low=0.0, high=1.0)
-    if col not in curve.columns:
-        raise ValueError(f"col must be a column of curve ({', '.join(map(str, curve.columns))}); got {col!r}")
-    hit = curve[curve[col] >= level]
-    return int(hit.k_run.iloc[0]) if len(hit) else None
-
-
-def stability_rows(res: StudyResult, stab: dict) -> tuple[list[Row], pd.DataFrame | None]:
-    """The claims of §5.1.2 / Figures 1 and 7 on rank stability; also the per-quantizer fraction of
-    subsets at the final rank with k_run = 50 (None where 50 was not tried)."""
-    curve, k_runs, st = stab["curve"], stab["k_runs"], stab["st"]["r_Q^n mean"]
-    R = res.r.shape[2]
-    note = f"reference ranking from {R} runs (paper {STUDY_SETTINGS['runs']}); mean over subsets and laws"
-    rows: list[Row] = []
-    at = curve.set_index("k_run")
-    q20 = f"r_Q^n ranking: mean Spearman ρ to the full ranking > {PAPER_RHO_LEVEL} at k_run = {PAPER_RUNS_RQ}"
-    if PAPER_RUNS_RQ in k_runs:
-        rho = float(at.loc[PAPER_RUNS_RQ, "r_Q^n mean"])
-        rows.append(claim("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", f"{rho:.3f}", bool(rho > PAPER_RHO_LEVEL),
-                          kind="paper-claim", tolerance=f"> {PAPER_RHO_LEVEL} (the paper's level)", note=note,
-                          null="random rankings: ρ = 0", null_fails=not (0.0 > PAPER_RHO_LEVEL)))
-    else:
-        rows.append(not_comparable("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", kind="paper-claim",
-                                   reason=f"k_run = {PAPER_RUNS_RQ} not tried (runs = {R})"))
-    kb, kr = first_k(curve, "threshold MIS"), first_k(curve, "r_Q^n mean")
-    rows.append(not_comparable("Figure 7 / App. E.2", f"runs the baseline needs to reach ρ = {PAPER_RHO_LEVEL}",
-                               f"≈ {PAPER_RUNS_BASELINE}", "not within the k_run tried" if kb is None else kb,
-                               reason="our baseline curve is the loss-threshold attack refitted per subset, "
-                                      "not the discriminator"))
-    qf = f"r_Q^n needs fewer runs than the baseline to reach ρ = {PAPER_RHO_LEVEL}"
-    pv = f"≈ {PAPER_RUNS_RQ_EARLY}–{PAPER_RUNS_RQ} vs ≈ {PAPER_RUNS_BASELINE}"
-    if kr is not None and kb is not None:
-        rows.append(claim("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}", kr < kb,
-                          kind="paper-claim", tolerance="fewer runs", note=note,
-                          null="as many runs as the baseline", null_fails=True))
-    else:
-        rows.append(not_comparable("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}",
-                                   kind="paper-claim",
-                                   reason=f"{'neither curve' if kr is None and kb is None else 'r_Q^n' if kr is None else 'the baseline'}"
-                                          f" never reaches ρ = {PAPER_RHO_LEVEL} within k_run ≤ {max(k_runs)}"))
-    frac_table = None
-    k1, s1 = PAPER_FIG1_K_RUN, PAPER_FIG1_SHARE
-    if k1 in k_runs:
-        pr = st["ranks"][k_runs.index(k1)]
-        frac = (np.rint(pr) == st["full_ranks"][None]).mean(axis=(0, 1))
-        labels = QZ.labels()
-        frac_table = pd.DataFrame({"quantizer": [labels[q] for q in res.names],
-                                   f"at its final rank (k_run = {k1})": frac.round(3)})
-        others = [i for i, q in enumerate(res.names) if q not in ("bits2", "ternary33")]
-        rows.append(claim("Figure 1", f"with {k1} runs each quantizer (but 2 bits, 1.58b 33%) at its final rank "
-                          f"≥ {s1:.0%} of the time", f"≥ {s1:.2f}", f"min {frac[others].min():.2f}",
-                          bool(frac[others].min() >= s1), kind="paper-claim", tolerance=f"≥ {s1:.2f} (the paper's share)",
-                          note="pooled over the laws; " + note,
-                          null=f"random ranks: 1/{len(res.names)}", null_fails=not (1 / len(res.names) >= s1)))
-    fr = st["full_ranks"]
-    i = {q: res.names.index(q) for q in ("bits5", "bits4", "bits3", "ternary90", "ternary50")}
-    Q = len(res.names)
-    order_ok = ((fr[:, i["bits5"]] == Q) & (fr[:, i["bits4"]] == Q - 1) & (fr[:, i["bits3"]] == Q - 2)
-                & (fr[:, i["ternary90"]] == 1) & (fr[:, i["ternary50"]] == 2))
-    rows.append(claim("§5.1.2", "full ranking: 5 bits < 4 bits < 3 bits least private; 1.58b 90% then 50% most private",
-                      "all datasets", f"{int(order_ok.sum())}/{len(order_ok)} laws", bool(order_ok.all()),
-                      kind="paper-claim", tolerance="every law", note=note,
-                      null="every quantizer tied (no ranking)", null_fails=True))
-    if PAPER_RUNS_RQ in k_runs:
-        pr = np.rint(st["ranks"][k_runs.index(PAPER_RUNS_RQ)])
-        stable = float((pr[:, :, i["bits5"]] == fr[None, :, i["bits5"]]).mean())
-        rows.append(claim("§5.1.2", f"after {PAPER_RUNS_RQ} runs the 5 bits quantizer keeps its final rank",
-                          "consistently", f"{stable:.2f} of subsets × laws", stable >= 0.9, kind="paper-claim",
-                          tolerance="≥ 0.90 of subsets (our reading of 'keeps its rank': Figure 1's 90 %)", note=note, null=f"random ranks: 1/{Q}",
-                          null_fails=not (1 / Q >= 0.9)))
-    return rows, frac_table
-
-
-def confusion(stab: dict, k: int) -> np.ndarray | None:
-    """Row-normalised rank confusion (full-run rank × k-run rank) of r_Q^n (mean) at k_run ``k``
-    (an integer >= 2), or None when ``k`` was not tried."""
-    k = check_int("k", k, low=2)
-    if k not in stab["k_runs"]:
-        return None
-    st = stab["st"]["r_Q^n mean"]
-    cm = rank_confusion(st["ranks"][stab["k_runs"].index(k)], st["full_ranks"])
-    return cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
-
-
 #: App. E.1 on Figure 6: "the least private quantizers do preserve most of the original performance";
 #: "most" is read as at least this share of the unquantized model's validation accuracy
 FIGURE6_KEEP = 0.95
@@ -802,9 +428,3 @@ def figure8_rows() -> list[Row]:
                            "drawn (stand-in centres)", kind="paper-claim",
                            reason="the paper does not give its centre scheme; ours is a stand-in, so the picture "
                                   "is shown for orientation and Table 2's accuracies are the comparison of the laws")]
-
-
-def verdict_table(rows: Sequence[Row]) -> pd.DataFrame:
-    """The claims of ``rows`` as a table: claim (the row's quantity), paper, ours, verdict."""
-    return pd.DataFrame([{"claim": r.quantity, "paper": r.paper_value, "ours": r.ours, "verdict": r.verdict}
-                         for r in rows], columns=["claim", "paper", "ours", "verdict"])
