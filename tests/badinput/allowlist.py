@@ -197,6 +197,17 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.repro.quantized_mis.rows.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
         "undefined (all runs of a law undefined); a NaN never wins a comparison, so a claim is False there",
     # (end mol)
+
+    # ---- attacks
+    ("qlib.attacks.lira.scaled_logit_from_confidence", "p", "ndim"): "elementwise: confidences of any shape",
+    ("qlib.attacks.metrics.evaluate", "reps", "0"): "reps=0 is the documented default: no bootstrap intervals",
+    ("qlib.attacks.metrics.evaluate", "groups", "entry--1"):
+        "group labels are arbitrary integers; only equality is used",
+    ("qlib.attacks.threshold.loss_scores", "loss", "ndim"): "elementwise: losses of any shape",
+    ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
+    ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
+        "documented (..., N): leading axes are target models",
+    # (end attacks)
 }
 
 NOT_CALLED: dict[str, str] = {
@@ -243,4 +254,9 @@ NOT_CALLED: dict[str, str] = {
     "qlib.repro.quantized_mis.study.StudyResult": "plain result record of run_study / StudyResult.load (its "
                                                   "outputs), not an input",
     # (end mol)
+
+    # ---- attacks
+    "qlib.attacks.metrics.AttackMetrics": "frozen result record returned by evaluate (the metrics it computed)",
+    "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
+    # (end attacks)
 }
