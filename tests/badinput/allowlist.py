@@ -207,6 +207,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",
+    ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
+        "alpha is a smoothing pseudo-count (any value > 0), not a probability",
+    ("qlib.repro.attacks.toys.erm_toy", "beta", "-1.0"):
+        "beta < 0 is a legitimate law (P(y = 1 | x) = σ(βx) decreasing in x)",
     # (end attacks)
 }
 
@@ -258,5 +262,7 @@ NOT_CALLED: dict[str, str] = {
     # ---- attacks
     "qlib.attacks.metrics.AttackMetrics": "frozen result record returned by evaluate (the metrics it computed)",
     "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
+    "qlib.repro.attacks.toys.Toy": "the record empirical_toy / erm_toy build after checking their arguments",
+    "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
     # (end attacks)
 }

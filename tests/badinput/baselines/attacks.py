@@ -84,3 +84,36 @@ BASELINES.update({
     A + "shadow.binary_scores": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
     A + "shadow.binary_losses": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
 })
+
+# ---- qlib.repro.attacks -----------------------------------------------------------------------
+R = "qlib.repro.attacks."
+
+
+def _toy():
+    from qlib.repro.attacks import toys
+
+    return toys.empirical_toy(toys.zipf_law(4))
+
+
+_STUDY = {}
+
+
+def _study():
+    from qlib.repro.attacks import toys
+
+    if "s" not in _STUDY:
+        _STUDY["s"] = toys.attack_study(_toy(), [10, 20, 40], shadows=4, pairs=400, min_targets=4, reps=5, seed=0)
+    return _STUDY["s"]
+
+
+BASELINES.update({
+    R + "toys.zipf_law": lambda: {"m": 4, "exponent": 1.0},
+    R + "toys.empirical_toy": lambda: {"p": np.array([0.5, 0.3, 0.2]), "alpha": 0.5},
+    R + "toys.erm_toy": lambda: {"beta": 1.0, "weights": (0.0, 1.0, 2.0)},
+    R + "toys.attack_study": lambda: {"toy": _toy(), "ns": [10, 20], "shadows": 4, "pairs": 200, "min_targets": 4,
+                                      "reps": 3, "seed": 0},
+    **{R + f"claims.{f}": (lambda: {"study": _study()}) for f in (
+        "oracle_rows", "theorem31_rows", "gap_rows", "rate_rows", "bound_rows", "gap_table", "gap_text",
+        "metrics_table", "best_attack")},
+    R + "claims.reductions_text": lambda: {"shadows": 16, "pairs": 100, "ns_empirical": [10, 100], "ns_erm": [5, 20]},
+})
