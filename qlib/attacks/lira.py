@@ -27,7 +27,7 @@ standard deviations + 1e-30 as in the reference):
   example: M shadows give about M/2 in and M/2 out fits per example.
 * :func:`lira_offline` — with ``tail="two-sided"`` (the reference code's ``generate_ours_offline``):
   −log N(φ; μ_out, σ_out), an example far from the out-Gaussian on *either* side is called a member;
-  with ``tail="one-sided"`` (the paper's offline test, its §VI-C): log P(Z ≤ φ), Z ~ N(μ_out, σ_out),
+  with ``tail="one-sided"`` (the paper's offline test): log P(Z ≤ φ), Z ~ N(μ_out, σ_out),
   only a *higher* confidence than the out models is evidence. Offline shadows need not hold the target
   examples: every shadow may be "out".
 * With several augmentations (a trailing axis A of the scores), the per-augmentation log-densities are

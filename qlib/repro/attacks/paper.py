@@ -10,5 +10,5 @@ from __future__ import annotations
 
 __all__ = ["LIRA_SHADOWS"]
 
-#: the LiRA paper's shadow-model count on CIFAR-10 (its §VI experiments train 256 shadow models)
+#: the largest shadow-model count of the LiRA paper's experiments (256 shadow models on CIFAR-10)
 LIRA_SHADOWS = 256

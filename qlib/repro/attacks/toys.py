@@ -18,9 +18,12 @@ count vector N ~ Multinomial(n, p), and both algorithms are deterministic functi
   Theorem 3.1). A model's confidence on (x, y) is σ((2y − 1)·w·x).
 
 **The protocol** (:func:`attack_study`, per sample size n): T target models, each trained on n points;
-its n training points are the member pairs and n fresh points the non-member pairs (balanced, ν = ½,
-so the held-out accuracy of any attack is at most ½ + Δ_n/2 — Theorem 3.1 of paper 003). T is the
-smallest number ≥ ``min_targets`` giving ``pairs`` pairs. A second, independent set of T games is the
+k = min(n, ``per_target``) of its training points, drawn uniformly without replacement, are its member
+pairs and k fresh points its non-member pairs (balanced, ν = ½: each member pair has the law of
+(θ̂_n, U) with U a uniform training point, as in the game, so the held-out accuracy of any attack is at
+most ½ + Δ_n/2 — Theorem 3.1 of paper 003). T is the smallest number ≥ ``min_targets`` giving
+``pairs`` pairs; capping the pairs per model spreads them over more independent models, which the
+intervals (resampling whole models) need. A second, independent set of T games is the
 attacker's calibration set: every attack's threshold is fitted there (the threshold of best balanced
 accuracy) and applied to the evaluated pairs, so the reported **accuracy** is unbiased; the intervals
 resample whole target models (their pairs share the model). The attacker knows the law only through
@@ -172,9 +175,13 @@ def erm_toy(beta: float = 1.0, weights=(0.0, 1.0, 2.0), name: str = "finite-Θ E
     return Toy(name, "erm", p, losses=losses, conf=1 / (1 + np.exp(-margin)), weights=tuple(w[order]))
 
 
-def _games(rng, toy: Toy, n: int, T: int):
-    """T games: training counts N (T, m), fresh counts F (T, m)."""
-    return rng.multinomial(n, toy.p, size=T), rng.multinomial(n, toy.p, size=T)
+def _games(rng, toy: Toy, n: int, T: int, per_target: int):
+    """T games: training counts N (T, m); the atoms of the evaluated members, a uniform sample without
+    replacement of min(n, per_target) training points (T, m); as many fresh points (T, m)."""
+    N = rng.multinomial(n, toy.p, size=T)
+    k = min(n, per_target)
+    members = N if k == n else np.stack([rng.multivariate_hypergeometric(row, k) for row in N])
+    return N, members, rng.multinomial(k, toy.p, size=T)
 
 
 def _pairs(S: np.ndarray, N: np.ndarray, F: np.ndarray):
@@ -217,10 +224,11 @@ class AttackStudy:
 
 
 def attack_study(toy: Toy, ns, *, shadows: int = 64, pairs: int = 40_000, min_targets: int = 50,
-                 reps: int = 200, seed: int = 0) -> AttackStudy:
+                 per_target: int = 50, reps: int = 200, seed: int = 0) -> AttackStudy:
     """Every attack against ``toy`` at each sample size of ``ns`` (module docstring): ``shadows`` = M
     reference models (and M in-models per atom for online LiRA), about ``pairs`` evaluated pairs per n
-    from at least ``min_targets`` target models, ``reps`` bootstrap resamples of the target models."""
+    from at least ``min_targets`` target models, each contributing at most ``per_target`` member pairs
+    (and as many non-member pairs), ``reps`` bootstrap resamples of the target models."""
     if not isinstance(toy, Toy):
         raise TypeError(f"toy must be a Toy (empirical_toy, erm_toy), got {type(toy).__name__}")
     check_choice("toy.kind", toy.kind, TOY_KINDS)
@@ -228,25 +236,26 @@ def attack_study(toy: Toy, ns, *, shadows: int = 64, pairs: int = 40_000, min_ta
     shadows = check_int("shadows", shadows, low=2)
     pairs = check_int("pairs", pairs, low=2)
     min_targets = check_int("min_targets", min_targets, low=2)
+    per_target = check_int("per_target", per_target, low=1)
     reps = check_int("reps", reps, low=1)
     seed = check_seed("seed", seed)
     rows, kept = [], {}
     with skip_nested():
         for n in ns:
             rng = np.random.default_rng([seed, n])
-            T = max(min_targets, math.ceil(pairs / (2 * n)))
+            T = max(min_targets, math.ceil(pairs / (2 * min(n, per_target))))
             M, m = shadows, toy.m
             conf_out = toy.confidence(rng.multinomial(n, toy.p, size=M))
             ins = rng.multinomial(n - 1, toy.p, size=(m, M)) + np.eye(m, dtype=np.int64)[:, None, :]
             conf_in = toy.confidence(ins.reshape(m * M, m)).reshape(m, M, m)[np.arange(m), :, np.arange(m)].T
             shadow_phi = lira.scaled_logit_from_confidence(np.r_[conf_out, conf_in])
             keep = np.r_[np.zeros((M, m), bool), np.ones((M, m), bool)]
-            games = {part: _games(rng, toy, n, T) for part in ("calibration", "evaluation")}
-            per = {part: _attack_scores(toy, N, conf_out, shadow_phi, keep) for part, (N, F) in games.items()}
+            games = {part: _games(rng, toy, n, T, per_target) for part in ("calibration", "evaluation")}
+            per = {part: _attack_scores(toy, N, conf_out, shadow_phi, keep) for part, (N, _, _) in games.items()}
             delta = toy.delta(n)
             for a in ATTACKS:
-                cs, cm, _ = _pairs(per["calibration"][a], *games["calibration"])
-                es, em, eg = _pairs(per["evaluation"][a], *games["evaluation"])
+                cs, cm, _ = _pairs(per["calibration"][a], *games["calibration"][1:])
+                es, em, eg = _pairs(per["evaluation"][a], *games["evaluation"][1:])
                 pred = es >= 1.0 if a == ORACLE else threshold.threshold_attack(cs, cm, es)[1]
                 r = metrics.evaluate(es, em, pred, reps=reps, seed=seed, groups=eg)
                 rows.append({"toy": toy.name, "n": n, "attack": a, **r.row(), "limit": 0.5 + delta / 2,
