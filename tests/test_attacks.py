@@ -240,3 +240,12 @@ def test_train_shadows_equals_one_model_at_a_time(model):
     f = model.forward(th, X.expand(4, 20, 3)).detach().double().numpy()
     np.testing.assert_allclose(phi, (2 * y.double().numpy() - 1) * f, rtol=1e-6)
     np.testing.assert_allclose(shadow.binary_losses(model, th, X, y), np.log1p(np.exp(-phi)), rtol=1e-9)
+
+
+def test_train_shadows_passes_callbacks():
+    seen = []
+    X = torch.randn(8, 2, generator=torch.Generator().manual_seed(1))
+    y = (torch.arange(8) % 2).float()
+    shadow.train_shadows(engine.Linear(2), X, y, shadow.paired_keep(2, 8), engine.TrainConfig(epochs=3, lr=0.1),
+                         device="cpu", backend="torch", callbacks=[lambda epoch, theta, models: seen.append(epoch)])
+    assert seen == [1, 2, 3]

@@ -69,11 +69,12 @@ def _check_keep(keep, n: int) -> torch.Tensor:
 
 
 def train_shadows(model, X, y, keep, config: engine.TrainConfig, *, seed: int = 0, device="auto",
-                  backend: str = "auto") -> torch.Tensor:
+                  backend: str = "auto", callbacks=()) -> torch.Tensor:
     """Train one model per row of ``keep`` (M, N boolean, equal counts, e.g. :func:`paired_keep`) on
     its rows of the pool ``X`` (N, d), ``y`` (N,) ∈ {0, 1}, all at once (:func:`qlib.engine.train` with
     ``rows=``); initial parameters from ``seed`` (:func:`qlib.engine.init_params`). ``X`` holds the
-    model's inputs (apply a feature map such as ``qlib.synthetic.features`` first). Returns θ (M, p)."""
+    model's inputs (apply a feature map such as ``qlib.synthetic.features`` first). ``callbacks``: the
+    engine's (e.g. a ``qlib.recorder.RQRecorder`` recording r_Q^n along training). Returns θ (M, p)."""
     X, y = _check_pool(X, y)
     rows = _check_keep(keep, X.shape[0])
     if not isinstance(config, engine.TrainConfig):
@@ -84,7 +85,7 @@ def train_shadows(model, X, y, keep, config: engine.TrainConfig, *, seed: int = 
     with skip_nested():
         theta0 = engine.init_params(model, rows.shape[0], seed, dtype=X.dtype)
         res = engine.train(model, theta0, X[None], y[None].to(X.dtype), config, rows=rows, device=device,
-                           backend=backend)
+                           backend=backend, callbacks=callbacks)
     return res.theta
 
 
