@@ -34,7 +34,7 @@ FILENAME = "comparisons.csv"
 #: the paper of each part of the book (the default ``paper`` of its rows)
 PART_PAPER = {"quantized-mis": "001", "mia-limits": "003", "eden": "002", "rqp-sgd": "004"}
 #: the parts in book order
-PART_ORDER = ("intro", "quantized-mis", "mia-limits", "eden", "rqp-sgd", "appendix")
+PART_ORDER = ("intro", "quantized-mis", "mia-limits", "attacks", "eden", "rqp-sgd", "appendix")
 
 #: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
 SETTLED = ("reproduced", "agrees", "erratum confirmed")

@@ -197,6 +197,21 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.repro.quantized_mis.synthetic_claims.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
         "undefined (all runs of a law undefined); a NaN never wins a comparison, so a claim is False there",
     # (end mol)
+
+    # ---- attacks
+    ("qlib.attacks.lira.scaled_logit_from_confidence", "p", "ndim"): "elementwise: confidences of any shape",
+    ("qlib.attacks.metrics.evaluate", "reps", "0"): "reps=0 is the documented default: no bootstrap intervals",
+    ("qlib.attacks.metrics.evaluate", "groups", "entry--1"):
+        "group labels are arbitrary integers; only equality is used",
+    ("qlib.attacks.threshold.loss_scores", "loss", "ndim"): "elementwise: losses of any shape",
+    ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
+    ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
+        "documented (..., N): leading axes are target models",
+    ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
+        "alpha is a smoothing pseudo-count (any value > 0), not a probability",
+    ("qlib.repro.attacks.toys.erm_toy", "beta", "-1.0"):
+        "beta < 0 is a legitimate law (P(y = 1 | x) = σ(βx) decreasing in x)",
+    # (end attacks)
 }
 
 NOT_CALLED: dict[str, str] = {
@@ -243,4 +258,11 @@ NOT_CALLED: dict[str, str] = {
     "qlib.repro.quantized_mis.study.StudyResult": "plain result record of run_study / StudyResult.load (its "
                                                   "outputs), not an input",
     # (end mol)
+
+    # ---- attacks
+    "qlib.attacks.metrics.AttackMetrics": "frozen result record returned by evaluate (the metrics it computed)",
+    "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
+    "qlib.repro.attacks.toys.Toy": "the record empirical_toy / erm_toy build after checking their arguments",
+    "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
+    # (end attacks)
 }

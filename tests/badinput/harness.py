@@ -375,6 +375,7 @@ AREAS = {
              "qlib.fedavg", "qlib.fl_models", "qlib.repro.eden."),
     "rqp": ("qlib.rqp", "qlib.rqp_privacy", "qlib.dpsgd", "qlib.repro.rqp_sgd."),
     "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory"),
+    "attacks": ("qlib.attacks.", "qlib.repro.attacks."),
 }
 
 

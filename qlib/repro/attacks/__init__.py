@@ -1,0 +1,16 @@
+"""Practical membership-inference attacks against the theory's limits — the part ``chapters/attacks/``
+of the book (papers 003 and 001: {cite}`aubinais2024fundamental`, {cite}`aubinais2025quantized`).
+
+* :mod:`.paper` — the settings this part takes from the papers it tests (none of their printed numbers
+  is reproduced here: every row is a ``theory-check``);
+* :mod:`.toys` — the discrete toys where the exact Δ_n is known, and the driver that runs every attack
+  of :mod:`qlib.attacks` against them;
+* :mod:`.claims` — the rows (``<item>_rows``) and the generated prose.
+
+The library these call is :mod:`qlib.attacks` (the attacks and metrics) and :mod:`qlib.mia` (the exact
+limits); nothing here knows the book machinery.
+"""
+
+from . import claims, paper, toys
+
+__all__ = ["claims", "paper", "toys"]

@@ -1,0 +1,119 @@
+"""Baselines for the attacks area (see baselines/__init__.py): qlib.attacks.* and qlib.repro.attacks.*.
+
+Small valid calls: a few dozen scores, 8 shadows on a pool of 12 examples, models trained 2 epochs."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+BASELINES: dict = {}
+A = "qlib.attacks."
+
+
+def _s(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    m = np.arange(n) % 2 == 0
+    return rng.normal(size=n) + m, m
+
+
+def _sm():
+    s, m = _s()
+    return {"scores": s, "members": m}
+
+
+def _keep():
+    from qlib.attacks import shadow
+
+    return shadow.paired_keep(8, 12, seed=0)
+
+
+def _shadow_scores():
+    return np.random.default_rng(1).normal(size=(8, 12)) + _keep()
+
+
+def _pool():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(12, 3, generator=g), (torch.arange(12) % 2).double()
+
+
+def _lin():
+    from qlib import engine
+
+    return engine.Linear(3)
+
+
+def _theta():
+    from qlib import engine
+
+    return engine.init_params(_lin(), 4, 0, dtype=torch.float64)
+
+
+BASELINES.update({
+    A + "metrics.check_members": lambda: {"name": "members", "members": _s()[1], "n": 40},
+    A + "metrics.check_scores": lambda: _sm(),
+    A + "metrics.roc_curve": lambda: _sm(),
+    A + "metrics.auc": lambda: _sm(),
+    A + "metrics.tpr_at_fpr": lambda: dict(_sm(), max_fpr=0.1),
+    A + "metrics.best_threshold": lambda: _sm(),
+    A + "metrics.best_balanced_accuracy": lambda: _sm(),
+    A + "metrics.advantage": lambda: _sm(),
+    A + "metrics.balanced_accuracy": lambda: {"predictions": _s()[0] > 0.5, "members": _s()[1]},
+    A + "metrics.bootstrap": lambda: dict(_sm(), metric=lambda s, m: float(s[m].mean()), reps=5, seed=0),
+    A + "metrics.evaluate": lambda: dict(_sm(), predictions=_s()[0] > 0.5, reps=3, seed=0,
+                                         groups=np.arange(40) // 10),
+    A + "threshold.loss_scores": lambda: {"loss": np.abs(_s()[0])},
+    A + "threshold.calibrated_scores": lambda: {"target_loss": np.abs(_s(12)[0]),
+                                                "reference_loss": np.abs(_shadow_scores())},
+    A + "threshold.fit_threshold": lambda: _sm(),
+    A + "threshold.threshold_attack": lambda: {"cal_scores": _s()[0], "cal_members": _s()[1], "scores": _s(10, 2)[0]},
+    A + "lira.scaled_logit": lambda: {"logits": np.random.default_rng(0).normal(size=(5, 3)),
+                                      "labels": np.array([0, 1, 2, 1, 0])},
+    A + "lira.scaled_logit_binary": lambda: {"out": np.random.default_rng(0).normal(size=6),
+                                             "y": np.array([0, 1, 1, 0, 1, 0])},
+    A + "lira.scaled_logit_from_confidence": lambda: {"p": np.array([0.1, 0.5, 0.9])},
+    A + "lira.fit_gaussians": lambda: {"shadow_scores": _shadow_scores(), "shadow_keep": _keep()},
+    A + "lira.lira_online": lambda: {"target_scores": _s(24)[0].reshape(2, 12), "shadow_scores": _shadow_scores(),
+                                     "shadow_keep": _keep()},
+    A + "lira.lira_offline": lambda: {"target_scores": _s(24)[0].reshape(2, 12), "shadow_scores": _shadow_scores(),
+                                      "shadow_keep": _keep()},
+    A + "shadow.paired_keep": lambda: {"n_models": 4, "n_examples": 6, "seed": 0},
+    A + "shadow.train_shadows": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), keep=_keep()[:4],
+                                             config=__import__("qlib.engine", fromlist=["x"]).TrainConfig(epochs=2),
+                                             seed=0, device="cpu", backend="torch"),
+    A + "shadow.binary_scores": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
+    A + "shadow.binary_losses": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
+})
+
+# ---- qlib.repro.attacks -----------------------------------------------------------------------
+R = "qlib.repro.attacks."
+
+
+def _toy():
+    from qlib.repro.attacks import toys
+
+    return toys.empirical_toy(toys.zipf_law(4))
+
+
+_STUDY = {}
+
+
+def _study():
+    from qlib.repro.attacks import toys
+
+    if "s" not in _STUDY:
+        _STUDY["s"] = toys.attack_study(_toy(), [10, 20, 40], shadows=4, pairs=400, min_targets=4, reps=5, seed=0)
+    return _STUDY["s"]
+
+
+BASELINES.update({
+    R + "toys.zipf_law": lambda: {"m": 4, "exponent": 1.0},
+    R + "toys.empirical_toy": lambda: {"p": np.array([0.5, 0.3, 0.2]), "alpha": 0.5},
+    R + "toys.erm_toy": lambda: {"beta": 1.0, "weights": (0.0, 1.0, 2.0)},
+    R + "toys.attack_study": lambda: {"toy": _toy(), "ns": [10, 20], "shadows": 4, "pairs": 200, "min_targets": 4,
+                                      "reps": 3, "seed": 0},
+    **{R + f"claims.{f}": (lambda: {"study": _study()}) for f in (
+        "oracle_rows", "theorem31_rows", "gap_rows", "rate_rows", "bound_rows", "gap_table", "gap_text",
+        "metrics_table", "best_attack")},
+    R + "claims.reductions_text": lambda: {"shadows": 16, "pairs": 100, "ns_empirical": [10, 100], "ns_erm": [5, 20]},
+})
