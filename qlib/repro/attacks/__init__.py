@@ -13,4 +13,9 @@ limits); nothing here knows the book machinery.
 
 from . import claims, paper, toys
 
-__all__ = ["claims", "paper", "toys"]
+#: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
+CLAIMS = {
+    "01-toys-vs-limit": ("claims",),
+}
+
+__all__ = ["claims", "paper", "toys", "CLAIMS"]
