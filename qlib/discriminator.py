@@ -49,8 +49,18 @@ class AttackResult:
 
     @classmethod
     def from_counts(cls, successes, trials, level: float = 0.95) -> "AttackResult":
-        successes = np.asarray(successes, dtype=np.int64)
-        trials = np.broadcast_to(np.asarray(trials, dtype=np.int64), successes.shape).copy()
+        """The record of per-group ``successes`` out of ``trials`` (integer arrays ``>= 0`` / ``>= 1``, trials
+        broadcast to the successes' shape) with a Clopper–Pearson interval at ``level``."""
+        successes = check_array("successes", successes, dtype="int", low=0)
+        trials = check_array("trials", trials, dtype="int", low=1)
+        level = check_probability("level", level, open_low=True, open_high=True)
+        try:
+            trials = np.broadcast_to(trials, successes.shape).copy()
+        except ValueError:
+            raise ValueError(f"trials (shape {trials.shape}) must broadcast to the successes' shape "
+                             f"{successes.shape}") from None
+        if (successes > trials).any():
+            raise ValueError("successes must be <= trials")
         acc = successes / trials
         lo, hi = binomial_ci(successes, trials, level)
         clip = lambda a: np.clip(a, 0.0, 1.0)  # noqa: E731

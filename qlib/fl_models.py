@@ -9,11 +9,13 @@ under ``vmap``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .validation import check_choice, check_int
+from .validation import check_choice, check_int, check_tensor
 
 __all__ = ["LeNet5", "MLP", "CNN2", "ResNet9", "CharLSTM"]
 
@@ -35,9 +37,16 @@ class LeNet5(nn.Module):
         self.f3 = nn.Linear(84, n_classes)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.max_pool2d(F.relu(self.c1(_images(x))), 2)
         x = F.max_pool2d(F.relu(self.c2(x)), 2)
         return self.f3(F.relu(self.f2(F.relu(self.f1(x.flatten(1))))))
+
+
+def _images(x) -> torch.Tensor:
+    """A batch of images (B, C, H, W) (or one, (C, H, W)), floating: kind and shape only — the forward pass of
+    every local step (under ``torch.func.vmap`` in the batched FedAvg, where a pass over the values cannot
+    run); the data are checked once, when the clients' data are built."""
+    return check_tensor("x", x, ndim=(3, 4), finite=False, convert=False)
 
 
 class MLP(nn.Module):
@@ -52,6 +61,10 @@ class MLP(nn.Module):
         self.f2 = nn.Linear(hidden, n_classes)
 
     def forward(self, x):
+        x = check_tensor("x", x, finite=False, convert=False)
+        if x.ndim < 2 or math.prod(x.shape[1:]) != self.f1.in_features:
+            raise ValueError(f"x must be a batch (B, ...) of {self.f1.in_features} features each, got shape "
+                             f"{tuple(x.shape)}")
         return self.f2(F.relu(self.f1(x.flatten(1))))
 
 
@@ -68,7 +81,7 @@ class CNN2(nn.Module):
         self.f2 = nn.Linear(128, n_classes)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(x)))), 2)
+        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(_images(x))))), 2)
         return self.f2(F.relu(self.f1(x.flatten(1))))
 
 
@@ -98,7 +111,7 @@ class ResNet9(nn.Module):
         self.fc = nn.Linear(512, n_classes)
 
     def forward(self, x):
-        x = self.l1(self.prep(x))
+        x = self.l1(self.prep(_images(x)))
         x = x + self.r1(x)
         x = self.l3(self.l2(x))
         x = x + self.r3(x)
@@ -120,5 +133,8 @@ class CharLSTM(nn.Module):
         self.out = nn.Linear(hidden, vocab)
 
     def forward(self, x):
+        x = check_tensor("x", x, ndim=2, floating=False, finite=False, convert=False)
+        if x.is_floating_point():
+            raise TypeError(f"x must be a tensor of token ids (integers), got dtype {x.dtype}")
         h, _ = self.lstm(self.emb(x))
         return self.out(h).transpose(1, 2)  # (B, vocab, T): cross-entropy over every position

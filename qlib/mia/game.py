@@ -34,7 +34,8 @@ class GameResult:
     trials: int
 
     def z_score(self, exact: float) -> float:
-        """(estimate − exact)/sqrt(exact(1 − exact)/M)."""
+        """(estimate − exact)/sqrt(exact(1 − exact)/M), for an exact accuracy in (0, 1)."""
+        exact = check_probability("exact", exact, open_low=True, open_high=True)
         return (self.accuracy - exact) / math.sqrt(exact * (1 - exact) / self.trials)
 
 
