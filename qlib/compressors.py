@@ -50,6 +50,7 @@ from . import eden as _eden
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import (
+    check_alloc,
     check_array,
     check_callable,
     check_choice,
@@ -520,7 +521,8 @@ class SQHuffman(Compressor):
     name = "SQ+Huffman"
 
     def __init__(self, levels: int):
-        self.levels = check_int("levels", levels, low=2)
+        self.levels = check_int("levels", levels, low=2, high=2**31 - 1)  # (int32 codes)
+        check_alloc("levels", self.levels, 8, value=levels, what="a message's level counts (torch.bincount)")
 
     def _compress(self, x, seed):
         k, lo, hi = _sq_encode(x, self.levels, _h.generator(seed, "sq", x.device))
@@ -555,6 +557,7 @@ class CountSketch(Compressor):
         return max(1, int(self.bits * d) // (FLOAT_BITS * self.rows))
 
     def _hashes(self, seed, d, device):
+        check_alloc("rows", self.rows * d, 8 + 8, value=self.rows, what=f"the hashes and signs of {d} coordinates")
         g = _h.generator(seed, "sketch", device)
         c = self.columns(d)
         h = torch.randint(0, c, (self.rows, d), generator=g, device=device)
@@ -571,6 +574,7 @@ class CountSketch(Compressor):
         batch, d = x.shape[:-1], x.shape[-1]
         h, sg, c = self._hashes(seed, d, x.device)
         flat = x.reshape(-1, d)
+        check_alloc("rows", flat.shape[0] * self.rows * c, x.element_size(), value=self.rows, what="the sketches")
         T = torch.zeros((flat.shape[0], self.rows, c), dtype=x.dtype, device=x.device)
         for j in range(self.rows):
             T[:, j].index_add_(1, h[j], flat * sg[j].to(x.dtype))
@@ -640,7 +644,7 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
     b = _eden_theory.check_bits(bits)
     seed = check_seed("seed", seed)
     lo = check_int("lo", lo, low=0)
-    hi = check_int("hi", hi, low=lo)
+    hi = check_int("hi (>= lo)", hi, low=lo)
     for name, k in (("lo", lo), ("hi", hi)):
         try:
             make(k)

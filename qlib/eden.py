@@ -47,6 +47,7 @@ from . import eden_theory as _theory
 from . import hadamard as _h
 from .eden_theory import check_bits, check_loss, check_vectors, codebook, ee_cells, ee_delta
 from .validation import (
+    check_alloc,
     check_choice,
     check_int,
     check_int_sequence,
@@ -500,6 +501,11 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
     if not isinstance(batch, (tuple, list, torch.Size)):
         raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
     batch = tuple(check_int_sequence("batch", batch, low=0, nonempty=False))
+    if mode == "random":  # (the tail mask is one row, expanded)
+        check_alloc("(*batch, D)", math.prod(batch) * D, 1 + 4 + 8, value=(*batch, D),
+                    what="the mask, its random keys and their order")
+    else:
+        check_alloc("D", D, 1, value=D, what="the mask")
     lost = int(round(loss * D))
     if lost >= D:
         raise ValueError(f"loss={loss} drops every one of the D={D} coordinates")

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _kernels, devices
-from .validation import check_choice, check_float, check_int, check_seed, check_tensor
+from .validation import check_alloc, check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainConfig", "TrainResult", "Callback", "check_data", "param_sizes",
@@ -109,8 +109,10 @@ def _X(model, X, theta=None) -> torch.Tensor:
     return X
 
 
-def _init_args(K, generator, dtype) -> int:
+def _init_args(model, K, generator, dtype) -> int:
     K = check_int("K", K, low=1)
+    check_alloc("K", K * model.n_params, 8 + 8, value=K,
+                what=f"the initial parameters of K models of {model.n_params} parameters (float64 draws)")
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
@@ -137,7 +139,7 @@ class Linear:
         return self.in_features + 1
 
     def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
-        K = _init_args(K, generator, dtype)
+        K = _init_args(self, K, generator, dtype)
         w, b = _nn_linear_init(K, self.in_features, 1, generator, dtype)
         return torch.cat([w[:, 0, :], b], dim=1)
 
@@ -203,7 +205,7 @@ class MLP:
         return self.hidden * self.in_features + self.hidden + self.hidden + 1
 
     def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
-        K = _init_args(K, generator, dtype)
+        K = _init_args(self, K, generator, dtype)
         w1, b1 = _nn_linear_init(K, self.in_features, self.hidden, generator, dtype)
         w2, b2 = _nn_linear_init(K, self.hidden, 1, generator, dtype)
         return torch.cat([w1.reshape(K, -1), b1, w2.reshape(K, -1), b2], dim=1)
@@ -571,6 +573,8 @@ def train(
         raise ValueError(f"backend='compiled' does not apply here: {why}")
     compiled = backend != "torch" and not why
     K = theta0.shape[0]
+    if record_loss:
+        check_alloc("epochs", epochs * K, 2 * theta0.element_size(), value=epochs, what="the loss history (epochs, K)")
     if shared is not None:
         return _train_shared(model, theta0, X[0], y[0], shared, epochs, lr, b1, b2, eps, loss, callbacks, dev,
                              record_loss)

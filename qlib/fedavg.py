@@ -48,6 +48,7 @@ from .compressors import METHODS, make_compressor
 from .devices import resolve
 from .distributed import compressed_mean, derive_seed
 from .validation import (
+    check_alloc,
     check_array,
     check_bool,
     check_choice,
@@ -132,6 +133,8 @@ class ClientData:
             if clients.device.type == "cpu" and not (0 <= int(clients.min()) and int(clients.max()) < len(self.sizes)):
                 raise ValueError(f"clients must hold client indices in [0, {len(self.sizes)}), got {clients.tolist()}")
             batch_size = check_int("batch_size", batch_size, low=1)
+            check_alloc("batch_size", clients.numel() * batch_size, 4 + 8 + 8 + self.X[:1].element_size()
+                        * max(1, self.X[0].numel()), value=batch_size, what="the clients' batches")
             if not isinstance(gen, torch.Generator):
                 raise TypeError(f"gen must be a torch.Generator, got {type(gen).__name__}")
         u = torch.rand((clients.numel(), batch_size), generator=gen, device=gen.device)
@@ -256,6 +259,7 @@ class FedAvgConfig:
     def budgets(self, n_clients: int) -> list[float]:
         """Every client's bit budget (``n_clients`` entries; a per-client ``bits`` must have as many)."""
         n_clients = check_int("n_clients", n_clients, low=1)
+        check_alloc("n_clients", n_clients, 8, value=n_clients, what="the list of budgets")
         if isinstance(self.bits, tuple):
             if len(self.bits) != n_clients:
                 raise ValueError(f"bits has {len(self.bits)} entries for {n_clients} clients")

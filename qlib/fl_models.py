@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .validation import check_choice, check_int, check_tensor
+from .validation import check_alloc, check_choice, check_int, check_tensor
 
 __all__ = ["LeNet5", "MLP", "CNN2", "ResNet9", "CharLSTM"]
 
@@ -29,6 +29,8 @@ class LeNet5(nn.Module):
         in_channels = check_int("in_channels", in_channels, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
         size = check_choice("size", check_int("size", size, low=1), (28, 32))
+        check_alloc("in_channels and n_classes", in_channels * 6 * 25 + 84 * n_classes + 100_000, 4,
+                    value=(in_channels, n_classes), what="the parameters (float32)")
         pad = 2 if size == 28 else 0
         self.c1 = nn.Conv2d(in_channels, 6, 5, padding=pad)
         self.c2 = nn.Conv2d(6, 16, 5)
@@ -57,6 +59,8 @@ class MLP(nn.Module):
         in_features = check_int("in_features", in_features, low=1)
         hidden = check_int("hidden", hidden, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("in_features, hidden and n_classes", (in_features + 1 + n_classes) * hidden + n_classes, 4,
+                    value=(in_features, hidden, n_classes), what="the parameters (float32)")
         self.f1 = nn.Linear(in_features, hidden)
         self.f2 = nn.Linear(hidden, n_classes)
 
@@ -75,6 +79,7 @@ class CNN2(nn.Module):
     def __init__(self, n_classes: int = 62):
         super().__init__()
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("n_classes", 129 * n_classes + 1_200_000, 4, value=n_classes, what="the parameters (float32)")
         self.c1 = nn.Conv2d(1, 32, 3)
         self.c2 = nn.Conv2d(32, 64, 3)
         self.f1 = nn.Linear(12 * 12 * 64, 128)
@@ -102,6 +107,8 @@ class ResNet9(nn.Module):
         super().__init__()
         in_channels = check_int("in_channels", in_channels, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("in_channels and n_classes", in_channels * 64 * 9 + 513 * n_classes + 7_000_000, 4,
+                    value=(in_channels, n_classes), what="the parameters (float32)")
         self.prep = _conv_bn(in_channels, 64)
         self.l1 = _conv_bn(64, 128, pool=True)
         self.r1 = nn.Sequential(_conv_bn(128, 128), _conv_bn(128, 128))
@@ -128,6 +135,8 @@ class CharLSTM(nn.Module):
         vocab = check_int("vocab", vocab, low=1)
         embed = check_int("embed", embed, low=1)
         hidden = check_int("hidden", hidden, low=1)
+        check_alloc("vocab, embed and hidden", vocab * embed + 4 * hidden * (embed + 3 * hidden + 4) + (hidden + 1) * vocab,
+                    4, value=(vocab, embed, hidden), what="the parameters (float32)")
         self.emb = nn.Embedding(vocab, embed)
         self.lstm = nn.LSTM(embed, hidden, num_layers=2, batch_first=True)
         self.out = nn.Linear(hidden, vocab)

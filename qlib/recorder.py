@@ -27,7 +27,7 @@ import torch
 
 from . import _kernels, devices, engine, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
-from .validation import check_choice, check_float, check_int, check_tensor
+from .validation import check_alloc, check_choice, check_float, check_int, check_tensor
 
 __all__ = ["RQRecorder", "compiled_reason"]
 
@@ -108,6 +108,8 @@ class RQRecorder:
         self.binding_epoch = np.zeros((Q, K), dtype=np.int64)
         self.n_distinct = np.zeros((Q, K), dtype=np.int64)
         self.keep_losses = keep_losses
+        if keep_losses:
+            check_alloc("epochs", self.T * Q * K * nv, 4, value=epochs, what="the kept losses (T, Q, K, n_val)")
         self.losses = torch.empty(self.T, Q, K, nv) if keep_losses else None
         self._buf = None
 
@@ -131,6 +133,11 @@ class RQRecorder:
 
     def on_chunk_start(self, models: slice) -> None:
         models = self._check_models(models)
+        k, Q, nv = models.stop - models.start, len(self.names), self.X_val.shape[1]
+        check_alloc("epochs", k * Q * self.T * (nv + 4), 4, value=self.epochs,
+                    what="the chunk's recorded validation losses (T, Q, models, n_val)")
+        check_alloc("block", self.block * k * (Q + 1) * self.model.n_params, 4 * 2, value=self.block,
+                    what="the chunk's buffered parameters (block, Q, models, p)")
         self._models = models
         Xv = self.X_val[models].to(self.device, torch.float32)
         if self.transform is not None:

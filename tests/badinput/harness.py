@@ -30,6 +30,7 @@ A ``None`` mutation is not tried where the parameter's own default is ``None`` (
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
 import enum
@@ -394,7 +395,8 @@ def call(fn: Callable, kwargs: dict[str, Any], timeout: float = TIMEOUT_S):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return fn(*args, **kw)
+            # in a copy of the context: a call stopped by the alarm cannot leave skip_nested on for the next
+            return contextvars.copy_context().run(fn, *args, **kw)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

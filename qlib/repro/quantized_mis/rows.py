@@ -29,6 +29,7 @@ from ... import quantizers as QZ
 from ...ranking import rank_confusion, rq_rank_stability, spearman, threshold_rank_stability
 from ...rqn import r_q
 from ...validation import (
+    check_alloc,
     check_array,
     check_bool,
     check_callable,
@@ -69,6 +70,7 @@ def quantizer_rows(thetas: torch.Tensor, n_grid: int = 2001) -> list[Row]:
     5's grid of ``n_grid`` points of [−1, 1] (where max|θ| = α, so every level is reached)."""
     thetas = check_tensor("thetas", thetas, ndim=2)
     n_grid = check_int("n_grid", n_grid, low=2)
+    check_alloc("n_grid", n_grid, 8 * 8, value=n_grid, what="the grid and its quantized copies")
     d = thetas.shape[1]
     grid = torch.linspace(-1, 1, n_grid, dtype=torch.float64)
     stats = QZ.level_stats(thetas).set_index("name")
@@ -671,6 +673,9 @@ def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets
     n_subsets = check_int("n_subsets", n_subsets, low=1)
     n_subsets_baseline = check_int("n_subsets_baseline", n_subsets_baseline, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("n_subsets", n_subsets * R, 8 * 4, value=n_subsets, what="the random subsets of the runs")
+    check_alloc("n_subsets_baseline", n_subsets_baseline * R, 8 * 4, value=n_subsets_baseline,
+                what="the random subsets of the runs")
     st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
           "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
           "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
