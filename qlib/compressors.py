@@ -50,11 +50,13 @@ from . import eden as _eden
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import (
+    check_alloc,
     check_array,
     check_callable,
     check_choice,
     check_float,
     check_int,
+    check_int_sequence,
     check_seed,
     nested,
     skip_nested,
@@ -120,24 +122,112 @@ class Compressor:
             return self._compress(x, seed)
 
     def decompress(self, message: Message) -> torch.Tensor:
-        if not isinstance(message, Message):
-            raise TypeError(f"message must be a qlib.compressors.Message, got {type(message).__name__}")
-        if message.compressor != self.name:
-            raise ValueError(f"message was produced by {message.compressor!r}, not by {self.name!r}")
+        """``x̂`` from a message of this compressor, every field checked first (:meth:`check_message`)."""
+        message = self.check_message(message)
         with skip_nested():
             return self._decompress(message)
 
+    def check_message(self, message: Message, name: str = "message") -> Message:
+        """A :class:`Message` this compressor can decode (issue 30: a decoder trusts no object): its
+        ``compressor`` is this one's name, ``shape`` a non-empty tuple of integers ``>= 1``, ``seed`` a seed,
+        ``nbits`` an integer tensor of the batch shape (``>= 0``), and every field of ``data`` of the kind,
+        dimensions and range the compressor gives it for that shape — float fields finite (side values
+        such as a norm ``>= 0``, ``lo <= hi``), codes within their range. A ValueError/TypeError names the
+        field (``message.data['lo']``). Called by a checked caller (:func:`qlib.validation.skip_nested`:
+        :meth:`roundtrip`, :meth:`mean`) only the type and the compressor's name are checked."""
+        if not isinstance(message, Message):
+            raise TypeError(f"{name} must be a qlib.compressors.Message, got {type(message).__name__}")
+        if message.compressor != self.name:
+            raise ValueError(f"{name}.compressor is {message.compressor!r}: the message was produced by it, "
+                             f"not by {self.name!r}")
+        if nested():
+            return message
+        if not isinstance(message.shape, (tuple, list, torch.Size)):
+            raise TypeError(f"{name}.shape must be a tuple of integers >= 1, got {message.shape!r}")
+        shape = tuple(check_int_sequence(f"{name}.shape", message.shape, low=1))
+        check_seed(f"{name}.seed", message.seed)
+        if not isinstance(message.data, dict):
+            raise TypeError(f"{name}.data must be a dict of the compressor's fields, got {type(message.data).__name__}")
+        batch = shape[:-1]
+        _check_field(f"{name}.nbits", message.nbits, ("int", batch, 0, None))
+        for key, spec in self._fields(shape).items():
+            fname = f"{name}.data[{key!r}]"
+            if key not in message.data:
+                raise ValueError(f"{fname} is missing (the fields of {self.name}: {', '.join(self._fields(shape))})")
+            v = message.data[key]
+            if spec[0] == "payload":
+                pl = _eden.check_payload(v, fname)
+                if pl.d != shape[-1] or tuple(pl.batch_shape) != batch:
+                    raise ValueError(f"{fname} has d={pl.d} and batch {tuple(pl.batch_shape)}; {name}.shape "
+                                     f"{shape} says d={shape[-1]}, batch {batch}")
+            elif spec[0] == "message":
+                self.inner.check_message(v, fname)
+                if tuple(v.shape) != spec[1]:
+                    raise ValueError(f"{fname}.shape must be {spec[1]} (the kept coordinates), got {tuple(v.shape)}")
+            elif spec[0] == "count":
+                k = check_int(fname, v, low=1, high=spec[3])
+                if k != spec[2]:
+                    raise ValueError(f"{fname} must be {spec[2]}, got {k}")
+            else:
+                _check_field(fname, v, spec)
+        if "lo" in message.data and "hi" in message.data and not bool((message.data["lo"] <= message.data["hi"]).all()):
+            raise ValueError(f"{name}.data['lo'] must be <= {name}.data['hi'] (the quantization range), got lo > hi")
+        return message
+
+    def _fields(self, shape: tuple[int, ...]) -> dict[str, tuple]:
+        """The fields of this compressor's message for an input of ``shape``: name → (kind, dims, low,
+        high), kind ``"float"`` (finite, ``>= low`` where given), ``"int"`` (codes in ``[low, high]``),
+        ``"bool"``, ``"payload"``, ``"message"`` or ``"count"``."""
+        raise NotImplementedError(f"{type(self).__name__} does not describe its message")
+
     def roundtrip(self, x: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.compress(x, seed)
-        return self.decompress(m), m.nbits
+        with skip_nested():  # the message is the one compress built
+            return self.decompress(m), m.nbits
 
     def mean(self, xs: torch.Tensor, seed: int) -> tuple[torch.Tensor, int]:
-        """Estimate of the mean of the rows of ``xs`` (n × d) and the total bits sent."""
-        m = self.compress(xs, seed)
-        return self.decompress(m).mean(0), m.total_bits
+        """Estimate of the mean of the rows of ``xs`` (n × d: one row per client) and the total bits sent."""
+        xs, seed = _check_rows(xs), check_seed("seed", seed)
+        with skip_nested():
+            m = self.compress(xs, seed)
+            return self.decompress(m).mean(0), m.total_bits
 
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+
+def _check_rows(xs) -> torch.Tensor:
+    xs = _eden_theory.check_vectors(xs, "xs")
+    if xs.dim() != 2:
+        raise ValueError(f"xs must be (n_clients, d): one row per client, got shape {tuple(xs.shape)} (a mean over "
+                         "the rows; a 1-D xs would be read as a mean over its coordinates)")
+    return xs
+
+
+def _check_field(name: str, v, spec) -> None:
+    """One field of a message: a tensor of the kind and dimensions of ``spec`` (see Compressor._fields)."""
+    kind, dims, low, high = spec
+    if not isinstance(v, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor, got {type(v).__name__}")
+    if kind == "float" and not v.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {v.dtype}")
+    if kind == "int" and (v.is_floating_point() or v.is_complex() or v.dtype == torch.bool):
+        raise TypeError(f"{name} must be a tensor of integer codes, got dtype {v.dtype}")
+    if kind == "bool" and v.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean tensor, got dtype {v.dtype}")
+    if tuple(v.shape) != tuple(dims):
+        raise ValueError(f"{name} must have shape {tuple(dims)}, got {tuple(v.shape)}")
+    if not v.numel() or kind == "bool":
+        return
+    if kind == "float":
+        if not bool(torch.isfinite(v).all()):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        if low is not None and bool((v < low).any()):
+            raise ValueError(f"{name} must be >= {low}, got {float(v.min())}")
+    else:
+        lo_, hi_ = int(v.min()), int(v.max())
+        if (low is not None and lo_ < low) or (high is not None and hi_ > high):
+            raise ValueError(f"{name} must hold codes in [{low}, {high}], got {lo_ if low is not None and lo_ < low else hi_}")
 
 
 def _full(shape, value):
@@ -169,6 +259,9 @@ class EDEN(Compressor):
         pl = _eden.compress(x, self.bits, seed, **self.kw)
         return Message(self.name, {"payload": pl}, pl.nbits, seed, tuple(x.shape))
 
+    def _fields(self, shape):
+        return {"payload": ("payload", None, None, None)}
+
     def _decompress(self, m):
         return _eden.decompress(m.data["payload"])
 
@@ -185,6 +278,10 @@ class DRIVE(Compressor):
         l1 = r.abs().sum(-1)
         S = torch.where(l1 > 0, (x * x).sum(-1) / l1.clamp_min(torch.finfo(x.dtype).tiny), torch.zeros_like(l1))
         return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + _eden.SCALE_BITS), seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        D = _h.next_power_of_two(shape[-1])
+        return {"sign": ("bool", (*shape[:-1], D), None, None), "scale": ("float", shape[:-1], 0.0, None)}
 
     def _decompress(self, m):
         sign, S = m.data["sign"], m.data["scale"]
@@ -206,6 +303,11 @@ def _sq_encode(v: torch.Tensor, levels: int, gen: torch.Generator):
     return k, lo.squeeze(-1), hi.squeeze(-1)
 
 
+def _sq_fields(batch, n, levels):
+    return {"k": ("int", (*batch, n), 0, levels - 1), "lo": ("float", batch, None, None),
+            "hi": ("float", batch, None, None)}
+
+
 def _sq_decode(k, lo, hi, levels):
     dt = lo.dtype
     return lo.unsqueeze(-1) + k.to(dt) * ((hi - lo) / max(levels - 1, 1)).unsqueeze(-1)
@@ -225,6 +327,9 @@ class HadamardSQ(Compressor):
         D = r.shape[-1]
         k, lo, hi = _sq_encode(r, 2**self.bits, _h.generator(seed, "sq", x.device))
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, _full(batch, self.bits * D + 2 * FLOAT_BITS), seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        return _sq_fields(shape[:-1], _h.next_power_of_two(shape[-1]), 2**self.bits)
 
     def _decompress(self, m):
         r = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
@@ -251,6 +356,8 @@ class KashinSQ(Compressor):
         self.pad_threshold = check_float("pad_threshold", pad_threshold, low=0.0, high=1.0, low_open=True)
 
     def frame_size(self, d: int) -> int:
+        """``D_K``, the number of Kashin coefficients of a vector of ``d >= 1`` coordinates."""
+        d = check_int("d", d, low=1)
         D = _h.next_power_of_two(d)
         return 2 * D if d / D > self.pad_threshold else D
 
@@ -266,7 +373,10 @@ class KashinSQ(Compressor):
         return _h.fwht(c)[..., : s.shape[-1]] * s
 
     def coefficients(self, x: torch.Tensor, seed: int) -> torch.Tensor:
-        """The Kashin coefficients of ``x`` (``x = F*(coefficients)`` exactly)."""
+        """The Kashin coefficients of ``x`` (a vector or a batch ``(*batch, d)``; ``x = F*(coefficients)``
+        exactly) in the frame of ``seed``."""
+        x = _eden_theory.check_vectors(x)
+        seed = check_seed("seed", seed)
         batch, d = x.shape[:-1], x.shape[-1]
         D = self.frame_size(d)
         s = self._frame(seed, batch, d, x.dtype, x.device)
@@ -286,6 +396,9 @@ class KashinSQ(Compressor):
         k, lo, hi = _sq_encode(c, 2**self.bits, _h.generator(seed, "sq", x.device))
         nb = _full(batch, self.bits * c.shape[-1] + 2 * FLOAT_BITS)
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        return _sq_fields(shape[:-1], self.frame_size(shape[-1]), 2**self.bits)
 
     def _decompress(self, m):
         c = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
@@ -324,6 +437,10 @@ class QSGD(Compressor):
         lev, neg, norm = _qsgd_levels(x, self.levels, _h.generator(seed, "qsgd", x.device))
         nb = self._code_bits(lev, neg)
         return Message(self.name, {"lev": lev, "neg": neg, "norm": norm}, nb, seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        return {"lev": ("int", shape, 0, self.levels), "neg": ("bool", shape, None, None),
+                "norm": ("float", shape[:-1], 0.0, None)}
 
     def _decompress(self, m):
         lev, neg, norm = m.data["lev"], m.data["neg"], m.data["norm"]
@@ -404,7 +521,8 @@ class SQHuffman(Compressor):
     name = "SQ+Huffman"
 
     def __init__(self, levels: int):
-        self.levels = check_int("levels", levels, low=2)
+        self.levels = check_int("levels", levels, low=2, high=2**31 - 1)  # (int32 codes)
+        check_alloc("levels", self.levels, 8, value=levels, what="a message's level counts (torch.bincount)")
 
     def _compress(self, x, seed):
         k, lo, hi = _sq_encode(x, self.levels, _h.generator(seed, "sq", x.device))
@@ -412,6 +530,9 @@ class SQHuffman(Compressor):
         nb = [2 * FLOAT_BITS + huffman_length(torch.bincount(r, minlength=self.levels).cpu().numpy()) for r in flat]
         nb = torch.tensor(nb, dtype=torch.long).reshape(k.shape[:-1])
         return Message(self.name, {"k": k, "lo": lo, "hi": hi}, nb, seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        return _sq_fields(shape[:-1], shape[-1], self.levels)
 
     def _decompress(self, m):
         return _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], self.levels)
@@ -431,9 +552,12 @@ class CountSketch(Compressor):
         self.rows = check_int("rows", rows, low=1)
 
     def columns(self, d: int) -> int:
+        """``c``, the counters per row of the sketch of a vector of ``d >= 1`` coordinates."""
+        d = check_int("d", d, low=1)
         return max(1, int(self.bits * d) // (FLOAT_BITS * self.rows))
 
     def _hashes(self, seed, d, device):
+        check_alloc("rows", self.rows * d, 8 + 8, value=self.rows, what=f"the hashes and signs of {d} coordinates")
         g = _h.generator(seed, "sketch", device)
         c = self.columns(d)
         h = torch.randint(0, c, (self.rows, d), generator=g, device=device)
@@ -450,6 +574,7 @@ class CountSketch(Compressor):
         batch, d = x.shape[:-1], x.shape[-1]
         h, sg, c = self._hashes(seed, d, x.device)
         flat = x.reshape(-1, d)
+        check_alloc("rows", flat.shape[0] * self.rows * c, x.element_size(), value=self.rows, what="the sketches")
         T = torch.zeros((flat.shape[0], self.rows, c), dtype=x.dtype, device=x.device)
         for j in range(self.rows):
             T[:, j].index_add_(1, h[j], flat * sg[j].to(x.dtype))
@@ -461,12 +586,17 @@ class CountSketch(Compressor):
         est = torch.stack([T[..., j, :][..., h[j]] * sg[j].to(T.dtype) for j in range(self.rows)], -2)
         return est[..., 0, :] if self.rows == 1 else est.median(-2).values
 
+    def _fields(self, shape):
+        return {"T": ("float", (*shape[:-1], self.rows, self.columns(shape[-1])), None, None)}
+
     def _decompress(self, m):
         return self._decode(m.data["T"], m.seed, m.shape[-1])
 
     def mean(self, xs, seed):
-        m = self.compress(xs, seed)
-        return self._decode(m.data["T"].mean(0), seed, xs.shape[-1]), m.total_bits
+        xs, seed = _check_rows(xs), check_seed("seed", seed)
+        with skip_nested():
+            m = self.compress(xs, seed)
+            return self._decode(m.data["T"].mean(0), seed, xs.shape[-1]), m.total_bits
 
 
 class TernGrad(Compressor):
@@ -482,6 +612,9 @@ class TernGrad(Compressor):
         t = (torch.sign(x) * keep).to(torch.int8)
         return Message(self.name, {"t": t, "s": s.squeeze(-1)}, _full(x.shape[:-1], 2 * x.shape[-1] + FLOAT_BITS), seed, tuple(x.shape))
 
+    def _fields(self, shape):
+        return {"t": ("int", shape, -1, 1), "s": ("float", shape[:-1], 0.0, None)}
+
     def _decompress(self, m):
         return m.data["t"].to(m.data["s"].dtype) * m.data["s"].unsqueeze(-1)
 
@@ -493,6 +626,9 @@ class Float32(Compressor):
 
     def _compress(self, x, seed):
         return Message(self.name, {"x": x.to(torch.float32)}, _full(x.shape[:-1], FLOAT_BITS * x.shape[-1]), seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        return {"x": ("float", shape, None, None)}
 
     def _decompress(self, m):
         return m.data["x"]
@@ -508,7 +644,7 @@ def fit_to_budget(make, x: torch.Tensor, bits: float, seed: int, lo: int, hi: in
     b = _eden_theory.check_bits(bits)
     seed = check_seed("seed", seed)
     lo = check_int("lo", lo, low=0)
-    hi = check_int("hi", hi, low=lo)
+    hi = check_int("hi (>= lo)", hi, low=lo)
     for name, k in (("lo", lo), ("hi", hi)):
         try:
             make(k)
@@ -560,6 +696,10 @@ class RandomMask(Compressor):
         keep = self._keep(seed, batch, d, m, x.device)
         inner = self.inner.compress(torch.gather(x, -1, keep) * (d / m), seed)
         return Message(self.name, {"inner": inner, "m": m}, inner.nbits, seed, tuple(x.shape))
+
+    def _fields(self, shape):
+        m = max(1, int(round(self.p * shape[-1])))
+        return {"m": ("count", None, m, shape[-1]), "inner": ("message", (*shape[:-1], m), None, None)}
 
     def _decompress(self, msg):
         v = self.inner.decompress(msg.data["inner"])

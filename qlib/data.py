@@ -348,13 +348,14 @@ def load_shakespeare(split: str = "train", *, data_dir: str | os.PathLike | None
     ``shakespeare/<split>/*.json``: token ids X (n, seq_len) and next-character targets Y
     (n, seq_len) int64 over :data:`SHAKESPEARE_CHARS` (0 = left padding), and one index array per
     client. LEAF's ``x`` are 80-character windows and ``y`` the character that follows."""
-    from .validation import check_int
+    from .validation import check_alloc, check_int
 
     seq_len = check_int("seq_len", seq_len, low=1)
     table = {c: i + 1 for i, c in enumerate(SHAKESPEARE_CHARS)}
     oov = len(SHAKESPEARE_CHARS) + 1
     xs, ys, parts, n = [], [], [], 0
     for _, ud in _leaf_users("shakespeare", split, data_dir):
+        check_alloc("seq_len", len(ud["x"]) * (seq_len + 1), 8 * 3, value=seq_len, what="a user's token windows")
         rows = []
         for window, nxt in zip(ud["x"], ud["y"]):
             ids = [table.get(c, oov) for c in (window + nxt)[-(seq_len + 1):]]
@@ -374,10 +375,11 @@ def load_shakespeare(split: str = "train", *, data_dir: str | os.PathLike | None
 # ------------------------------------------------------------------------------------------------
 def partition_iid(n: int, n_clients: int, seed: int = 0) -> list[np.ndarray]:
     """A uniformly random split of ``range(n)`` into ``n_clients`` parts of sizes differing by ≤ 1."""
-    from .validation import check_int, check_seed
+    from .validation import check_alloc, check_int, check_seed
 
     n = check_int("n", n, low=1)
     n_clients = check_int("n_clients", n_clients, low=1, high=n)
+    check_alloc("n", 2 * n, 8, value=n, what="a permutation of range(n) and its parts")
     perm = np.random.default_rng(check_seed("seed", seed)).permutation(n)
     return [np.sort(p) for p in np.array_split(perm, n_clients)]
 

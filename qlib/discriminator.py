@@ -29,7 +29,7 @@ import torch
 
 from . import devices
 from .mis import binomial_ci, mis_from_accuracy
-from .validation import check_array, check_float, check_int, check_probability, check_seed, check_tensor
+from .validation import check_alloc, check_array, check_float, check_int, check_probability, check_seed, check_tensor
 
 __all__ = ["split_runs", "fit_thresholds", "threshold_attack", "train_discriminators", "AttackResult"]
 
@@ -49,8 +49,18 @@ class AttackResult:
 
     @classmethod
     def from_counts(cls, successes, trials, level: float = 0.95) -> "AttackResult":
-        successes = np.asarray(successes, dtype=np.int64)
-        trials = np.broadcast_to(np.asarray(trials, dtype=np.int64), successes.shape).copy()
+        """The record of per-group ``successes`` out of ``trials`` (integer arrays ``>= 0`` / ``>= 1``, trials
+        broadcast to the successes' shape) with a Clopper–Pearson interval at ``level``."""
+        successes = check_array("successes", successes, dtype="int", low=0)
+        trials = check_array("trials", trials, dtype="int", low=1)
+        level = check_probability("level", level, open_low=True, open_high=True)
+        try:
+            trials = np.broadcast_to(trials, successes.shape).copy()
+        except ValueError:
+            raise ValueError(f"trials (shape {trials.shape}) must broadcast to the successes' shape "
+                             f"{successes.shape}") from None
+        if (successes > trials).any():
+            raise ValueError("successes must be <= trials")
         acc = successes / trials
         lo, hi = binomial_ci(successes, trials, level)
         clip = lambda a: np.clip(a, 0.0, 1.0)  # noqa: E731
@@ -65,6 +75,7 @@ def split_runs(n_runs: int, fractions=(0.5, 0.25, 0.25), seed: int = 0):
     f = check_array("fractions", fractions, ndim=1)
     if f.shape != (3,) or np.any(f <= 0) or not math.isclose(f.sum(), 1.0):
         raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
+    check_alloc("n_runs", n_runs, 8 * 2, value=n_runs, what="a permutation of the runs")
     perm = np.random.default_rng(seed).permutation(n_runs)
     n_tr = max(1, int(round(f[0] * n_runs)))
     n_es = max(1, int(round(f[1] * n_runs)))
@@ -197,6 +208,8 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
     te = _run_index("test_runs", test_runs, R)
     g = torch.Generator().manual_seed(seed)
     p, d = theta.shape[2], x_in.shape[3]
+    check_alloc("hidden", theta.shape[0] * (min(runs_per_batch, R) * 2 * x_in.shape[2] * 3 + p + d + 3) * hidden, 4,
+                value=hidden, what="the discriminators' hidden activations and weights")
     # features, standardised on the training runs (per group for θ and loss, per law for x)
     th = _standardise(theta.float(), (1,), theta[:, tr].float()).to(dev)                  # (G,R,p)
     xs = torch.stack([x_in, x_out], dim=2).float()                                          # (L,R,2,n,d)

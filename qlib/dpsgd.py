@@ -38,6 +38,7 @@ from . import devices
 from .rqp import proj_det, randomized_projection
 from .rqp_privacy import check_bits, check_q
 from .validation import (
+    check_alloc,
     check_array,
     check_choice,
     check_int,
@@ -66,6 +67,7 @@ def label_set(model: str, n_classes: int = 2) -> tuple[int, ...]:
         return (0, 1)
     if model == "svm":
         return (-1, 1)
+    check_alloc("n_classes", n_classes, 8 * 4, value=n_classes, what="the tuple of labels")
     return tuple(range(n_classes))
 
 
@@ -359,6 +361,10 @@ def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, cli
             raise ValueError(f"b (quantization bits) and M (range) must be given for method={method!r}, got b={b!r}, M={M!r}")
         check_q(q, b)
 
+    # the batches' indices (T, runs, m) int64 (by epochs: runs × epochs × n keys and their order), drawn at once
+    n_idx = T * runs * m if sampling == "with_replacement" else runs * math.ceil(T / math.ceil(task.n / m)) * \
+        math.ceil(task.n / m) * m
+    check_alloc("T, runs and m", n_idx, 8 + 8 + 4, value=(T, runs, m), what="the example indices of every step")
     dev = devices.resolve(device)
     gen = torch.Generator(device=dev).manual_seed(int(seed))
     Xtr = torch.as_tensor(task.X_train, dtype=dtype, device=dev)

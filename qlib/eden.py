@@ -47,16 +47,19 @@ from . import eden_theory as _theory
 from . import hadamard as _h
 from .eden_theory import check_bits, check_loss, check_vectors, codebook, ee_cells, ee_delta
 from .validation import (
+    check_alloc,
     check_choice,
     check_int,
     check_int_sequence,
     check_seed,
+    nested,
     skip_nested,
 )
 
 __all__ = [
     "SCALE_BITS",
     "Payload",
+    "check_payload",
     "compress",
     "decompress",
     "roundtrip",
@@ -123,6 +126,89 @@ class Payload:
     @property
     def total_bits(self) -> int:
         return int(self.nbits.sum())
+
+
+def _int_tensor(name: str, t, what: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor of {what}, got {type(t).__name__}")
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must be a tensor of {what}, got dtype {t.dtype}")
+    return t
+
+
+def check_payload(payload, name: str = "payload") -> Payload:
+    """A :class:`Payload` a receiver can decode: every field of the kind and range :func:`compress` gives
+    it (issue 30: a decoder trusts no object). ``indices`` an integer tensor ``(*batch, D)``; ``scale`` a
+    floating tensor of shape ``batch``, finite and ``>= 0``; ``nbits`` an integer tensor of shape ``batch``,
+    ``>= 0``; ``seed`` a seed; ``bits`` in ``(0, 8]``; ``quantizer`` ``"lm"`` or ``"ee"``; ``n_rotations`` in
+    ``[1, 8]``; ``d >= 1``, ``m`` the kept coordinates (``round(bits·d)`` at a sub-bit Lloyd–Max budget,
+    else ``d``) and ``D`` the power of two above ``m``. The errors name the field (``payload.scale``).
+    Whether every code is in its codebook is checked where the codes are read (one pass fewer on the
+    compiled path, which finds them as it decodes). Called by a checked caller
+    (:func:`qlib.validation.skip_nested`) only the type is checked."""
+    if not isinstance(payload, Payload):
+        raise TypeError(f"{name} must be a qlib.eden.Payload, got {type(payload).__name__}")
+    if nested():
+        return payload
+    idx = _int_tensor(f"{name}.indices", payload.indices, "integer codes")
+    S = payload.scale
+    if not isinstance(S, torch.Tensor) or not S.is_floating_point():
+        raise TypeError(f"{name}.scale must be a floating-point tensor, got "
+                        f"{S.dtype if isinstance(S, torch.Tensor) else type(S).__name__}")
+    nbits = _int_tensor(f"{name}.nbits", payload.nbits, "bit counts")
+    check_seed(f"{name}.seed", payload.seed)
+    b = check_bits(payload.bits, f"{name}.bits")
+    check_choice(f"{name}.quantizer", payload.quantizer, ("lm", "ee"))
+    check_int(f"{name}.n_rotations", payload.n_rotations, low=1, high=8)
+    d = check_int(f"{name}.d", payload.d, low=1)
+    m = check_int(f"{name}.m", payload.m, low=1)
+    D = check_int(f"{name}.D", payload.D, low=1)
+    want_m = max(1, int(round(b * d))) if b < 1 and payload.quantizer == "lm" else d
+    if m != want_m:
+        raise ValueError(f"{name}.m must be {want_m} (d={d} at bits={b}), got {m}")
+    if D != _h.next_power_of_two(m):
+        raise ValueError(f"{name}.D must be {_h.next_power_of_two(m)} (the power of two above m={m}), got {D}")
+    if idx.dim() < 1 or idx.shape[-1] != D or idx.numel() == 0:
+        raise ValueError(f"{name}.indices must have shape (*batch, D={D}), non-empty, got {tuple(idx.shape)}")
+    batch = tuple(idx.shape[:-1])
+    if tuple(S.shape) != batch:
+        raise ValueError(f"{name}.scale must have the batch shape {batch} of the indices, got {tuple(S.shape)}")
+    if tuple(nbits.shape) != batch:
+        raise ValueError(f"{name}.nbits must have the batch shape {batch} of the indices, got {tuple(nbits.shape)}")
+    if not bool(((S >= 0) & (S <= torch.finfo(S.dtype).max)).all()):  # (False for NaN)
+        raise ValueError(f"{name}.scale must be finite and >= 0 (S = ‖x‖²/⟨r, q⟩), got {_first_bad(S)}")
+    if bool((nbits < 0).any()):
+        raise ValueError(f"{name}.nbits must be >= 0, got {int(nbits.min())}")
+    return payload
+
+
+def _short_type(v) -> str:
+    return f"dtype {v.dtype}" if isinstance(v, torch.Tensor) else type(v).__name__
+
+
+def _first_bad(S: torch.Tensor) -> float:
+    bad = ~((S >= 0) & (S <= torch.finfo(S.dtype).max))
+    return float(S[bad].reshape(-1)[0])
+
+
+def _check_codes(payload: Payload, coins) -> None:
+    """Raise unless every code of the payload is in its codebook (``2^b`` Lloyd–Max cells, those of the
+    larger codebook where the coin is set; ``[-n, n]`` for ``"ee"``): a ValueError naming the field."""
+    idx, b = payload.indices, payload.bits
+    if payload.quantizer == "ee":
+        n_max = _ee_table(ee_delta(b))[0]
+        lo_ok, hi = -n_max, n_max
+        bad = (idx < lo_ok) | (idx > hi)
+        what = f"in [-{n_max}, {n_max}]"
+    else:
+        lo = int(math.floor(b)) if b >= 1 else 1
+        top = torch.where(coins, 2 ** (lo + 1), 2**lo) if coins is not None else 2**lo
+        bad = idx.to(torch.int64) >= top
+        if idx.dtype != torch.uint8:
+            bad |= idx < 0
+        what = f"< 2^{lo}" + ("" if coins is None else f" (2^{lo + 1} where the coin picks the larger codebook)")
+    if bool(bad.any()):
+        raise ValueError(f"payload.indices must hold codes of the codebook ({what}), got {int(idx[bad].reshape(-1)[0])}")
 
 
 def _coins(seed, batch, D, f, device):
@@ -415,6 +501,11 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
     if not isinstance(batch, (tuple, list, torch.Size)):
         raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
     batch = tuple(check_int_sequence("batch", batch, low=0, nonempty=False))
+    if mode == "random":  # (the tail mask is one row, expanded)
+        check_alloc("(*batch, D)", math.prod(batch) * D, 1 + 4 + 8, value=(*batch, D),
+                    what="the mask, its random keys and their order")
+    else:
+        check_alloc("D", D, 1, value=D, what="the mask")
     lost = int(round(loss * D))
     if lost >= D:
         raise ValueError(f"loss={loss} drops every one of the D={D} coordinates")
@@ -438,19 +529,26 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
     indices); lost coordinates are zero-filled and the received ones scaled by ``1/p`` with ``p``
     the received fraction counted per vector (§4.2). A vector of which nothing arrived decodes to 0.
     """
-    if not isinstance(payload, Payload):
-        raise TypeError(f"payload must be a qlib.eden.Payload, got {type(payload).__name__}")
+    payload = check_payload(payload)
     idx, S = payload.indices, payload.scale
     batch, D, dev, dt = idx.shape[:-1], payload.D, idx.device, S.dtype
-    if idx.shape[-1] != D or tuple(S.shape) != tuple(batch) or not _h.is_power_of_two(D) or D < payload.m:
-        raise ValueError(
-            f"mismatched payload: indices shape {tuple(idx.shape)}, scale shape {tuple(S.shape)}, D={D}, m={payload.m}"
-        )
-    with skip_nested():  # the payload's shapes are checked; its seed and sizes come from compress
+    if received is not None:
+        if not isinstance(received, torch.Tensor) or received.dtype != torch.bool:
+            raise TypeError(f"received must be a boolean torch.Tensor, got {_short_type(received)}")
+        try:
+            torch.broadcast_shapes(received.shape, idx.shape)
+            ok = received.dim() >= 1 and received.shape[-1] == D
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"received must be a mask over the D={D} rotated coordinates that broadcasts to the "
+                             f"indices' shape {tuple(idx.shape)}, got shape {tuple(received.shape)}")
+    with skip_nested():  # every field of the payload is checked (its codes where they are read)
         b = payload.bits
         coins = None
         if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
             coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
+            _check_codes(payload, coins)  # (the compiled lookup reads a low code past its table as its last)
         v = _decompress_compiled(payload) if received is None and coins is None else None
         if v is None:
             w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
@@ -469,12 +567,10 @@ def _dequantize_received(payload: Payload, coins, received) -> torch.Tensor:
     """The receiver's ``S · q`` with lost coordinates zero-filled and the rest scaled by ``1/p`` (torch)."""
     idx, S, b, D = payload.indices, payload.scale, payload.bits, payload.D
     dev, dt = idx.device, S.dtype
+    if coins is None:  # (with coins: checked by decompress)
+        _check_codes(payload, None)
     q = _dequantize(idx, b, payload.quantizer, coins, dt, dev)
-    if received is not None:
-        if not isinstance(received, torch.Tensor) or received.dtype != torch.bool:
-            raise TypeError("received must be a boolean torch.Tensor")
-        if received.shape[-1] != D:
-            raise ValueError(f"received has length {received.shape[-1]}, expected D={D}")
+    if received is not None:  # (checked by decompress)
         received = received.to(dev)
         p = received.sum(-1, keepdim=True).to(dt) / D
         q = torch.where(received, q, torch.zeros_like(q)) / p.clamp_min(1.0 / D)

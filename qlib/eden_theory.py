@@ -26,7 +26,7 @@ from scipy import optimize, stats
 from scipy.linalg import solve_banded
 
 from . import hadamard as _h
-from .validation import check_array, check_float, check_int, check_tensor
+from .validation import check_alloc, check_array, check_float, check_int, check_tensor
 
 __all__ = [
     "MAX_BITS",
@@ -257,6 +257,7 @@ def ee_cells(delta: float, n_max: int | None = None) -> tuple[np.ndarray, np.nda
         n_max = int(math.ceil(12.0 / delta)) + 2
     else:
         n_max = check_int("n_max", n_max, low=1)
+    check_alloc("n_max", 2 * n_max + 1, 8 * 2, value=n_max, what="the cell numbers and thresholds")
     n = np.arange(-n_max, n_max + 1)
     return n, delta * (n[:-1] + 0.5)
 
@@ -304,7 +305,7 @@ def _per_client(name, val, n, check):
             raise ValueError(f"{name} must be a number or a 1-D sequence of one per client, got shape {tuple(val.shape)}")
         vals = [check(v, f"{name}[{i}]") for i, v in enumerate(val)]
         if len(vals) != n:
-            raise ValueError(f"{name} has {len(vals)} entries for {n} clients")
+            raise ValueError(f"{name} has {len(vals)} entries for {n} clients (n = {n})")
         return vals
     return [check(val, name)] * n
 

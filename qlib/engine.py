@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _kernels, devices
-from .validation import check_choice, check_float, check_int, check_seed, check_tensor
+from .validation import check_alloc, check_choice, check_float, check_int, check_seed, check_tensor
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainConfig", "TrainResult", "Callback", "check_data", "param_sizes",
@@ -90,6 +90,36 @@ def _nn_linear_init(K: int, fan_in: int, fan_out: int, generator: torch.Generato
     return w.to(dtype), b.to(dtype)
 
 
+def _theta(model, theta, ndim=(2, 3)) -> torch.Tensor:
+    """A model's parameters (K, p) or (Q, K, p), p = ``model.n_params``: kind and shape only (no pass over the
+    entries: the models' methods run on the hot path of every epoch; :func:`train` checks ``theta0`` once)."""
+    theta = check_tensor("theta", theta, ndim=ndim, finite=False, convert=False)
+    if theta.shape[-1] != model.n_params:
+        raise ValueError(f"theta must have {model.n_params} parameters in its last dimension, got shape "
+                         f"{tuple(theta.shape)}")
+    return theta
+
+
+def _X(model, X, theta=None) -> torch.Tensor:
+    """Inputs (K, n, d), d = ``in_features``, K the models of ``theta`` (kind and shape only)."""
+    X = check_tensor("X", X, ndim=3, finite=False, convert=False)
+    if X.shape[-1] != model.in_features or (theta is not None and X.shape[0] != theta.shape[-2]):
+        raise ValueError(f"X must have shape (K, n, {model.in_features})"
+                         + ("" if theta is None else f" with K = {theta.shape[-2]} models") + f", got {tuple(X.shape)}")
+    return X
+
+
+def _init_args(model, K, generator, dtype) -> int:
+    K = check_int("K", K, low=1)
+    check_alloc("K", K * model.n_params, 8 + 8, value=K,
+                what=f"the initial parameters of K models of {model.n_params} parameters (float64 draws)")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    return K
+
+
 @dataclass(frozen=True)
 class Linear:
     """One linear layer with bias and a single output: f(x) = wᵀx + b. θ = [w (d), b].
@@ -109,34 +139,54 @@ class Linear:
         return self.in_features + 1
 
     def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+        K = _init_args(self, K, generator, dtype)
         w, b = _nn_linear_init(K, self.in_features, 1, generator, dtype)
         return torch.cat([w[:, 0, :], b], dim=1)
 
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        theta = _theta(self, theta, None)
         d = self.in_features
         return {"weight": theta[..., :d], "bias": theta[..., d:]}
 
     def prepare(self, X: torch.Tensor):
         """X (K, n, d) -> ([X, 1] and its transpose): the bias is the weight of a ones column."""
-        if X.ndim != 3 or X.shape[-1] != self.in_features:
-            raise ValueError(f"X must have shape (K, n, {self.in_features}), got {tuple(X.shape)}")
+        X = _X(self, X)
         X1 = torch.cat([X, X.new_ones(X.shape[:-1] + (1,))], dim=-1)
         return (X1, X1.transpose(1, 2).contiguous())
 
+    def _data(self, data, theta) -> tuple[torch.Tensor, torch.Tensor]:
+        """``data`` as :meth:`prepare` returns it, for the K models of ``theta`` (kind and shape only)."""
+        if not (isinstance(data, tuple) and len(data) == 2 and all(isinstance(t, torch.Tensor) for t in data)):
+            raise TypeError(f"data must be what prepare(X) returns (a pair of tensors), got {type(data).__name__}")
+        X1, X1t = data
+        if X1.ndim != 3 or X1.shape[-1] != self.n_params or X1t.shape != X1.transpose(1, 2).shape \
+                or X1.shape[0] != theta.shape[-2]:
+            raise ValueError(f"data must be prepare(X) of X (K={theta.shape[-2]}, n, {self.in_features}), got "
+                             f"shapes {tuple(X1.shape)}, {tuple(X1t.shape)}")
+        return X1, X1t
+
     def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
         """theta (K, p) or (Q, K, p) -> outputs (K, n) or (Q, K, n)."""
-        _, X1t = data
+        theta = _theta(self, theta)
+        _, X1t = self._data(data, theta)
         if theta.ndim == 2:
             return torch.bmm(theta.unsqueeze(1), X1t).squeeze(1)
         return torch.bmm(theta.transpose(0, 1), X1t).transpose(0, 1)   # (K,Q,p)@(K,p,n) -> (Q,K,n)
 
     def vjp(self, theta: torch.Tensor, data, grad_out: torch.Tensor) -> torch.Tensor:
-        X1, _ = data
+        """∂/∂θ of Σ grad_out·apply(θ, data) for theta (K, p) and grad_out (K, n) (linear: theta's
+        values do not enter, its shape does)."""
+        theta = _theta(self, theta, 2)
+        X1, _ = self._data(data, theta)
+        grad_out = check_tensor("grad_out", grad_out, ndim=2, finite=False, convert=False)
+        if tuple(grad_out.shape) != tuple(X1.shape[:2]):
+            raise ValueError(f"grad_out must have the outputs' shape {tuple(X1.shape[:2])}, got {tuple(grad_out.shape)}")
         return torch.bmm(grad_out.unsqueeze(1), X1).squeeze(1)
 
     def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
         """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n)."""
-        return self.apply(theta, self.prepare(X))
+        theta = _theta(self, theta)
+        return self.apply(theta, self.prepare(_X(self, X, theta)))
 
 
 @dataclass(frozen=True)
@@ -155,11 +205,13 @@ class MLP:
         return self.hidden * self.in_features + self.hidden + self.hidden + 1
 
     def init(self, K: int, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+        K = _init_args(self, K, generator, dtype)
         w1, b1 = _nn_linear_init(K, self.in_features, self.hidden, generator, dtype)
         w2, b2 = _nn_linear_init(K, self.hidden, 1, generator, dtype)
         return torch.cat([w1.reshape(K, -1), b1, w2.reshape(K, -1), b2], dim=1)
 
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        theta = _theta(self, theta, None)
         d, h = self.in_features, self.hidden
         lead = theta.shape[:-1]
         i = 0
@@ -172,12 +224,15 @@ class MLP:
 
     def prepare(self, X: torch.Tensor):
         """X (K, n, d) with d = ``in_features`` (checked here, once per chunk, not in ``forward``)."""
-        check_tensor("X", X, ndim=3, convert=False, finite=False)
-        if X.shape[-1] != self.in_features:
-            raise ValueError(f"X must have shape (K, n, {self.in_features}), got {tuple(X.shape)}")
-        return X
+        return _X(self, X)
 
     def apply(self, theta: torch.Tensor, data) -> torch.Tensor:
+        """:meth:`forward` on ``data`` = :meth:`prepare` (X), the inputs (K, n, d)."""
+        theta = _theta(self, theta)
+        try:
+            data = _X(self, data, theta)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"data (prepare(X)): {exc}") from None
         return self.forward(theta, data)
 
     def shared_loss_grad(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
@@ -189,10 +244,20 @@ class MLP:
         same arithmetic as K separate products on each model's rows, in another summation order.
         Used by :func:`train` with ``rows=``; the gradient is analytic (no autograd graph)."""
         lossfn, lossgrad = loss_functions(loss)
+        theta = _theta(self, theta, 2)
         K = theta.shape[0]
+        X = check_tensor("X", X, ndim=2, finite=False, convert=False)
+        N = X.shape[0]
+        if X.shape[1] != self.in_features:
+            raise ValueError(f"X must have shape (N, {self.in_features}), got {tuple(X.shape)}")
+        y = check_tensor("y", y, ndim=1, finite=False, convert=False)
+        weights = check_tensor("weights", weights, ndim=2, finite=False, convert=False)
+        if y.shape[0] != N:
+            raise ValueError(f"y must have one label per row of X (N = {N}), got shape {tuple(y.shape)}")
+        if tuple(weights.shape) != (N, K):
+            raise ValueError(f"weights must have shape (N, K) = ({N}, {K}), got {tuple(weights.shape)}")
         h, d = self.hidden, self.in_features
         hd = h * d
-        N = X.shape[0]
         W1 = theta[:, :hd].reshape(K * h, d)
         b1, w2, b2 = theta[:, hd:hd + h], theta[:, hd + h:hd + 2 * h], theta[:, hd + 2 * h]
         Z = torch.mm(X, W1.t()).view(N, K, h).add_(b1)                 # pre-activations + b1
@@ -209,6 +274,9 @@ class MLP:
         return per_model, torch.cat([g_W1.view(K, hd), g_b1, g_w2, g_b2.unsqueeze(1)], dim=1)
 
     def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n)."""
+        theta = _theta(self, theta)
+        X = _X(self, X, theta)
         p = self.unflatten(theta)
         lead = theta.shape[:-2]
         if lead:  # fold leading dims into the model dimension
@@ -505,6 +573,8 @@ def train(
         raise ValueError(f"backend='compiled' does not apply here: {why}")
     compiled = backend != "torch" and not why
     K = theta0.shape[0]
+    if record_loss:
+        check_alloc("epochs", epochs * K, 2 * theta0.element_size(), value=epochs, what="the loss history (epochs, K)")
     if shared is not None:
         return _train_shared(model, theta0, X[0], y[0], shared, epochs, lr, b1, b2, eps, loss, callbacks, dev,
                              record_loss)

@@ -48,6 +48,7 @@ from .compressors import METHODS, make_compressor
 from .devices import resolve
 from .distributed import compressed_mean, derive_seed
 from .validation import (
+    check_alloc,
     check_array,
     check_bool,
     check_choice,
@@ -57,6 +58,7 @@ from .validation import (
     check_probability,
     check_seed,
     check_tensor,
+    nested,
 )
 
 __all__ = [
@@ -122,7 +124,19 @@ class ClientData:
         return new
 
     def sample(self, clients: torch.Tensor, batch_size: int, gen: torch.Generator):
-        """A batch of ``batch_size`` examples per client, uniformly with replacement: (k, B, …)."""
+        """A batch of ``batch_size`` examples per client, uniformly with replacement: (k, B, …); ``clients``:
+        a non-empty 1-D integer tensor of client indices."""
+        if not nested():  # (the range of the indices on the host only: on CUDA it would cost a sync per step)
+            clients = check_tensor("clients", clients, ndim=1, floating=False, convert=False)
+            if clients.is_floating_point():
+                raise TypeError(f"clients must be a tensor of client indices (integers), got dtype {clients.dtype}")
+            if clients.device.type == "cpu" and not (0 <= int(clients.min()) and int(clients.max()) < len(self.sizes)):
+                raise ValueError(f"clients must hold client indices in [0, {len(self.sizes)}), got {clients.tolist()}")
+            batch_size = check_int("batch_size", batch_size, low=1)
+            check_alloc("batch_size", clients.numel() * batch_size, 4 + 8 + 8 + self.X[:1].element_size()
+                        * max(1, self.X[0].numel()), value=batch_size, what="the clients' batches")
+            if not isinstance(gen, torch.Generator):
+                raise TypeError(f"gen must be a torch.Generator, got {type(gen).__name__}")
         u = torch.rand((clients.numel(), batch_size), generator=gen, device=gen.device)
         local = (u * self.sizes[clients].unsqueeze(-1)).long().clamp_max(self.sizes[clients].unsqueeze(-1) - 1)
         idx = self.order[self.offsets[clients].unsqueeze(-1) + local.to(self.order.device)]
@@ -245,6 +259,7 @@ class FedAvgConfig:
     def budgets(self, n_clients: int) -> list[float]:
         """Every client's bit budget (``n_clients`` entries; a per-client ``bits`` must have as many)."""
         n_clients = check_int("n_clients", n_clients, low=1)
+        check_alloc("n_clients", n_clients, 8, value=n_clients, what="the list of budgets")
         if isinstance(self.bits, tuple):
             if len(self.bits) != n_clients:
                 raise ValueError(f"bits has {len(self.bits)} entries for {n_clients} clients")
@@ -261,7 +276,10 @@ class FLResult:
     config: dict = field(default_factory=dict)
 
     def final(self, column: str = "train_acc", window: int = 1) -> float:
-        """The last value of ``column`` (rolling mean over the last ``window`` rounds; NaNs skipped)."""
+        """The last value of ``column`` (rolling mean over the last ``window >= 1`` rounds; NaNs skipped)."""
+        window = check_int("window", window, low=1)
+        if column not in self.history:
+            raise ValueError(f"column must be one of the history's columns {list(self.history.columns)}, got {column!r}")
         s = self.history[column].dropna()
         return float(s.iloc[-window:].mean()) if len(s) else float("nan")
 

@@ -9,11 +9,13 @@ under ``vmap``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .validation import check_choice, check_int
+from .validation import check_alloc, check_choice, check_int, check_tensor
 
 __all__ = ["LeNet5", "MLP", "CNN2", "ResNet9", "CharLSTM"]
 
@@ -27,6 +29,8 @@ class LeNet5(nn.Module):
         in_channels = check_int("in_channels", in_channels, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
         size = check_choice("size", check_int("size", size, low=1), (28, 32))
+        check_alloc("in_channels and n_classes", in_channels * 6 * 25 + 84 * n_classes + 100_000, 4,
+                    value=(in_channels, n_classes), what="the parameters (float32)")
         pad = 2 if size == 28 else 0
         self.c1 = nn.Conv2d(in_channels, 6, 5, padding=pad)
         self.c2 = nn.Conv2d(6, 16, 5)
@@ -35,9 +39,16 @@ class LeNet5(nn.Module):
         self.f3 = nn.Linear(84, n_classes)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.max_pool2d(F.relu(self.c1(_images(x))), 2)
         x = F.max_pool2d(F.relu(self.c2(x)), 2)
         return self.f3(F.relu(self.f2(F.relu(self.f1(x.flatten(1))))))
+
+
+def _images(x) -> torch.Tensor:
+    """A batch of images (B, C, H, W) (or one, (C, H, W)), floating: kind and shape only — the forward pass of
+    every local step (under ``torch.func.vmap`` in the batched FedAvg, where a pass over the values cannot
+    run); the data are checked once, when the clients' data are built."""
+    return check_tensor("x", x, ndim=(3, 4), finite=False, convert=False)
 
 
 class MLP(nn.Module):
@@ -48,10 +59,16 @@ class MLP(nn.Module):
         in_features = check_int("in_features", in_features, low=1)
         hidden = check_int("hidden", hidden, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("in_features, hidden and n_classes", (in_features + 1 + n_classes) * hidden + n_classes, 4,
+                    value=(in_features, hidden, n_classes), what="the parameters (float32)")
         self.f1 = nn.Linear(in_features, hidden)
         self.f2 = nn.Linear(hidden, n_classes)
 
     def forward(self, x):
+        x = check_tensor("x", x, finite=False, convert=False)
+        if x.ndim < 2 or math.prod(x.shape[1:]) != self.f1.in_features:
+            raise ValueError(f"x must be a batch (B, ...) of {self.f1.in_features} features each, got shape "
+                             f"{tuple(x.shape)}")
         return self.f2(F.relu(self.f1(x.flatten(1))))
 
 
@@ -62,13 +79,14 @@ class CNN2(nn.Module):
     def __init__(self, n_classes: int = 62):
         super().__init__()
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("n_classes", 129 * n_classes + 1_200_000, 4, value=n_classes, what="the parameters (float32)")
         self.c1 = nn.Conv2d(1, 32, 3)
         self.c2 = nn.Conv2d(32, 64, 3)
         self.f1 = nn.Linear(12 * 12 * 64, 128)
         self.f2 = nn.Linear(128, n_classes)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(x)))), 2)
+        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(_images(x))))), 2)
         return self.f2(F.relu(self.f1(x.flatten(1))))
 
 
@@ -89,6 +107,8 @@ class ResNet9(nn.Module):
         super().__init__()
         in_channels = check_int("in_channels", in_channels, low=1)
         n_classes = check_int("n_classes", n_classes, low=1)
+        check_alloc("in_channels and n_classes", in_channels * 64 * 9 + 513 * n_classes + 7_000_000, 4,
+                    value=(in_channels, n_classes), what="the parameters (float32)")
         self.prep = _conv_bn(in_channels, 64)
         self.l1 = _conv_bn(64, 128, pool=True)
         self.r1 = nn.Sequential(_conv_bn(128, 128), _conv_bn(128, 128))
@@ -98,7 +118,7 @@ class ResNet9(nn.Module):
         self.fc = nn.Linear(512, n_classes)
 
     def forward(self, x):
-        x = self.l1(self.prep(x))
+        x = self.l1(self.prep(_images(x)))
         x = x + self.r1(x)
         x = self.l3(self.l2(x))
         x = x + self.r3(x)
@@ -115,10 +135,15 @@ class CharLSTM(nn.Module):
         vocab = check_int("vocab", vocab, low=1)
         embed = check_int("embed", embed, low=1)
         hidden = check_int("hidden", hidden, low=1)
+        check_alloc("vocab, embed and hidden", vocab * embed + 4 * hidden * (embed + 3 * hidden + 4) + (hidden + 1) * vocab,
+                    4, value=(vocab, embed, hidden), what="the parameters (float32)")
         self.emb = nn.Embedding(vocab, embed)
         self.lstm = nn.LSTM(embed, hidden, num_layers=2, batch_first=True)
         self.out = nn.Linear(hidden, vocab)
 
     def forward(self, x):
+        x = check_tensor("x", x, ndim=2, floating=False, finite=False, convert=False)
+        if x.is_floating_point():
+            raise TypeError(f"x must be a tensor of token ids (integers), got dtype {x.dtype}")
         h, _ = self.lstm(self.emb(x))
         return self.out(h).transpose(1, 2)  # (B, vocab, T): cross-entropy over every position

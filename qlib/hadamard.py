@@ -52,6 +52,7 @@ import torch
 
 from . import _kernels
 from .validation import (
+    check_alloc,
     check_bool,
     check_choice,
     check_int,
@@ -110,6 +111,7 @@ def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") ->
     m = check_int("m", m, low=1)
     if not _is_pow2(m):
         raise ValueError(f"m must be a power of two, got {m}")
+    check_alloc("m", m * m, 8, value=m, what="the m × m matrix")
     key = (int(m), dtype, str(device))
     if key not in _H_CACHE:
         h = torch.ones(1, 1, dtype=dtype)
@@ -303,7 +305,8 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
         raise TypeError(f"gen must be a torch.Generator, got {type(gen).__name__}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
-    n = int(np.prod(shape)) if shape else 1
+    n = math.prod(shape)
+    check_alloc("shape", n, 8 if dtype == torch.float64 else 4, value=shape, what="the signs")
     dev = torch.device(device)
     words = _sign_draw(n, gen, dev)
     if dev.type == "cpu" and sys.byteorder == "little" and _kernel() is not None:
@@ -344,7 +347,15 @@ def rotation_signs(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.floa
     if not isinstance(batch, (tuple, list, torch.Size)):
         raise TypeError(f"batch must be a tuple of integers >= 0 (the batch shape), got {batch!r}")
     batch = _shape("batch", batch)
+    _check_signs_alloc(batch, k, D, 8 if dtype == torch.float64 else 4)
     return rademacher((*batch, k, D), generator(seed, "rotation", device), dtype, device)
+
+
+def _check_signs_alloc(batch, k: int, D: int, itemsize: float) -> None:
+    """Refuse the signs of ``k`` rotations of ``D`` coordinates for every vector of ``batch`` before they are
+    drawn when they would not fit (:func:`qlib.validation.check_alloc`)."""
+    n = math.prod(batch) * k * D
+    check_alloc("(*batch, k, D)", math.ceil(n * itemsize), 1, value=(*batch, k, D), what="the rotation signs")
 
 
 def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
@@ -399,6 +410,7 @@ def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.
         batch = _shape("batch", batch)
         if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
             raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+        _check_signs_alloc(batch, k, D, 1 / 8)
     n = math.prod((*batch, k, D))
     draw = _sign_draw(n, generator(seed, "rotation", "cpu"), torch.device("cpu"))
     return draw.numpy().astype("<i4", copy=False).view(np.uint8)  # little-endian bytes on any host
@@ -420,6 +432,7 @@ def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = 
         if not _is_pow2(x.shape[-1]):
             raise ValueError(f"x must have a power-of-two last dimension, got {x.shape[-1]}; "
                              "use pad_to_power_of_two first")
+        check_alloc("k", math.prod(x.shape) * k, x.element_size(), value=k, what="the signs of k rotations")
     batch, D = x.shape[:-1], x.shape[-1]
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(x, D):
@@ -440,6 +453,7 @@ def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = Fal
         overwrite = check_bool("overwrite", overwrite)
         if not _is_pow2(y.shape[-1]):
             raise ValueError(f"y must have a power-of-two last dimension, got {y.shape[-1]}")
+        check_alloc("k", math.prod(y.shape) * k, y.element_size(), value=k, what="the signs of k rotations")
     batch, D = y.shape[:-1], y.shape[-1]
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(y, D):

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .discriminator import fit_thresholds
-from .validation import check_array, check_choice, check_int, check_int_sequence, check_seed
+from .validation import check_alloc, check_array, check_choice, check_int, check_int_sequence, check_seed
 
 __all__ = ["ranks", "spearman", "run_subsets", "average_runs", "rq_rank_stability",
            "threshold_rank_stability", "rank_confusion"]
@@ -72,6 +72,8 @@ def run_subsets(n_runs: int, k_run: int, n_subsets: int, seed: int = 0) -> np.nd
     k_run = check_int("k_run", k_run, low=2, high=n_runs)   # an average needs runs to vary
     n_subsets = check_int("n_subsets", n_subsets, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("n_subsets and n_runs", n_subsets * n_runs, 8 * 2, value=(n_subsets, n_runs),
+                what="the random keys of every subset and their order")
     rng = np.random.default_rng(seed)
     return np.argsort(rng.random((n_subsets, n_runs)), axis=1)[:, :k_run]
 

@@ -27,7 +27,7 @@ import torch
 
 from . import _kernels, devices, engine, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
-from .validation import check_choice, check_float, check_int
+from .validation import check_alloc, check_choice, check_float, check_int, check_tensor
 
 __all__ = ["RQRecorder", "compiled_reason"]
 
@@ -108,11 +108,36 @@ class RQRecorder:
         self.binding_epoch = np.zeros((Q, K), dtype=np.int64)
         self.n_distinct = np.zeros((Q, K), dtype=np.int64)
         self.keep_losses = keep_losses
+        if keep_losses:
+            check_alloc("epochs", self.T * Q * K * nv, 4, value=epochs, what="the kept losses (T, Q, K, n_val)")
         self.losses = torch.empty(self.T, Q, K, nv) if keep_losses else None
         self._buf = None
 
     # engine.Callback protocol -------------------------------------------------------------
+    def _check_models(self, models) -> slice:
+        K = self.X_val.shape[0]
+        if not (isinstance(models, slice) and models.step in (None, 1) and isinstance(models.start, int)
+                and isinstance(models.stop, int) and 0 <= models.start < models.stop <= K):
+            raise TypeError(f"models must be a slice start:stop of the K={K} models (0 <= start < stop <= K), "
+                            f"got {models!r}")
+        return models
+
+    def _check_theta(self, theta, models) -> torch.Tensor:
+        """The chunk's parameters (k, p): kind and shape only (called every epoch: no pass over the values;
+        a diverged model's non-finite losses stop :meth:`on_chunk_end` with a named error)."""
+        theta = check_tensor("theta", theta, ndim=2, finite=False, convert=False)
+        want = (models.stop - models.start, self.model.n_params)
+        if tuple(theta.shape) != want:
+            raise ValueError(f"theta must have shape (models, parameters) = {want}, got {tuple(theta.shape)}")
+        return theta
+
     def on_chunk_start(self, models: slice) -> None:
+        models = self._check_models(models)
+        k, Q, nv = models.stop - models.start, len(self.names), self.X_val.shape[1]
+        check_alloc("epochs", k * Q * self.T * (nv + 4), 4, value=self.epochs,
+                    what="the chunk's recorded validation losses (T, Q, models, n_val)")
+        check_alloc("block", self.block * k * (Q + 1) * self.model.n_params, 4 * 2, value=self.block,
+                    what="the chunk's buffered parameters (block, Q, models, p)")
         self._models = models
         Xv = self.X_val[models].to(self.device, torch.float32)
         if self.transform is not None:
@@ -147,6 +172,8 @@ class RQRecorder:
         self._pending = []
 
     def on_epoch_end(self, epoch: int, theta: torch.Tensor, models: slice) -> None:
+        epoch = check_int("epoch", epoch, low=1, high=self.epochs)
+        theta = self._check_theta(theta, self._check_models(models))
         if epoch % self.every:
             return
         i = epoch // self.every - 1
@@ -160,6 +187,7 @@ class RQRecorder:
             self._flush()
 
     def on_chunk_end(self, models: slice, theta: torch.Tensor) -> None:
+        self._check_theta(theta, self._check_models(models))
         if self._incremental:
             self._Z = self._q = self._XT = None
             return self._end_compiled(models)

@@ -25,7 +25,16 @@ import torch
 from scipy.special import ndtr
 
 from .rqp_privacy import check_bits, check_q, check_sigma, log_mix, log_phi_diff
-from .validation import check_array, check_choice, check_int, check_positive, check_tensor, nested, skip_nested
+from .validation import (
+    check_alloc,
+    check_array,
+    check_choice,
+    check_int,
+    check_positive,
+    check_tensor,
+    nested,
+    skip_nested,
+)
 
 __all__ = [
     "ADJACENCIES",
@@ -273,6 +282,8 @@ def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: floa
     shift = adjacent_shift(eta=eta, rho=rho, m=m, adjacency=adjacency)
     lo, hi = -M - eta * rho, M + eta * rho
     sl = eta * sigma / m
+    check_alloc("n_mu and n_shift", n_mu * (n_shift + 1) * 2**b, 8 * 4, value=(n_mu, n_shift),
+                what="the log-pmfs of the shifted means (n_mu, n_shift, levels)")
     mu = np.linspace(lo, hi, n_mu)
     shifts = np.linspace(-shift, shift, n_shift)
     mu2 = np.clip(mu[:, None] + shifts[None, :], lo, hi)

@@ -201,7 +201,7 @@ def composition_factor(T: int, m: int, n: int) -> float:
     """T·m/n, the paper's multiplier from per-step to total ε (1.010989 for Diagnostic)."""
     T = check_int("T (iterations)", T, low=1)
     m = check_int("m (mini-batch size)", m, low=1)
-    n = check_int("n (training-set size)", n, low=m)
+    n = check_int("n (training-set size, >= m)", n, low=m)
     return T * m / n
 
 

@@ -19,12 +19,13 @@ that every run of an experiment sees the same nine laws; samples are drawn from 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import torch
 
-from .validation import check_int, check_positive, check_seed, check_tensor
+from .validation import check_alloc, check_int, check_positive, check_seed, check_tensor
 
 __all__ = [
     "K_MODES",
@@ -91,6 +92,7 @@ def make_law(k_modes: int, sigma: float, *, dim: int = DIM, centre_scale: float 
     if k_modes % 2:
         raise ValueError(f"k_modes must be even (balanced labels), got {k_modes}")
     check_int("dim", dim, low=1)
+    check_alloc("k_modes and dim", k_modes * (dim + 3), 8, value=(k_modes, dim), what="the centres and labels")
     sigma = check_positive("sigma", sigma)
     centre_scale = check_positive("centre_scale", centre_scale)
     seed = check_seed("seed", seed)
@@ -148,6 +150,8 @@ def sample(laws: Sequence[MixtureLaw], shape: int | Sequence[int], generator: to
     dim = dims.pop()
     kmax = max(law.k_modes for law in laws)
     L = len(laws)
+    check_alloc("shape", L * math.prod(shape) * (dim + 2), 8, value=shape,
+                what=f"{L} laws' points of dimension {dim}, their labels and modes")
     centres = torch.zeros(L, kmax, dim, dtype=torch.float64)
     labels = torch.zeros(L, kmax)
     for i, law in enumerate(laws):

@@ -32,6 +32,14 @@ that forwards unchecked arguments, such as ``roundtrip(x, bits, **kw)`` calling 
 The switch is a :class:`contextvars.ContextVar`: per thread and per asyncio task, restored on exit
 (also on an exception). :func:`nested` says whether it is on; a function whose checks are not ``check_*``
 calls (an idea's own, e.g. a ±1 sign test) asks it.
+
+**No allocation before a size check** (issue 30). A size an argument sets (``n``, ``D``, ``levels``, a
+shape) is checked against the memory it would take before anything of that size is made:
+:func:`check_alloc` raises a ``ValueError`` naming the argument, the bytes the call would need and the
+limit. The limit is one module setting, :func:`memory_limit`: ``$QLIB_MEMORY_LIMIT`` (bytes, or with a
+suffix ``K``/``M``/``G``/``T``, binary) where set, else :data:`MEMORY_FRACTION` of the machine's physical
+memory; :func:`set_memory_limit` overrides it for the process. It bounds one allocation (the largest a
+call makes), not a process's total, and is checked whatever :func:`nested` says (two multiplications).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from __future__ import annotations
 import contextvars
 import math
 import numbers
+import os
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -59,6 +68,11 @@ __all__ = [
     "check_int_sequence",
     "check_float_sequence",
     "check_callable",
+    "check_alloc",
+    "memory_limit",
+    "set_memory_limit",
+    "MEMORY_FRACTION",
+    "MEMORY_ENV_VAR",
     "skip_nested",
     "nested",
 ]
@@ -371,3 +385,82 @@ def check_float_sequence(name: str, values: Any, *, low: float | None = None, hi
     if nonempty and not out:
         raise ValueError(f"{name} must be a non-empty sequence of numbers")
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# memory: no allocation before a size check
+# --------------------------------------------------------------------------------------------------
+#: the default limit of one allocation: this fraction of the machine's physical memory
+MEMORY_FRACTION = 0.5
+#: the environment variable that sets the limit (bytes, or a number with a K/M/G/T suffix, binary)
+MEMORY_ENV_VAR = "QLIB_MEMORY_LIMIT"
+_FALLBACK_RAM = 8 * 2**30  # where the physical memory cannot be read
+_limit_override: int | None = None
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _physical_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return _FALLBACK_RAM
+
+
+def _parse_bytes(name: str, text: str) -> int:
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = t[-1:] if t[-1:] in _UNITS else ""
+    try:
+        value = float(t[: len(t) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        raise ValueError(f"{name} must be a number of bytes (e.g. 4000000000 or 4G), got {text!r}") from None
+    if not (math.isfinite(value) and value >= 1):
+        raise ValueError(f"{name} must be a number of bytes >= 1, got {text!r}")
+    return int(value)
+
+
+def memory_limit() -> int:
+    """The largest allocation (bytes) a ``qlib`` call makes on a size its arguments set: the value of
+    :func:`set_memory_limit`, else ``$QLIB_MEMORY_LIMIT``, else :data:`MEMORY_FRACTION` of the physical memory."""
+    if _limit_override is not None:
+        return _limit_override
+    env = os.environ.get(MEMORY_ENV_VAR)
+    if env:
+        return _parse_bytes(MEMORY_ENV_VAR, env)
+    return int(_physical_memory() * MEMORY_FRACTION)
+
+
+def set_memory_limit(limit: int | str | None) -> int | None:
+    """Set the limit of :func:`memory_limit` for this process (bytes, or a string such as ``"4G"``);
+    ``None`` goes back to ``$QLIB_MEMORY_LIMIT`` / the default. Returns the previous override (None if none)."""
+    global _limit_override
+    prev = _limit_override
+    if limit is None:
+        _limit_override = None
+    elif isinstance(limit, str):
+        _limit_override = _parse_bytes("limit", limit)
+    else:
+        _limit_override = check_int("limit", limit, low=1)
+    return prev
+
+
+def _bytes_text(n: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def check_alloc(name: str, n_elements: int, itemsize: int = 8, *, value: Any = None, what: str = "") -> int:
+    """Refuse, before it is made, an allocation of ``n_elements`` items of ``itemsize`` bytes that a size
+    argument ``name`` (its value ``value``) sets: a ``ValueError`` naming the argument, the bytes the call would
+    need and the limit (:func:`memory_limit`) when they exceed it. ``what`` says what would be allocated.
+    Returns the bytes. Plain integer arithmetic (no overflow), so it can be called with the product of
+    unchecked sizes."""
+    nbytes = int(n_elements) * int(itemsize)
+    limit = memory_limit()
+    if nbytes > limit:
+        shown = "" if value is None else f"={_short(value)}"
+        raise ValueError(f"{name}{shown} would need {_bytes_text(nbytes)}{f' for {what}' if what else ''}, above the "
+                         f"memory limit of {_bytes_text(limit)} (set {MEMORY_ENV_VAR} or "
+                         "qlib.validation.set_memory_limit to change it)")
+    return nbytes

@@ -217,16 +217,21 @@ def _code_bits(bits: float) -> int:
 
 def to_bytes(payload: _eden.Payload) -> bytes:
     """The bytes of an EDEN payload (a vector's message, or a batch's rows one after another)."""
-    if not isinstance(payload, _eden.Payload):
-        raise TypeError(f"payload must be a qlib.eden.Payload, got {type(payload).__name__}")
+    payload = _eden.check_payload(payload)  # every field (issue 30: a NaN scale was sent)
     if payload.quantizer != "lm":
         raise UnsupportedFormatError("the wire format packs Lloyd–Max codes only (quantizer='lm')")
     cb = _code_bits(payload.bits)
-    idx = payload.indices.reshape(-1, payload.D)
+    idx = payload.indices.detach().reshape(-1, payload.D)
     rows = idx.shape[0]
-    with skip_nested():  # the codes fit their width by construction (compress)
+    if not nested() and (cb < 8 or idx.dtype != torch.uint8):  # a code wider than its width would be cut
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= 1 << cb:
+            raise ValueError(f"payload.indices must hold codes in [0, 2^{cb}) at bits={payload.bits}, got "
+                             f"{lo if lo < 0 else hi}")
+    with skip_nested():  # the codes fit their width (checked above, or by construction in compress)
         packed = pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
-    scale = payload.scale.reshape(rows).to(torch.float64).cpu().numpy()
+    # (detached: a payload built from a tensor that requires grad has a scale that does too)
+    scale = payload.scale.detach().reshape(rows).to(torch.float64).cpu().numpy()
     if rows == 1:  # no interleaving: the parts are joined once (each extra copy of a fresh buffer costs page faults)
         parts = [scale.astype("<f8").tobytes(), packed]
     else:
@@ -360,10 +365,18 @@ def _fields(comp) -> list[tuple[str, object]]:
 
 
 def message_to_bytes(message, compressor) -> bytes:
-    """The bytes of a :class:`qlib.compressors.Message` of a fixed-length compressor (not EDEN)."""
+    """The bytes of a :class:`qlib.compressors.Message` of a fixed-length compressor (not EDEN); the
+    message is checked first (:meth:`qlib.compressors.Compressor.check_message`)."""
+    from .compressors import Compressor, Message
+
+    if not isinstance(compressor, Compressor):
+        raise TypeError(f"compressor must be a qlib.compressors.Compressor, got {type(compressor).__name__}")
     fields = _fields(compressor)
+    if not isinstance(message, Message):
+        raise TypeError(f"message must be a qlib.compressors.Message, got {type(message).__name__}")
     if message.compressor != compressor.name:
         raise HeaderMismatchError(f"message is from {message.compressor!r}, not {compressor.name!r}")
+    message = compressor.check_message(message)  # every field (a NaN or an out-of-range code would be sent)
     head_shape = struct.pack(f"<B{len(message.shape)}I", _IDS[compressor.name], *message.shape)
     parts = []
     for name, width in fields:

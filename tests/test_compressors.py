@@ -202,3 +202,48 @@ def test_public_helpers_name_their_argument():
         C.EDEN(2, n_rotations=0)
     with pytest.raises(TypeError, match="unexpected options"):
         C.EDEN(2, rotations=2)
+
+
+@pytest.mark.parametrize("make", [lambda: C.EDEN(2.0), C.DRIVE, lambda: C.HadamardSQ(2), lambda: C.KashinSQ(2),
+                                  lambda: C.QSGD(2), lambda: C.QSGDElias(4), lambda: C.SQHuffman(4),
+                                  lambda: C.CountSketch(2.0), C.TernGrad, C.Float32,
+                                  lambda: C.RandomMask(C.QSGD(1), 0.5)])
+def test_decompress_checks_every_field_of_the_message(make):
+    """Issue 30: Compressor.decompress decoded NaN fields; every field is now checked, the error naming it."""
+    import dataclasses
+
+    comp = make()
+    msg = comp.compress(torch.randn(2, 16, generator=torch.Generator().manual_seed(0)), 0)
+    for key, value in msg.data.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            bad = dict(msg.data)
+            bad[key] = value.clone().reshape(-1).index_fill(0, torch.tensor([0]), float("nan")).reshape(value.shape)
+            with pytest.raises(ValueError, match=rf"message\.data\['{key}'\] must be finite"):
+                comp.decompress(dataclasses.replace(msg, data=bad))
+        if isinstance(value, torch.Tensor) and not value.is_floating_point() and value.dtype != torch.bool:
+            bad = dict(msg.data)
+            bad[key] = value.clone().reshape(-1).index_fill(0, torch.tensor([0]), 127).reshape(value.shape)
+            with pytest.raises(ValueError, match=rf"message\.data\['{key}'\] must hold codes in"):
+                comp.decompress(dataclasses.replace(msg, data=bad))
+        bad = dict(msg.data)
+        bad[key] = None
+        with pytest.raises(TypeError, match=rf"message\.data\['{key}'\]"):
+            comp.decompress(dataclasses.replace(msg, data=bad))
+    with pytest.raises(ValueError, match=r"message\.shape"):
+        comp.decompress(dataclasses.replace(msg, shape=(2, 0)))
+    with pytest.raises(ValueError, match=r"message\.seed"):
+        comp.decompress(dataclasses.replace(msg, seed=-1))
+    with pytest.raises(ValueError, match=r"message\.nbits"):
+        comp.decompress(dataclasses.replace(msg, nbits=msg.nbits[:1]))
+    assert comp.decompress(msg).shape == (2, 16)
+
+
+def test_mean_wants_one_row_per_client():
+    """Issue 30: Compressor.mean read a 1-D input as a mean over its coordinates (a scalar)."""
+    xs = torch.randn(3, 16, generator=torch.Generator().manual_seed(0))
+    for comp in (C.QSGD(2), C.CountSketch(2.0), C.Float32()):
+        with pytest.raises(ValueError, match=r"xs must be \(n_clients, d\)"):
+            comp.mean(xs[0], 0)
+        est, bits = comp.mean(xs, 0)
+        assert est.shape == (16,) and bits > 0
+    assert torch.allclose(C.Float32().mean(xs, 0)[0], xs.mean(0))

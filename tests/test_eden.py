@@ -365,7 +365,7 @@ def test_bad_input():
         eden.compress(x, 2, 0, scale="foo")
     pl = eden.compress(torch.randn(2, 64), 2, 0)
     bad = eden.Payload(pl.indices[:, :32], pl.scale, 0, 2.0, 64, 64, 64, "lm", 1, pl.nbits)
-    with pytest.raises(ValueError, match="mismatched payload"):
+    with pytest.raises(ValueError, match=r"payload\.indices must have shape"):
         eden.decompress(bad)
     with pytest.raises(ValueError, match="D="):
         eden.decompress(pl, torch.ones(2, 32, dtype=torch.bool))
@@ -599,19 +599,21 @@ def test_compiled_codes_at_the_thresholds(b, dt):
 
 
 @pytest.mark.parametrize("b, kw", [(1, {}), (2, {}), (3, {}), (2.5, {}), (2, {"quantizer": "ee"})])
-def test_codes_outside_the_table_raise_as_before(b, kw):
+def test_codes_outside_the_table_are_a_value_error_naming_the_field(b, kw):
     x = torch.randn(2, 1024, generator=torch.Generator().manual_seed(0))
     pl = eden.compress(x, b, 3, **kw)
     idx = pl.indices.clone()
     idx[1, 5] = 200
     bad = eden.Payload(idx, pl.scale, pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer, pl.n_rotations, pl.nbits)
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match=r"payload\.indices must hold codes of the codebook"):
         eden.decompress(bad)
+    with pytest.raises(ValueError, match=r"payload\.indices must hold codes"):  # the torch path too
+        eden.decompress(bad, torch.ones(1024, dtype=torch.bool))
 
 
 def test_closed_forms_live_in_eden_theory_and_stay_reachable_from_eden():
     # the codec module holds the codec; the moved names are the objects of qlib.eden_theory
-    assert set(eden.__all__) == {"SCALE_BITS", "Payload", "compress", "decompress", "roundtrip", "received_mask",
+    assert set(eden.__all__) == {"SCALE_BITS", "Payload", "check_payload", "compress", "decompress", "roundtrip", "received_mask",
                                  "mean_estimate"}
     assert not set(eden.__all__) & set(eden_theory.__all__)
     for name in eden_theory.__all__:
@@ -629,3 +631,33 @@ def test_client_budgets_one_value_or_one_per_client():
         eden_theory.client_budgets(1, [0.0, 1.0, 0.0], 3)
     with pytest.raises(ValueError, match=r"\bn\b"):
         eden_theory.client_budgets(1, 0.0, 0)
+
+
+def test_decompress_trusts_no_field_of_the_payload():
+    """Issue 30: a NaN scale decoded to NaN, n_rotations=0 decoded unrotated, a code outside the codebook
+    raised an IndexError; every field is now checked, the error naming it."""
+    import dataclasses
+
+    pl = eden.compress(torch.randn(2, 64, generator=torch.Generator().manual_seed(0)), 2, 3)
+    for field, value, exc, pattern in (
+        ("scale", torch.tensor([float("nan"), 1.0]), ValueError, r"payload\.scale must be finite and >= 0"),
+        ("scale", torch.tensor([-1.0, 1.0]), ValueError, r"payload\.scale must be finite and >= 0"),
+        ("scale", torch.tensor([1, 1]), TypeError, r"payload\.scale must be a floating-point tensor"),
+        ("n_rotations", 0, ValueError, r"payload\.n_rotations must be an integer in \[1, 8\]"),
+        ("bits", float("nan"), ValueError, r"payload\.bits"),
+        ("seed", -1, ValueError, r"payload\.seed"),
+        ("quantizer", "xx", ValueError, r"payload\.quantizer"),
+        ("m", 63, ValueError, r"payload\.m must be 64"),
+        ("D", 128, ValueError, r"payload\.D must be 64"),
+        ("indices", pl.indices.float(), TypeError, r"payload\.indices must be a tensor of integer codes"),
+        ("indices", pl.indices[:, :32], ValueError, r"payload\.indices must have shape"),
+        ("nbits", pl.nbits[:1], ValueError, r"payload\.nbits must have the batch shape"),
+    ):
+        bad = dataclasses.replace(pl, **{field: value})
+        with pytest.raises(exc, match=pattern):
+            eden.decompress(bad)
+    with pytest.raises(ValueError, match=r"received must be a mask over the D=64"):
+        eden.decompress(pl, torch.ones(3, 64, dtype=torch.bool))
+    with pytest.raises(TypeError, match=r"received must be a boolean torch\.Tensor"):
+        eden.decompress(pl, torch.ones(2, 64))
+    assert eden.check_payload(pl) is pl

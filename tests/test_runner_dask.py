@@ -163,3 +163,45 @@ def test_expected_seconds_start_the_longest_first(tmp_path):
     assert expected_seconds(job, root) == costs["default"]["quantized-mis/05-molecular.ipynb"]
     job.params["profile"] = "mine.yml"
     assert expected_seconds(job, tmp_path) == 0.0                            # no costs file, no stamp of it
+
+
+def test_ctrl_c_under_two_jobs_prints_one_summary_line_like_one_job(book, tmp_path):
+    """Issue 30: Ctrl-C under ``--jobs 2`` printed 66 lines of Dask tracebacks (the terminal sends SIGINT to the
+    whole foreground process group: the runner and its worker processes). Now one summary line and exit 130,
+    as with ``--jobs 1``."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    prof = yaml.safe_load((book / "profiles/smoke.yml").read_text())
+    prof["a/03-slow.ipynb"]["seconds"] = 60.0
+    (book / "profiles/smoke.yml").write_text(yaml.safe_dump(prof))
+    out_f, err_f = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with open(out_f, "w") as out, open(err_f, "w") as err:
+        # a process group of its own (a terminal's foreground job), SIGINT at its default (see test_runner)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "qlib.book", "--root", str(book), "--output-dir", str(book / "out"), "run",
+             "--profile", "smoke", "--only", "a/01", "a/03", "--no-progress", "--jobs", "2"],
+            stdout=out, stderr=err, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            deadline = time.time() + 120
+            while "[ ok ] a/01-ok.ipynb" not in out_f.read_text() and time.time() < deadline:
+                assert proc.poll() is None, (out_f.read_text(), err_f.read_text())
+                time.sleep(0.2)
+            assert "[ ok ] a/01-ok.ipynb" in out_f.read_text(), (out_f.read_text(), err_f.read_text())
+            time.sleep(2.0)  # a/03 is sleeping in its kernel on the other worker
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole group
+            proc.wait(timeout=90)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    stdout, stderr = out_f.read_text(), err_f.read_text()
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "1 ran, 0 skipped, 1 failed" in stdout and "(interrupted)" in stdout, stdout
+    assert "FAILED a/03-slow.ipynb: interrupted (Ctrl-C)" in stdout
+    assert "Traceback" not in stdout + stderr, stderr
+    assert len(stderr.strip().splitlines()) <= 1, stderr
+    assert not (book / "out/chapters/a/03-slow.ipynb").exists()

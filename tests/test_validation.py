@@ -91,3 +91,29 @@ def test_skip_nested_trusts_canonical_values_and_still_converts_others():
     with pytest.raises(RuntimeError), skip_nested():
         raise RuntimeError
     assert not nested()
+
+
+def test_check_alloc_refuses_above_the_memory_limit_naming_the_argument(monkeypatch):
+    monkeypatch.delenv(V.MEMORY_ENV_VAR, raising=False)
+    prev = V.set_memory_limit(None)
+    try:
+        ram = V._physical_memory()
+        assert V.memory_limit() == int(ram * V.MEMORY_FRACTION)  # the default: a fraction of the machine's memory
+        assert V.check_alloc("n", 1000, 8) == 8000
+        with pytest.raises(ValueError, match=r"^D=1099511627776 would need 4 TiB for the signs, above the memory "
+                                             r"limit of .* \(set QLIB_MEMORY_LIMIT"):
+            V.check_alloc("D", 2**40, 4, value=2**40, what="the signs")
+        monkeypatch.setenv(V.MEMORY_ENV_VAR, "1G")
+        assert V.memory_limit() == 2**30
+        with pytest.raises(ValueError, match=r"\bn\b would need 1\.5 GiB, above the memory limit of 1 GiB"):
+            V.check_alloc("n", 3 * 2**27, 4)
+        assert V.set_memory_limit("2MiB") is None and V.memory_limit() == 2**21  # the function wins over the variable
+        assert V.set_memory_limit(4096) == 2**21 and V.memory_limit() == 4096
+        monkeypatch.setenv(V.MEMORY_ENV_VAR, "lots")
+        V.set_memory_limit(None)
+        with pytest.raises(ValueError, match="QLIB_MEMORY_LIMIT must be a number of bytes"):
+            V.memory_limit()
+        with pytest.raises(ValueError, match=r"\blimit\b"):
+            V.set_memory_limit(0)
+    finally:
+        V.set_memory_limit(prev)

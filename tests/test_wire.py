@@ -199,3 +199,25 @@ def test_checksum_is_zlibs_crc32():
         start = int(rng.integers(0, 2**32))
         assert wire._crc32(data) == zlib.crc32(data)
         assert wire._crc32(memoryview(data)[n // 3 :], start) == zlib.crc32(data[n // 3 :], start)
+
+
+def test_to_bytes_takes_a_payload_that_requires_grad_and_checks_its_fields():
+    """Issue 30: to_bytes failed on a payload built from a tensor that requires grad (the scale carries the
+    graph); and a NaN scale or a code wider than its width was sent."""
+    import dataclasses
+
+    x = torch.randn(2, 64, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    pl = eden.compress(x, 2, 0)
+    assert pl.scale.requires_grad
+    out = wire.decompress_bytes(wire.to_bytes(pl), d=64, bits=2, seed=0)
+    assert torch.allclose(out, eden.decompress(pl).detach(), atol=1e-5)
+    with pytest.raises(ValueError, match=r"payload\.scale must be finite"):
+        wire.to_bytes(dataclasses.replace(pl, scale=torch.tensor([float("nan"), 1.0])))
+    idx = pl.indices.clone()
+    idx[0, 0] = 4  # a 3-bit code at 2 bits would be cut to 0
+    with pytest.raises(ValueError, match=r"payload\.indices must hold codes in \[0, 2\^2\)"):
+        wire.to_bytes(dataclasses.replace(pl, indices=idx))
+    m = C.QSGD(2).compress(torch.randn(2, 16), 0)
+    bad = dict(m.data, norm=torch.tensor([float("nan"), 1.0]))
+    with pytest.raises(ValueError, match=r"message\.data\['norm'\] must be finite"):
+        wire.message_to_bytes(dataclasses.replace(m, data=bad), C.QSGD(2))

@@ -127,6 +127,49 @@ def _write_atomic_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+class _sigint_ignored:
+    """``with _sigint_ignored():`` — SIGINT ignored in this process for the block (restored after), so that the
+    processes started there inherit an ignored SIGINT (Python then installs no KeyboardInterrupt handler).
+
+    Why: Ctrl-C in a terminal sends SIGINT to the whole foreground process group — the runner *and* the Dask
+    worker processes of a local cluster (the notebooks' kernels run in sessions of their own). Each worker
+    then died with its own KeyboardInterrupt traceback and the nannies reported it: 66 lines of Dask
+    tracebacks under ``--jobs 2`` (issue 30), where ``--jobs 1`` prints one summary line. The runner alone
+    handles Ctrl-C: it marks what was running as interrupted, then closes the cluster."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _ignore_sigint_plugin():
+    """A Dask worker plugin: the worker process ignores SIGINT (see :class:`_sigint_ignored`), also a worker
+    the nanny restarts after the cluster started (it is spawned while the runner handles SIGINT)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreSigint(WorkerPlugin):
+        idempotent = True
+
+        def setup(self, worker):
+            import signal
+            import threading
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return IgnoreSigint()
+
+
 def _cluster(jobs: int, scheduler: str | None, device: str, log):
     """A client on the given scheduler, or on a new local cluster of ``jobs`` worker processes."""
     import dask
@@ -146,9 +189,11 @@ def _cluster(jobs: int, scheduler: str | None, device: str, log):
             resources = {"GPU": 1}
     except ImportError:  # pragma: no cover
         pass
-    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                           resources=resources, silence_logs=40)
+    with _sigint_ignored():  # the worker processes inherit it: Ctrl-C stops the runner, which closes them
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                               resources=resources, silence_logs=40)
     client = Client(cluster)
+    client.register_plugin(_ignore_sigint_plugin(), name="qbook-ignore-sigint")  # a worker restarted later, too
     log(f"[dask] local cluster of {jobs} workers; dashboard {client.dashboard_link}")
     return client, cluster
 

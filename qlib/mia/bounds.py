@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, zeta
 
-from qlib.validation import check_choice, check_float, check_int, check_positive, check_probability
+from qlib.validation import check_alloc, check_choice, check_float, check_int, check_positive, check_probability
 
 from .exact import MAX_STATES, check_max_states, check_prob_vector, delta_discrete_algorithm
 
@@ -52,6 +52,8 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
     max_states = check_max_states(max_states)
     if method == "binomial":
         from scipy.stats import binom
+
+        check_alloc("n", len(p) * (n + 1), 8 * 4, value=n, what="the binomial pmfs of the K atoms (K, n + 1)")
 
         b = np.arange(n + 1)
         pmf = binom.pmf(b[None, :], n, p[:, None])
@@ -166,6 +168,7 @@ def power_law_max_delta(a: float, n: int, J: int = 200_000) -> tuple[float, floa
     a = check_float("a", a, low=1.0, low_open=True)
     n = check_int("n", n, low=1, integral_float=True)
     J = check_int("J", J, low=1)
+    check_alloc("J", J, 8 * 4, value=J, what="the power law's first J masses")
     j = np.arange(1, J + 1, dtype=np.float64)
     z = zeta(a)
     p = j ** (-a) / z

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import torch
 
-from qlib.validation import check_array, check_callable, check_float, check_int, check_seed
+from qlib.validation import check_alloc, check_array, check_callable, check_float, check_int, check_seed
 
 from ..devices import resolve
 from .bounds import C_P
@@ -55,7 +55,7 @@ def check_labels(y, n: int, name: str = "y", *, high: int | None = None) -> np.n
     n = check_int("n", n, low=1)
     arr = check_array(name, y, ndim=1, dtype="int", low=0, high=high)
     if arr.shape[0] != n:
-        raise ValueError(f"{name} must have one label per row ({n}), got {arr.shape[0]}")
+        raise ValueError(f"{name} must have one label per row (n = {n}), got {arr.shape[0]}")
     return arr
 
 
@@ -84,6 +84,7 @@ def split_for_clustering(n_total: int, n_fit: int, n_clusterings: int, seed: int
     seed = check_seed("seed", seed)
     if n_fit * n_clusterings > n_total:
         raise ValueError(f"n_fit * n_clusterings = {n_fit * n_clusterings} exceeds n_total = {n_total}")
+    check_alloc("n_total", n_total, 8 * 2, value=n_total, what="a permutation of the images")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(n_total)
     fits = [perm[i * n_fit:(i + 1) * n_fit] for i in range(n_clusterings)]
@@ -172,6 +173,8 @@ def train_mlp_classifier(X: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
     w = torch.ones(len(X)) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
     w = (w / w.sum()).to(dev)
     dims = [X.shape[1], hidden, hidden, 10]
+    check_alloc("hidden", (X.shape[1] + hidden + 10) * hidden * 4 + 3 * len(X) * hidden, 4, value=hidden,
+                what="the network's weights (with Adam's moments) and hidden activations")
     params = []
     for a, b in zip(dims[:-1], dims[1:]):  # PyTorch-default (Kaiming-uniform) initialisation
         bound = 1 / math.sqrt(a)

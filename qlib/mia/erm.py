@@ -47,7 +47,7 @@ def check_loss_matrix(name: str, losses, m: int | None = None) -> np.ndarray:
     if arr.shape[0] < 2:
         raise ValueError(f"{name} must have K >= 2 candidate rows, got K = {arr.shape[0]}")
     if m is not None and arr.shape[1] != m:
-        raise ValueError(f"{name} must have one column per atom of p ({m}), got {arr.shape[1]}")
+        raise ValueError(f"{name} must have one column per atom of p (m = {m}), got {arr.shape[1]}")
     return arr
 
 

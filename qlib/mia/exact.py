@@ -25,7 +25,7 @@ from math import comb
 import numpy as np
 from scipy.special import gammaln
 
-from qlib.validation import check_array, check_callable, check_float, check_int, check_probability
+from qlib.validation import check_alloc, check_array, check_callable, check_float, check_int, check_probability
 
 #: enumeration of more count vectors than this raises instead of hanging (override per call)
 MAX_STATES = 10_000_000
@@ -158,11 +158,33 @@ def delta_lower_bound_from_acc(acc: float) -> float:
 # --------------------------------------------------------------------------------------------
 # count vectors and the two joint laws (Eq. 31/32)
 # --------------------------------------------------------------------------------------------
+#: n_count_vectors computes C(n + K − 1, K − 1) exactly up to this many bits (beyond: seconds to minutes)
+MAX_COUNT_BITS = 1_000_000
+
+
 def n_count_vectors(n: int, K: int) -> int:
-    """Number of count vectors of n draws over K atoms, C(n + K − 1, K − 1)."""
+    """Number of count vectors of n draws over K atoms, C(n + K − 1, K − 1) (exact; a count of more than
+    :data:`MAX_COUNT_BITS` bits is refused, naming n and K: ``count_vectors(10**6, 10**6)`` took > 30 s)."""
     n = check_int("n", n, low=1, integral_float=True)
     K = check_int("K", K, low=1)
+    bits = (gammaln(n + K) - gammaln(n + 1) - gammaln(K)) / np.log(2)
+    if bits > MAX_COUNT_BITS:
+        raise ValueError(f"C(n+K-1, K-1) for n={n}, K={K} has about {bits:.3g} bits, more than "
+                         f"MAX_COUNT_BITS={MAX_COUNT_BITS}: use fewer atoms or a smaller n")
     return comb(n + K - 1, K - 1)
+
+
+def _count_exceeds(n: int, K: int, cap: int) -> int | None:
+    """C(n + K − 1, K − 1) when it is at most ``cap``, else None — in at most a few steps past ``cap``:
+    C(m − k + i, i) for i = 1..k (k = min(n, K − 1), m = n + K − 1) grows with i, so the product stops
+    as soon as it passes the cap (the exact count of C(2·10^6, 10^6) takes > 30 s)."""
+    m, k = n + K - 1, min(n, K - 1)
+    v = 1
+    for i in range(1, k + 1):
+        v = v * (m - k + i) // i
+        if v > cap:
+            return None
+    return v
 
 
 def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray:
@@ -173,12 +195,14 @@ def count_vectors(n: int, K: int, *, max_states: int = MAX_STATES) -> np.ndarray
     n = check_int("n", n, low=1, integral_float=True)
     K = check_int("K", K, low=1)
     max_states = check_max_states(max_states)
-    S = n_count_vectors(n, K)
-    if S > max_states:
+    S = _count_exceeds(n, K, max_states)
+    if S is None:
+        log10 = (gammaln(n + K) - gammaln(n + 1) - gammaln(K)) / np.log(10)
         raise ValueError(
-            f"enumeration of C(n+K-1, K-1) = {S:.3g} count vectors (n={n}, K={K}) exceeds "
+            f"enumeration of C(n+K-1, K-1) ≈ 10^{log10:.1f} count vectors (n={n}, K={K}) exceeds "
             f"max_states={max_states:.3g}; use fewer atoms, a smaller n or raise max_states"
         )
+    check_alloc("n and K", S * K, 8 * 3, value=(n, K), what=f"the {S} count vectors of K={K} atoms")
     if K == 1:
         return np.array([[n]], dtype=np.int64)
     # rows of (N_1..N_{K-1}) with partial sums <= n, built coordinate by coordinate
@@ -267,6 +291,7 @@ def max_acc_discrete(p, n: int, nu: float) -> float:
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)
+    check_alloc("n", len(p) * (n + 1), 8 * 4, value=n, what="the binomial pmfs of the K atoms (K, n + 1)")
     b = np.arange(n + 1)
     pmf = binom.pmf(b[None, :], n, p[:, None])
     return 0.5 + 0.5 * float((pmf * np.abs((1 - nu) * b[None, :] / n - nu * p[:, None])).sum())

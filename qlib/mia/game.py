@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qlib.validation import check_callable, check_choice, check_int, check_probability, check_seed
+from qlib.validation import check_alloc, check_callable, check_choice, check_int, check_probability, check_seed
 
 from .exact import check_prob_vector
 from .gaussian import gaussian_bayes_log_ratio
@@ -34,7 +34,8 @@ class GameResult:
     trials: int
 
     def z_score(self, exact: float) -> float:
-        """(estimate − exact)/sqrt(exact(1 − exact)/M)."""
+        """(estimate − exact)/sqrt(exact(1 − exact)/M), for an exact accuracy in (0, 1)."""
+        exact = check_probability("exact", exact, open_low=True, open_high=True)
         return (self.accuracy - exact) / math.sqrt(exact * (1 - exact) / self.trials)
 
 
@@ -54,6 +55,8 @@ def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials
     check_choice("convention", convention, ("003", "001"))
     if convention == "001" and nu != 0.5:
         raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
+    check_alloc("n", min(chunk, trials) * n, 8 * 2, value=n,
+                what=f"a batch of min(chunk, trials) = {min(chunk, trials)} training sets of n points (lower the chunk)")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed("seed", seed))
     correct = 0
     done = 0

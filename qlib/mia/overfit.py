@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from qlib.validation import (
+    check_alloc,
     check_array,
     check_float,
     check_float_sequence,
@@ -96,6 +97,8 @@ def ols_losses(d: int, n: int, trials: int, *, noise_sd: float = 1.0, seed: int 
     d, n, trials = check_int("d", d, low=1, integral_float=True), check_int("n", n, low=1, integral_float=True), check_int("trials", trials, low=1, integral_float=True)
     noise_sd = check_float("noise_sd", noise_sd, low=0.0)
     seed = check_seed("seed", seed)
+    check_alloc("trials, n and d", trials * (n + 2) * (d + 2), 8 * 2, value=(trials, n, d),
+                what="the trials' designs, responses and fits")
     rng = np.random.default_rng(seed)
     beta = rng.standard_normal((trials, d))
     X = rng.standard_normal((trials, n, d))
@@ -176,6 +179,8 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
     noise_sd = check_float("noise_sd", noise_sd, low=0.0)
     thresholds = check_float_sequence("thresholds", thresholds, low=0.0)
     seeds = check_int_sequence("seeds", seeds, low=0)
+    check_alloc("n, n_val, d and width", len(seeds) * ((n + n_val) * (d + 3 * width) + 4 * (d + 2) * width), 4,
+                value=(n, n_val, d, width), what="the seeds' data, hidden activations and weights (with Adam's moments)")
     dev = resolve(device)
     thr = torch.tensor(np.asarray(thresholds, dtype=np.float64), dtype=torch.float32, device=dev)
     Xs, Ys, Xv, Yv, params = [], [], [], [], []
@@ -229,6 +234,7 @@ def wishart_gram_bartlett(s: int, n: int, reps: int, rng: np.random.Generator) -
     reps = check_int("reps", reps, low=1, integral_float=True)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_alloc("reps and n", reps * n * n, 8 * 3, value=(reps, n), what="the Bartlett factors (reps, n, n)")
     L = np.tril(rng.standard_normal((reps, n, n)), -1)
     dfs = s - np.arange(n)  # 1-based i: s − i + 1
     L[:, np.arange(n), np.arange(n)] = np.sqrt(rng.chisquare(dfs[None, :], size=(reps, n)))

@@ -8,13 +8,15 @@ import pkgutil
 from . import allowlist, baselines  # noqa: F401  (allowlist: re-exported)
 
 
-def load_baselines() -> dict:
-    """Every area's ``BASELINES`` merged (a qualified name declared twice is an error)."""
+def load_baselines(table: str = "BASELINES") -> dict:
+    """Every area's ``BASELINES`` merged (a qualified name declared twice is an error); ``table="RESULTS"``:
+    the result objects and their consumers (``"<record> -> <consumer>"``: a zero-argument function
+    returning ``(object, consume)``, see ``harness.run_result``)."""
     merged: dict = {}
     for m in pkgutil.iter_modules(baselines.__path__):
         mod = importlib.import_module(f"{baselines.__name__}.{m.name}")
-        for k, v in getattr(mod, "BASELINES", {}).items():
+        for k, v in getattr(mod, table, {}).items():
             if k in merged:
-                raise ValueError(f"baseline for {k} declared twice (second in baselines/{m.name}.py)")
+                raise ValueError(f"{table} entry for {k} declared twice (second in baselines/{m.name}.py)")
             merged[k] = v
     return merged

@@ -30,6 +30,7 @@ A ``None`` mutation is not tried where the parameter's own default is ``None`` (
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
 import enum
@@ -119,6 +120,32 @@ def public_callables() -> dict[str, Callable]:
                 continue
             out[f"{name}.{k}"] = v
     return out
+
+
+def public_methods(callables: dict[str, Callable]) -> dict[str, Callable]:
+    """Every public method of the public classes among ``callables`` (plain, static and class methods that
+    ``qlib`` defines, inherited ones included; not properties), by ``<class qualified name>.<method>``: the
+    function as the class resolves it (an override where there is one). A plain method's baseline passes
+    the instance as ``self``."""
+    out: dict[str, Callable] = {}
+    for q, cls in callables.items():
+        if not inspect.isclass(cls):
+            continue
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            raw = inspect.getattr_static(cls, name)
+            f = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            if not inspect.isfunction(f) or not (f.__module__ or "").startswith("qlib."):
+                continue
+            if f.__module__.startswith("qlib.book"):
+                continue
+            out[f"{q}.{name}"] = getattr(cls, name)
+    return out
+
+
+def is_method(qualname: str, callables: dict[str, Callable]) -> bool:
+    return qualname.rsplit(".", 1)[0] in callables and inspect.isclass(callables[qualname.rsplit(".", 1)[0]])
 
 
 def signature_of(fn: Callable) -> inspect.Signature:
@@ -246,6 +273,94 @@ def mutations(param: str, value: Any, default: Any = inspect.Parameter.empty) ->
     return out
 
 
+def _dtype_max(v) -> int | None:
+    if isinstance(v, torch.Tensor) and not v.is_floating_point() and v.dtype != torch.bool and not v.is_complex():
+        return int(torch.iinfo(v.dtype).max)
+    return None
+
+
+def field_mutations(param: str, value: Any) -> list[Mutation]:
+    """The bad values tried for one field of a result object (see :func:`run_result`): those of an
+    argument (:func:`mutations`, ``None`` always tried), and the lies an object can tell — a negative
+    entry of a float field whose entries are all ``>= 0`` (a norm, a scale), an entry at its integer
+    dtype's largest value (a code outside every codebook), the last entry of a shape plus one, an
+    integer field plus one; for a boolean tensor: empty, one dimension more and ``None``."""
+    out = mutations(param, value)
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.ndim >= 1 and value.shape[0] >= 1:
+        out += [Mutation(param, "empty", "empty", value[:0]), Mutation(param, "ndim+1", "ndim", value[None]),
+                Mutation(param, "None", "none", None)]
+    if _array_kind(value) == "float" and value.numel() and bool((value >= 0).all()):
+        out.append(Mutation(param, "neg-entry", "range", _with_flat(value, 0, -1.0)))
+    top = _dtype_max(value)
+    if top is not None and value.numel():
+        out.append(Mutation(param, "max-entry", "range", _with_flat(value, 0, top)))
+    if _seq_kind(value) == "int":
+        out.append(Mutation(param, "last+1", "range", type(value)([*value[:-1], value[-1] + 1])))
+    if _is_int(value) and not isinstance(value, (torch.Tensor, np.ndarray)):
+        out.append(Mutation(param, "+1", "range", value + 1))
+    return out
+
+
+def object_fields(obj) -> dict[str, tuple[str, Any]]:
+    """The fields of a result object that can be mutated: ``field`` for a dataclass field, ``field[key]``
+    for an entry of a dict field; each with the name an error must give (the field's or the key's)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, dict):
+            for k, e in v.items():
+                out[f"{f.name}[{k!r}]"] = (str(k), e)
+        else:
+            out[f.name] = (f.name, v)
+    return out
+
+
+def _mutated(obj, path: str, value):
+    new = copy.copy(obj)
+    if "[" in path:
+        field, key = path.split("[", 1)
+        d = dict(getattr(obj, field))
+        d[eval(key[:-1])] = value  # noqa: S307 - our own repr of a key
+        object.__setattr__(new, field, d)
+    else:
+        object.__setattr__(new, path, value)
+    return new
+
+
+def run_result(name: str, make: Callable[[], tuple[Any, Callable]], allow: dict) -> list[Outcome]:
+    """A result object passed to its consumer (a decoder, a serializer): ``make()`` gives ``(object,
+    consume)``; ``consume(object)`` must succeed, then every field is mutated in turn (a copy with that
+    field replaced, :func:`field_mutations`) and ``consume`` must raise a ``ValueError``/``TypeError``
+    naming the field. ``allow[(record, field, label or category)]`` declares a legitimate value (``record``
+    the record's qualified name, or ``name`` itself for one consumer)."""
+    record = name.split(" -> ")[0]
+    obj, consume = make()
+    call(consume, {"obj": obj}, timeout=BASELINE_TIMEOUT_S)
+    outcomes = []
+    for path, (leaf, value) in object_fields(obj).items():
+        for m in field_mutations(leaf, value):
+            reason = next((allow[k] for q in (name, record) for k in ((q, path, m.label), (q, path, m.category),
+                                                                       (q, path, "*")) if k in allow), None)
+            if reason:
+                outcomes.append(Outcome(name, path, m.label, m.category, "allowed", reason))
+                continue
+            obj, consume = make()
+            bad = _mutated(obj, path, m.value)
+            try:
+                call(consume, {"obj": bad})
+                res, detail = "silent", "returned a result"
+            except Hang:
+                res, detail = "hang", f"ran past {TIMEOUT_S:g} s"
+            except (ValueError, TypeError) as exc:
+                msg = str(exc)
+                res = "clear" if names_param(msg, leaf) else "obscure"
+                detail = f"{type(exc).__name__}{'' if res == 'clear' else f' not naming {leaf!r}'}: {msg[:200]}"
+            except Exception as exc:  # noqa: BLE001 - we classify every failure
+                res, detail = "obscure", f"{type(exc).__name__}: {str(exc)[:200]}"
+            outcomes.append(Outcome(name, path, m.label, m.category, res, detail))
+    return outcomes
+
+
 # --------------------------------------------------------------------------------------------------
 # calling
 
@@ -280,7 +395,8 @@ def call(fn: Callable, kwargs: dict[str, Any], timeout: float = TIMEOUT_S):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return fn(*args, **kw)
+            # in a copy of the context: a call stopped by the alarm cannot leave skip_nested on for the next
+            return contextvars.copy_context().run(fn, *args, **kw)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

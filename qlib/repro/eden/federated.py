@@ -190,6 +190,7 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     clients = check_int("clients", clients, low=1)
     seed = check_seed("seed", seed)
     X, y = a9a_tensors(data_dir)
+    clients = check_int("clients", clients, low=1, high=X.shape[0])  # (a client holds at least one row)
     parts = _contiguous(X.shape[0], clients)
     lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * X.shape[0]) + 1.0 / X.shape[0])  # 1/L, l2 = 1/N
     ref = distributed.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)

@@ -11,7 +11,7 @@ import torch
 
 from ... import eden, eden_theory
 from ...compressors import EDEN
-from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
+from ...validation import check_alloc, check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Row, check, claim, close, not_comparable
 from . import paper
 from ._args import check_budgets, check_laws, check_methods
@@ -70,6 +70,7 @@ def unbiasedness(d: int, trials: int, seed: int = 0, rotations=(1, 2)) -> pd.Dat
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     rotations = check_int_sequence("rotations", rotations, low=1, high=8)
+    check_alloc("trials and d", trials * 2 * d, 8 * 3, value=(trials, d), what="the trials' codes and decodings")
     x = input_law("lognormal", d, seed, torch.float64)
     xx = x.expand(trials, d)
     noise = eden_theory.limit_vnmse(1) / trials
@@ -98,6 +99,8 @@ def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="
     ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names."""
     check_methods(methods, paper.FIG8_METHODS)
     clients = check_int("clients", clients, low=1)
+    check_alloc("clients and d", clients * check_int("d", d, low=1), 8 * 8, value=(clients, d),
+                what="the clients' vectors, rotations and messages")
     return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device)
 
 

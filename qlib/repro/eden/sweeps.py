@@ -4,6 +4,7 @@ Figures 2, 5, 6, 7, 8 and 11. Each returns a DataFrame; the claims on it live in
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -13,7 +14,7 @@ import torch
 from ... import eden, eden_theory, hadamard
 from ...compressors import EDEN, QSGD, CountSketch, HadamardSQ, KashinSQ, QSGDElias, SQHuffman, fit_to_budget
 from ...devices import resolve
-from ...validation import check_bool, check_float_sequence, check_int, check_int_sequence, check_seed
+from ...validation import check_alloc, check_bool, check_float_sequence, check_int, check_int_sequence, check_seed
 from ._args import LAWS, check_budgets, check_law, check_laws, check_methods
 
 __all__ = ["LAWS", "FIXED_LENGTH", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
@@ -33,6 +34,7 @@ def input_law(name: str, shape, seed: int, dtype=torch.float32, device="cpu") ->
         shape = tuple(check_int_sequence("shape", shape, low=1))
     else:
         shape = (check_int("shape", shape, low=1),)
+    check_alloc("shape", math.prod(shape) * 4, 8, value=shape, what="the draws")
     g = hadamard.generator(seed, "law-" + name, device)
     z = lambda: torch.randn(shape, generator=g, dtype=torch.float64, device=device)  # noqa: E731
     if name == "lognormal":
@@ -136,6 +138,8 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
     laws = check_laws("laws", laws)
     reps = check_int("reps", reps, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("n_clients and d", n_clients * d, 8 * 8, value=(n_clients, d),
+                what="the clients' vectors, rotations and messages")
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
@@ -162,6 +166,7 @@ def variable_length_sweep(bits, d, laws=("lognormal",), trials=5, seed=0, dtype=
     laws = check_laws("laws", laws)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("trials and d", trials * d, 8 * 8, value=(trials, d), what="the trials' vectors and messages")
     rows = []
     for law in laws:
         xs = input_law(law, (trials, d), seed, dtype)
@@ -191,6 +196,7 @@ def loss_subbit_sweep(d: int, fractions, trials: int = 5, seed: int = 0, law: st
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     law = check_law("law", law)
+    check_alloc("trials and d", trials * d, 8 * 8, value=(trials, d), what="the trials' vectors and messages")
     x = input_law(law, (trials, d), seed, dtype)
     rows = []
     for p in fractions:

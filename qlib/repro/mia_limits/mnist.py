@@ -27,7 +27,7 @@ import pandas as pd
 from qlib.mia import C_P
 from qlib.mia import discretise as D
 from qlib.repro.ledger import Row, claim, close, not_comparable
-from qlib.validation import check_choice, check_float, check_int, check_int_sequence, check_seed
+from qlib.validation import check_alloc, check_choice, check_float, check_int, check_int_sequence, check_seed
 
 from .paper import PAPER_S62_TEXT, PAPER_TABLE1_ACC, PAPER_TABLE1_C, PAPER_TABLE1_DELTA, PAPER_TABLE1_N
 from .theory import ERRATA, erratum_where
@@ -73,6 +73,7 @@ def balanced_clustering_c(K: int, n_images: int, seed: int = 0) -> float:
     K = check_int("K", K, low=1)
     n_images = check_int("n_images", n_images, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("K and n_images", n_images + K, 8 * 2, value=(K, n_images), what="the labels and the cluster counts")
     lab = np.random.default_rng(seed).integers(0, K, size=n_images)
     f = np.bincount(lab, minlength=K).astype(np.float64)
     return C_P(f[f > 0] / f.sum())
@@ -126,6 +127,7 @@ def table1_balanced_rows(K_list, n_images: int, seed: int = 0) -> list[Row]:
     K_list = check_int_sequence("K_list", K_list, low=1)
     n_images = check_int("n_images", n_images, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("n_images", n_images, 8 * 2, value=n_images, what="the labels of the images")
     out = []
     for K in K_list:
         if K not in PAPER_TABLE1_C:

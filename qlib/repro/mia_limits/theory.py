@@ -28,6 +28,7 @@ import numpy as np
 from qlib.mia import bounds, exact, game, gaussian, overfit
 from qlib.repro.ledger import Row, claim, close, missing, not_comparable
 from qlib.validation import (
+    check_alloc,
     check_float,
     check_float_sequence,
     check_int,
@@ -240,6 +241,7 @@ def cor541_laws(n_dirichlet: int, seed: int = 0) -> list[np.ndarray]:
     """The laws of the Corollary 5.4.1 grid: 50 Bernoulli, 4 uniform, Dirichlet(0.5) on 6 atoms
     (``n_dirichlet`` of them; 0 leaves the Bernoulli and uniform laws)."""
     n_dirichlet = check_int("n_dirichlet", n_dirichlet, low=0, integral_float=True)
+    check_alloc("n_dirichlet", n_dirichlet * 6, 8 * 3, value=n_dirichlet, what="the Dirichlet laws on 6 atoms")
     rng = np.random.default_rng(check_seed("seed", seed))
     laws = [np.array([q, 1 - q]) for q in np.linspace(0.01, 0.5, 50)]
     laws += [np.full(K, 1 / K) for K in (3, 5, 10, 20)]
@@ -323,6 +325,7 @@ def diversity_constant_rows(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int =
     """C(P) facts on Dirichlet(1) draws (natural log): violations of each, and the uniform equality."""
     draws = _draws(draws)
     Ks = check_int_sequence("Ks", Ks, low=2)
+    check_alloc("draws and Ks", draws * max(Ks), 8 * 3, value=(draws, max(Ks)), what="the Dirichlet draws of the largest K")
     rng = np.random.default_rng(check_seed("seed", seed))
     fails = {"Lemma C.4": 0, "Lemma C.5": 0, "Eq. 17": 0, "Eq. 18": 0, "Eq. 19": 0}
     total, t = 0, 1e-12
@@ -501,6 +504,11 @@ def prop_b1_rows(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corr
     if small:
         raise ValueError(f"s_corrected entries {small} allow no n >= 1 under the corrected condition: take larger ones")
     n = overfit.propB1_n_printed(s_printed)
+    chunk = min(200, reps)  # (prob_event_E draws the Wishart factors 200 at a time)
+    check_alloc("s_printed", chunk * n * n, 8 * 3, value=s_printed, what=f"{chunk} Wishart factors (n, n), n = {n}")
+    for s in s_corrected:
+        nc = overfit.propB1_n_corrected(s)
+        check_alloc("s_corrected", chunk * nc * nc, 8 * 3, value=s, what=f"{chunk} Wishart factors (n, n), n = {nc}")
     pe = overfit.prob_event_E(s_printed, n, reps, seed=seed)
     bd = overfit.propB1_bound(s_printed)
     holds = pe >= bd

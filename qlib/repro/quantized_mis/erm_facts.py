@@ -15,7 +15,7 @@ import numpy as np
 
 from qlib.mia import erm
 from qlib.repro.ledger import Row, claim, close
-from qlib.validation import check_int, check_seed
+from qlib.validation import check_alloc, check_int, check_seed
 
 PAPER = "001"
 #: these rows check mathematical statements on random instances: theory-checks, not reproductions
@@ -64,6 +64,7 @@ def random_erm_problem(rng: np.random.Generator, K: int, m: int):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     K = check_int("K", K, low=2)
     m = check_int("m", m, low=1)
+    check_alloc("K and m", (K + 2) * m, 8, value=(K, m), what="the loss matrix and the atom law")
     return rng.random((K, m)), rng.dirichlet(np.ones(m))
 
 

@@ -58,6 +58,7 @@ from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
+    check_alloc,
     check_array,
     check_bool,
     check_callable,
@@ -169,6 +170,7 @@ def split_indices(n: int, *, runs: int, val_frac: float = 0.4, subsample: float 
     runs = check_int("runs", runs, low=1)
     val_frac = check_float("val_frac", val_frac, low=0.0, high=1.0, low_open=True, high_open=True)
     subsample = check_float("subsample", subsample, low=0.0, high=1.0, low_open=True)
+    check_alloc("n and runs", n * (runs + 2), 8, value=(n, runs), what="a permutation and every run's training indices")
     rng = np.random.default_rng(check_seed("seed", seed))
     perm = rng.permutation(n)
     n_val = max(2, int(round(val_frac * n)))
@@ -246,6 +248,8 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
         ys = (y - y[train_part].mean()) / max(y[train_part].std(), 1e-12)
     loss = "logistic" if kind == "classification" else "mse"
     model = MLP(X.shape[1], hidden)
+    check_alloc("hidden", runs * model.n_params * 8 + runs * X.shape[0] * hidden * 3, 4, value=hidden,
+                what="the runs' parameters (with Adam's moments and the recorder's copies) and hidden activations")
     Xt = torch.from_numpy(Xs)
     yt = torch.from_numpy(ys.astype(np.float32))
     vi = torch.from_numpy(val)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from ... import quantizers as QZ
-from ...validation import check_int, check_tensor
+from ...validation import check_alloc, check_int, check_tensor
 from ..ledger import Row, claim, close
 
 __all__ = ["quantizer_rows"]
@@ -25,6 +25,7 @@ def quantizer_rows(thetas: torch.Tensor, n_grid: int = 2001) -> list[Row]:
     5's grid of ``n_grid`` points of [−1, 1] (where max|θ| = α, so every level is reached)."""
     thetas = check_tensor("thetas", thetas, ndim=2)
     n_grid = check_int("n_grid", n_grid, low=2)
+    check_alloc("n_grid", n_grid, 8 * 8, value=n_grid, what="the grid and its quantized copies")
     d = thetas.shape[1]
     grid = torch.linspace(-1, 1, n_grid, dtype=torch.float64)
     stats = QZ.level_stats(thetas).set_index("name")

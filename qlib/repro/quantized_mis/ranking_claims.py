@@ -15,7 +15,7 @@ import pandas as pd
 
 from ... import quantizers as QZ
 from ...ranking import rank_confusion, rq_rank_stability, threshold_rank_stability
-from ...validation import check_float, check_int, check_int_sequence, check_seed
+from ...validation import check_alloc, check_float, check_int, check_int_sequence, check_seed
 from ..ledger import Row, claim, not_comparable
 from .paper import (
     PAPER_FIG1_K_RUN,
@@ -44,6 +44,9 @@ def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets
     n_subsets = check_int("n_subsets", n_subsets, low=1)
     n_subsets_baseline = check_int("n_subsets_baseline", n_subsets_baseline, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("n_subsets", n_subsets * R, 8 * 4, value=n_subsets, what="the random subsets of the runs")
+    check_alloc("n_subsets_baseline", n_subsets_baseline * R, 8 * 4, value=n_subsets_baseline,
+                what="the random subsets of the runs")
     st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
           "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
           "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],

@@ -21,6 +21,7 @@ from ... import data as qdata
 from ...dpsgd import Task, train
 from ...rqp_privacy import check_bits, dpsgd_noise_multiplier, solve_q
 from ...validation import (
+    check_alloc,
     check_choice,
     check_float,
     check_int,
@@ -120,6 +121,7 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
     sig = check_sigmas("sigmas", sigmas)
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
+    check_alloc("runs", len(sig) * runs, 8 * 8, value=runs, what="the σ × runs grid of runs")
     qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=c_mode))
     S = len(sig)
     res = train(task, "rqp", runs=S * runs, T=setting.T, m=setting.m, eta=setting.eta, clip=setting.clip,

@@ -14,6 +14,7 @@ import torch
 from ... import rqp
 from ... import rqp_privacy as P
 from ...validation import (
+    check_alloc,
     check_array,
     check_choice,
     check_float,
@@ -61,6 +62,7 @@ def _qs(name: str, qs, bits) -> list[float]:
 def algorithm1_law(n_draws: int, *, M: float, seed: int, x0: float = 0.123, bits=(3, 4), qs=(0.3, 0.9)) -> pd.DataFrame:
     """Empirical law of Algorithm 1 at one input ``x0``: P(output = Q*) and the mean, per (b, q)."""
     n_draws = check_int("n_draws", n_draws, low=1)
+    check_alloc("n_draws", n_draws, 8 * 8, value=n_draws, what="the draws and their iterates")
     gen = torch.Generator().manual_seed(check_seed("seed", seed))
     M = check_positive("M", M)
     x0 = check_float("x0", x0)
@@ -154,7 +156,8 @@ def reference_coordinate_loss(q, sigma, *, b: int, M: float, rho: float, eta: fl
     sigma = check_positive("sigma", sigma)
     M = check_positive("M", M)
     n_mu = check_int("n_mu", n_mu, low=2)
-    dps = check_int("dps", dps, low=1)
+    dps = check_int("dps", dps, low=1, high=10**5)  # (decimal digits of mpmath: each number holds them)
+    check_alloc("n_mu", n_mu, 8, value=n_mu, what="the grid of means")
     shift = rqp.adjacent_shift(eta=eta, rho=rho, m=m, adjacency=adjacency)
     L = 2**b
     h = M / (L - 1)
@@ -245,6 +248,7 @@ def mse_curves(xs, *, b: int, M: float, qs=(0.5, 0.9, 1.0)) -> pd.DataFrame:
 def theorem2_rows(M: float, *, n_grid: int = 20001, bits=(1, 2, 3, 4, 8), b_out: int = 4, x_out: float = 1.0) -> list[Row]:
     """Step 1 of the proof of Theorem 2: MSE ≤ E_Q/d holds for |x| ≤ M, not for the unclipped input."""
     n_grid = check_int("n_grid", n_grid, low=2)
+    check_alloc("n_grid", n_grid, 8 * 8, value=n_grid, what="the grid and its projections")
     M = check_positive("M", M)
     bits = _bits("bits", bits)
     b_out = check_int("b_out", b_out, low=1, high=30)

@@ -202,3 +202,86 @@ BASELINES["qlib.synthetic.sample"] = _sample
 BASELINES["qlib.synthetic.features"] = lambda: {"x": torch.randn(2, 3, generator=_g())}
 BASELINES["qlib.synthetic.law_labels"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}
 BASELINES["qlib.synthetic.check_grid"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}
+
+
+# ---------------------------------------------------------------------------------------------- methods
+# (issue 30: the methods of the public classes join the common test; a method's baseline passes ``self``)
+
+
+def _linear_method(method):
+    def make():
+        from qlib import engine
+
+        m = engine.Linear(3)
+        theta = engine.init_params(m, 2, 0)
+        X = torch.randn(2, 5, 3, generator=_g())
+        return {"self": m, **{
+            "init": {"K": 2, "generator": _g(), "dtype": torch.float32},
+            "unflatten": {"theta": theta},
+            "prepare": {"X": X},
+            "apply": {"theta": theta, "data": m.prepare(X)},
+            "vjp": {"theta": theta, "data": m.prepare(X), "grad_out": torch.randn(2, 5, generator=_g(1))},
+            "forward": {"theta": theta, "X": X},
+        }[method]}
+    return make
+
+
+def _mlp_method(method):
+    def make():
+        from qlib import engine
+
+        m = engine.MLP(3, 4)
+        theta = engine.init_params(m, 2, 0)
+        X = torch.randn(2, 5, 3, generator=_g())
+        w = torch.zeros(6, 2)
+        w[:3, 0], w[3:, 1] = 1 / 3, 1 / 3
+        return {"self": m, **{
+            "init": {"K": 2, "generator": _g(), "dtype": torch.float32},
+            "unflatten": {"theta": theta},
+            "prepare": {"X": X},
+            "apply": {"theta": theta, "data": m.prepare(X)},
+            "forward": {"theta": theta, "X": X},
+            "shared_loss_grad": {"theta": theta, "X": torch.randn(6, 3, generator=_g()),
+                                 "y": torch.tensor([0.0, 1.0, 1.0, 0.0, 1.0, 0.0]), "weights": w, "loss": "logistic"},
+        }[method]}
+    return make
+
+
+for _m in ("init", "unflatten", "prepare", "apply", "vjp", "forward"):
+    BASELINES[f"qlib.engine.Linear.{_m}"] = _linear_method(_m)
+for _m in ("init", "unflatten", "prepare", "apply", "forward", "shared_loss_grad"):
+    BASELINES[f"qlib.engine.MLP.{_m}"] = _mlp_method(_m)
+BASELINES["qlib.engine.TrainConfig.resolve"] = lambda: {"config": None, "epochs": 3, "lr": 1e-2}
+BASELINES["qlib.quantizers.Quantizer.batched"] = lambda: {"self": __import__("qlib.quantizers").quantizers.get("bits2"),
+                                                          "thetas": torch.randn(3, 6, generator=_g())}
+
+
+def _law_sample():
+    from qlib import synthetic
+
+    return {"self": synthetic.make_law(2, 1.5, dim=3), "shape": (2, 3), "generator": _g()}
+
+
+BASELINES["qlib.synthetic.MixtureLaw.sample"] = _law_sample
+
+
+def _recorder_hook(method):
+    def make():
+        from qlib import engine, recorder
+
+        rec = recorder.RQRecorder(**_recorder())
+        models = slice(0, 2)
+        theta = engine.init_params(engine.Linear(2), 2, 0)
+        if method == "on_chunk_start":
+            return {"self": rec, "models": models}
+        rec.on_chunk_start(models)
+        if method == "on_epoch_end":
+            return {"self": rec, "epoch": 1, "theta": theta, "models": models}
+        return {"self": rec, "models": models, "theta": theta}
+    return make
+
+
+for _m in ("on_chunk_start", "on_epoch_end", "on_chunk_end"):
+    BASELINES[f"qlib.recorder.RQRecorder.{_m}"] = _recorder_hook(_m)
+BASELINES["qlib.discriminator.AttackResult.from_counts"] = lambda: {"successes": np.array([3, 5]),
+                                                                   "trials": np.array([10, 10]), "level": 0.95}

@@ -421,3 +421,117 @@ B[F + "figure3_standin_text"] = lambda: {"alpha": 0.3}
 B[F + "figure3_text"] = lambda: {"rounds": 40, "bits": [0.1, 0.5, 4], "local_steps": 5, "clients": 100, "alpha": 0.3,
                                  "window": 10}
 B[F + "figure13_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10}
+
+
+# -- methods of the compressors (issue 30: methods and result objects join the common test) ---------------
+def _compressors():
+    """One instance of every compressor of the common interface (a fresh one per call)."""
+    from qlib import compressors as C
+
+    return {"EDEN": C.EDEN(2.0), "DRIVE": C.DRIVE(), "HadamardSQ": C.HadamardSQ(2), "KashinSQ": C.KashinSQ(2),
+            "QSGD": C.QSGD(2), "QSGDElias": C.QSGDElias(4), "SQHuffman": C.SQHuffman(4),
+            "CountSketch": C.CountSketch(2.0), "TernGrad": C.TernGrad(), "Float32": C.Float32(),
+            "RandomMask": C.RandomMask(C.QSGD(1), 0.5)}
+
+
+def _method(cls: str, method: str):
+    def make():
+        comp = _compressors()[cls]
+        if method == "decompress":
+            return {"self": comp, "message": comp.compress(_randn(2, 16), 0)}
+        if method == "check_message":
+            return {"self": comp, "message": comp.compress(_randn(2, 16), 0), "name": "message"}
+        if method == "mean":
+            return {"self": comp, "xs": _randn(3, 16), "seed": 0}
+        return {"self": comp, "x": _randn(2, 16), "seed": 0}
+    return make
+
+
+for _cls in _compressors():
+    for _m in ("compress", "decompress", "check_message", "roundtrip", "mean"):
+        B[f"qlib.compressors.{_cls}.{_m}"] = _method(_cls, _m)
+B["qlib.compressors.KashinSQ.coefficients"] = lambda: {"self": _compressors()["KashinSQ"], "x": _randn(2, 16),
+                                                       "seed": 0}
+B["qlib.compressors.KashinSQ.frame_size"] = lambda: {"self": _compressors()["KashinSQ"], "d": 16}
+B["qlib.compressors.CountSketch.columns"] = lambda: {"self": _compressors()["CountSketch"], "d": 16}
+
+
+# -- result objects passed to their consumers (harness.run_result) ----------------------------------------
+RESULTS: dict = {}
+
+
+def _payload_case(consume, bits=2.0):
+    def make():
+        return _payload(bits), consume
+    return make
+
+
+def _eden_decompress(obj):
+    from qlib import eden
+
+    return eden.decompress(obj)
+
+
+def _eden_to_bytes(obj):
+    from qlib import wire
+
+    return wire.to_bytes(obj)
+
+
+RESULTS["qlib.eden.Payload -> qlib.eden.decompress"] = _payload_case(_eden_decompress)
+RESULTS["qlib.eden.Payload -> qlib.eden.decompress (fractional bits)"] = _payload_case(_eden_decompress, 2.5)
+RESULTS["qlib.eden.Payload -> qlib.eden.decompress (sub-bit)"] = _payload_case(_eden_decompress, 0.5)
+RESULTS["qlib.eden.Payload -> qlib.wire.to_bytes"] = _payload_case(_eden_to_bytes)
+
+
+def _message_case(cls: str, to_bytes: bool = False):
+    def make():
+        comp = _compressors()[cls]
+        msg = comp.compress(_randn(2, 16), 0)
+        if to_bytes:
+            from qlib import wire
+
+            return msg, lambda obj: wire.message_to_bytes(obj, comp)
+        return msg, lambda obj: comp.decompress(obj)
+    return make
+
+
+for _cls in _compressors():
+    RESULTS[f"qlib.compressors.Message -> {_cls}.decompress"] = _message_case(_cls)
+for _cls in ("DRIVE", "HadamardSQ", "KashinSQ", "QSGD", "CountSketch", "TernGrad", "Float32"):
+    RESULTS[f"qlib.compressors.Message -> qlib.wire.message_to_bytes ({_cls})"] = _message_case(_cls, True)
+
+
+# -- methods of the FedAvg records and the models --------------------------------------------------------
+def _fl_result():
+    import pandas as pd
+
+    from qlib import fedavg
+
+    return fedavg.FLResult(pd.DataFrame({"round": [1, 2, 3], "train_acc": [0.5, 0.6, 0.7]}), torch.zeros(3))
+
+
+B["qlib.fedavg.FLResult.final"] = lambda: {"self": _fl_result(), "column": "train_acc", "window": 2}
+B["qlib.fedavg.ClientData.sample"] = lambda: {"self": _client_data(), "clients": torch.tensor([0, 1]),
+                                              "batch_size": 2, "gen": torch.Generator().manual_seed(0)}
+B["qlib.fedavg.ClientData.to"] = lambda: {"self": _client_data(), "device": "cpu"}
+B["qlib.fedavg.FedAvgConfig.budgets"] = lambda: {"self": __import__("qlib.fedavg").fedavg.FedAvgConfig(
+    **_fedavg_config()), "n_clients": 3}
+
+
+def _forward(cls, x):
+    def make():
+        from qlib import fl_models
+
+        torch.manual_seed(0)
+        kw = B[f"qlib.fl_models.{cls}"]() if f"qlib.fl_models.{cls}" in B else {}
+        return {"self": getattr(fl_models, cls)(**kw), "x": x()}
+    return make
+
+
+B["qlib.fl_models.LeNet5.forward"] = _forward("LeNet5", lambda: _randn(2, 1, 28, 28))
+B["qlib.fl_models.MLP.forward"] = _forward("MLP", lambda: _randn(2, 16))
+B["qlib.fl_models.CNN2.forward"] = _forward("CNN2", lambda: _randn(2, 1, 28, 28))
+B["qlib.fl_models.ResNet9.forward"] = _forward("ResNet9", lambda: _randn(2, 3, 32, 32))
+B["qlib.fl_models.CharLSTM.forward"] = _forward("CharLSTM", lambda: torch.tensor([[1, 2, 3], [4, 5, 6]]))
+B["qlib.eden.check_payload"] = lambda: {"payload": _payload(), "name": "payload"}

@@ -267,3 +267,7 @@ BASELINES.update({
     R + "theory.corollary541_text": lambda: {"rmin": 0.37, "n_laws": 5, "n_ns": 6},
     R + "theory.prop_b1_text": lambda: {"rows": list(_b1_rows())},
 })
+
+# ---------------------------------------------------------------------------------------------- methods (issue 30)
+BASELINES["qlib.mia.game.GameResult.z_score"] = lambda: {"self": __import__("qlib.mia.game").mia.game.GameResult(
+    0.6, 0.01, 1000), "exact": 0.55}

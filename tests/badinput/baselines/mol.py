@@ -301,3 +301,18 @@ def _mol_claims():
 
 BASELINES[f"{MC}.claims_text"] = lambda: {"rows": _mol_claims()}
 BASELINES[f"{RC}.verdict_table"] = lambda: {"rows": _figure2_pair()}
+
+# ------------------------------------------------------------------------------- methods (issue 30)
+
+
+def _row():
+    from qlib.repro import ledger
+
+    return ledger.Row(**BASELINES[f"{L}.Row"]())
+
+
+BASELINES[f"{L}.Row.with_paper"] = lambda: {"self": _row(), "paper": "001"}
+BASELINES[f"{S}.StudyConfig.from_dict"] = lambda: {"config": {k: v for k, v in _TINY.items() if k != "device"}}
+BASELINES[f"{S}.StudyResult.r_summary"] = lambda: {"self": _tiny_study(), "how": "mean"}
+BASELINES[f"{S}.StudyResult.save"] = lambda: {"self": _tiny_study(), "path": f"{tempfile.mkdtemp(dir=_tmp())}/s.npz"}
+BASELINES[f"{S}.StudyResult.load"] = lambda: {"path": f"{_saved_study_dir()}/quantized-mis/03-synthetic-study/study.npz"}
