@@ -234,6 +234,8 @@ class AttackMetrics:
 
     def row(self, prefix: str = "") -> dict:
         """A flat dict: ``<key>``, ``<key>_lo``, ``<key>_hi`` (a table row)."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
         out = {f"{prefix}{k}": v for k, v in self.values.items()}
         for k in self.lo:
             out[f"{prefix}{k}_lo"], out[f"{prefix}{k}_hi"] = self.lo[k], self.hi[k]

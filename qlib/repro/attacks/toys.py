@@ -51,6 +51,7 @@ import pandas as pd
 from qlib.attacks import lira, metrics, threshold
 from qlib.mia import C_P, erm, exact, max_delta_discrete
 from qlib.validation import (
+    check_array,
     check_choice,
     check_float,
     check_float_sequence,
@@ -98,8 +99,19 @@ class Toy:
     def m(self) -> int:
         return int(self.p.size)
 
+    def _counts(self, counts) -> np.ndarray:
+        """``counts`` checked: (B, m) non-negative integers, every row summing to the same n ≥ 1."""
+        counts = check_array("counts", counts, ndim=2, dtype="int", low=0)
+        if counts.shape[1] != self.m:
+            raise ValueError(f"counts must have {self.m} columns (the toy's atoms), got shape {counts.shape}")
+        n = counts.sum(-1)
+        if n.min() < 1 or n.min() != n.max():
+            raise ValueError("counts must have rows summing to one sample size n >= 1")
+        return counts
+
     def fit(self, counts: np.ndarray) -> np.ndarray:
         """The model of each count vector: the smoothed law (B, m), or the ERM candidate index (B,)."""
+        counts = self._counts(counts)
         if self.kind == "empirical":
             n = counts.sum(-1, keepdims=True)
             return (counts + self.alpha) / (n + self.alpha * self.m)
@@ -109,17 +121,19 @@ class Toy:
 
     def confidence(self, counts: np.ndarray) -> np.ndarray:
         """(B, m): each model's confidence on every atom."""
-        theta = self.fit(counts)
+        theta = self.fit(self._counts(counts))
         return theta if self.kind == "empirical" else self.conf[theta]
 
     def delta(self, n: int) -> float:
         """Exact Δ_n (the TV of Eq. 24 of paper 003)."""
+        n = check_int("n", n, low=1)
         if self.kind == "empirical":
             return max_delta_discrete(self.p, n)
         return erm.erm_delta(self.losses, self.p, n)
 
     def bound(self, n: int) -> float:
         """The theory's bound on Δ_n: C(P)/(2√n) (Corollary 5.4.1), or min(1, 2 Σ_k e^{−n C_k})."""
+        n = check_int("n", n, low=1)
         if self.kind == "empirical":
             return C_P(self.p) / (2 * math.sqrt(n))
         return min(1.0, 2.0 * float(np.exp(-n * erm.chernoff_exponents(self.losses, self.p)).sum()))
@@ -132,6 +146,7 @@ class Toy:
 
     def oracle_ratio(self, counts: np.ndarray) -> np.ndarray:
         """(B, m): the exact likelihood ratio q/p of the pair (θ̂(N), a) (Eq. 31/32)."""
+        counts = self._counts(counts)
         n = int(counts[0].sum())
         if self.kind == "empirical":
             return counts / (n * self.p)

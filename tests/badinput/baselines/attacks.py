@@ -117,3 +117,28 @@ BASELINES.update({
         "metrics_table", "best_attack")},
     R + "claims.reductions_text": lambda: {"shadows": 16, "pairs": 100, "ns_empirical": [10, 100], "ns_erm": [5, 20]},
 })
+
+
+# ------------------------------------------------------------------------------- methods (issue 30)
+
+
+def _erm_toy():
+    from qlib.repro.attacks import toys
+
+    return toys.erm_toy()
+
+
+def _toy_counts(toy, n=6):
+    from qlib.mia import exact
+
+    return exact.count_vectors(n, toy.m)[:5]
+
+
+BASELINES[f"{A}metrics.AttackMetrics.row"] = lambda: {"self": __import__("qlib.attacks.metrics", fromlist=["x"]).evaluate(**_sm()),
+                                                    "prefix": "a_"}
+BASELINES["qlib.repro.attacks.toys.Toy.fit"] = lambda: {"self": _toy(), "counts": _toy_counts(_toy())}
+BASELINES["qlib.repro.attacks.toys.Toy.confidence"] = lambda: {"self": _erm_toy(), "counts": _toy_counts(_erm_toy())}
+BASELINES["qlib.repro.attacks.toys.Toy.oracle_ratio"] = lambda: {"self": _erm_toy(), "counts": _toy_counts(_erm_toy())}
+BASELINES["qlib.repro.attacks.toys.Toy.delta"] = lambda: {"self": _toy(), "n": 5}
+BASELINES["qlib.repro.attacks.toys.Toy.bound"] = lambda: {"self": _erm_toy(), "n": 5}
+BASELINES["qlib.repro.attacks.toys.Toy.chernoff_rate"] = lambda: {"self": _erm_toy()}
