@@ -123,6 +123,7 @@ B["qlib.eden_theory.codebook"] = lambda: {"bits": 2}
 B["qlib.eden_theory.mixture_moment"] = lambda: {"bits": 1.5}
 B["qlib.eden_theory.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
 B["qlib.eden_theory.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.message_sizes"] = lambda: {"d": 100, "bits": 0.3}
 B["qlib.eden_theory.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
 # delta is a cell width (any Δ > 0), so the baseline takes one above 1 (a "probability" it is not)
 B["qlib.eden_theory.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
@@ -140,6 +141,8 @@ B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
+B["qlib.eden.sent_mask"] = lambda: {"seed": 0, "D": 16, "sent": 5}
+B["qlib.eden.coin_mask"] = lambda: {"seed": 0, "D": 16, "bits": 1.5}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
 B["qlib.compressors.EDEN"] = lambda: {"bits": 2.0}
