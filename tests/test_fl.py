@@ -175,7 +175,8 @@ def test_lenet_and_resnet9_shapes():
     assert fl_models.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
     assert sum(p.numel() for p in fl_models.LeNet5().parameters()) == 61706
     assert fl_models.ResNet9(3, 10)(torch.zeros(1, 3, 32, 32)).shape == (1, 10)
-    assert fl_models.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 86, 5)
+    assert fl_models.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 88, 5)  # padding, 86 characters, OOV
+    assert sum(p.numel() for p in fl_models.CharLSTM().parameters()) == 822_040  # Reddi et al.: about 820 K
 
 
 def test_logistic_regression_converges_to_optimum():

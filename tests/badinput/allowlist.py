@@ -206,6 +206,7 @@ NOT_CALLED: dict[str, str] = {
     "qlib.discriminator.AttackResult": "frozen record of an attack's outputs, built by from_counts/threshold_attack",
     "qlib.engine.TrainResult": "frozen record of train's outputs (final parameters, loss history)",
     "qlib.rqn.TrajectoryStats": "frozen record of trajectory_stats' outputs",
+    "qlib.shakespeare.FederatedText": "frozen record of qlib.shakespeare.build's and load's outputs",
     "qlib.data.load_cifar10": "CIFAR-10 is not in the offline data directory; takes no numeric input (split, path)",
     "qlib.data.load_cifar100": "CIFAR-100 is not in the offline data directory; takes no numeric input (split, path)",
     "qlib.data.load_femnist": "LEAF FEMNIST is not in the offline data directory; takes no numeric input (split, path)",

@@ -424,3 +424,33 @@ B[F + "figure3_standin_text"] = lambda: {"alpha": 0.3}
 B[F + "figure3_text"] = lambda: {"rounds": 40, "bits": [0.1, 0.5, 4], "local_steps": 5, "clients": 100, "alpha": 0.3,
                                  "window": 10}
 B[F + "figure13_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10}
+
+
+# -- qlib.shakespeare ----------------------------------------------------------------------------------------
+_PLAY = "# P\n\n**ANNA**  \n" + "\n".join(f"Line {i}, spoken with care, good sir.  " for i in range(6)) + "\n"
+
+
+@lru_cache(maxsize=None)
+def _plays_folder():
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="qlib-badinput-plays-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / "comedies").mkdir()
+    (root / "comedies" / "p.md").write_text(_PLAY)
+    leaf = root / "data"
+    blob = {"users": ["P_A"], "user_data": {"P_A": {"x": ["to be or not to b", "hello worl"], "y": ["e", "d"]}}}
+    for split in ("train", "test"):
+        (leaf / "shakespeare" / split).mkdir(parents=True)
+        (leaf / "shakespeare" / split / "a.json").write_text(__import__("json").dumps(blob))
+    return root
+
+
+B["qlib.shakespeare.read_plays"] = lambda: {"folder": _plays_folder() / "comedies"}
+B["qlib.shakespeare.parse_play"] = lambda: {"text": _PLAY}
+B["qlib.shakespeare.build"] = lambda: {"plays": {"p": _PLAY}, "seq_len": 8, "min_lines": 1, "train_fraction": 0.5,
+                                       "seed": 0}
+B["qlib.shakespeare.load"] = lambda: {"data_dir_": _plays_folder() / "data", "seed": 0, "source": "LEAF"}
