@@ -18,24 +18,24 @@ PLAY = """# A Play
 _Enter ANNA and BEN, with
 Attendants_
 
-**ANNA**  
-To be or not to be, that is the question asked  
-Of every one of us who walks upon this stage—  
-__\\[Aside]_ and once again I say it, twice and thrice,  
+**ANNA**
+To be or not to be, that is the question asked
+Of every one of us who walks upon this stage—
+__\\[Aside]_ and once again I say it, twice and thrice,
 And once again, until the words run out of breath.
 
-**BEN**  
+**BEN**
 Nay.
 
 _Exit ANNA_
 
-**Ben**  
-Yes.  
+**Ben**
+Yes.
 No.
 
 *Sound a horn.*
 
-**CARL**  
+**CARL**
 I speak but once, and only once, and then no more.
 """
 
