@@ -28,7 +28,7 @@ import torch
 from qlib import eden, fedavg, fl_models, wire
 from qlib import hadamard as H
 from qlib.devices import resolve
-from qlib.repro.eden import federated as F
+from qlib.repro.eden import learning as L
 from qlib.repro.eden.paper import FIG14
 
 
@@ -110,7 +110,7 @@ def main(argv=None):
     wire_speed(dev, repeat=a.wire_repeat)
     if a.wire_only:
         return
-    cd, _, _ = F._mnist_clients("one class", FIG14["clients"], a.data_dir, 0)
+    cd, _, _ = L._mnist_clients("one class", FIG14["clients"], a.data_dir, 0)
     kw = dict(rounds=a.rounds, clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
               batch_size=a.batch, client_lr=FIG14["MNIST"]["client_lr"], seed=0, device=dev)
     cases = {

@@ -225,9 +225,9 @@ NOT_CALLED: dict[str, str] = {
     "qlib.compressors.Message": "the record Compressor.compress() returns; Compressor.decompress() checks its type "
                                 "and compressor name",
     "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
-    "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
-                                                "any data is read (tests/test_repro_eden_federated.py)",
-    "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
+    "qlib.repro.eden.learning.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
+                                                "any data is read (tests/test_repro_eden_learning.py)",
+    "qlib.repro.eden.learning.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
                                               "are validated before any data is read",
     # (end eden)
 

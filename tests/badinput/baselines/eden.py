@@ -339,14 +339,16 @@ B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16
 B[RE + "sweeps.variable_length_sweep"] = lambda: {"bits": [2], "d": 64, "laws": ("normal",), "trials": 2, "seed": 0}
 B[RE + "sweeps.loss_subbit_sweep"] = lambda: {"d": 16, "fractions": [0.5, 1.0], "trials": 2, "seed": 0}
 
-# -- qlib.repro.eden.federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED) ---------------
+# -- qlib.repro.eden.learning / distributed / federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED)
 F = RE + "federated."
-B[F + "mnist_tensors"] = lambda: {"split": "test", "data_dir": data_dir()}
-B[F + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
-B[F + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
-B[F + "figure10"] = lambda: {"bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2, "data_dir": data_dir(),
+LE = RE + "learning."
+DI = RE + "distributed."
+B[LE + "mnist_tensors"] = lambda: {"split": "test", "data_dir": data_dir()}
+B[LE + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
+B[LE + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
+B[LE + "figure10"] = lambda: {"bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2, "data_dir": data_dir(),
                              "seed": 0}
-B[F + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2,
+B[LE + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2,
                              "lr": 0.1, "data_dir": data_dir(), "seed": 0, "rows": 20}
 
 
@@ -360,12 +362,12 @@ def _federated_runs():
             "device": "cpu"}
 
 
-B[F + "federated_runs"] = _federated_runs
+B[LE + "federated_runs"] = _federated_runs
 _FL_SMALL = {"rounds": 1, "batch_size": 1, "methods": ("EDEN",), "eval_every": 0, "seed": 0, "device": "cpu",
              "eval_size": 10}
-B[F + "figure14"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[F + "figure13"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[F + "figure3_standin"] = lambda: {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0,
+B[LE + "figure14"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
+B[LE + "figure13"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
+B[LE + "figure3_standin"] = lambda: {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0,
                                     "local_steps": 1, "hidden": 4, "data_dir": data_dir(), "seed": 0,
                                     "device": "cpu", "eval_size": 10}
 
@@ -401,18 +403,18 @@ def _df12():
                          "error": [0.1, 0.2, 0.05, 0.04]})
 
 
-B[F + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
-B[F + "figure10_rows"] = lambda: {"df": _df10()}
-B[F + "header_bits_per_coord"] = lambda: {"df": _df10()}
+B[LE + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
+B[DI + "figure10_rows"] = lambda: {"df": _df10()}
+B[DI + "header_bits_per_coord"] = lambda: {"df": _df10()}
 B[F + "figure9_rows"] = lambda: {"standin": "MNIST"}
 B[F + "compress_share_rows"] = lambda: {"share": 0.05, "device": "cpu"}
-B[F + "figure12_rows"] = lambda: {"df": _df12()}
+B[DI + "figure12_rows"] = lambda: {"df": _df12()}
 B[F + "figure3_rows"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
 B[F + "figure14_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,
                                     "min_baseline": 0.5}
 B[F + "figure13_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
 B[F + "cifar10_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "figure": "13"}
-B[F + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
+B[LE + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
 B[F + "figure3_task_rows"] = lambda: {"rounds": 2, "bits": [0.1], "window": 2, "paper_rounds": False,
                                       "data_dir": data_dir(), "seed": 0, "device": "cpu"}
 B[F + "compress_share"] = lambda: {"fin": _fin(("Float32", "EDEN"), (32, 0.1)).assign(compress_share=[0.0, 0.1]),
