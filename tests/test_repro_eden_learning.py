@@ -64,3 +64,21 @@ def test_cifar10_driver_on_a_tiny_fake_archive(tmp_path):
     assert F.cifar10_rows(fin, "13")[0].kind == "paper-claim"
     assert L.available("CIFAR-10", tmp_path) and [r.kind for r in F.figure13_rows(fin, tmp_path)][1:] == [
         "not-available-offline"]
+
+
+def test_figure3_task_on_a_tiny_leaf_shakespeare(tmp_path):
+    """The Shakespeare column's driver end to end on ten fake LEAF clients: the paper's LSTM, one round, one step."""
+    import json
+
+    text = "Now is the winter of our discontent made glorious summer by this sun of York; and all the clouds that"
+    users = [f"P_{c}" for c in "ABCDEFGHIJ"]
+    blob = {"users": users, "user_data": {u: {"x": [text[i : i + 80] for i in range(3)], "y": [text[80 + i] for i in range(3)]}
+                                          for u in users}}
+    for split in ("train", "test"):
+        (tmp_path / "shakespeare" / split).mkdir(parents=True)
+        (tmp_path / "shakespeare" / split / "all.json").write_text(json.dumps(blob))
+    assert L.shakespeare_source(tmp_path) == "LEAF"
+    df = L.figure3_task("Shakespeare", rounds=1, bits=[0.1], methods=["EDEN"], local_steps=1, data_dir=tmp_path,
+                        device="cpu")
+    assert df["method"].unique().tolist() == ["Float32", "EDEN"] and (df["source"] == "LEAF").all()
+    assert (df["n_params"] == 822_040).all() and df["train_acc"].between(0, 1).all()

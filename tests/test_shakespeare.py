@@ -76,7 +76,7 @@ def test_build_follows_leaf_rules():
     other = shakespeare.build(plays, seq_len=20, seed=4)
     assert np.array_equal(again.X_train, ft.X_train) and not np.array_equal(other.X_train, ft.X_train)
     s = ft.summary()
-    assert s["clients"] == 2 and s["plays"] == 2 and s["characters"] == int(ft.chars.sum())
+    assert s["clients"] == 2 and s["plays"] == 2 and s["characters"] == int(ft.chars.sum()) and s["lines"] == 4 + 40
 
 
 def test_build_and_parse_name_bad_input():

