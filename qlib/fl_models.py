@@ -126,11 +126,14 @@ class ResNet9(nn.Module):
 
 
 class CharLSTM(nn.Module):
-    """The Shakespeare next-character model of Reddi et al. 2021: embedding 8, two LSTM layers of
-    256 units, a dense layer over the vocabulary; predicts every next character of the sequence.
-    (Run it with ``batched=False``: recurrent kernels do not batch over clients.)"""
+    """The Shakespeare next-character model of Reddi et al. 2021 (paper 002 §5.3, Figures 3/9): embedding 8,
+    two LSTM layers of 256 units, a dense layer over the vocabulary; predicts every next character of the
+    sequence. ``vocab`` 88: LEAF's 86 characters, padding (0) and out-of-vocabulary (87), the ids of
+    :func:`qlib.data.load_shakespeare` and :mod:`qlib.shakespeare`; 822,040 parameters (Reddi et al.'s
+    vocabulary of 90 gives about 820 K). (Run it with ``batched=False``: recurrent kernels do not batch
+    over clients.)"""
 
-    def __init__(self, vocab: int = 86, embed: int = 8, hidden: int = 256):
+    def __init__(self, vocab: int = 88, embed: int = 8, hidden: int = 256):
         super().__init__()
         vocab = check_int("vocab", vocab, low=1)
         embed = check_int("embed", embed, low=1)

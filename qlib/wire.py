@@ -9,15 +9,24 @@
     | n_rotations u8 | code_bits u8 | reserved u8 | d u32 | m u32 | D u32 | rows u32
     | seed u64 | bits f64 | crc32 u32 (of the header before it and the body)
 
-``body``: per row, the scale ``S`` as float64, then the ``D`` cell codes packed at ``code_bits``
-bits each (least significant bit first), the row padded to a whole byte.
+``body``: per row, the scale ``S`` as float64, then the codes (least significant bit first), each part
+padded to a whole byte:
+
+* integer ``b``: the ``D`` cell codes at ``b = code_bits`` bits each;
+* fractional ``b > 1`` (§4.1 super-bit, ``lo = ⌊b⌋``): the low ``lo`` bits of all ``D`` codes, then the top
+  bit of the codes of the coordinates whose coin chose the ``lo + 1``-bit codebook, in coordinate order
+  (``lo·D`` + about ``(b − lo)·D`` bits: ≈ ``b·D``);
+* sub-bit ``b < 1``: the 1-bit codes of the ``sent = round(b·d)`` rotated coordinates the message
+  carries (:func:`qlib.eden.sent_mask`), in coordinate order.
 
 Decisions: the seed travels in the header (8 bytes) so a receiver can check it derives the same
-rotation; sub-bit budgets send the ``m = round(b·d)`` kept coordinates' codes at 1 bit (the random
-mask itself is regenerated from the seed, never sent as a bitmap); integer budgets pack exactly ``b``
-bits per rotated coordinate; a fractional budget ``b > 1`` packs every code at ``⌈b⌉`` bits (which
-coordinates use the larger codebook comes from shared coins the wire format does not see, so the
-sizes are ``⌈b⌉·D`` rather than ``≈ b·D``); the entropy-coded quantizer is not supported.
+rotation; which coordinates use the larger codebook (the coins) and which rotated coordinates a sub-bit
+message carries come from the shared seed and are the same for every row
+(:func:`qlib.eden_theory.message_sizes`): the receiver regenerates them, nothing of them is sent, so a
+message is about ``b·d`` bits plus the 44-byte header and 8 bytes of scale per row (the paper's
+"``b`` bits per coordinate (in expectation)", §4.1); the entropy-coded quantizer is not supported.
+Format version 2 (version 1 packed a fractional budget's codes at ``⌈b⌉`` bits and a sub-bit budget's
+at 1 bit per padded coordinate).
 
 The other fixed-length compressors of :mod:`qlib.compressors` (Hadamard+SQ, Kashin+SQ, QSGD,
 DRIVE, TernGrad, Count-Sketch, Float32) go through :func:`message_to_bytes` /
@@ -90,7 +99,7 @@ __all__ = [
     "message_from_bytes",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"QW"
 HEADER = struct.Struct("<2sBBBBBBIIIIQdI")
 _EDEN_ID = 1
@@ -215,6 +224,32 @@ def _code_bits(bits: float) -> int:
     return 1 if bits < 1 else int(math.ceil(bits))
 
 
+def _selection(seed: int, bits: float, d: int, D: int):
+    """What the receiver regenerates from the seed to read a row of codes: ``("all", None)`` (integer
+    budget), ``("coins", mask)`` (fractional: the coordinates of the larger codebook) or ``("sent", mask)``
+    (sub-bit: the coordinates whose codes are sent); the masks are ``D`` booleans, the same for every
+    row. The caller has bounded ``D`` by the message's length."""
+    if bits < 1:
+        _, _, sent = _eden_theory.message_sizes(d, bits)
+        return ("sent", None) if sent == D else ("sent", _eden.sent_mask(seed, D, sent).numpy())
+    if bits == math.floor(bits):
+        return "all", None
+    return "coins", _eden.coin_mask(seed, D, bits).numpy()
+
+
+def _row_parts(kind: str, sel, D: int, bits: float) -> list[tuple[int, int]]:
+    """(codes, bits per code) of each packed part of a row: what its bytes hold."""
+    if kind == "all":
+        return [(D, _code_bits(bits))]
+    if kind == "coins":
+        return [(D, int(math.floor(bits))), (int(sel.sum()), 1)]
+    return [(D if sel is None else int(sel.sum()), 1)]
+
+
+def _part_bytes(parts) -> int:
+    return sum((n * w + 7) // 8 for n, w in parts)
+
+
 def to_bytes(payload: _eden.Payload) -> bytes:
     """The bytes of an EDEN payload (a vector's message, or a batch's rows one after another)."""
     payload = _eden.check_payload(payload)  # every field (issue 30: a NaN scale was sent)
@@ -224,12 +259,22 @@ def to_bytes(payload: _eden.Payload) -> bytes:
     idx = payload.indices.detach().reshape(-1, payload.D)
     rows = idx.shape[0]
     if not nested() and (cb < 8 or idx.dtype != torch.uint8):  # a code wider than its width would be cut
-        lo, hi = int(idx.min()), int(idx.max())
-        if lo < 0 or hi >= 1 << cb:
+        lo_c, hi_c = int(idx.min()), int(idx.max())
+        if lo_c < 0 or hi_c >= 1 << cb:
             raise ValueError(f"payload.indices must hold codes in [0, 2^{cb}) at bits={payload.bits}, got "
-                             f"{lo if lo < 0 else hi}")
+                             f"{lo_c if lo_c < 0 else hi_c}")
+    kind, sel = _selection(payload.seed, payload.bits, payload.d, payload.D)
     with skip_nested():  # the codes fit their width (checked above, or by construction in compress)
-        packed = pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
+        if kind == "all":
+            packed = pack_bits(idx, cb, scratch="wire.packed")  # copied into the bytes below
+        elif kind == "sent":
+            packed = pack_bits(idx if sel is None else idx[:, torch.from_numpy(sel)], 1)
+        else:  # the low bits of every code, then the top bit of the codes of the larger codebook
+            lo = int(math.floor(payload.bits))
+            c = idx.cpu().numpy()
+            low = pack_bits(c & np.uint8((1 << lo) - 1), lo)
+            top = np.packbits(c[:, sel] >> np.uint8(lo), axis=-1, bitorder="little")
+            packed = np.concatenate([low, top], axis=1) if top.size else low
     # (detached: a payload built from a tensor that requires grad has a scale that does too)
     scale = payload.scale.detach().reshape(rows).to(torch.float64).cpu().numpy()
     if rows == 1:  # no interleaving: the parts are joined once (each extra copy of a fresh buffer costs page faults)
@@ -291,7 +336,7 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
         raise UnsupportedFormatError(f"payload compressor id {comp} / quantizer id {quant} is not EDEN Lloyd–Max")
     if not (math.isfinite(bits_) and 0 < bits_ <= _eden_theory.MAX_BITS) or cb != _code_bits(bits_):
         raise HeaderMismatchError(f"payload header bits={bits_!r} with {cb} code bits is inconsistent")
-    want_m = max(1, int(round(bits_ * d_))) if bits_ < 1 else d_
+    want_m = _eden_theory.message_sizes(d_, bits_)[0] if d_ >= 1 else -1
     if d_ < 1 or m != want_m or D != _h.next_power_of_two(m) or not 1 <= n_rot <= 8:
         raise HeaderMismatchError(f"payload header d={d_}, m={m}, D={D}, n_rotations={n_rot} is inconsistent")
     if seed_ >= 2**63:
@@ -300,8 +345,16 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
     _expect("bits", bits_, None if bits is None else float(bits))
     _expect("seed", seed_, seed)
     _expect("n_rotations", n_rot, n_rotations)
-    row_bytes = 8 + (D * cb + 7) // 8  # (Python integers: no overflow; the length bounds every size below)
-    if rows < 1 or len(data) != HEADER.size + rows * row_bytes:
+    # the shortest row the header allows, checked before anything of size D is drawn: the length bounds every size below
+    least_codes = D * int(math.floor(bits_)) if bits_ >= 1 else _eden_theory.message_sizes(d_, bits_)[2]
+    least = 8 + (least_codes + 7) // 8  # (Python integers: no overflow)
+    if rows < 1 or len(data) < HEADER.size + rows * least:
+        raise TruncatedPayloadError(f"payload has {len(data)} bytes, fewer than the header's {rows} rows of at "
+                                    f"least {least} bytes need")
+    kind, sel = _selection(int(seed_), float(bits_), int(d_), int(D))
+    parts = _row_parts(kind, sel, D, bits_)
+    row_bytes = 8 + _part_bytes(parts)
+    if len(data) != HEADER.size + rows * row_bytes:
         raise TruncatedPayloadError(f"payload has {len(data)} bytes, header says {HEADER.size + rows * row_bytes} "
                                     f"({rows} rows of {row_bytes} bytes)")
     body = np.frombuffer(data, dtype=np.uint8, offset=HEADER.size).reshape(rows, row_bytes)
@@ -313,11 +366,23 @@ def from_bytes(data: bytes, *, d: int | None = None, bits: float | None = None, 
                                   f"or too large to decode in {dtype} (at most {top:.3g} for D={D})")
     scale = torch.from_numpy(sc)
     with skip_nested():  # the body's size is checked above
-        codes = unpack_bits(body[:, 8:], cb, D)
+        if kind == "all":
+            codes = unpack_bits(body[:, 8:], cb, D)
+        elif kind == "sent":
+            got = unpack_bits(body[:, 8:], 1, parts[0][0])
+            codes = got if sel is None else np.zeros((rows, D), dtype=np.uint8)
+            if sel is not None:
+                codes[:, sel] = got
+        else:  # the low bits of every code, then the top bits of the codes of the larger codebook
+            lo = parts[0][1]
+            nlow = (D * lo + 7) // 8
+            codes = np.array(unpack_bits(body[:, 8 : 8 + nlow], lo, D))
+            if parts[1][0]:
+                codes[:, sel] |= unpack_bits(body[:, 8 + nlow :], 1, parts[1][0]) << np.uint8(lo)
     if not (codes.flags.writeable and codes.flags.c_contiguous):  # a view of the (read-only) bytes
         codes = np.array(codes)
     codes = torch.from_numpy(codes).to(device)
-    nbits = torch.full((rows,), cb * D + _eden.SCALE_BITS, dtype=torch.long)
+    nbits = torch.full((rows,), sum(n * w for n, w in parts) + _eden.SCALE_BITS, dtype=torch.long)
     return _eden.Payload(codes, scale.to(device=device, dtype=dtype), int(seed_), float(bits_), int(d_), int(m), int(D), "lm",
                          int(n_rot), nbits)
 

@@ -86,13 +86,14 @@ def test_server_adam_first_step_is_signed_lr():
 def test_budget_is_respected_and_subbit_masks():
     res = _run(bits=0.25)
     d = res.config["n_params"]
-    D = 2 ** math.ceil(math.log2(round(0.25 * d)))
-    # the bytes on the wire: header, the float64 scale, D one-bit codes
-    assert res.history["bits_per_client"].iloc[0] == 8 * (wire.HEADER.size + 8 + math.ceil(D / 8))
-    res2 = _run(method="Hadamard+SQ", bits=0.25)
+    sent = round(0.25 * d)
+    D = 2 ** math.ceil(math.log2(sent))
+    # the bytes on the wire: header, the float64 scale, round(b·d) one-bit codes (EDEN pads nothing it sends)
+    assert res.history["bits_per_client"].iloc[0] == 8 * (wire.HEADER.size + 8 + math.ceil(sent / 8))
+    res2 = _run(method="Hadamard+SQ", bits=0.25)  # Hadamard+SQ sends its D padded codes
     assert D + 64 < res2.history["bits_per_client"].iloc[0] <= D + 64 + 8 * 64
     res3 = _run(bits=0.25, wire=False)
-    assert res3.history["bits_per_client"].iloc[0] == D + 64 and torch.equal(res3.params, res.params)
+    assert res3.history["bits_per_client"].iloc[0] == sent + 64 and torch.equal(res3.params, res.params)
 
 
 def test_random_mask_is_unbiased_and_exact_size():
@@ -123,10 +124,11 @@ def test_compressed_mean_stays_on_cuda_through_the_wire(method):
 def test_compressed_mean_per_client_budgets_and_loss():
     xs = torch.randn(6, 100, dtype=torch.float64)
     mean, dec, nbits = distributed.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0, wire=False)
-    assert nbits.tolist() == [128 + 64] * 2 + [256 + 64] * 2 + [512 + 64] + [64 + 64]
+    assert nbits.tolist() == [128 + 64] * 2 + [256 + 64] * 2 + [512 + 64] + [50 + 64]  # 0.5 bit: 50 codes, not 64
     _, dec_w, nbytes = distributed.compressed_mean(xs, "EDEN", [1, 1, 2, 2, 4, 0.5], seed=0)
     torch.testing.assert_close(dec_w, dec, rtol=0, atol=1e-12)  # decoded from the bytes: the same vectors
-    assert (nbytes - nbits).tolist() == [8 * (wire.HEADER.size + 8) - 64] * 6
+    # header and scale, plus the padding of the codes to a whole byte (50 one-bit codes: 7 bytes)
+    assert (nbytes - nbits).tolist() == [8 * (wire.HEADER.size + 8) - 64] * 5 + [8 * (wire.HEADER.size + 8) - 64 + 6]
     torch.testing.assert_close(mean, dec.mean(0))
     _, dec_l, _ = distributed.compressed_mean(xs, "EDEN", 4, seed=0, loss=0.5)
     assert float(((dec_l - xs) ** 2).sum() / (xs**2).sum()) > float(((dec - xs) ** 2).sum() / (xs**2).sum())
@@ -173,7 +175,8 @@ def test_lenet_and_resnet9_shapes():
     assert fl_models.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
     assert sum(p.numel() for p in fl_models.LeNet5().parameters()) == 61706
     assert fl_models.ResNet9(3, 10)(torch.zeros(1, 3, 32, 32)).shape == (1, 10)
-    assert fl_models.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 86, 5)
+    assert fl_models.CharLSTM()(torch.zeros(2, 5, dtype=torch.long)).shape == (2, 88, 5)  # padding, 86 characters, OOV
+    assert sum(p.numel() for p in fl_models.CharLSTM().parameters()) == 822_040  # Reddi et al.: about 820 K
 
 
 def test_logistic_regression_converges_to_optimum():

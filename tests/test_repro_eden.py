@@ -137,10 +137,15 @@ def test_figure11_rows():
     df = S.loss_subbit_sweep(d, [0.1, 0.25, 0.3, 1.0], trials=2, seed=0)
     rows = SB.figure11_rows(df, d)
     th = [r for r in rows if r.kind == "theory-check"]
-    assert [r.quantity for r in th] == ["sub-bit vs tail drop at p = 0.25 (pd a power of two)"]
+    assert [r.quantity for r in th] == [f"sub-bit vs tail drop at p = {p}" for p in (0.1, 0.25, 0.3)]
     assert {r.where for r in rows} == {"App. I.4, Figure 11 (Lemma 4.3)", "App. I.4, Figure 11 (Lemma 4.1)", "App. I.4, Figure 11", "§4.1 (Corollary 4.2)"}
     follows = next(r for r in rows if r.where == "App. I.4, Figure 11 (Lemma 4.3)")
     assert follows.null_fails is True and "loss ignored" in follows.null
+    # the sub-bit messages are not padded (p·d = 102 and 307 send 102 and 307 codes): judged at every p
+    same = next(r for r in rows if r.where == "App. I.4, Figure 11")
+    assert same.null_fails is True
+    sub = df[df["scheme"] == SB.SUBBIT].set_index("p")["bits_per_coord"]
+    assert sub[0.1] == pytest.approx((round(0.1 * d) + 64) / d) and sub[0.3] == pytest.approx((round(0.3 * d) + 64) / d)
     assert "2^10 (the paper: 2^19)" in SB.figure11_scale_note(d, 2)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import _kernels, eden, wire
+from qlib import _kernels, eden, eden_theory, wire
 from qlib import compressors as C
 
 
@@ -35,10 +35,13 @@ def test_bytes_roundtrip_and_size(bits):
     x = torch.randn(2, 1000, dtype=torch.float64)
     pl = eden.compress(x, bits, seed=7)
     raw = wire.to_bytes(pl)
-    cb = 1 if bits < 1 else math.ceil(bits)
-    assert len(raw) == wire.HEADER.size + 2 * (8 + math.ceil(pl.D * cb / 8))
-    if bits == int(bits) or bits < 1:  # exactly the accounted bits, up to the byte padding
-        assert int(pl.nbits.sum()) == 2 * (64 + pl.D * cb)
+    # the format (version 2): the sub-bit codes sent, or the low ⌊b⌋ bits of every code plus one bit per coin
+    if bits < 1:
+        parts = [(eden_theory.message_sizes(1000, bits)[2], 1)]
+    else:
+        parts = [(pl.D, int(bits))] + ([(int(eden.coin_mask(7, pl.D, bits).sum()), 1)] if bits % 1 else [])
+    assert len(raw) == wire.HEADER.size + 2 * (8 + sum(math.ceil(n * w / 8) for n, w in parts))
+    assert int(pl.nbits.sum()) == 2 * (64 + sum(n * w for n, w in parts))  # exactly the accounted bits
     back = wire.from_bytes(raw, d=1000, bits=bits, seed=7, dtype=torch.float64)
     torch.testing.assert_close(eden.decompress(back), eden.decompress(pl), rtol=0, atol=1e-12)
 
@@ -221,3 +224,30 @@ def test_to_bytes_takes_a_payload_that_requires_grad_and_checks_its_fields():
     bad = dict(m.data, norm=torch.tensor([float("nan"), 1.0]))
     with pytest.raises(ValueError, match=r"message\.data\['norm'\] must be finite"):
         wire.message_to_bytes(dataclasses.replace(m, data=bad), C.QSGD(2))
+
+
+@pytest.mark.parametrize("d, goal", [(2**16, 1.15), (2**20, 1.02)])
+def test_fractional_payloads_carry_about_b_d_bits(d, goal):
+    """Issue 24 §3: fractional budgets travel in about b·d bits, header and scale included (the selection —
+    coins or the sub-bit codes sent — follows from the seed); the bytes decode to exactly the sender's payload."""
+    x = torch.randn(d, generator=torch.Generator().manual_seed(3)).exp()
+    for b in (0.05, 0.1, 0.5, 1.5, 2.5):
+        pl = eden.compress(x, b, seed=9)
+        raw = wire.to_bytes(pl)
+        assert b * d / 8 <= len(raw) <= goal * b * d / 8, (b, len(raw) / (b * d / 8))
+        back = wire.from_bytes(raw, d=d, bits=b, seed=9)
+        assert torch.equal(back.indices.reshape(-1), pl.indices) and torch.equal(back.scale, pl.scale.reshape(1))
+        assert torch.equal(eden.decompress(back)[0], eden.decompress(pl)) and back.nbits.tolist() == [int(pl.nbits)]
+
+
+@pytest.mark.parametrize("bits", [0.05, 0.3, 0.9, 1.25, 2.5, 7.5])
+def test_rows_of_a_batch_travel_alone(bits):
+    """A row cut from a batch (as qlib.distributed sends each client) is packed by the seed's selection, which
+    is the same for every row, so its codes come back exactly."""
+    x = torch.randn(4, 700, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    pl = eden.compress(x, bits, seed=2)
+    for i in range(4):
+        row = eden.Payload(pl.indices[i : i + 1], pl.scale[i : i + 1], pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer,
+                           pl.n_rotations, pl.nbits[i : i + 1])
+        back = wire.from_bytes(wire.to_bytes(row), d=700, bits=bits, seed=2, dtype=torch.float64)
+        assert torch.equal(back.indices, row.indices) and back.nbits.tolist() == row.nbits.tolist()

@@ -118,8 +118,8 @@ def _sizes(raw: bytes, header: struct.Struct):
 def _float_fields(comp, raw: bytes, header: struct.Struct):
     """(offset, format) of the first value of every float field (the scale of each EDEN row)."""
     if header is wire.HEADER:
-        _, _, _, _, _, cb, _, _, _, D, rows, _, _, _ = header.unpack_from(raw)
-        return [(header.size + r * (8 + (D * cb + 7) // 8), "<d") for r in range(min(rows, 2))]
+        rows = header.unpack_from(raw)[10]  # every row has the same size (the coins are the seed's, not the row's)
+        return [(header.size + r * ((len(raw) - header.size) // rows), "<d") for r in range(min(rows, 2))]
     out, off = [], header.size + 1 + 4 * raw[header.size - 5]
     for _, width in wire._fields(comp):
         nd = raw[off]

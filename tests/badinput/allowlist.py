@@ -252,6 +252,7 @@ NOT_CALLED: dict[str, str] = {
     "qlib.engine.Callback.*": "the no-op hooks of the callback base class (each body is `pass`); engine.train calls "
                               "them with its own checked values, RQRecorder's overrides are called here",
     "qlib.rqn.TrajectoryStats": "frozen record of trajectory_stats' outputs",
+    "qlib.shakespeare.FederatedText": "frozen record of qlib.shakespeare.build's and load's outputs",
     "qlib.data.load_cifar10": "CIFAR-10 is not in the offline data directory; takes no numeric input (split, path)",
     "qlib.data.load_cifar100": "CIFAR-100 is not in the offline data directory; takes no numeric input (split, path)",
     "qlib.data.load_femnist": "LEAF FEMNIST is not in the offline data directory; takes no numeric input (split, path)",
@@ -266,9 +267,9 @@ NOT_CALLED: dict[str, str] = {
 
     # ---- eden
     "qlib.fedavg.FLResult": "the result record run() returns (history, final parameters, config)",
-    "qlib.repro.eden.federated.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
-                                                "any data is read (tests/test_repro_eden_federated.py)",
-    "qlib.repro.eden.federated.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
+    "qlib.repro.eden.learning.figure_cifar10": "needs CIFAR-10 (not offline); its arguments are validated before "
+                                                "any data is read (tests/test_repro_eden_learning.py)",
+    "qlib.repro.eden.learning.figure3_task": "needs the LEAF FEMNIST/Shakespeare files (not offline); its arguments "
                                               "are validated before any data is read",
     "qlib.compressors.Compressor.*": "the abstract base class: its methods call the _compress/_decompress/_fields "
                                      "hooks a subclass implements; every subclass's methods are called here",

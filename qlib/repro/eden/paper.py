@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["EXAMPLE1", "EXAMPLE2", "SEC41", "SEC43", "APP_G1", "INTRO_SPEED", "FIG2_TRIALS", "FIG2_METHODS",
            "FIG8", "FIG8_METHODS", "FIG11_D", "APP_H_SMALL_D", "LEMMA_D6_BOUND", "LEMMA_D7_BOUND", "PAPER_TABLE1",
-           "TABLE1_TEXT", "FIG3", "FIG10", "FIG12", "FIG13", "FIG14", "LEARNING_METHODS", "PAPER_ENCODE_SHARE"]
+           "TABLE1_TEXT", "APP_I2", "FIG3", "FIG10", "FIG12", "FIG13", "FIG14", "LEARNING_METHODS", "PAPER_ENCODE_SHARE"]
 
 #: §3, Example 1: the 1-bit Lloyd–Max centroid √(2/π) and the vNMSE limit (= DRIVE)
 EXAMPLE1 = {"centroid": 0.79788, "vnmse": 0.571}
@@ -65,6 +65,11 @@ TABLE1_TEXT = {
     "Shakespeare": ("10", "1200", "4", "1", "10^-2", "10^-3"),
 }
 
+#: Appendix I.2: the federated tasks — EMNIST "749,068 handwritten characters … among their 3400 writers",
+#: a CNN "with ≈1.2M parameters"; Shakespeare "18,424 lines of text … among the respective 715 speakers",
+#: "a standard LSTM … with ≈820K parameters"
+APP_I2 = {"EMNIST": {"examples": 749_068, "clients": 3400, "params": 1_200_000},
+          "Shakespeare": {"lines": 18_424, "clients": 715, "params": 820_000}}
 #: Figures 3/9 (§5.3): budgets (rows of the figure), methods, rolling-mean window (rounds)
 FIG3 = {"bits": (0.1, 0.5, 1, 2, 4), "methods": ("Float32", "Hadamard+SQ", "Kashin+SQ", "EDEN"), "window": 200}
 #: Figure 10 (App. I.3): 20 clients, 100 rounds of distributed gradient descent

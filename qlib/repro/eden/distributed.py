@@ -1,0 +1,72 @@
+"""Claims of chapter eden/04 (paper 002, Appendix I.3 and I.5): Figure 10 (distributed logistic regression)
+and Figure 12 (distributed power iteration), on the frames of :mod:`.learning`'s drivers."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlib.repro import ledger
+from qlib.repro.eden._claims import best_per_bits
+
+__all__ = ["figure10_rows", "header_bits_per_coord", "figure12_rows"]
+
+
+def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
+    """App. I.3: "EDEN is closer to the optimum than other methods in all the bit budgets" (paper
+    claim, strict: a tie for first place fails, so the null "EDEN tied with the best" fails), and our
+    fairness analysis at equal bits actually sent (an ablation, ``theory-check``: not a claim of the
+    paper). The ablation pairs every other run with the EDEN runs that sent no more bits; a run that
+    sent more bits than every EDEN run has no such partner and counts as *not beaten* (it is kept, not
+    dropped)."""
+    res = best_per_bits(df, "distance", True)
+    wins = [b for b, best, _ in res if best == "EDEN"]
+    ours = f"EDEN closest at {len(wins)}/{len(res)} budgets" + (
+        "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
+    out = [ledger.claim("Figure 10 / App. I.3", "EDEN closest to the uncompressed model at every budget",
+                        "EDEN closest at every b", ours, len(wins) == len(res), tolerance="strictly closest",
+                        null="EDEN tied with the best other method", null_fails=True, note=note)]
+    if "bits_sent_per_coord" in df.columns:
+        eden = df[df["method"] == "EDEN"]
+        others = df[df["method"] != "EDEN"]
+        beaten, lost, unpaired = 0, [], 0
+        for _, p in others.iterrows():  # an EDEN run that sent no more bits and ended closer
+            cand = eden[eden["bits_sent_per_coord"] <= p["bits_sent_per_coord"] + 1e-9]
+            if len(cand) and float(cand["distance"].min()) < p["distance"]:
+                beaten += 1
+            else:
+                unpaired += int(not len(cand))
+                lost.append(f"{p['method']} b={p['bits']:g}")
+        out.append(ledger.claim("Figure 10 (ablation, ours)", "an EDEN run with no more bits sent is closer than every "
+                                "other run", "not a claim of the paper",
+                                f"closer than {beaten}/{len(others)} other runs"
+                                + (f" (not: {', '.join(lost)})" if lost else ""), not lost, kind="theory-check",
+                                tolerance="every other run",
+                                note="our fairness analysis: bits sent per coordinate counted from the messages "
+                                     "(header included); every run kept"
+                                     + (f", {unpaired} of them sent fewer bits than any EDEN run" if unpaired else "")))
+    return out
+
+
+def header_bits_per_coord(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, b) of a Figure 10 frame: the bits actually sent per coordinate split into the
+    paper's budget b and the rest (message header, scalars, padding) — what the paper's x-axis leaves
+    out. Needs the ``bits_sent_per_coord`` column."""
+    if not isinstance(df, pd.DataFrame) or not {"method", "bits", "bits_sent_per_coord"} <= set(df.columns):
+        raise ValueError("df must be a Figure 10 frame with columns method, bits and bits_sent_per_coord")
+    out = df[["method", "bits", "bits_sent_per_coord"]].copy()
+    out["overhead per coord"] = out["bits_sent_per_coord"] - out["bits"]
+    return out.reset_index(drop=True)
+
+
+def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
+    """App. I.5: "EDEN achieves the lowest L2 error for all values of b" (per data set)."""
+    out = []
+    for ds, g in df.groupby("dataset"):
+        res = best_per_bits(g, "error", True)
+        wins = [b for b, best, _ in res if best == "EDEN"]
+        ours = f"EDEN lowest at {len(wins)}/{len(res)} budgets" + (
+            "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
+        out.append(ledger.claim(f"Figure 12 / App. I.5 ({ds})", "EDEN lowest eigenvector error at every b",
+                                "EDEN lowest at every b", ours, len(wins) == len(res), tolerance="strictly lowest",
+                                null="EDEN tied with the best other method", null_fails=True, note=note))
+    return out
