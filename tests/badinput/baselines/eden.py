@@ -574,3 +574,5 @@ B["qlib.shakespeare.parse_play"] = lambda: {"text": _PLAY}
 B["qlib.shakespeare.build"] = lambda: {"plays": {"p": _PLAY}, "seq_len": 8, "min_lines": 1, "train_fraction": 0.5,
                                        "seed": 0}
 B["qlib.shakespeare.load"] = lambda: {"data_dir_": _plays_folder() / "data", "seed": 0, "source": "LEAF"}
+B["qlib.shakespeare.FederatedText.summary"] = lambda: {"self": __import__("qlib.shakespeare").shakespeare.build(
+    **B["qlib.shakespeare.build"]())}
