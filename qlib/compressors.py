@@ -1,4 +1,4 @@
-"""EDEN and the baselines of paper 002 ({cite}`vargaftik2022eden`, §5 and Appendix I) behind one interface.
+"""EDEN and the baselines of paper 002 ({cite:p}`vargaftik2022eden`, §5 and Appendix I) behind one interface.
 
 The interface (:class:`Compressor`):
 

@@ -2,7 +2,7 @@
 
 Both are membership-inference attacks φ on pairs (θ̂, z): positives are (θ̂_i, a training point of
 θ̂_i), negatives are (θ̂_i, a fresh point never used by any model). By Theorem A.2 of
-{cite}`aubinais2025quantized`, MIS_n = 2(1 − sup_φ Acc(φ)), so every attack's held-out balanced
+{cite:p}`aubinais2025quantized`, MIS_n = 2(1 − sup_φ Acc(φ)), so every attack's held-out balanced
 accuracy gives an estimate **from above**, MIS ≤ 2(1 − acc) (clipped to [0, 1]).
 
 * :func:`threshold_attack` — "member iff ℓ(θ̂, z) < τ", τ fitted on training runs (maximising

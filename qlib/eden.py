@@ -1,4 +1,4 @@
-"""EDEN: unbiased distributed mean estimation with any bit budget (paper 002, {cite}`vargaftik2022eden`).
+"""EDEN: unbiased distributed mean estimation with any bit budget (paper 002, {cite:p}`vargaftik2022eden`).
 
 Sender (§2): pad to ``D = 2^k`` → randomized Hadamard rotation ``r = RHT(x)`` from a
 shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → deterministic Lloyd–Max quantization

@@ -1,4 +1,4 @@
-"""EDEN's closed forms and bounds (paper 002, {cite}`vargaftik2022eden`): what the codec
+"""EDEN's closed forms and bounds (paper 002, {cite:p}`vargaftik2022eden`): what the codec
 (:mod:`qlib.eden`) achieves, computed without running it.
 
 * The Lloyd–Max codebooks for N(0, 1) (:func:`lloyd_max`, :func:`codebook`), solved by Newton's method

@@ -1,6 +1,6 @@
 """Fast Walsh–Hadamard transform, the randomized Hadamard rotation and power-of-two padding.
 
-The rotation every compressor of paper 002 (EDEN, {cite}`vargaftik2022eden`, §2)
+The rotation every compressor of paper 002 (EDEN, {cite:p}`vargaftik2022eden`, §2)
 uses is one *randomized Hadamard transform* (RHT): ``RHT(v) = H_D (s ∘ v) / sqrt(D)`` with ``s`` an
 i.i.d. Rademacher vector drawn from a seed shared by sender and receiver and ``H_D`` the Sylvester
 Hadamard matrix (``H_1 = [1]``, ``H_2k = [[H_k, H_k], [H_k, -H_k]]``). The normalized ``H_D/sqrt(D)``

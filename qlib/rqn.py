@@ -1,6 +1,6 @@
 """The r_Q^n privacy estimator of a quantized algorithm (paper 001, §3.2 and Algorithm 1).
 
-For a quantizer Q, Theorem 3.3 of {cite}`aubinais2025quantized` says that the membership-inference
+For a quantizer Q, Theorem 3.3 of {cite:p}`aubinais2025quantized` says that the membership-inference
 security of the quantized algorithm A_Q is of order ``1 - exp(-n r_Q^n (1 + o(1)))`` with
 
     r_Q^n = (δ_2)² / (2 σ²),   σ² = max_k Λ_kk,   Λ_kk = σ_k² (δ_2 / δ_k)²,

@@ -181,3 +181,25 @@ def test_proof_index_names_theorems_not_labels():
     assert index_title("Lemma 1 ({cite:t}`a`)", "x") == "Lemma 1"
     assert index_title("Lemma 2, {ref}`the bound <eq-b>`", "x") == "Lemma 2, the bound"
     assert index_title("", "thm-a") == "thm-a"
+
+
+def test_sources_stay_portable_to_jupyter_book_2():
+    # issue 26 §4: {cite:p}/{cite:t} only (Jupyter Book 2 reads no bare {cite}), and every figure cell carries
+    # its label and caption both in myst-nb's place and at the top level of the cell's metadata
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    bad = []
+    for p in sorted((root / "chapters").rglob("*")):
+        if p.suffix == ".md" and "{cite}`" in p.read_text():
+            bad.append(f"{p.relative_to(root)}: bare {{cite}}")
+        elif p.suffix == ".ipynb":
+            for i, c in enumerate(json.loads(p.read_text())["cells"]):
+                src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                md = c.get("metadata", {})
+                if "{cite}`" in src or "{cite}`" in json.dumps(md):
+                    bad.append(f"{p.relative_to(root)} cell {i}: bare {{cite}}")
+                fig = (md.get("mystnb") or {}).get("figure")
+                if isinstance(fig, dict) and (md.get("caption") != fig.get("caption") or md.get("label") != fig.get("name")):
+                    bad.append(f"{p.relative_to(root)} cell {i}: figure without top-level label/caption")
+    assert not bad, "\n".join(bad)

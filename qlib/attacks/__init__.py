@@ -1,15 +1,15 @@
 """Practical membership-inference attacks and their metrics, to set against the limits of
-:mod:`qlib.mia` (paper 003, {cite}`aubinais2024fundamental`) and :mod:`qlib.rqn` (paper 001).
+:mod:`qlib.mia` (paper 003, {cite:p}`aubinais2024fundamental`) and :mod:`qlib.rqn` (paper 001).
 
 Modules, one idea each:
 
 * :mod:`~qlib.attacks.metrics` — ROC curve, AUC, TPR at a fixed low FPR (0.1 %, 1 %), balanced
   accuracy (of fixed predictions, and the optimistic best over thresholds), advantage TPR − FPR,
   percentile bootstrap intervals (per pair or per group), one summary :func:`~qlib.attacks.metrics.evaluate`.
-* :mod:`~qlib.attacks.threshold` — the global loss threshold {cite}`yeom2018privacy`, the per-example
-  calibrated threshold with reference models {cite}`watson2022difficulty`, a threshold fitted on
+* :mod:`~qlib.attacks.threshold` — the global loss threshold {cite:p}`yeom2018privacy`, the per-example
+  calibrated threshold with reference models {cite:p}`watson2022difficulty`, a threshold fitted on
   calibration pairs.
-* :mod:`~qlib.attacks.lira` — LiRA online and offline {cite}`carlini2022lira` as its reference code scores
+* :mod:`~qlib.attacks.lira` — LiRA online and offline {cite:p}`carlini2022lira` as its reference code scores
   it: logit-scaled confidence, per-example Gaussians (median, std), ``scipy.stats.norm.logpdf``.
 * :mod:`~qlib.attacks.shadow` — shadow models of :mod:`qlib.engine` trained as one batched computation
   on complementary halves of a pool; their per-example scores and losses.

@@ -1,4 +1,4 @@
-"""LiRA, the likelihood-ratio attack of {cite}`carlini2022lira`, scored as its reference code scores it.
+"""LiRA, the likelihood-ratio attack of {cite:p}`carlini2022lira`, scored as its reference code scores it.
 
 **The statistic.** For a model and an example (x, y), the *logit-scaled confidence*
 φ = log p_y − log(1 − p_y) = log p_y − log Σ_{j≠y} p_j (reference code ``score.py``), which makes the

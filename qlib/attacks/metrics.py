@@ -14,14 +14,14 @@ Conventions (the same for every attack of :mod:`qlib.attacks`):
 * :func:`auc` is the trapezoid area of that curve, which equals the Mann–Whitney probability
   P(score of a member > score of a non-member) + ½ P(tie) (tests check both, and scikit-learn).
 * :func:`tpr_at_fpr` is the largest TPR among the ROC points with FPR ≤ ``max_fpr`` (a test of level
-  ``max_fpr``, the Neyman–Pearson reading). LiRA's reference code {cite}`carlini2022lira` reads the TPR
+  ``max_fpr``, the Neyman–Pearson reading). LiRA's reference code {cite:p}`carlini2022lira` reads the TPR
   at the last point with FPR *strictly* below 0.1 %; the two differ only when a point sits exactly at
   the level. With N non-members, an FPR of 0.1 % needs N ≥ 1000 to allow any false positive.
 * :func:`best_balanced_accuracy` is max over thresholds of ½(TPR + 1 − FPR) — LiRA's reference code's
   "acc", *optimistic*: its threshold is chosen on the scores it is measured on. :func:`advantage`
   = max(TPR − FPR) = 2·best − 1. :func:`balanced_accuracy` measures fixed 0/1 predictions (a threshold
   fitted elsewhere, :func:`best_threshold`): unbiased, and at the balanced prior ν = ½ it is the
-  accuracy of paper 003's game, bounded by ½ + Δ_n/2 (Theorem 3.1 of {cite}`aubinais2024fundamental`).
+  accuracy of paper 003's game, bounded by ½ + Δ_n/2 (Theorem 3.1 of {cite:p}`aubinais2024fundamental`).
 * :func:`bootstrap` — percentile intervals of any metric, resampling members and non-members apart
   (their counts fixed), or whole groups (e.g. all pairs of one target model, which share the model:
   the honest choice when pairs are correlated).

@@ -1,10 +1,10 @@
 """Threshold attacks: the global loss threshold and the per-example calibrated threshold.
 
-* :func:`loss_scores` — the global loss-threshold attack of {cite}`yeom2018privacy`: "member iff
+* :func:`loss_scores` — the global loss-threshold attack of {cite:p}`yeom2018privacy`: "member iff
   ℓ(θ̂, z) ≤ τ", one τ for every example; its member score is −ℓ. (Paper 003 §4 calls its advantage at a
-  fixed ε the lower bound of Theorem 4.3(i) on Δ_n, {cite}`aubinais2024fundamental`.)
+  fixed ε the lower bound of Theorem 4.3(i) on Δ_n, {cite:p}`aubinais2024fundamental`.)
 * :func:`calibrated_scores` — the per-example calibrated threshold ("difficulty calibration",
-  {cite}`watson2022difficulty`): the target's loss on z is compared with the mean loss on z of R
+  {cite:p}`watson2022difficulty`): the target's loss on z is compared with the mean loss on z of R
   *reference models* trained on data drawn without z, so an example that every model finds easy is not
   mistaken for a member. Member score = mean_r ℓ(θ_r, z) − ℓ(θ̂, z); a global threshold on it is a
   per-example threshold on the loss. (The reference models are the attacker's: trained on fresh data

@@ -1,5 +1,5 @@
 """Practical membership-inference attacks against the theory's limits — the part ``chapters/attacks/``
-of the book (papers 003 and 001: {cite}`aubinais2024fundamental`, {cite}`aubinais2025quantized`).
+of the book (papers 003 and 001: {cite:p}`aubinais2024fundamental`, {cite:p}`aubinais2025quantized`).
 
 * :mod:`.paper` — the settings this part takes from the papers it tests (none of their printed numbers
   is reproduced here: every row is a ``theory-check``);

@@ -2,7 +2,7 @@
 
 No printed *value* of papers 001 or 003 is reproduced by this part: its rows compare practical attacks
 with the exact limits those papers prove (``theory-check``). What it takes from the literature is a
-setting: the number of shadow models of the LiRA paper's experiments ({cite}`carlini2022lira`), which
+setting: the number of shadow models of the LiRA paper's experiments ({cite:p}`carlini2022lira`), which
 the ``paper`` profile uses.
 """
 

@@ -3,14 +3,14 @@
 
 **The toys.** Data are atoms u_1..u_m of a law p; a training set of n points is summarised by its
 count vector N ~ Multinomial(n, p), and both algorithms are deterministic functions of N, so paper
-003's exact calculators apply ({cite}`aubinais2024fundamental`, Eq. 31/32).
+003's exact calculators apply ({cite:p}`aubinais2024fundamental`, Eq. 31/32).
 
 * :func:`empirical_toy` — the model is the smoothed empirical law θ̂ = (N + α)/(n + mα) (α = ½, ours:
   the Krichevsky–Trofimov estimator, so no atom has confidence 0). It is injective in N, so its Δ_n is
   the maximum over all algorithms (Theorem 5.4): ``qlib.mia.max_delta_discrete``, with the rate
   C(P)/(2√n) of Corollary 5.4.1 as an upper bound. A model's confidence on atom a is θ̂_a.
 * :func:`erm_toy` — a *finite* Θ̄: logistic classifiers f_w(x) = w·x with the weight on a grid (a
-  quantized model, paper 001 §3, {cite}`aubinais2025quantized`), chosen by empirical risk minimisation
+  quantized model, paper 001 §3, {cite:p}`aubinais2025quantized`), chosen by empirical risk minimisation
   (ties to the lowest population risk, as ``qlib.mia.erm``) on atoms (x, y), x ∈ {−1, 1} uniform,
   P(y = 1 | x) = σ(βx). Δ_n is exact (``qlib.mia.erm_delta``, Lemma C.2 of paper 003) and decays
   exponentially; Δ_n ≤ 2(1 − P(θ̂ = θ̄_1)) ≤ 2 Σ_{k≥2} e^{−n C_k} with C_k the Chernoff exponents of the

@@ -1,4 +1,4 @@
-"""Reproduction of paper 002 (EDEN, {cite}`vargaftik2022eden`), mirroring ``chapters/eden/``.
+"""Reproduction of paper 002 (EDEN, {cite:p}`vargaftik2022eden`), mirroring ``chapters/eden/``.
 
 * :mod:`.sweeps` — input laws and the experiment drivers (Figures 2, 5, 6, 7, 8, 11);
 * :mod:`.paper` — the paper's printed values and settings (§3–§5, Table 1, the protocols of the

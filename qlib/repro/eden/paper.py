@@ -1,4 +1,4 @@
-"""The values and settings printed in paper 002 ({cite}`vargaftik2022eden`), typed once.
+"""The values and settings printed in paper 002 ({cite:p}`vargaftik2022eden`), typed once.
 
 Every constant names the section, figure, table or appendix it is printed in, with the page's own
 precision; nothing here is computed, and nothing here is a choice of ours (our run sizes, tolerances and

@@ -1,5 +1,5 @@
 """The values and settings printed in paper 003 (fundamental limits of membership inference,
-{cite}`aubinais2024fundamental`), typed once.
+{cite:p}`aubinais2024fundamental`), typed once.
 
 Every constant names the section, table or figure it is printed in, with the page's own precision;
 nothing here is computed, and nothing here is a choice of ours (our numeric readings of the paper's

@@ -1,5 +1,5 @@
 """The settings and printed values of paper 004 (Feng & Venkitasubramaniam, RQP-SGD,
-{cite}`feng2023rqpsgd`), typed once.
+{cite:p}`feng2023rqpsgd`), typed once.
 
 Stated by the paper (§4, "Training Details"): Diagnostic — m = 10, η = 1, T = 46; MNIST — m = 64,
 η = 1, T = 938; per-example clip 0.45 (ρ); M = 0.3; b = 4; DP-SGD / Proj-DP-SGD at (1, 1e-7),
