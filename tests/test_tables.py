@@ -101,6 +101,76 @@ def test_overlap_checker_sees_every_text_box_legends_on_data_and_small_text():
     plt.close(fig)
 
 
+def test_overlap_checker_skips_the_axis_of_an_axes_turned_off():
+    # an axes turned off draws no axis labels or ticks: its (undrawn) tick labels collide with nothing
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qlib.book import style
+
+    style.apply()
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(3, 2), gridspec_kw={"wspace": 0.0})
+    for ax in (a0, a1):
+        ax.set_xticks(range(10))
+        ax.set_xlabel("a label as long as the panel is wide")
+    assert any("axes 0 / axes 1" in p for p in style.overlaps(fig))  # drawn: they collide
+    a0.set_axis_off()
+    a1.axis("off")
+    assert style.overlaps(fig) == []
+    a0.set_title("drawn")  # a title still is
+    a0.set_title("drawn", fontsize=6)
+    assert any("'drawn' at 6.0 pt" in p for p in style.overlaps(fig))
+    plt.close(fig)
+
+
+def test_legend_outside_and_tidy_log_axis_clear_the_checker():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from qlib.book import style
+
+    style.apply()
+    # a legend laid on the data moves below the axes, in columns that fit the figure
+    fig, axes = plt.subplots(1, 2, figsize=(style.COLUMN_IN, 3))
+    x = np.linspace(0, 1, 50)
+    for k in range(6):
+        for ax in axes:
+            ax.plot(x, x * (k + 1), label=f"method number {k}")
+    axes[1].legend(loc="center")
+    assert any("lies on the data" in p for p in style.overlaps(fig))
+    leg = style.legend_outside(fig)
+    assert [t.get_text() for t in leg.get_texts()] == [f"method number {k}" for k in range(6)]  # each once
+    assert axes[1].get_legend() is None and style.overlaps(fig) == []
+    assert leg.get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width
+    plt.close(fig)
+    # with a figure-level x label (the layout puts it at the bottom edge) the legend goes above
+    fig, axes = plt.subplots(2, 2, figsize=(style.COLUMN_IN, 5))
+    for ax in axes.flat:
+        ax.plot(x, x, label="a")
+        ax.plot(x, 1 - x, label="b")
+    fig.supxlabel("shared x")
+    style.legend_outside(fig)
+    assert style.overlaps(fig) == []
+    with pytest.raises(ValueError, match="loc must be"):
+        style.legend_outside(fig, loc="best")
+    plt.close(fig)
+    # a short log axis: matplotlib labels its minor ticks (3×10^0 …) into each other; tidied, plain labels
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.loglog([0.45, 4.5], [1, 2])
+    style.tidy_log_axis(ax, "x")
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_xticklabels() if 0.45 <= t.get_position()[0] <= 4.5]
+    assert shown == ["0.5", "1", "2"] and style.overlaps(fig) == []
+    plt.close(fig)
+    # one colour per EDEN method, all distinct
+    assert len(set(style.METHOD_COLORS.values())) == len(style.METHOD_COLORS)
+
+
 def test_html_is_the_one_table_format():
     import numpy as np
 

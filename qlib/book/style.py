@@ -43,6 +43,83 @@ def apply(context: str = "notebook", *, checks_to: str | Path | None = None) -> 
         _install_hook()
 
 
+#: One colour per compression method, the same in every EDEN chapter (a method never changes colour
+#: within the part): the book's colour-blind palette, EDEN's entropy-coded variant a lighter blue
+#: beside EDEN, Float32 (no compression) black.
+METHOD_COLORS = {
+    "EDEN": "#0173b2",
+    "EDEN+EE": "#56b4e9",
+    "Hadamard+SQ": "#de8f05",
+    "Kashin+SQ": "#029e73",
+    "QSGD": "#d55e00",
+    "QSGD+Elias": "#ca9161",
+    "SQ+Huffman": "#949494",
+    "Count-Sketch": "#cc78bc",
+    "Float32": "#000000",
+}
+
+
+def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None = None, **kwargs):
+    """One legend for ``fig`` outside its axes, so that it covers neither data nor text: the entries of
+    ``axes`` (default: every axes of the figure; each label once, their own legends removed) in the
+    figure's margin at ``loc`` — ``"lower center"`` (below everything; the default), ``"upper
+    center"`` (the default when the figure has a ``supxlabel``, which the layout also puts at the
+    bottom edge) or ``"center right"`` — in as many balanced columns as fit the figure's width
+    (``ncol`` to choose). The figure's layout becomes constrained, so that its axes make room; the
+    legend is returned. Call it last (after ``supxlabel``), and not ``tight_layout`` after it."""
+    import math
+
+    import numpy as np
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    axs = list(fig.axes) if axes is None else list(np.ravel(np.asarray(axes, dtype=object)))
+    handles, labels = [], []
+    for ax in axs:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")
+    if loc is None:
+        loc = "upper center" if getattr(fig, "_supxlabel", None) is not None else "lower center"
+    if loc not in ("lower center", "upper center", "center right"):
+        raise ValueError(f"loc must be 'lower center', 'upper center' or 'center right', got {loc!r}")
+    n = max(1, len(labels))
+    if loc == "center right":
+        return fig.legend(handles, labels, loc=f"outside {loc}", ncol=ncol or 1, **kwargs)
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    fits = ncol or n
+    while True:
+        cols = ncol or math.ceil(n / math.ceil(n / fits))  # balanced: as few rows, then columns as even
+        leg = fig.legend(handles, labels, loc=f"outside {loc}", ncol=cols, **kwargs)
+        if ncol or cols == 1 or leg.get_window_extent(renderer).width <= 0.98 * width:
+            return leg
+        leg.remove()
+        fits = cols - 1
+
+
+def tidy_log_axis(ax, axis: str = "x") -> None:
+    """Label a base-10 log ``axis`` of ``ax`` so that its labels never crowd: plain numbers
+    (``0.5``, ``2``, ``1e-05``) at 1, 2 and 5 × 10^k where the view spans less than 2.5 decades,
+    at the powers of ten only beyond, and no minor tick labels (matplotlib labels minor ticks
+    such as ``3×10^0`` on short log axes, where they run into each other). Call it after plotting."""
+    import math
+
+    from matplotlib import ticker
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = sorted(a.get_view_interval())
+    decades = math.log10(hi / lo) if lo > 0 else 10.0
+    subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
+    a.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    a.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
+    a.set_minor_formatter(ticker.NullFormatter())
+
+
 def fit_to_column(fig) -> bool:
     """Scale ``fig`` down to the column width (aspect kept); True when it was wider."""
     w, h = fig.get_size_inches()
@@ -93,12 +170,13 @@ def _texts(fig, renderer) -> list[tuple[str, str, object, object]]:
         for t in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
             if t is not None:
                 add(own, f"title {t.get_text()!r}", t)
-        if ax.xaxis.get_visible():
+        # an axes turned off (``set_axis_off``, ``axis("off")``) draws neither its axis labels nor its ticks
+        if ax.xaxis.get_visible() and ax.axison:
             add(own, f"x label {ax.xaxis.label.get_text()!r}", ax.xaxis.label)
-        if ax.yaxis.get_visible():
+        if ax.yaxis.get_visible() and ax.axison:
             add(own, f"y label {ax.yaxis.label.get_text()!r}", ax.yaxis.label)
         for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            if not axis.get_visible():  # a twin's shared axis is hidden
+            if not axis.get_visible() or not ax.axison:  # a twin's shared axis is hidden
                 continue
             lo, hi = sorted(axis.get_view_interval())
             eps = 1e-9 * max(1.0, abs(lo), abs(hi))
