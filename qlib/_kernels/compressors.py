@@ -3,16 +3,20 @@
 
 Each is one pass over a row that does what the compressor's encoder and decoder do in several torch
 passes, with the same floating-point operations in the same precision and order (a float32 row stays
-float32: numba keeps float32 arithmetic in float32), given the same random draw, so the decisions and the
-decoded values are the same bits; only the error sums are new (float64, accumulated in row order):
+float32: every constant is passed in the row's dtype, since an integer literal would promote numba's
+float32 arithmetic to float64), given the same random draw, so the decisions and the decoded values are
+the same bits; only the error sums are new (float64; their order of summation is free):
 
-* :func:`sq_rows`: ``qlib.compressors`` stochastic quantization (SQ) with ``L`` levels on [lo, lo + span]
+* :func:`sq_rows`: ``qlib.compressors``' stochastic quantization (SQ) with ``L`` levels on [lo, lo + span]
   of a row given its uniforms ``u``, decoded as the receiver does (``lo + k·step``), and ``Σ (ĉ − v)²``;
 * :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
   ``Σ (x̂ − x)²``;
 * :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64.
 
-Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
+The decoded values go to a block of ``_BLOCK`` entries that stays in L1 (or to the caller's output row),
+then the error sum reads them back: both loops vectorize (the exact one has no reduction; the sum may be
+reassociated). Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside
+this file).
 """
 
 from __future__ import annotations
@@ -22,29 +26,47 @@ from numba import njit
 
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows"]
 
+_BLOCK = 4096
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+def _sumsq(a, b):
+    """Σ (a − b)² in float64 (reassociated: vectorized; only this sum's rounding is free)."""
+    acc = 0.0
+    for i in range(a.shape[0]):
+        e = np.float64(a[i]) - np.float64(b[i])
+        acc += e * e
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _sq_fill(v, u, l0, sp, lm1, st, dst, zero, one):
+    """dst = SQ(v) decoded, exactly as torch: t = (v − lo)/span·(L − 1), k = ⌊t⌋ + (u < t − ⌊t⌋) clamped
+    to [0, L − 1], lo + k·step (separate roundings: no fastmath, so no fused multiply-add)."""
+    if sp > zero:
+        for i in range(v.shape[0]):
+            t = (v[i] - l0) / sp
+            t = t * lm1
+            fl = np.floor(t)
+            k = fl + (one if u[i] < t - fl else zero)
+            k = min(max(k, zero), lm1)
+            dst[i] = l0 + k * st
+    else:  # torch.where(span > 0, …, 0): t = 0, k = 0
+        for i in range(v.shape[0]):
+            dst[i] = l0 + zero * st
+
 
 @njit(cache=True, nogil=True)
 def _sq(v, u, lo, span, lm1, step, out, write, err, zero, one):
-    # zero, one: the dtype's 0 and 1 (an integer literal would promote float32 arithmetic to float64)
+    buf = np.empty(_BLOCK, dtype=v.dtype)
+    n = v.shape[1]
     for b in range(v.shape[0]):
-        vv, uu = v[b], u[b]
-        l0, sp, st = lo[b], span[b], step[b]
-        pos = sp > zero
         acc = 0.0
-        for i in range(vv.shape[0]):
-            t = (vv[i] - l0) / sp if pos else zero  # torch.where(span > 0, (v − lo)/span, 0)
-            t = t * lm1
-            fl = np.floor(t)
-            k = fl + one if uu[i] < t - fl else fl
-            if k < zero:
-                k = zero
-            elif k > lm1:
-                k = lm1
-            c = l0 + k * st
-            if write:
-                out[b, i] = c
-            e = np.float64(c) - np.float64(vv[i])
-            acc += e * e
+        for s0 in range(0, n, _BLOCK):
+            s1 = min(n, s0 + _BLOCK)
+            dst = out[b, s0:s1] if write else buf[: s1 - s0]
+            _sq_fill(v[b, s0:s1], u[b, s0:s1], lo[b], span[b], lm1, step[b], dst, zero, one)
+            acc += _sumsq(dst, v[b, s0:s1])
         err[b] = acc
 
 
@@ -63,28 +85,35 @@ def sq_rows(v: np.ndarray, u: np.ndarray, lo: np.ndarray, span: np.ndarray, leve
 
 
 @njit(cache=True, nogil=True)
-def _qsgd(x, u, norm, s, out, write, err, zero, one):
-    # zero, one: the dtype's 0 and 1 (an integer literal would promote float32 arithmetic to float64)
-    for b in range(x.shape[0]):
-        xx, uu = x[b], u[b]
-        n = norm[b]
-        pos = n > zero
-        acc = 0.0
-        for i in range(xx.shape[0]):
-            xi = xx[i]
-            a = (abs(xi) / n if pos else zero) * s  # torch.where(norm > 0, |x|/norm, 0) · s
+def _qsgd_fill(x, u, n, s, dst, zero, one):
+    """dst = QSGD(x) decoded, exactly as torch: a = |x|/‖x‖·s, ξ = ⌊a⌋ + (u < a − ⌊a⌋) clamped to [0, s],
+    ((±‖x‖)·ξ)/s."""
+    if n > zero:
+        for i in range(x.shape[0]):
+            xi = x[i]
+            a = (abs(xi) / n) * s
             fl = np.floor(a)
-            lev = fl + one if uu[i] < a - fl else fl
-            if lev < zero:
-                lev = zero
-            elif lev > s:
-                lev = s
+            lev = fl + (one if u[i] < a - fl else zero)
+            lev = min(max(lev, zero), s)
             sn = -n if xi < zero else n  # norm · (1 − 2·neg), exact
-            c = (sn * lev) / s
-            if write:
-                out[b, i] = c
-            e = np.float64(c) - np.float64(xi)
-            acc += e * e
+            dst[i] = (sn * lev) / s
+    else:  # torch.where(norm > 0, …, 0): a = 0, ξ = 0
+        for i in range(x.shape[0]):
+            sn = -n if x[i] < zero else n
+            dst[i] = (sn * zero) / s
+
+
+@njit(cache=True, nogil=True)
+def _qsgd(x, u, norm, s, out, write, err, zero, one):
+    buf = np.empty(_BLOCK, dtype=x.dtype)
+    n = x.shape[1]
+    for b in range(x.shape[0]):
+        acc = 0.0
+        for s0 in range(0, n, _BLOCK):
+            s1 = min(n, s0 + _BLOCK)
+            dst = out[b, s0:s1] if write else buf[: s1 - s0]
+            _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], s, dst, zero, one)
+            acc += _sumsq(dst, x[b, s0:s1])
         err[b] = acc
 
 
@@ -102,12 +131,7 @@ def qsgd_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, out: 
 @njit(cache=True, nogil=True)
 def _dist(a, b, err):
     for r in range(a.shape[0]):
-        aa, bb = a[r], b[r]
-        acc = 0.0
-        for i in range(aa.shape[0]):
-            e = np.float64(aa[i]) - np.float64(bb[i])
-            acc += e * e
-        err[r] = acc
+        err[r] = _sumsq(a[r], b[r])
 
 
 def sq_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
