@@ -105,6 +105,7 @@ class Message:
 
 
 FLOAT_BITS = 32  # a float32 side value (norm, min, max, a sketch counter)
+_load = _kernels.load
 
 
 def _int_bits(bits) -> int:
@@ -449,6 +450,10 @@ class QSGDElias(QSGD):
         super().__init__(levels=levels)
 
     def _code_bits(self, lev, neg):
+        kern = _load("compressors") if lev.device.type == "cpu" else None
+        if kern is not None:  # one compiled pass, integer arithmetic: the same lengths
+            nb = kern.elias_rows(_kernels.rows(lev, lev.shape[-1])) + FLOAT_BITS
+            return torch.from_numpy(nb).reshape(lev.shape[:-1])
         flat = lev.reshape(-1, lev.shape[-1])
         out = []
         for row in flat:
@@ -677,7 +682,6 @@ def make_compressor(method: str, bits: float) -> Compressor:
 # Errors of several compressors on one input, their shared stages done once
 # ------------------------------------------------------------------------------------------------
 _GROUPS = ("rotation", "kashin", "qsgd", None)  # the order squared_errors takes the compressors in
-_load = _kernels.load
 
 
 def _np_dtype(x: torch.Tensor):

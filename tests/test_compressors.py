@@ -284,3 +284,19 @@ def test_squared_errors_bad_input():
         C.squared_errors([C.EDEN(2)], torch.randn(2, 3, 16), 0, of="mean")
     with pytest.raises(ValueError, match="x"):
         C.squared_errors([C.EDEN(2)], torch.tensor([1.0, float("nan")]), 0)
+
+
+def test_qsgd_elias_compiled_length_equals_the_definition():
+    """QSGD + Elias-ω's size, counted in one compiled pass, equals the per-row torch count (gaps and
+    levels through elias_omega_length), all-zero rows and a huge level count included."""
+    x = lognormal(3, 3000, 1).float()
+    x[1] = 0.0
+    for s in (1, 2, 7, 100, 65536):
+        m = C.QSGDElias(s).compress(x, 3)
+        want = []
+        for row in m.data["lev"]:
+            nz = torch.nonzero(row).squeeze(-1)
+            gaps = torch.diff(nz, prepend=torch.tensor([-1]))
+            want.append(C.FLOAT_BITS + int(C.elias_omega_length(gaps).sum() + nz.numel()
+                                           + C.elias_omega_length(row[nz]).sum()))
+        assert m.nbits.tolist() == want, s

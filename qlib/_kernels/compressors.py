@@ -11,7 +11,9 @@ the same bits; only the error sums are new (float64; their order of summation is
   of a row given its uniforms ``u``, decoded as the receiver does (``lo + k·step``), and ``Σ (ĉ − v)²``;
 * :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
   ``Σ (x̂ − x)²``;
-* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64.
+* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64;
+* :func:`elias_rows`: QSGD + Elias-ω's code length per row of levels (integer arithmetic, for
+  :class:`qlib.compressors.QSGDElias`, whose :func:`qlib.compressors.fit_to_budget` search sizes it many times).
 
 The decoded values go to a block of ``_BLOCK`` entries that stays in L1 (or to the caller's output row),
 then the error sum reads them back: both loops vectorize (the exact one has no reduction; the sum may be
@@ -24,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows"]
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "elias_rows"]
 
 _BLOCK = 4096
 
@@ -139,3 +141,42 @@ def sq_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     err = np.empty(a.shape[0], dtype=np.float64)
     _dist(a, b, err)
     return err
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _omega(n):
+    """Length in bits of the Elias-ω code of the integer n ≥ 1: 1 (the final 0), then while n > 1 the
+    n's binary form (its bit length b) is written and n ← b − 1."""
+    length = 1
+    while n > 1:
+        b = 0
+        m = n
+        while m > 0:
+            b += 1
+            m >>= 1
+        length += b
+        n = b - 1
+    return length
+
+
+@njit(cache=True, nogil=True)
+def _elias_rows(lev, out):
+    for r in range(lev.shape[0]):
+        row = lev[r]
+        total = 0
+        prev = -1
+        for i in range(row.shape[0]):
+            v = row[i]
+            if v != 0:
+                total += _omega(i - prev) + 1 + _omega(v)
+                prev = i
+        out[r] = total
+
+
+def elias_rows(lev: np.ndarray) -> np.ndarray:
+    """QSGD + Elias-ω's code length without its norm, per row of the 2-D C-contiguous integer array of
+    levels ``lev`` (entries ≥ 0): for every nonzero level, the ω-code of (zeros skipped + 1), a sign bit
+    and the ω-code of the level (int64; integer arithmetic, exact)."""
+    out = np.empty(lev.shape[0], dtype=np.int64)
+    _elias_rows(lev, out)
+    return out
