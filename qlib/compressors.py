@@ -352,10 +352,18 @@ class KashinSQ(Compressor):
             return None
         key = ("kashin", self.n_iters, self.eta, self.delta, self.pad_threshold)
         c = sh.get(key, lambda: self.coefficients(sh.x, sh.seed))
+        nbits = _full(sh.batch, self.bits * c.shape[-1] + 2 * FLOAT_BITS)
+        if want_err and c.shape[-1] == 2 * sh.d:
+            # x̂ − x = s ∘ (H̃_{2d}(ĉ − c))[:d] (x = F*c: the representation is exact, up to rounding), and
+            # the first half of H̃_{2d} is [H̃_d, H̃_d]/√2 with H̃_d orthonormal: ‖x̂ − x‖² = ½‖e₁ + e₂‖² for
+            # e = ĉ − c in halves, no transform (d a power of two: the frame is doubled)
+            _, ch = sh.sq(c, key, 2**self.bits, True, scratch=True)
+            D = c.shape[-1]
+            err = sh.kernel.fold_dist_rows(_kernels.rows(ch, D), _kernels.rows(c, D))
+            return torch.from_numpy(err).reshape(sh.batch), None, nbits
         _, ch = sh.sq(c, key, 2**self.bits, True)
         frame = sh.get(("kashin-frame",), lambda: self._frame(sh.seed, sh.batch, sh.d, sh.x.dtype, sh.x.device))
         xh = self._bwd(ch, frame)
-        nbits = _full(sh.batch, self.bits * c.shape[-1] + 2 * FLOAT_BITS)
         return (sh.dist(xh, sh.x), None, nbits) if want_err else (None, xh, nbits)
 
 
@@ -723,16 +731,18 @@ class _Shared:
         return self.get(("u", purpose, tuple(shape)), lambda: torch.rand(
             tuple(shape), generator=_h.generator(self.seed, purpose, x.device), device=x.device, dtype=x.dtype))
 
-    def sq(self, v: torch.Tensor, key, levels: int, want_values: bool):
+    def sq(self, v: torch.Tensor, key, levels: int, want_values: bool, scratch: bool = False):
         """SQ of ``v`` (cached under ``key``) with ``levels`` levels, as :func:`_sq_encode` then
         :func:`_sq_decode` (the uniforms of the seed's ``"sq"`` stream): (``Σ (v̂ − v)²`` per row, float64;
-        the decoded ``v̂`` when ``want_values``, else None)."""
+        the decoded ``v̂`` when ``want_values``, else None; ``scratch``: ``v̂`` is the thread's scratch
+        array, for a caller done with it before the next call)."""
         lo, hi = self.get(("range", key), lambda: (v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values))
         span = hi - lo
         step = (hi - lo) / max(levels - 1, 1)  # as _sq_decode
         u = self.uniforms("sq", v.shape)
         D = v.shape[-1]
-        out = np.empty((math.prod(v.shape[:-1]), D), dtype=_np_dtype(v)) if want_values else None
+        shape, dt = (math.prod(v.shape[:-1]), D), _np_dtype(v)
+        out = None if not want_values else _kernels.scratch("compressors.sq", shape, dt) if scratch else np.empty(shape, dt)
         flat = lambda t: _kernels.rows(t, 1).reshape(-1)  # noqa: E731
         err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), flat(lo), flat(span), levels, flat(step), out)
         return (torch.from_numpy(err).reshape(v.shape[:-1]),

@@ -11,7 +11,8 @@ the same bits; only the error sums are new (float64; their order of summation is
   of a row given its uniforms ``u``, decoded as the receiver does (``lo + k·step``), and ``Σ (ĉ − v)²``;
 * :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
   ``Σ (x̂ − x)²``;
-* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64;
+* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`fold_dist_rows`: the squared norm of the
+  first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
 * :func:`elias_rows`: QSGD + Elias-ω's code length per row of levels (integer arithmetic, for
   :class:`qlib.compressors.QSGDElias`, whose :func:`qlib.compressors.fit_to_budget` search sizes it many times).
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "elias_rows"]
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows"]
 
 _BLOCK = 4096
 
@@ -180,3 +181,24 @@ def elias_rows(lev: np.ndarray) -> np.ndarray:
     out = np.empty(lev.shape[0], dtype=np.int64)
     _elias_rows(lev, out)
     return out
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+def _fold(a, b, err):
+    for r in range(a.shape[0]):
+        aa, bb = a[r], b[r]
+        h = aa.shape[0] // 2
+        acc = 0.0
+        for i in range(h):
+            e = (np.float64(aa[i]) - np.float64(bb[i])) + (np.float64(aa[i + h]) - np.float64(bb[i + h]))
+            acc += e * e
+        err[r] = 0.5 * acc
+
+
+def fold_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``½ Σ_{i<h} ((a_i − b_i) + (a_{i+h} − b_{i+h}))²`` per row (float64; ``h`` half the row length) of two
+    2-D C-contiguous arrays of one shape: ``‖(H̃_{2h} (a − b))[:h]‖²`` for the orthonormal Hadamard matrix
+    ``H̃_{2h} = [[H̃_h, H̃_h], [H̃_h, −H̃_h]]/√2``, without the transform."""
+    err = np.empty(a.shape[0], dtype=np.float64)
+    _fold(a, b, err)
+    return err
