@@ -324,6 +324,20 @@ class KashinSQ(Compressor):
         D = self.frame_size(d)
         s = self._frame(seed, batch, d, x.dtype, x.device)
         M = (x * x).sum(-1, keepdim=True).sqrt() / math.sqrt(self.delta * d)
+        kern = _load("compressors") if _h.compiled_fwht_applies(x) else None
+        if kern is not None:  # the elementwise steps compiled between the transforms: the same bits
+            rows = lambda t, n: _kernels.rows(t, n)  # noqa: E731
+            xr, sr = rows(x, d), rows(s, d)
+            fwht = lambda a: _h.fwht(torch.from_numpy(a)).numpy()  # noqa: E731
+            coeffs = np.zeros((xr.shape[0], D), dtype=xr.dtype)
+            r = xr
+            for _ in range(self.n_iters - 1):
+                c = fwht(kern.times_pad_rows(r, sr, D))
+                kern.clamp_add_rows(c, rows(M, 1).reshape(-1), coeffs)
+                r = kern.sub_times_rows(r, fwht(c), sr)
+                M = M * self.eta
+            kern.add_rows(coeffs, fwht(kern.times_pad_rows(r, sr, D)))
+            return torch.from_numpy(coeffs).reshape(*batch, D)
         coeffs = torch.zeros((*batch, D), dtype=x.dtype, device=x.device)
         r = x
         for _ in range(self.n_iters - 1):

@@ -300,3 +300,15 @@ def test_qsgd_elias_compiled_length_equals_the_definition():
             want.append(C.FLOAT_BITS + int(C.elias_omega_length(gaps).sum() + nz.numel()
                                            + C.elias_omega_length(row[nz]).sum()))
         assert m.nbits.tolist() == want, s
+
+
+@pytest.mark.parametrize("d,batch,dtype", [(2**10, (3,), torch.float32), (1000, (2,), torch.float32),
+                                           (37, (), F64)])
+def test_kashin_compiled_coefficients_equal_the_torch_iterations(d, batch, dtype, monkeypatch):
+    """KashinSQ.coefficients' compiled elementwise steps give the torch iterations' bits."""
+    x = lognormal(math.prod(batch) or 1, d, 2).reshape(*batch, d).to(dtype)
+    k = C.KashinSQ(4)
+    got = k.coefficients(x, 3)
+    load = C._load
+    monkeypatch.setattr(C, "_load", lambda name: None if name == "compressors" else load(name))
+    assert torch.equal(got, k.coefficients(x, 3))

@@ -13,6 +13,9 @@ the same bits; only the error sums are new (float64; their order of summation is
   ``Σ (x̂ − x)²``;
 * :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`fold_dist_rows`: the squared norm of the
   first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
+* :func:`times_pad_rows`, :func:`clamp_add_rows`, :func:`sub_times_rows`, :func:`add_rows`: the elementwise steps
+  of Kashin's iterations between its transforms (:meth:`qlib.compressors.KashinSQ.coefficients`), each the
+  torch step's one IEEE operation per entry (a product by ±1, a clamp, a sum, a difference);
 * :func:`elias_rows`: QSGD + Elias-ω's code length per row of levels (integer arithmetic, for
   :class:`qlib.compressors.QSGDElias`, whose :func:`qlib.compressors.fit_to_budget` search sizes it many times).
 
@@ -27,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows"]
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
+           "sub_times_rows", "add_rows"]
 
 _BLOCK = 4096
 
@@ -202,3 +206,66 @@ def fold_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     err = np.empty(a.shape[0], dtype=np.float64)
     _fold(a, b, err)
     return err
+
+
+@njit(cache=True, nogil=True)
+def _times_pad(r, s, out, zero):
+    d = r.shape[1]
+    for b in range(r.shape[0]):
+        rr, ss, oo = r[b], s[b], out[b]
+        for i in range(d):
+            oo[i] = rr[i] * ss[i]
+        for i in range(d, oo.shape[0]):
+            oo[i] = zero
+
+
+def times_pad_rows(r: np.ndarray, s: np.ndarray, D: int) -> np.ndarray:
+    """``pad(r ∘ s)`` to length ``D`` with zeros (Kashin's analysis input; rows of ``r``, ``s`` of one shape)."""
+    out = np.empty((r.shape[0], D), dtype=r.dtype)
+    _times_pad(r, s, out, r.dtype.type(0))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _clamp_add(y, M, acc):
+    for b in range(y.shape[0]):
+        yy, aa = y[b], acc[b]
+        hi = M[b]
+        lo = -hi
+        for i in range(yy.shape[0]):
+            c = min(max(yy[i], lo), hi)
+            yy[i] = c
+            aa[i] = aa[i] + c
+
+
+def clamp_add_rows(y: np.ndarray, M: np.ndarray, acc: np.ndarray) -> None:
+    """In place: ``y ← clamp(y, −M, M)`` per row (``M`` one bound per row) and ``acc ← acc + y``."""
+    _clamp_add(y, M, acc)
+
+
+@njit(cache=True, nogil=True)
+def _sub_times(r, z, s, out):
+    for b in range(r.shape[0]):
+        rr, zz, ss, oo = r[b], z[b], s[b], out[b]
+        for i in range(rr.shape[0]):
+            oo[i] = rr[i] - zz[i] * ss[i]
+
+
+def sub_times_rows(r: np.ndarray, z: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``r − z[:, :d] ∘ s`` (``d`` the row length of ``r``; ``z`` rows at least as long)."""
+    out = np.empty_like(r)
+    _sub_times(r, z, s, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add(a, b):
+    for r in range(a.shape[0]):
+        aa, bb = a[r], b[r]
+        for i in range(aa.shape[0]):
+            aa[i] = aa[i] + bb[i]
+
+
+def add_rows(a: np.ndarray, b: np.ndarray) -> None:
+    """In place: ``a ← a + b``."""
+    _add(a, b)
