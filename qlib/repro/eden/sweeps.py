@@ -33,7 +33,7 @@ __all__ = ["LAWS", "FIXED_LENGTH", "TIMING_TRIALS", "input_law", "vnmse_sweep", 
 #: the largest dimension a sweep takes (2^26 coordinates: 256 MiB per float32 vector)
 MAX_LOGD = 26
 #: vectors whose ``compress`` calls :func:`vnmse_sweep` times, by default (the encode time is their median;
-#: each timed vector costs one more compress per (b, method), as much as the error of all of them)
+#: a timed vector costs one compress per (b, method) on top of its errors, several times what its errors cost)
 TIMING_TRIALS = 3
 
 
