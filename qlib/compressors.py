@@ -235,10 +235,19 @@ class DRIVE(Compressor):
 
 # -- stochastic quantization and its rotated variants --------------------------------------------
 def _sq_encode(v: torch.Tensor, levels: int, gen: torch.Generator):
-    """Stochastic quantization to ``levels`` equispaced values on [min, max] per row (unbiased)."""
+    """Stochastic quantization to ``levels`` equispaced values on [min, max] per row (unbiased). On CPU
+    the codes come from one compiled pass (``qlib/_kernels/compressors.py``, the same operations: the same
+    codes)."""
     lo = v.min(-1, keepdim=True).values
     hi = v.max(-1, keepdim=True).values
     span = hi - lo
+    kern = _load("compressors") if _h.compiled_fwht_applies(v) else None
+    if kern is not None:
+        u = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
+        D = v.shape[-1]
+        k = kern.sq_codes_rows(_kernels.rows(v, D), _kernels.rows(u, D), _kernels.rows(lo, 1).reshape(-1),
+                               _kernels.rows(span, 1).reshape(-1), levels)
+        return torch.from_numpy(k).reshape(v.shape), lo.squeeze(-1), hi.squeeze(-1)
     t = torch.where(span > 0, (v - lo) / torch.where(span > 0, span, torch.ones_like(span)), torch.zeros_like(v))
     t = t * (levels - 1)
     fl = t.floor()
@@ -384,6 +393,12 @@ class KashinSQ(Compressor):
 # -- QSGD and its entropy-coded variant ----------------------------------------------------------
 def _qsgd_levels(x, s, gen):
     norm = (x * x).sum(-1, keepdim=True).sqrt()
+    kern = _load("compressors") if _h.compiled_fwht_applies(x) else None
+    if kern is not None:  # one compiled pass, the same operations: the same levels
+        u = torch.rand(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+        d = x.shape[-1]
+        lev, neg = kern.qsgd_levels_rows(_kernels.rows(x, d), _kernels.rows(u, d), _kernels.rows(norm, 1).reshape(-1), s)
+        return torch.from_numpy(lev).reshape(x.shape), torch.from_numpy(neg).reshape(x.shape), norm.squeeze(-1)
     a = torch.where(norm > 0, x.abs() / torch.where(norm > 0, norm, torch.ones_like(norm)), torch.zeros_like(x)) * s
     fl = a.floor()
     up = torch.rand(x.shape, generator=gen, device=x.device, dtype=x.dtype) < (a - fl)

@@ -13,6 +13,9 @@ the same bits; only the error sums are new (float64; their order of summation is
   ``Σ (x̂ − x)²``;
 * :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`fold_dist_rows`: the squared norm of the
   first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
+* :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
+  and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
+  and ``QSGDElias``' compress;
 * :func:`times_pad_rows`, :func:`clamp_add_rows`, :func:`sub_times_rows`, :func:`add_rows`: the elementwise steps
   of Kashin's iterations between its transforms (:meth:`qlib.compressors.KashinSQ.coefficients`), each the
   torch step's one IEEE operation per entry (a product by ±1, a clamp, a sum, a difference);
@@ -31,7 +34,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
-           "sub_times_rows", "add_rows"]
+           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows"]
 
 _BLOCK = 4096
 
@@ -269,3 +272,53 @@ def _add(a, b):
 def add_rows(a: np.ndarray, b: np.ndarray) -> None:
     """In place: ``a ← a + b``."""
     _add(a, b)
+
+
+@njit(cache=True, nogil=True)
+def _sq_codes(v, u, lo, span, lm1, out, zero, one):
+    for b in range(v.shape[0]):
+        vv, uu, oo = v[b], u[b], out[b]
+        l0, sp = lo[b], span[b]
+        if sp > zero:
+            for i in range(vv.shape[0]):
+                t = (vv[i] - l0) / sp
+                t = t * lm1
+                fl = np.floor(t)
+                k = fl + (one if uu[i] < t - fl else zero)
+                oo[i] = np.int32(min(max(k, zero), lm1))
+        else:
+            for i in range(vv.shape[0]):
+                oo[i] = 0
+
+
+def sq_codes_rows(v: np.ndarray, u: np.ndarray, lo: np.ndarray, span: np.ndarray, levels: int) -> np.ndarray:
+    """The SQ codes (int32) of the rows of ``v`` with ``levels`` levels given the uniforms ``u`` and each row's
+    ``lo`` and ``span`` (what :func:`sq_rows` decodes): the encoder's side, one pass."""
+    dt = v.dtype.type
+    out = np.empty(v.shape, dtype=np.int32)
+    _sq_codes(v, u, lo, span, dt(levels - 1), out, dt(0), dt(1))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _qsgd_levels(x, u, norm, s, lev, neg, zero, one):
+    for b in range(x.shape[0]):
+        xx, uu, ll, nn = x[b], u[b], lev[b], neg[b]
+        n = norm[b]
+        for i in range(xx.shape[0]):
+            xi = xx[i]
+            a = (abs(xi) / n if n > zero else zero) * s
+            fl = np.floor(a)
+            lv = fl + (one if uu[i] < a - fl else zero)
+            ll[i] = np.int64(min(max(lv, zero), s))
+            nn[i] = xi < zero
+
+
+def qsgd_levels_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """QSGD's levels (int64) and signs (bool: x < 0) of the rows of ``x`` given the uniforms ``u`` and each
+    row's norm (what :func:`qsgd_rows` decodes): the encoder's side, one pass."""
+    dt = x.dtype.type
+    lev = np.empty(x.shape, dtype=np.int64)
+    neg = np.empty(x.shape, dtype=np.bool_)
+    _qsgd_levels(x, u, norm, dt(levels), lev, neg, dt(0), dt(1))
+    return lev, neg
