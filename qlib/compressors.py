@@ -816,8 +816,10 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
       transform: the rotation is orthonormal, so ``‖x̂ − x‖ = ‖ŷ − r‖`` with ``r`` the rotated input and
       ``ŷ`` the receiver's per-coordinate reconstruction before its inverse rotation
       (:func:`qlib.eden.rotated_reconstruction`). (With padding, ``d < D``, the receiver drops the padded
-      coordinates of ``R⁻¹ŷ``, so there the inverse transform runs.) Kashin+SQ's frame is not orthogonal:
-      its error is measured after decoding;
+      coordinates of ``R⁻¹ŷ``, so there the inverse transform runs.) Kashin+SQ's frame is not orthogonal,
+      but for ``d`` a power of two it is doubled (``D_K = 2d``) and its synthesis keeps the first half of
+      ``H̃_{2d} = [[H̃_d, H̃_d], [H̃_d, −H̃_d]]/√2``: ``‖x̂ − x‖² = ½‖e₁ + e₂‖²`` for the coefficient error
+      ``e = ĉ − c`` in halves (``x = F*c`` up to rounding), no transform; otherwise it is decoded;
     * Kashin's coefficients (3 projections) do not depend on the budget: computed once per parameter set;
     * the uniforms of SQ (Hadamard+SQ, Kashin+SQ) and QSGD come from a stream of the seed alone, the same
       at every budget: drawn once per shape, with QSGD's norms and SQ's [min, max]; the quantization, the
