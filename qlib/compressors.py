@@ -32,7 +32,9 @@ DRIVE's float64 scale.
 | :class:`Float32` | no compression | ``32·d`` |
 
 :func:`fit_to_budget` picks the largest level count of a variable-length scheme whose coded size
-meets a bit budget (Figure 5). :func:`make_compressor` gives each method of the distributed and
+meets a bit budget (Figure 5). :func:`squared_errors` measures the error of several compressors on one
+input with their budget-independent stages done once, and the error of the rotation-based ones in the
+rotated domain (Figures 2, 6 and 8's sweeps). :func:`make_compressor` gives each method of the distributed and
 federated experiments (:data:`METHODS`) at any budget: a sub-bit budget of a method without one of
 its own wraps its 1-bit form in :class:`RandomMask`, the random mask of §4.1.
 """
@@ -44,8 +46,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
+from . import _kernels
 from . import eden as _eden
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
@@ -82,6 +86,7 @@ __all__ = [
     "METHODS",
     "RandomMask",
     "make_compressor",
+    "squared_errors",
 ]
 
 
@@ -102,6 +107,7 @@ class Message:
 
 
 FLOAT_BITS = 32  # a float32 side value (norm, min, max, a sketch counter)
+_load = _kernels.load
 
 
 def _int_bits(bits) -> int:
@@ -192,6 +198,16 @@ class Compressor:
             m = self.compress(xs, seed)
             return self.decompress(m).mean(0), m.total_bits
 
+    #: the stages this compressor shares with others in :func:`squared_errors` ("rotation", "kashin",
+    #: "qsgd"), or None: it has no shortcut there (compress, decompress, compare)
+    _shared_group = None
+
+    def _shared_path(self, sh: _Shared, want_err: bool):
+        """:func:`squared_errors`' shortcut: ``(err², None, nbits)`` (the squared error per row, float64) or
+        ``(None, x̂, nbits)`` (the reconstruction), computed from the shared stages of ``sh``, the same
+        values as compress → decompress up to float rounding; None where there is none."""
+        return None
+
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
@@ -265,6 +281,18 @@ class EDEN(Compressor):
     def _decompress(self, m):
         return _eden.decompress(m.data["payload"])
 
+    _shared_group = "rotation"
+
+    def _shared_path(self, sh, want_err):
+        if self.bits < 1 and self.kw.get("quantizer", "lm") == "lm":
+            return None  # the sub-bit mask comes before the rotation: nothing to share
+        k = self.kw.get("n_rotations", 1)
+        r = sh.rotated(k)
+        pl = _eden.compress_rotated(r, self.bits, sh.seed, d=sh.d, **self.kw)
+        if want_err and sh.d == sh.D:
+            return sh.dist(_eden.rotated_reconstruction(pl), r), None, pl.nbits
+        return None, _eden.decompress(pl), pl.nbits
+
 
 class DRIVE(Compressor):
     """DRIVE (1 bit/coordinate): ``x̂ = RHT^{-1}( ‖x‖²/‖r‖₁ · sign(r) )``, ``r = RHT(x)``, sign(0) = +1."""
@@ -272,29 +300,51 @@ class DRIVE(Compressor):
     name = "DRIVE"
 
     def _compress(self, x, seed):
-        batch = x.shape[:-1]
-        r = _h.seeded_rht(_h.pad_to_power_of_two(x), seed)
-        D = r.shape[-1]
+        return self._from_rotated(x, _h.seeded_rht(_h.pad_to_power_of_two(x), seed), seed)
+
+    def _from_rotated(self, x, r, seed):
         l1 = r.abs().sum(-1)
         S = torch.where(l1 > 0, (x * x).sum(-1) / l1.clamp_min(torch.finfo(x.dtype).tiny), torch.zeros_like(l1))
-        return Message(self.name, {"sign": r >= 0, "scale": S}, _full(batch, D + _eden.SCALE_BITS), seed, tuple(x.shape))
+        return Message(self.name, {"sign": r >= 0, "scale": S}, _full(x.shape[:-1], r.shape[-1] + _eden.SCALE_BITS),
+                       seed, tuple(x.shape))
+
+    @staticmethod
+    def _rotated_reconstruction(m):
+        sign, S = m.data["sign"], m.data["scale"]
+        return (sign.to(S.dtype) * 2 - 1) * S.unsqueeze(-1)
 
     def _fields(self, shape):
         D = _h.next_power_of_two(shape[-1])
         return {"sign": ("bool", (*shape[:-1], D), None, None), "scale": ("float", shape[:-1], 0.0, None)}
 
     def _decompress(self, m):
-        sign, S = m.data["sign"], m.data["scale"]
-        w = (sign.to(S.dtype) * 2 - 1) * S.unsqueeze(-1)
-        return _h.seeded_irht(w, m.seed, overwrite=True)[..., : m.shape[-1]]
+        return _h.seeded_irht(self._rotated_reconstruction(m), m.seed, overwrite=True)[..., : m.shape[-1]]
+
+    _shared_group = "rotation"
+
+    def _shared_path(self, sh, want_err):
+        r = sh.rotated(1)
+        m = self._from_rotated(sh.x, r, sh.seed)
+        if want_err and sh.d == sh.D:
+            return sh.dist(self._rotated_reconstruction(m), r), None, m.nbits
+        return None, self._decompress(m), m.nbits
 
 
 # -- stochastic quantization and its rotated variants --------------------------------------------
 def _sq_encode(v: torch.Tensor, levels: int, gen: torch.Generator):
-    """Stochastic quantization to ``levels`` equispaced values on [min, max] per row (unbiased)."""
+    """Stochastic quantization to ``levels`` equispaced values on [min, max] per row (unbiased). On CPU
+    the codes come from one compiled pass (``qlib/_kernels/compressors.py``, the same operations: the same
+    codes)."""
     lo = v.min(-1, keepdim=True).values
     hi = v.max(-1, keepdim=True).values
     span = hi - lo
+    kern = _load("compressors") if _h.compiled_fwht_applies(v) else None
+    if kern is not None:
+        u = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
+        D = v.shape[-1]
+        k = kern.sq_codes_rows(_kernels.rows(v, D), _kernels.rows(u, D), _kernels.rows(lo, 1).reshape(-1),
+                               _kernels.rows(span, 1).reshape(-1), levels)
+        return torch.from_numpy(k).reshape(v.shape), lo.squeeze(-1), hi.squeeze(-1)
     t = torch.where(span > 0, (v - lo) / torch.where(span > 0, span, torch.ones_like(span)), torch.zeros_like(v))
     t = t * (levels - 1)
     fl = t.floor()
@@ -334,6 +384,18 @@ class HadamardSQ(Compressor):
     def _decompress(self, m):
         r = _sq_decode(m.data["k"], m.data["lo"], m.data["hi"], 2**self.bits)
         return _h.seeded_irht(r, m.seed, overwrite=True)[..., : m.shape[-1]]
+
+    _shared_group = "rotation"
+
+    def _shared_path(self, sh, want_err):
+        if sh.kernel is None:
+            return None
+        nbits = _full(sh.batch, self.bits * sh.D + 2 * FLOAT_BITS)
+        rotated_err = want_err and sh.d == sh.D
+        err, c = sh.sq(sh.rotated(1), ("rht", 1), 2**self.bits, not rotated_err)
+        if rotated_err:
+            return err, None, nbits
+        return None, _h.seeded_irht(c, sh.seed, overwrite=True)[..., : sh.d], nbits
 
 
 class KashinSQ(Compressor):
@@ -381,6 +443,20 @@ class KashinSQ(Compressor):
         D = self.frame_size(d)
         s = self._frame(seed, batch, d, x.dtype, x.device)
         M = (x * x).sum(-1, keepdim=True).sqrt() / math.sqrt(self.delta * d)
+        kern = _load("compressors") if _h.compiled_fwht_applies(x) else None
+        if kern is not None:  # the elementwise steps compiled between the transforms: the same bits
+            rows = lambda t, n: _kernels.rows(t, n)  # noqa: E731
+            xr, sr = rows(x, d), rows(s, d)
+            fwht = lambda a: _h.fwht(torch.from_numpy(a)).numpy()  # noqa: E731
+            coeffs = np.zeros((xr.shape[0], D), dtype=xr.dtype)
+            r = xr
+            for _ in range(self.n_iters - 1):
+                c = fwht(kern.times_pad_rows(r, sr, D))
+                kern.clamp_add_rows(c, rows(M, 1).reshape(-1), coeffs)
+                r = kern.sub_times_rows(r, fwht(c), sr)
+                M = M * self.eta
+            kern.add_rows(coeffs, fwht(kern.times_pad_rows(r, sr, D)))
+            return torch.from_numpy(coeffs).reshape(*batch, D)
         coeffs = torch.zeros((*batch, D), dtype=x.dtype, device=x.device)
         r = x
         for _ in range(self.n_iters - 1):
@@ -405,10 +481,37 @@ class KashinSQ(Compressor):
         batch, d = c.shape[:-1], m.shape[-1]
         return self._bwd(c, self._frame(m.seed, batch, d, c.dtype, c.device))
 
+    _shared_group = "kashin"
+
+    def _shared_path(self, sh, want_err):
+        if sh.kernel is None:
+            return None
+        key = ("kashin", self.n_iters, self.eta, self.delta, self.pad_threshold)
+        c = sh.get(key, lambda: self.coefficients(sh.x, sh.seed))
+        nbits = _full(sh.batch, self.bits * c.shape[-1] + 2 * FLOAT_BITS)
+        if want_err and c.shape[-1] == 2 * sh.d:
+            # x̂ − x = s ∘ (H̃_{2d}(ĉ − c))[:d] (x = F*c: the representation is exact, up to rounding), and
+            # the first half of H̃_{2d} is [H̃_d, H̃_d]/√2 with H̃_d orthonormal: ‖x̂ − x‖² = ½‖e₁ + e₂‖² for
+            # e = ĉ − c in halves, no transform (d a power of two: the frame is doubled)
+            _, ch = sh.sq(c, key, 2**self.bits, True, scratch=True)
+            D = c.shape[-1]
+            err = sh.kernel.fold_dist_rows(_kernels.rows(ch, D), _kernels.rows(c, D))
+            return torch.from_numpy(err).reshape(sh.batch), None, nbits
+        _, ch = sh.sq(c, key, 2**self.bits, True)
+        frame = sh.get(("kashin-frame",), lambda: self._frame(sh.seed, sh.batch, sh.d, sh.x.dtype, sh.x.device))
+        xh = self._bwd(ch, frame)
+        return (sh.dist(xh, sh.x), None, nbits) if want_err else (None, xh, nbits)
+
 
 # -- QSGD and its entropy-coded variant ----------------------------------------------------------
 def _qsgd_levels(x, s, gen):
     norm = (x * x).sum(-1, keepdim=True).sqrt()
+    kern = _load("compressors") if _h.compiled_fwht_applies(x) else None
+    if kern is not None:  # one compiled pass, the same operations: the same levels
+        u = torch.rand(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+        d = x.shape[-1]
+        lev, neg = kern.qsgd_levels_rows(_kernels.rows(x, d), _kernels.rows(u, d), _kernels.rows(norm, 1).reshape(-1), s)
+        return torch.from_numpy(lev).reshape(x.shape), torch.from_numpy(neg).reshape(x.shape), norm.squeeze(-1)
     a = torch.where(norm > 0, x.abs() / torch.where(norm > 0, norm, torch.ones_like(norm)), torch.zeros_like(x)) * s
     fl = a.floor()
     up = torch.rand(x.shape, generator=gen, device=x.device, dtype=x.dtype) < (a - fl)
@@ -447,6 +550,23 @@ class QSGD(Compressor):
         sgn = 1 - 2 * neg.to(norm.dtype)
         return norm.unsqueeze(-1) * sgn * lev.to(norm.dtype) / self.levels
 
+    _shared_group = "qsgd"
+
+    def _shared_path(self, sh, want_err):
+        if sh.kernel is None or type(self)._code_bits is not QSGD._code_bits:
+            return None  # (QSGD + Elias: its size depends on the levels drawn)
+        x = sh.x
+        norm = sh.get(("qsgd-norm",), lambda: (x * x).sum(-1, keepdim=True).sqrt())  # as _qsgd_levels
+        u = sh.uniforms("qsgd", x.shape)
+        d = sh.d
+        out = None if want_err else np.empty((math.prod(sh.batch), d), dtype=_np_dtype(x))
+        err = sh.kernel.qsgd_rows(_kernels.rows(x, d), _kernels.rows(u, d), _kernels.rows(norm, 1).reshape(-1),
+                                  self.levels, out)
+        nbits = self._code_bits(x, None)
+        if want_err:
+            return torch.from_numpy(err).reshape(sh.batch), None, nbits
+        return None, torch.from_numpy(out).reshape(x.shape), nbits
+
 
 def elias_omega_length(n: torch.Tensor) -> torch.Tensor:
     """Length in bits of the Elias-ω code of each positive integer in ``n`` (elementwise: any shape,
@@ -484,6 +604,10 @@ class QSGDElias(QSGD):
         super().__init__(levels=levels)
 
     def _code_bits(self, lev, neg):
+        kern = _load("compressors") if lev.device.type == "cpu" else None
+        if kern is not None:  # one compiled pass, integer arithmetic: the same lengths
+            nb = kern.elias_rows(_kernels.rows(lev, lev.shape[-1])) + FLOAT_BITS
+            return torch.from_numpy(nb).reshape(lev.shape[:-1])
         flat = lev.reshape(-1, lev.shape[-1])
         out = []
         for row in flat:
@@ -729,3 +853,156 @@ def make_compressor(method: str, bits: float) -> Compressor:
     if b != int(b):
         raise ValueError(f"bits must be an integer in [1, 8] or < 1 for {method}, got {bits}")
     return cls(int(b))
+
+
+# ------------------------------------------------------------------------------------------------
+# Errors of several compressors on one input, their shared stages done once
+# ------------------------------------------------------------------------------------------------
+_GROUPS = ("rotation", "kashin", "qsgd", None)  # the order squared_errors takes the compressors in
+
+
+def _np_dtype(x: torch.Tensor):
+    return np.float32 if x.dtype == torch.float32 else np.float64
+
+
+class _Shared:
+    """The budget-independent stages of the encoders for one input ``x`` and ``seed``, each computed at
+    its first use and kept until :meth:`release`: the rotation (by rotation count), Kashin's coefficients
+    and frame, the uniform draws of a purpose and shape, QSGD's norms, the [min, max] of a vector SQ
+    quantizes. ``kernel``: :mod:`qlib._kernels.compressors` where it takes ``x`` (else None)."""
+
+    def __init__(self, x: torch.Tensor, seed: int):
+        self.x, self.seed = x, seed
+        self.batch, self.d = tuple(x.shape[:-1]), x.shape[-1]
+        self.D = _h.next_power_of_two(self.d)
+        self.kernel = _load("compressors") if _h.compiled_fwht_applies(x) else None
+        self.cache: dict = {}
+
+    def get(self, key, make):
+        v = self.cache.get(key)
+        if v is None:
+            v = self.cache[key] = make()
+        return v
+
+    def release(self, group: str | None) -> None:
+        """Drop what only the compressors of ``group`` use (the uniform draws stay: SQ's are shared
+        by Hadamard+SQ and Kashin+SQ where their lengths agree)."""
+        own = {"rotation": ("rht",), "kashin": ("kashin", "kashin-frame"), "qsgd": ("qsgd-norm",)}.get(group, ())
+        for key in [k for k in self.cache if k[0] in own or (k[0] == "range" and k[1][0] in own)
+                    or (group == "qsgd" and k[:2] == ("u", "qsgd"))]:
+            del self.cache[key]
+
+    def rotated(self, k: int) -> torch.Tensor:
+        return self.get(("rht", k), lambda: _h.seeded_rht(_h.pad_to_power_of_two(self.x), self.seed, k))
+
+    def uniforms(self, purpose: str, shape) -> torch.Tensor:
+        x = self.x
+        return self.get(("u", purpose, tuple(shape)), lambda: torch.rand(
+            tuple(shape), generator=_h.generator(self.seed, purpose, x.device), device=x.device, dtype=x.dtype))
+
+    def sq(self, v: torch.Tensor, key, levels: int, want_values: bool, scratch: bool = False):
+        """SQ of ``v`` (cached under ``key``) with ``levels`` levels, as :func:`_sq_encode` then
+        :func:`_sq_decode` (the uniforms of the seed's ``"sq"`` stream): (``Σ (v̂ − v)²`` per row, float64;
+        the decoded ``v̂`` when ``want_values``, else None; ``scratch``: ``v̂`` is the thread's scratch
+        array, for a caller done with it before the next call)."""
+        lo, hi = self.get(("range", key), lambda: (v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values))
+        span = hi - lo
+        step = (hi - lo) / max(levels - 1, 1)  # as _sq_decode
+        u = self.uniforms("sq", v.shape)
+        D = v.shape[-1]
+        shape, dt = (math.prod(v.shape[:-1]), D), _np_dtype(v)
+        out = None if not want_values else _kernels.scratch("compressors.sq", shape, dt) if scratch else np.empty(shape, dt)
+        flat = lambda t: _kernels.rows(t, 1).reshape(-1)  # noqa: E731
+        err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), flat(lo), flat(span), levels, flat(step), out)
+        return (torch.from_numpy(err).reshape(v.shape[:-1]),
+                None if out is None else torch.from_numpy(out).reshape(v.shape))
+
+    def dist(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """``Σ (a − b)²`` per row in float64."""
+        if self.kernel is not None and _h.compiled_fwht_applies(a) and a.dtype == b.dtype:
+            D = a.shape[-1]
+            return torch.from_numpy(self.kernel.sq_dist_rows(_kernels.rows(a, D), _kernels.rows(b, D))).reshape(a.shape[:-1])
+        return ((a.double() - b.double()) ** 2).sum(-1)
+
+
+def _check_compressors(compressors) -> list:
+    if isinstance(compressors, Compressor):
+        compressors = [compressors]
+    if not isinstance(compressors, (list, tuple)) or not compressors:
+        raise TypeError(f"compressors must be a non-empty list of qlib.compressors.Compressor, got {compressors!r}")
+    for i, c in enumerate(compressors):
+        if not isinstance(c, Compressor):
+            raise TypeError(f"compressors[{i}] must be a qlib.compressors.Compressor, got {type(c).__name__}")
+    return list(compressors)
+
+
+def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
+                   domain: str = "rotated") -> tuple[torch.Tensor, torch.Tensor]:
+    """The squared reconstruction error of each compressor on one input, and its message sizes.
+
+    ``of="rows"``: ``‖decompress(compress(x, seed)) − x‖²`` per row of ``x`` ``(*batch, d)``; returns the
+    errors (float64, shape ``(k, *batch)`` for ``k`` compressors) and the message sizes (long, the same
+    shape). ``of="mean"``: ``x`` is ``(n, d)`` (one row per client); the error of the mean estimate,
+    ``‖est − mean of the rows‖²`` (``est, bits = compressor.mean(x, seed)``; the mean in float64), float64 of shape ``(k,)``, and the
+    total bits ``(k,)``. Both on the CPU, whatever the device of ``x``.
+
+    ``domain="original"``: each compressor's compress → decompress (or ``mean``) → compare, one after the
+    other: the definition. ``domain="rotated"`` (default): the same values up to float rounding (the same
+    random streams, the same decisions), the work that does not depend on the budget done once:
+
+    * the rotation: EDEN (``n_rotations = k``: the ``k``-fold rotation), Hadamard+SQ and DRIVE draw it from
+      the seed alone (:func:`qlib.hadamard.seeded_rht`), so they share one forward transform; for
+      ``of="rows"`` and ``d`` a power of two the error is measured in the rotated domain, with no inverse
+      transform: the rotation is orthonormal, so ``‖x̂ − x‖ = ‖ŷ − r‖`` with ``r`` the rotated input and
+      ``ŷ`` the receiver's per-coordinate reconstruction before its inverse rotation
+      (:func:`qlib.eden.rotated_reconstruction`). (With padding, ``d < D``, the receiver drops the padded
+      coordinates of ``R⁻¹ŷ``, so there the inverse transform runs.) Kashin+SQ's frame is not orthogonal,
+      but for ``d`` a power of two it is doubled (``D_K = 2d``) and its synthesis keeps the first half of
+      ``H̃_{2d} = [[H̃_d, H̃_d], [H̃_d, −H̃_d]]/√2``: ``‖x̂ − x‖² = ½‖e₁ + e₂‖²`` for the coefficient error
+      ``e = ĉ − c`` in halves (``x = F*c`` up to rounding), no transform; otherwise it is decoded;
+    * Kashin's coefficients (3 projections) do not depend on the budget: computed once per parameter set;
+    * the uniforms of SQ (Hadamard+SQ, Kashin+SQ) and QSGD come from a stream of the seed alone, the same
+      at every budget: drawn once per shape, with QSGD's norms and SQ's [min, max]; the quantization, the
+      decoding and the error then take one compiled pass per budget (``qlib/_kernels/compressors.py``, the
+      same float operations as the torch encoder and decoder).
+
+    Sub-bit EDEN (its mask precedes the rotation), QSGD + Elias-ω, Count-Sketch and the other compressors
+    go the original way, as does Hadamard+SQ, Kashin+SQ and QSGD on a device or dtype the compiled kernels
+    do not take. The shared stages are dropped after the last compressor that uses them (compressors are
+    taken rotation-based first, then Kashin+SQ, then QSGD, then the rest; the results keep the given order).
+    """
+    compressors = _check_compressors(compressors)
+    x = _eden_theory.check_vectors(x)
+    seed = check_seed("seed", seed)
+    of = check_choice("of", of, ("rows", "mean"))
+    domain = check_choice("domain", domain, ("rotated", "original"))
+    if of == "mean" and x.dim() != 2:
+        raise ValueError(f"x must be (n_clients, d) for of='mean', got shape {tuple(x.shape)}")
+    with skip_nested():
+        k = len(compressors)
+        errs: list = [None] * k
+        bits: list = [None] * k
+        xmean = x.double().mean(0) if of == "mean" else None  # (in float64, as eden_theory.nmse)
+        sh = _Shared(x, seed) if domain == "rotated" else None
+        order = sorted(range(k), key=lambda i: _GROUPS.index(compressors[i]._shared_group)
+                       if compressors[i]._shared_group in _GROUPS else len(_GROUPS))
+        for pos, i in enumerate(order):
+            c = compressors[i]
+            got = c._shared_path(sh, of == "rows") if sh is not None else None
+            if got is None:  # the definition
+                if of == "rows":
+                    m = c.compress(x, seed)
+                    errs[i], bits[i] = ((x.double() - c.decompress(m).double()) ** 2).sum(-1), m.nbits
+                else:
+                    est, nb = c.mean(x, seed)
+                    errs[i], bits[i] = ((est.double() - xmean) ** 2).sum(), torch.tensor(nb)
+            else:
+                err, xh, nb = got
+                if of == "rows":
+                    errs[i], bits[i] = (err if err is not None else sh.dist(xh, x)), nb
+                else:
+                    errs[i], bits[i] = ((xh.mean(0).double() - xmean) ** 2).sum(), nb.sum()
+            if sh is not None and (pos + 1 == k or compressors[order[pos + 1]]._shared_group != c._shared_group):
+                sh.release(c._shared_group)
+        return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),
+                torch.stack([torch.as_tensor(b).cpu().to(torch.long) for b in bits]))

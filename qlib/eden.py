@@ -17,7 +17,10 @@ The closed forms and bounds (the Lloyd–Max codebooks, the vNMSE limits, the ra
 the entropy-coded cells, the multi-client NMSE of Lemma 2.2, the measured errors) live in
 :mod:`qlib.eden_theory`; this module is the codec: :func:`compress`, :func:`decompress` (the
 :class:`Payload` between them), :func:`received_mask`, :func:`roundtrip` and the several-client
-:func:`mean_estimate`. The names that moved stay reachable here (``qlib.eden.limit_vnmse`` is
+:func:`mean_estimate`. Split at the rotation, for a caller that encodes one vector at several budgets
+and measures the error where the rotation leaves it unchanged (``qlib.compressors.squared_errors``):
+:func:`compress_rotated` (``compress`` after its rotation) and :func:`rotated_reconstruction` (``decompress``
+before its inverse rotation). The names that moved stay reachable here (``qlib.eden.limit_vnmse`` is
 ``qlib.eden_theory.limit_vnmse``).
 
 On CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
@@ -62,6 +65,8 @@ __all__ = [
     "Payload",
     "check_payload",
     "compress",
+    "compress_rotated",
+    "rotated_reconstruction",
     "decompress",
     "sent_mask",
     "coin_mask",
@@ -465,67 +470,126 @@ def compress(
     if b < 1 and quantizer == "lm":
         check_vectors(x)  # sub-bit: every entry finite, not only the kept ones
     with skip_nested():  # every argument is checked: the public functions called below trust them
-        batch, d, dev, dt = x.shape[:-1], x.shape[-1], x.device, x.dtype
+        batch, d, dev = x.shape[:-1], x.shape[-1], x.device
         v = x
         m, sent = d, None
         if b < 1 and quantizer == "lm":  # sub-bit: a uniform subset of m coordinates, then `sent` of D rotated
-            m, D, sent = message_sizes(d, b)
+            m, _, sent = message_sizes(d, b)
             if m < d:
                 keep = _subsample(seed, batch, d, m, dev)
                 v = torch.gather(x, -1, keep) * (d / m)
-        D = _h.next_power_of_two(m)
         # the rotation; on CPU one compiled pass per rotation that reads the seeded signs as bits
         # (r and q below are temporaries: on the compiled path the thread's scratch arrays, no page faults)
         r = _h.seeded_rht(_h.pad_to_power_of_two(v), seed, n_rotations, scratch="eden.r")
-        norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
-        _check_finite_norms(x, norm2)  # an infinite or NaN entry of x makes its row's norm NaN
-        zero = norm2 == 0
-        any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
-        eta = math.sqrt(D) / norm2.sqrt()
-        if any_zero:
-            eta = torch.where(zero, torch.zeros_like(norm2), eta)
+        return _encode(r, x, "x", b, seed, scale, quantizer, n_rotations, d, m, sent)
+
+
+def compress_rotated(
+    r: torch.Tensor,
+    bits: float,
+    seed: int,
+    *,
+    d: int | None = None,
+    scale: str = "unbiased",
+    quantizer: str = "lm",
+    n_rotations: int = 1,
+) -> Payload:
+    """The payload :func:`compress` sends for ``x``, given its rotation ``r = seeded_rht(pad(x), seed,
+    n_rotations)`` (:func:`qlib.hadamard.seeded_rht`, :func:`qlib.hadamard.pad_to_power_of_two`) instead of
+    ``x``: the same codes, scale and size, bit for bit (:func:`compress` is this after its rotation).
+
+    For a caller that rotates one vector once and encodes it at several budgets (the rotation does not
+    depend on the budget). ``r``: ``(*batch, D)``, ``D`` a power of two; ``d``: the length of ``x``
+    (``D/2 < d ≤ D``; None: ``D``); ``bits`` in [1, 8] for ``quantizer="lm"`` (a sub-bit budget masks
+    ``x`` before the rotation: use :func:`compress`), in (0, 8] for ``"ee"``; the other options as
+    :func:`compress`'s.
+    """
+    r = check_vectors(r, "r", finite=False)  # finiteness: on the squared norms, as compress
+    b = check_bits(bits)
+    seed = check_seed("seed", seed)
+    scale = check_choice("scale", scale, ("unbiased", "mse"))
+    quantizer = check_choice("quantizer", quantizer, ("lm", "ee"))
+    n_rotations = check_int("n_rotations", n_rotations, low=1, high=8)
+    D = r.shape[-1]
+    if not _h.is_power_of_two(D):
+        raise ValueError(f"r must have a power-of-two last dimension (the rotated, padded vector), got {D}")
+    d = D if d is None else check_int("d", d, low=D // 2 + 1, high=D)
+    if b < 1 and quantizer == "lm":
+        raise ValueError(f"bits={b} < 1 masks x before the rotation (§4.1): use qlib.eden.compress for a sub-bit budget")
+    with skip_nested():
+        return _encode(r, r, "r", b, seed, scale, quantizer, n_rotations, d, d)
+
+
+def rotated_reconstruction(payload: Payload) -> torch.Tensor:
+    """The receiver's vector before its inverse rotation, ``S · q`` (the centroids of the codes times the
+    scale), shape ``(*batch, D)``: :func:`decompress` (without a loss mask) is its inverse rotation
+    ``seeded_irht(·, seed, n_rotations)`` cut to the first ``m`` coordinates (scattered back to ``d`` for a
+    sub-bit payload), with the same products in the same precision. The rotation is orthonormal, so for
+    a payload of a vector of power-of-two length without sub-bit mask ``‖S·q − r‖ = ‖x̂ − x‖`` with
+    ``r`` the sender's rotated vector: the error measured without the inverse transform."""
+    payload = check_payload(payload)
+    with skip_nested():
+        b = payload.bits
         coins = None
-        lo = max(1, int(math.floor(b)))
-        if quantizer == "lm" and b >= 1 and b != math.floor(b):
-            coins = _coins(seed, batch, D, b - lo, dev)
-        if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
-            idx, q = _lm_quantize_compiled(r, eta, lo, coins)
-        else:
-            u = r * eta.unsqueeze(-1)
-            if quantizer == "ee":
-                idx = _ee_quantize(u, ee_delta(b))
-            elif coins is not None:
-                idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
-            else:
-                idx = _lm_quantize(u, lo)
-            q = _dequantize(idx, b, quantizer, coins, dt, dev)
-        rq = torch.linalg.vecdot(r, q)
-        if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
-            raise ValueError(
-                f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
-                "use quantizer='lm' for this budget"
-            )
-        safe_rq = torch.where(zero, torch.ones_like(rq), rq) if any_zero else rq
-        if scale == "unbiased":
-            S = norm2 / safe_rq
-        else:
-            S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
-        if any_zero:
-            S = torch.where(zero, torch.zeros_like(S), S)
-        if sent is not None and sent < D:  # the codes not sent carry nothing (the receiver zero-fills them)
-            idx = idx.masked_fill(~sent_mask(seed, D, sent, dev), 0)
+        if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
+            coins = _coins(payload.seed, payload.batch_shape, payload.D, b - math.floor(b), payload.indices.device)
+        w = _dequantize_scaled_compiled(payload, coins)
+        return _dequantize_received(payload, coins, None) if w is None else w
+
+
+def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None) -> Payload:
+    """Everything :func:`compress` does after the rotation ``r`` (checked arguments; ``x``/``name``: the
+    tensor and argument that the error message of a non-finite row names)."""
+    batch, D, dev, dt = r.shape[:-1], r.shape[-1], r.device, r.dtype
+    norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+    _check_finite_norms(x, norm2, name)  # an infinite or NaN entry of x makes its row's norm NaN
+    zero = norm2 == 0
+    any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
+    eta = math.sqrt(D) / norm2.sqrt()
+    if any_zero:
+        eta = torch.where(zero, torch.zeros_like(norm2), eta)
+    coins = None
+    lo = max(1, int(math.floor(b)))
+    if quantizer == "lm" and b >= 1 and b != math.floor(b):
+        coins = _coins(seed, batch, D, b - lo, dev)
+    if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
+        idx, q = _lm_quantize_compiled(r, eta, lo, coins)
+    else:
+        u = r * eta.unsqueeze(-1)
         if quantizer == "ee":
-            nbits = _entropy_bits(idx) + SCALE_BITS
-        elif sent is not None:
-            nbits = torch.full(tuple(batch), sent + SCALE_BITS, dtype=torch.long)
+            idx = _ee_quantize(u, ee_delta(b))
         elif coins is not None:
-            lo = int(math.floor(b))
-            nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
+            idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
         else:
-            nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
-        if any_zero:
-            nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
-        return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
+            idx = _lm_quantize(u, lo)
+        q = _dequantize(idx, b, quantizer, coins, dt, dev)
+    rq = torch.linalg.vecdot(r, q)
+    if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
+        raise ValueError(
+            f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
+            "use quantizer='lm' for this budget"
+        )
+    safe_rq = torch.where(zero, torch.ones_like(rq), rq) if any_zero else rq
+    if scale == "unbiased":
+        S = norm2 / safe_rq
+    else:
+        S = rq / torch.linalg.vecdot(q, q).clamp_min(torch.finfo(dt).tiny)
+    if any_zero:
+        S = torch.where(zero, torch.zeros_like(S), S)
+    if sent is not None and sent < D:  # the codes not sent carry nothing (the receiver zero-fills them)
+        idx = idx.masked_fill(~sent_mask(seed, D, sent, dev), 0)
+    if quantizer == "ee":
+        nbits = _entropy_bits(idx) + SCALE_BITS
+    elif sent is not None:
+        nbits = torch.full(tuple(batch), sent + SCALE_BITS, dtype=torch.long)
+    elif coins is not None:
+        lo = int(math.floor(b))
+        nbits = (lo * D + coins.sum(-1)).long().cpu() + SCALE_BITS
+    else:
+        nbits = torch.full(tuple(batch), max(1, int(b)) * D + SCALE_BITS, dtype=torch.long)
+    if any_zero:
+        nbits = torch.where(zero.cpu(), torch.full_like(nbits, SCALE_BITS), nbits)
+    return Payload(idx, S, seed, b, d, m, D, quantizer, n_rotations, nbits)
 
 
 def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=(), device="cpu"):

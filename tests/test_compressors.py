@@ -247,3 +247,131 @@ def test_mean_wants_one_row_per_client():
         est, bits = comp.mean(xs, 0)
         assert est.shape == (16,) and bits > 0
     assert torch.allclose(C.Float32().mean(xs, 0)[0], xs.mean(0))
+
+
+# -- squared_errors: the rotated-domain / shared-stage measurement against the definition ------------
+def _every_method(bits_int=(1, 2, 4, 8), frac=(1.5, 2.5), subbit=(0.3,)):
+    out = [C.EDEN(b) for b in (*bits_int, *frac, *subbit)]
+    out += [C.EDEN(2, quantizer="ee"), C.EDEN(3, scale="mse"), C.EDEN(2, n_rotations=2), C.DRIVE()]
+    out += [C.HadamardSQ(b) for b in bits_int] + [C.KashinSQ(b) for b in bits_int] + [C.QSGD(b) for b in bits_int]
+    out += [C.QSGDElias(5), C.SQHuffman(6), C.CountSketch(2.0), C.CountSketch(0.5), C.TernGrad(),
+            C.RandomMask(C.HadamardSQ(1), 0.3), C.make_compressor("QSGD", 0.5)]
+    return out
+
+
+@pytest.mark.parametrize("d,batch,dtype", [(2**12, (), torch.float32), (2**10, (3,), torch.float32),
+                                           (1000, (2,), torch.float32), (37, (4,), torch.float32),
+                                           (2**10, (2,), F64)])
+def test_squared_errors_rotated_equals_decode_and_compare(d, batch, dtype):
+    """The rotated-domain path (shared rotation, no inverse transform, shared Kashin coefficients and
+    uniform draws, the compiled SQ/QSGD passes) gives the error of compress → decompress → compare to
+    ≤ 1e-5 relative in float32 (the transforms' rounding), 1e-12 in float64, for every method, integer,
+    fractional and sub-bit budgets, with and without padding; the message sizes are equal."""
+    x = torch.randn(*batch, d, generator=torch.Generator().manual_seed(d), dtype=F64).exp().to(dtype)
+    comps = _every_method()
+    ref, nb_ref = C.squared_errors(comps, x, 11, domain="original")
+    got, nb = C.squared_errors(comps, x, 11)
+    assert got.shape == ref.shape == (len(comps), *batch) and got.dtype == torch.float64
+    assert torch.equal(nb, nb_ref)
+    rel = ((got - ref).abs() / ref).reshape(len(comps), -1).amax(-1)
+    # padded (d < D): the receiver drops coordinates of R⁻¹ŷ, so the inverse transform runs and the decoded
+    # bits are the same: only the order of the float64 sums differs
+    tol = 1e-5 if dtype == torch.float32 and not d & (d - 1) else 1e-12
+    bad = [(repr(c), float(r)) for c, r in zip(comps, rel) if not r <= tol]
+    assert not bad, bad
+    # the definition itself: ‖decompress(compress(x)) − x‖² per row
+    for c, e in zip(comps[:3], ref[:3]):
+        xh = c.decompress(c.compress(x, 11))
+        assert torch.equal(e, ((x.double() - xh.double()) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("d", [4096, 1000])
+def test_squared_errors_of_the_mean_is_bit_exact(d):
+    """``of="mean"``: the error of ``compressor.mean`` (Figure 8); the shared stages give the same
+    decoded bits, so the same numbers exactly."""
+    xs = lognormal(5, d, 3).float()
+    comps = _every_method(bits_int=(1, 3, 8), frac=(2.5,), subbit=(0.5,))
+    ref, nb_ref = C.squared_errors(comps, xs, 4, of="mean", domain="original")
+    got, nb = C.squared_errors(comps, xs, 4, of="mean")
+    assert torch.equal(got, ref) and torch.equal(nb, nb_ref) and got.shape == (len(comps),)
+    est, bits = comps[1].mean(xs, 4)
+    assert float(ref[1]) == float(((est.double() - xs.double().mean(0)) ** 2).sum()) and int(nb[1]) == bits
+
+
+def test_squared_errors_kernels_match_the_torch_encoders_bit_for_bit():
+    """The compiled SQ and QSGD passes make the torch encoder's decisions and decode to its bits
+    (float32: no silent promotion to float64, no fused multiply-add)."""
+    from qlib import hadamard
+
+    v = lognormal(4, 333, 9).float()
+    for L in (2, 4, 16, 256):
+        k, lo, hi = C._sq_encode(v, L, hadamard.generator(5, "sq"))
+        want = C._sq_decode(k, lo, hi, L)
+        sh = C._Shared(v, 5)
+        _, got = sh.sq(v, ("v",), L, True)
+        assert torch.equal(got, want), L
+    for s in (1, 7, 255):
+        q = C.QSGD(levels=s)
+        want = q.decompress(q.compress(v, 5))
+        _, got, _ = q._shared_path(C._Shared(v, 5), False)
+        assert torch.equal(got, want), s
+
+
+def test_squared_errors_bad_input():
+    x = torch.randn(2, 16)
+    with pytest.raises(TypeError, match="compressors"):
+        C.squared_errors([], x, 0)
+    with pytest.raises(TypeError, match=r"compressors\[1\]"):
+        C.squared_errors([C.EDEN(2), "QSGD"], x, 0)
+    with pytest.raises(ValueError, match="domain"):
+        C.squared_errors([C.EDEN(2)], x, 0, domain="fourier")
+    with pytest.raises(ValueError, match="x"):
+        C.squared_errors([C.EDEN(2)], torch.randn(2, 3, 16), 0, of="mean")
+    with pytest.raises(ValueError, match="x"):
+        C.squared_errors([C.EDEN(2)], torch.tensor([1.0, float("nan")]), 0)
+
+
+def test_qsgd_elias_compiled_length_equals_the_definition():
+    """QSGD + Elias-ω's size, counted in one compiled pass, equals the per-row torch count (gaps and
+    levels through elias_omega_length), all-zero rows and a huge level count included."""
+    x = lognormal(3, 3000, 1).float()
+    x[1] = 0.0
+    for s in (1, 2, 7, 100, 65536):
+        m = C.QSGDElias(s).compress(x, 3)
+        want = []
+        for row in m.data["lev"]:
+            nz = torch.nonzero(row).squeeze(-1)
+            gaps = torch.diff(nz, prepend=torch.tensor([-1]))
+            want.append(C.FLOAT_BITS + int(C.elias_omega_length(gaps).sum() + nz.numel()
+                                           + C.elias_omega_length(row[nz]).sum()))
+        assert m.nbits.tolist() == want, s
+
+
+@pytest.mark.parametrize("d,batch,dtype", [(2**10, (3,), torch.float32), (1000, (2,), torch.float32),
+                                           (37, (), F64)])
+def test_kashin_compiled_coefficients_equal_the_torch_iterations(d, batch, dtype, monkeypatch):
+    """KashinSQ.coefficients' compiled elementwise steps give the torch iterations' bits."""
+    x = lognormal(math.prod(batch) or 1, d, 2).reshape(*batch, d).to(dtype)
+    k = C.KashinSQ(4)
+    got = k.coefficients(x, 3)
+    load = C._load
+    monkeypatch.setattr(C, "_load", lambda name: None if name == "compressors" else load(name))
+    assert torch.equal(got, k.coefficients(x, 3))
+
+
+@pytest.mark.parametrize("make", [lambda: C.HadamardSQ(3), lambda: C.KashinSQ(2), lambda: C.SQHuffman(11),
+                                  lambda: C.QSGD(4), lambda: C.QSGDElias(9), lambda: C.QSGD(levels=255)])
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_compiled_encoders_send_the_torch_messages(make, dtype, monkeypatch):
+    """SQ's codes and QSGD's levels from the compiled pass equal the torch encoder's, field by field
+    (a zero row included)."""
+    x = lognormal(3, 1000, 4).to(dtype)
+    x[1] = 0.0
+    comp = make()
+    got = comp.compress(x, 6)
+    load = C._load
+    monkeypatch.setattr(C, "_load", lambda name: None if name == "compressors" else load(name))
+    want = comp.compress(x, 6)
+    assert got.data.keys() == want.data.keys() and torch.equal(got.nbits, want.nbits)
+    for k in got.data:
+        assert got.data[k].dtype == want.data[k].dtype and torch.equal(got.data[k], want.data[k]), k

@@ -640,7 +640,8 @@ def test_codes_outside_the_table_are_a_value_error_naming_the_field(b, kw):
 def test_closed_forms_live_in_eden_theory_and_stay_reachable_from_eden():
     # the codec module holds the codec; the moved names are the objects of qlib.eden_theory
     assert set(eden.__all__) == {"SCALE_BITS", "Payload", "check_payload", "compress", "decompress", "roundtrip",
-                                 "received_mask", "mean_estimate", "sent_mask", "coin_mask"}
+                                 "received_mask", "mean_estimate", "sent_mask", "coin_mask", "compress_rotated",
+                                 "rotated_reconstruction"}
     assert not set(eden.__all__) & set(eden_theory.__all__)
     for name in eden_theory.__all__:
         assert getattr(eden, name) is getattr(eden_theory, name)
@@ -687,3 +688,45 @@ def test_decompress_trusts_no_field_of_the_payload():
     with pytest.raises(TypeError, match=r"received must be a boolean torch\.Tensor"):
         eden.decompress(pl, torch.ones(2, 64))
     assert eden.check_payload(pl) is pl
+
+
+@pytest.mark.parametrize("d,bits,kw", [(1024, 2, {}), (1000, 3, {}), (64, 2.5, {}), (512, 2, {"quantizer": "ee"}),
+                                       (512, 0.5, {"quantizer": "ee"}), (256, 4, {"scale": "mse", "n_rotations": 2})])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compress_rotated_is_compress_after_its_rotation(d, bits, kw, dtype):
+    """compress = rotate, then compress_rotated: the same payload bit for bit; decompress = the inverse
+    rotation of rotated_reconstruction; and ‖S·q − r‖ = ‖x̂ − x‖ without padding (orthonormal rotation)."""
+    from qlib import hadamard
+
+    x = torch.randn(3, d, generator=torch.Generator().manual_seed(d), dtype=torch.float64).exp().to(dtype)
+    pl = eden.compress(x, bits, 7, **kw)
+    k = kw.get("n_rotations", 1)
+    r = hadamard.seeded_rht(hadamard.pad_to_power_of_two(x), 7, k)
+    pr = eden.compress_rotated(r, bits, 7, d=d, **kw)
+    for f in ("indices", "scale", "nbits"):
+        assert torch.equal(getattr(pl, f), getattr(pr, f)), f
+    assert (pl.seed, pl.bits, pl.d, pl.m, pl.D, pl.quantizer, pl.n_rotations) == \
+        (pr.seed, pr.bits, pr.d, pr.m, pr.D, pr.quantizer, pr.n_rotations)
+    w = eden.rotated_reconstruction(pl)
+    xh = eden.decompress(pl)
+    back = hadamard.seeded_irht(w, 7, k)[..., :d]
+    tol = 1e-6 if dtype == torch.float32 else 1e-14
+    torch.testing.assert_close(back, xh, rtol=tol, atol=tol * float(xh.abs().max()))
+    if d & (d - 1) == 0:
+        e_rot = ((w.double() - r.double()) ** 2).sum(-1)
+        e_x = ((xh.double() - x.double()) ** 2).sum(-1)
+        torch.testing.assert_close(e_rot, e_x, rtol=1e-5 if dtype == torch.float32 else 1e-12, atol=0)
+
+
+def test_compress_rotated_bad_input():
+    r = torch.randn(2, 16)
+    with pytest.raises(ValueError, match="r must have a power-of-two"):
+        eden.compress_rotated(torch.randn(2, 12), 2, 0)
+    with pytest.raises(ValueError, match="sub-bit"):
+        eden.compress_rotated(r, 0.5, 0)
+    with pytest.raises(ValueError, match="d"):
+        eden.compress_rotated(r, 2, 0, d=8)
+    with pytest.raises(ValueError, match="r"):
+        eden.compress_rotated(torch.tensor([1.0, float("inf")]), 2, 0)
+    with pytest.raises(TypeError, match="payload"):
+        eden.rotated_reconstruction(r)

@@ -189,3 +189,45 @@ def test_drivers_name_their_bad_arguments():
         SB.heterogeneous([1, 2], [0.1], 4, 1)
     with pytest.raises(ValueError, match=r"\bxs\b must be \(n_clients, d\)"):
         SB.homogeneous(torch.ones(16), [1], 1)
+
+
+# -- the sweeps' two domains (issue 23): the rotated-domain default against decode-and-compare --------
+def _printed(df, cols):
+    return df[cols].map(lambda v: f"{v:.4g}" if isinstance(v, float) else v)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_vnmse_sweep_rotated_equals_original_at_smoke_size(batched):
+    """The smoke profile's Figure 2 (and Figure 6's batched form, sub-bit budgets included): the
+    rotated-domain default and the decode-and-compare path give the same table to printed precision
+    (4 significant digits), the vNMSE to ≤ 1e-5 relative."""
+    methods = ["EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD"] if not batched else {"EDEN": S.FIXED_LENGTH["EDEN"]}
+    bits = [1, 2, 4] if not batched else [0.5, 1, 2.5, 4]
+    kw = dict(dims=[2**8, 2**10], trials=2, seed=0, batched=batched,
+              dtype=torch.float64 if batched else torch.float32)
+    a = S.vnmse_sweep(methods, bits, domain="original", **kw)
+    b = S.vnmse_sweep(methods, bits, **kw)
+    cols = ["method", "bits", "d", "vnmse", "sd", "bits_per_coord"]
+    assert _printed(a, cols).equals(_printed(b, cols))
+    assert ((a["vnmse"] - b["vnmse"]).abs() / a["vnmse"]).max() < 1e-5
+    assert (a["encode_ms"] > 0).all() and (b["encode_ms"] > 0).all()
+
+
+def test_vnmse_sweep_times_the_first_timing_trials():
+    df = S.vnmse_sweep(["EDEN", "QSGD"], [2], [2**8], trials=3, timing_trials=0)
+    assert df["encode_ms"].isna().all() and df["vnmse"].notna().all()
+    with pytest.raises(ValueError, match="timing_trials"):
+        S.vnmse_sweep(["EDEN"], [2], [2**8], trials=3, timing_trials=-1)
+    with pytest.raises(ValueError, match="domain"):
+        S.vnmse_sweep(["EDEN"], [2], [2**8], domain="fourier")
+
+
+def test_nmse_sweep_rotated_equals_original():
+    """Figure 8's sweep: the shared stages give the same decoded bits, so the same table exactly
+    (padded d as the paper's 11,511,784, and a power of two)."""
+    for d in (1000, 2**10):
+        kw = dict(n_clients=3, laws=("lognormal", "normal"), reps=2, seed=1)
+        methods = ["EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch"]
+        a = S.nmse_sweep(methods, [1, 2.5, 8], d, domain="original", **kw)
+        b = S.nmse_sweep(methods, [1, 2.5, 8], d, **kw)
+        assert a.equals(b)

@@ -4,6 +4,8 @@
   :mod:`qlib.hadamard`; :mod:`qlib.eden` also calls its ``lookup_irht_rows``, EDEN's decoding fused
   into the inverse rotation);
 * :mod:`qlib._kernels.eden` — EDEN's Lloyd–Max quantization and dequantization (owner: :mod:`qlib.eden`);
+* :mod:`qlib._kernels.compressors` — the baselines' stochastic quantizers with their error, and a float64
+  squared distance (owner: :mod:`qlib.compressors`, for :func:`qlib.compressors.squared_errors`);
 * :mod:`qlib._kernels.wire` — the wire format's 2- and 4-bit packing (owner: :mod:`qlib.wire`);
 * :mod:`qlib._kernels.engine` — the batched engine's linear Adam epochs and the r_Q^n recorder's
   quantizers, incremental validation products and Algorithm-1 statistics (owners: :mod:`qlib.engine`,
@@ -40,6 +42,7 @@ __all__ = ["OWNERS", "load", "scratch", "rows", "SCRATCH_MAX"]
 OWNERS: dict[str, tuple[str, ...]] = {
     "fwht": ("qlib.hadamard", "qlib.eden"),
     "eden": ("qlib.eden",),
+    "compressors": ("qlib.compressors",),
     "wire": ("qlib.wire",),
     "engine": ("qlib.engine", "qlib.recorder"),
 }

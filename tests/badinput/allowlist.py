@@ -148,7 +148,12 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.eden.received_mask", "batch", "entry-0"): "a batch of zero vectors has an empty mask (0, D)",
     **{(f"qlib.{f}", "x", "ndim"): "a vector or a batch (*batch, d) of any batch shape (each row its own rotation); "
                                    "a flattened batch is one longer vector"
-       for f in ("eden_theory.check_vectors", "eden.compress", "eden.roundtrip", "compressors.fit_to_budget")},
+       for f in ("eden_theory.check_vectors", "eden.compress", "eden.roundtrip", "compressors.fit_to_budget",
+                 "compressors.squared_errors")},
+    ("qlib.repro.eden.sweeps.vnmse_sweep", "timing_trials", "0"): "0 vectors timed: the errors only, encode_ms NaN",
+    ("qlib.repro.eden.sweeps.vnmse_sweep", "timing_trials", "None"): "None: every vector's compress is timed",
+    ("qlib.eden.compress_rotated", "r", "ndim"): "a rotated vector or a batch (*batch, D) of any batch shape, as "
+                                                 "compress's x",
     ("qlib.eden_theory.rd_bound", "bits", "ndim"): "elementwise over an array of any shape, as NumPy ufuncs",
     ("qlib.eden_theory.rd_bound", "bits", "empty"): "elementwise: an empty array of budgets gives an empty array of bounds",
     ("qlib.compressors.elias_omega_length", "n", "ndim"): "elementwise over a tensor of any shape",

@@ -15,7 +15,7 @@ from ...validation import check_float, check_float_sequence, check_int, check_in
 from ..ledger import Row, check, claim, close, missing, not_comparable
 from . import paper
 from ._args import check_budgets, check_methods
-from .sweeps import MAX_LOGD, vnmse_sweep
+from .sweeps import MAX_LOGD, TIMING_TRIALS, vnmse_sweep
 
 __all__ = ["outcome_text", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
            "figure4", "figure4_rows", "figure5_rows", "lemma_rows"]
@@ -191,7 +191,9 @@ def figure2_scale_note(trials: int, logd) -> str:
     dims = ", ".join(f"2^{k}" for k in logd)
     fewer = (f"{trials} vector{'s' if trials != 1 else ''} per point (the paper averages {paper.FIG2_TRIALS})"
              if trials < paper.FIG2_TRIALS else f"{trials} vectors per point, as many as the paper")
-    return f"This run: {fewer}, at d = {dims} (the paper does not list its dimensions)."
+    timed = (f"; the encode times are the median over the first {TIMING_TRIALS} vectors"
+             if trials > TIMING_TRIALS else "")
+    return f"This run: {fewer}, at d = {dims} (the paper does not list its dimensions){timed}."
 
 
 def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:

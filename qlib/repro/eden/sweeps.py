@@ -12,16 +12,37 @@ import pandas as pd
 import torch
 
 from ... import eden, eden_theory, hadamard
-from ...compressors import EDEN, QSGD, CountSketch, HadamardSQ, KashinSQ, QSGDElias, SQHuffman, fit_to_budget
+from ...compressors import (
+    EDEN,
+    QSGD,
+    CountSketch,
+    HadamardSQ,
+    KashinSQ,
+    QSGDElias,
+    SQHuffman,
+    fit_to_budget,
+    squared_errors,
+)
 from ...devices import resolve
-from ...validation import check_alloc, check_bool, check_float_sequence, check_int, check_int_sequence, check_seed
+from ...validation import (
+    check_alloc,
+    check_bool,
+    check_choice,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_seed,
+)
 from ._args import LAWS, check_budgets, check_law, check_laws, check_methods
 
-__all__ = ["LAWS", "FIXED_LENGTH", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
+__all__ = ["LAWS", "FIXED_LENGTH", "TIMING_TRIALS", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
            "loss_subbit_sweep"]
 
 #: the largest dimension a sweep takes (2^26 coordinates: 256 MiB per float32 vector)
 MAX_LOGD = 26
+#: vectors whose ``compress`` calls :func:`vnmse_sweep` times, by default (the encode time is their median;
+#: a timed vector costs one compress per (b, method) on top of its errors, several times what its errors cost)
+TIMING_TRIALS = 3
 
 
 def input_law(name: str, shape, seed: int, dtype=torch.float32, device="cpu") -> torch.Tensor:
@@ -74,13 +95,19 @@ def _timed(fn, device, *args):
 
 
 def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device="cpu", dtype=torch.float32,
-                batched=False) -> pd.DataFrame:
+                batched=False, domain="rotated", timing_trials=TIMING_TRIALS) -> pd.DataFrame:
     """vNMSE (mean, sd over ``trials`` vectors) and encode time per (method, b, d): a DataFrame.
 
     ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b). Each trial is one
-    fresh vector of the ``law``; the encode time is the median over trials of one ``compress`` call
-    on one vector (Figures 2 and 7), after one untimed warm-up call per (d, b, method). ``batched=True`` compresses the ``trials`` vectors as one
-    batch (each row its own rotation) and reports the batch time per vector.
+    fresh vector of the ``law``, compressed by every (b, method) with the seed ``seed + t``; the vNMSE
+    is ``‖x − x̂‖²/‖x‖²``. ``domain``: how the error is measured (:func:`qlib.compressors.squared_errors`):
+    ``"rotated"`` (default) shares the rotation, Kashin's coefficients and the uniform draws across the
+    budgets and measures the error of the rotation-based methods in the rotated domain (no inverse
+    transform); ``"original"`` compresses, decompresses and compares every (b, method) — the same
+    values up to float rounding. The encode time is the median of one ``compress`` call on one vector
+    over the first ``timing_trials`` trials (None: all; 0: not timed, NaN) (Figures 2 and 7).
+    ``batched=True`` compresses the ``trials`` vectors as one batch (each row its own rotation) and
+    reports the time of one batch ``compress`` per vector (``timing_trials=0``: not timed).
     """
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
@@ -89,51 +116,68 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     batched = check_bool("batched", batched)
+    domain = check_choice("domain", domain, ("rotated", "original"))
+    timed = trials if timing_trials is None else min(trials, check_int("timing_trials", timing_trials, low=0))
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
     rows = []
+    keys = [(b, name) for b in bits for name in methods]
     for d in dims:
+        comps = {(b, name): methods[name](b) for b, name in keys}
         if batched:
             xb = torch.stack([input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)])
-            for b in bits:
-                for name, make in methods.items():
-                    comp = make(b)
-                    comp.compress(xb, seed)  # warm-up: JIT compilation and cached codebooks are not encode time
-                    m, dt = _timed(comp.compress, dev, xb, seed)
-                    v = eden_theory.vnmse(xb, comp.decompress(m)).cpu().numpy()
-                    rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
-                                 "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(m.nbits.double().mean()) / d})
+            err, nb = squared_errors([comps[k] for k in keys], xb, seed, domain=domain)
+            norm2 = (xb.double() ** 2).sum(-1).cpu()  # as eden_theory.vnmse
+            for j, (b, name) in enumerate(keys):
+                dt = _timed(comps[(b, name)].compress, dev, xb, seed)[1] if timed else math.nan
+                v = (err[j] / norm2).numpy()
+                rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
+                             "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(nb[j].double().mean()) / d})
             continue
         # one vector at a time (the `paper` profile's 100 vectors of 2^26 coordinates would need 25.6 GB
         # at once): trial t's vector is drawn once and goes through every (b, method); each result is
         # the same as drawing all vectors first, since vector t and its rotation seed depend on t only
-        acc = {(b, name): ([], [], []) for b in bits for name in methods}
-        comps = {(b, name): make(b) for b in bits for name, make in methods.items()}
+        acc = {k: ([], [], []) for k in keys}
         for t in range(trials):
             x = input_law(law, d, seed * 100003 + t, dtype, dev)
-            for b in bits:
-                for name in methods:
-                    comp = comps[(b, name)]
+            if domain == "original":  # compress (timed), decompress, compare: every (b, method) in turn
+                for k in keys:
                     if t == 0:  # warm-up: JIT compilation and cached codebooks are not encode time
-                        comp.compress(x, seed)
-                    m, dt = _timed(comp.compress, dev, x, seed + t)
-                    v, ts, nb = acc[(b, name)]
-                    v.append(float(eden_theory.vnmse(x, comp.decompress(m))))
-                    ts.append(dt)
-                    nb.append(m.total_bits / d)
+                        comps[k].compress(x, seed)
+                    m, dt = _timed(comps[k].compress, dev, x, seed + t)
+                    v, ts, nbs = acc[k]
+                    v.append(float(eden_theory.vnmse(x, comps[k].decompress(m))))
+                    if t < timed:
+                        ts.append(dt)
+                    nbs.append(m.total_bits / d)
+                continue
+            err, nb = squared_errors([comps[k] for k in keys], x, seed + t)
+            norm2 = float((x.double() ** 2).sum())  # as eden_theory.vnmse
+            if not norm2 > 0:
+                raise ValueError(f"trial {t} drew a zero vector: the vNMSE is undefined")
+            for j, k in enumerate(keys):
+                v, ts, nbs = acc[k]
+                v.append(float(err[j]) / norm2)
+                nbs.append(int(nb[j]) / d)
+                if t < timed:  # the encode time, on its own (after the shared stages: kernels loaded)
+                    ts.append(_timed(comps[k].compress, dev, x, seed + t)[1])
             del x
-        for b in bits:
-            for name in methods:
-                v, ts, nb = acc[(b, name)]
-                rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
-                             "encode_ms": 1e3 * float(np.median(ts)), "bits_per_coord": float(np.mean(nb))})
+        for b, name in keys:
+            v, ts, nbs = acc[(b, name)]
+            rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
+                         "encode_ms": 1e3 * float(np.median(ts)) if ts else math.nan,
+                         "bits_per_coord": float(np.mean(nbs))})
     return pd.DataFrame(rows)
 
 
-def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32):
+def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32,
+               domain="rotated"):
     """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
-    (law, method, b), mean and sd over ``reps`` repetitions (Figure 8)."""
+    (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``domain``: ``"rotated"``
+    (default: the budget-independent stages shared across the budgets,
+    :func:`qlib.compressors.squared_errors`) or ``"original"`` (each method's ``mean`` in turn); the
+    same values up to float rounding."""
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
@@ -143,18 +187,23 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
     seed = check_seed("seed", seed)
     check_alloc("n_clients and d", n_clients * d, 8 * 8, value=(n_clients, d),
                 what="the clients' vectors, rotations and messages")
+    domain = check_choice("domain", domain, ("rotated", "original"))
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
+    keys = [(b, name) for b in bits for name in methods]
     rows = []
     for law in laws:
         for r in range(reps):
             xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
-            for b in bits:
-                for name, make in methods.items():
-                    est, nb = make(b).mean(xs, seed + r)
-                    rows.append({"law": law, "method": name, "bits": b, "rep": r,
-                                 "nmse": eden_theory.nmse(xs, est), "bits_per_coord": nb / (n_clients * d)})
+            err, nb = squared_errors([methods[name](b) for b, name in keys], xs, seed + r, of="mean", domain=domain)
+            denom = (xs.double() ** 2).sum(-1).mean().cpu()  # as eden_theory.nmse
+            if not bool(denom > 0):
+                raise ValueError("xs is all zeros: the NMSE is undefined")
+            for j, (b, name) in enumerate(keys):
+                rows.append({"law": law, "method": name, "bits": b, "rep": r,
+                             "nmse": float(err[j] / denom), "bits_per_coord": int(nb[j]) / (n_clients * d)})
+            del xs
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
               .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))

@@ -138,6 +138,8 @@ B["qlib.eden_theory.client_budgets"] = lambda: {"bits": [1.0, 2.0, 2.0], "loss":
 B["qlib.eden.compress"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "n_rotations": 1}
 B["qlib.eden.received_mask"] = lambda: {"D": 16, "loss": 0.25, "mode": "random", "seed": 0, "batch": (2,)}
 B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
+B["qlib.eden.compress_rotated"] = lambda: {"r": _randn(2, 16), "bits": 2.0, "seed": 0, "d": 12, "n_rotations": 1}
+B["qlib.eden.rotated_reconstruction"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
@@ -164,6 +166,15 @@ def _fit_to_budget():
 
 
 B["qlib.compressors.fit_to_budget"] = _fit_to_budget
+
+
+def _squared_errors():
+    from qlib.compressors import EDEN, HadamardSQ, KashinSQ
+
+    return {"compressors": [EDEN(2.0), HadamardSQ(2), KashinSQ(2)], "x": _randn(2, 16), "seed": 0}
+
+
+B["qlib.compressors.squared_errors"] = _squared_errors
 
 # -- qlib.wire -----------------------------------------------------------------------------------------
 B["qlib.wire.pack_bits"] = lambda: {"codes": np.array([[0, 1, 2, 3], [3, 2, 1, 0]]), "bits": 2}
@@ -333,7 +344,7 @@ B[RE + "subbit.homogeneous_rows"] = lambda: {"homog": _homog(), "rtol": 0.05}
 # -- qlib.repro.eden.sweeps ----------------------------------------------------------------------------------
 B[RE + "sweeps.input_law"] = lambda: {"name": "normal", "shape": (2, 8), "seed": 0}
 B[RE + "sweeps.vnmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "dims": [16], "law": "normal", "trials": 2,
-                                        "seed": 0}
+                                        "seed": 0, "timing_trials": 1}
 B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16, "n_clients": 2,
                                        "laws": ("normal",), "reps": 1, "seed": 0}
 B[RE + "sweeps.variable_length_sweep"] = lambda: {"bits": [2], "d": 64, "laws": ("normal",), "trials": 2, "seed": 0}

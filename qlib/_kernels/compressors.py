@@ -1,0 +1,324 @@
+"""Compiled CPU kernels of the baselines' stochastic quantizers and of a squared distance, loaded by
+:mod:`qlib.compressors` (``qlib._kernels.load("compressors")``) for :func:`qlib.compressors.squared_errors`.
+
+Each is one pass over a row that does what the compressor's encoder and decoder do in several torch
+passes, with the same floating-point operations in the same precision and order (a float32 row stays
+float32: every constant is passed in the row's dtype, since an integer literal would promote numba's
+float32 arithmetic to float64), given the same random draw, so the decisions and the decoded values are
+the same bits; only the error sums are new (float64; their order of summation is free):
+
+* :func:`sq_rows`: ``qlib.compressors``' stochastic quantization (SQ) with ``L`` levels on [lo, lo + span]
+  of a row given its uniforms ``u``, decoded as the receiver does (``lo + k·step``), and ``Σ (ĉ − v)²``;
+* :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
+  ``Σ (x̂ − x)²``;
+* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`fold_dist_rows`: the squared norm of the
+  first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
+* :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
+  and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
+  and ``QSGDElias``' compress;
+* :func:`times_pad_rows`, :func:`clamp_add_rows`, :func:`sub_times_rows`, :func:`add_rows`: the elementwise steps
+  of Kashin's iterations between its transforms (:meth:`qlib.compressors.KashinSQ.coefficients`), each the
+  torch step's one IEEE operation per entry (a product by ±1, a clamp, a sum, a difference);
+* :func:`elias_rows`: QSGD + Elias-ω's code length per row of levels (integer arithmetic, for
+  :class:`qlib.compressors.QSGDElias`, whose :func:`qlib.compressors.fit_to_budget` search sizes it many times).
+
+The decoded values go to a block of ``_BLOCK`` entries that stays in L1 (or to the caller's output row),
+then the error sum reads them back: both loops vectorize (the exact one has no reduction; the sum may be
+reassociated). Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside
+this file).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
+           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows"]
+
+_BLOCK = 4096
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+def _sumsq(a, b):
+    """Σ (a − b)² in float64 (reassociated: vectorized; only this sum's rounding is free)."""
+    acc = 0.0
+    for i in range(a.shape[0]):
+        e = np.float64(a[i]) - np.float64(b[i])
+        acc += e * e
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _sq_fill(v, u, l0, sp, lm1, st, dst, zero, one):
+    """dst = SQ(v) decoded, exactly as torch: t = (v − lo)/span·(L − 1), k = ⌊t⌋ + (u < t − ⌊t⌋) clamped
+    to [0, L − 1], lo + k·step (separate roundings: no fastmath, so no fused multiply-add)."""
+    if sp > zero:
+        for i in range(v.shape[0]):
+            t = (v[i] - l0) / sp
+            t = t * lm1
+            fl = np.floor(t)
+            k = fl + (one if u[i] < t - fl else zero)
+            k = min(max(k, zero), lm1)
+            dst[i] = l0 + k * st
+    else:  # torch.where(span > 0, …, 0): t = 0, k = 0
+        for i in range(v.shape[0]):
+            dst[i] = l0 + zero * st
+
+
+@njit(cache=True, nogil=True)
+def _sq(v, u, lo, span, lm1, step, out, write, err, zero, one):
+    buf = np.empty(_BLOCK, dtype=v.dtype)
+    n = v.shape[1]
+    for b in range(v.shape[0]):
+        acc = 0.0
+        for s0 in range(0, n, _BLOCK):
+            s1 = min(n, s0 + _BLOCK)
+            dst = out[b, s0:s1] if write else buf[: s1 - s0]
+            _sq_fill(v[b, s0:s1], u[b, s0:s1], lo[b], span[b], lm1, step[b], dst, zero, one)
+            acc += _sumsq(dst, v[b, s0:s1])
+        err[b] = acc
+
+
+def sq_rows(v: np.ndarray, u: np.ndarray, lo: np.ndarray, span: np.ndarray, levels: int, step: np.ndarray,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """SQ of the rows of ``v`` (2-D, C-contiguous, float32/float64) with ``levels`` levels, given the
+    uniforms ``u`` (the shape and dtype of ``v``), each row's ``lo`` = min, ``span`` = max − min and
+    decoding ``step`` = span/(levels − 1) (1-D, the dtype of ``v``, as torch computes them): the decoded
+    values into ``out`` (when given) and ``Σ (decoded − v)²`` per row (float64)."""
+    dt = v.dtype.type
+    err = np.empty(v.shape[0], dtype=np.float64)
+    write = out is not None
+    _sq(v, u, lo, span, dt(levels - 1), step, out if write else np.empty((1, 1), dtype=v.dtype), write, err,
+        dt(0), dt(1))
+    return err
+
+
+@njit(cache=True, nogil=True)
+def _qsgd_fill(x, u, n, s, dst, zero, one):
+    """dst = QSGD(x) decoded, exactly as torch: a = |x|/‖x‖·s, ξ = ⌊a⌋ + (u < a − ⌊a⌋) clamped to [0, s],
+    ((±‖x‖)·ξ)/s."""
+    if n > zero:
+        for i in range(x.shape[0]):
+            xi = x[i]
+            a = (abs(xi) / n) * s
+            fl = np.floor(a)
+            lev = fl + (one if u[i] < a - fl else zero)
+            lev = min(max(lev, zero), s)
+            sn = -n if xi < zero else n  # norm · (1 − 2·neg), exact
+            dst[i] = (sn * lev) / s
+    else:  # torch.where(norm > 0, …, 0): a = 0, ξ = 0
+        for i in range(x.shape[0]):
+            sn = -n if x[i] < zero else n
+            dst[i] = (sn * zero) / s
+
+
+@njit(cache=True, nogil=True)
+def _qsgd(x, u, norm, s, out, write, err, zero, one):
+    buf = np.empty(_BLOCK, dtype=x.dtype)
+    n = x.shape[1]
+    for b in range(x.shape[0]):
+        acc = 0.0
+        for s0 in range(0, n, _BLOCK):
+            s1 = min(n, s0 + _BLOCK)
+            dst = out[b, s0:s1] if write else buf[: s1 - s0]
+            _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], s, dst, zero, one)
+            acc += _sumsq(dst, x[b, s0:s1])
+        err[b] = acc
+
+
+def qsgd_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, out: np.ndarray | None = None) -> np.ndarray:
+    """QSGD with ``levels`` magnitude levels of the rows of ``x`` (2-D, C-contiguous, float32/float64) given
+    the uniforms ``u`` and each row's norm (as torch computes it, the dtype of ``x``): the decoded values into
+    ``out`` (when given) and ``Σ (decoded − x)²`` per row (float64)."""
+    dt = x.dtype.type
+    err = np.empty(x.shape[0], dtype=np.float64)
+    write = out is not None
+    _qsgd(x, u, norm, dt(levels), out if write else np.empty((1, 1), dtype=x.dtype), write, err, dt(0), dt(1))
+    return err
+
+
+@njit(cache=True, nogil=True)
+def _dist(a, b, err):
+    for r in range(a.shape[0]):
+        err[r] = _sumsq(a[r], b[r])
+
+
+def sq_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``Σ (a − b)²`` per row (float64) of two 2-D C-contiguous arrays of one shape (float32/float64)."""
+    err = np.empty(a.shape[0], dtype=np.float64)
+    _dist(a, b, err)
+    return err
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _omega(n):
+    """Length in bits of the Elias-ω code of the integer n ≥ 1: 1 (the final 0), then while n > 1 the
+    n's binary form (its bit length b) is written and n ← b − 1."""
+    length = 1
+    while n > 1:
+        b = 0
+        m = n
+        while m > 0:
+            b += 1
+            m >>= 1
+        length += b
+        n = b - 1
+    return length
+
+
+@njit(cache=True, nogil=True)
+def _elias_rows(lev, out):
+    for r in range(lev.shape[0]):
+        row = lev[r]
+        total = 0
+        prev = -1
+        for i in range(row.shape[0]):
+            v = row[i]
+            if v != 0:
+                total += _omega(i - prev) + 1 + _omega(v)
+                prev = i
+        out[r] = total
+
+
+def elias_rows(lev: np.ndarray) -> np.ndarray:
+    """QSGD + Elias-ω's code length without its norm, per row of the 2-D C-contiguous integer array of
+    levels ``lev`` (entries ≥ 0): for every nonzero level, the ω-code of (zeros skipped + 1), a sign bit
+    and the ω-code of the level (int64; integer arithmetic, exact)."""
+    out = np.empty(lev.shape[0], dtype=np.int64)
+    _elias_rows(lev, out)
+    return out
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+def _fold(a, b, err):
+    for r in range(a.shape[0]):
+        aa, bb = a[r], b[r]
+        h = aa.shape[0] // 2
+        acc = 0.0
+        for i in range(h):
+            e = (np.float64(aa[i]) - np.float64(bb[i])) + (np.float64(aa[i + h]) - np.float64(bb[i + h]))
+            acc += e * e
+        err[r] = 0.5 * acc
+
+
+def fold_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``½ Σ_{i<h} ((a_i − b_i) + (a_{i+h} − b_{i+h}))²`` per row (float64; ``h`` half the row length) of two
+    2-D C-contiguous arrays of one shape: ``‖(H̃_{2h} (a − b))[:h]‖²`` for the orthonormal Hadamard matrix
+    ``H̃_{2h} = [[H̃_h, H̃_h], [H̃_h, −H̃_h]]/√2``, without the transform."""
+    err = np.empty(a.shape[0], dtype=np.float64)
+    _fold(a, b, err)
+    return err
+
+
+@njit(cache=True, nogil=True)
+def _times_pad(r, s, out, zero):
+    d = r.shape[1]
+    for b in range(r.shape[0]):
+        rr, ss, oo = r[b], s[b], out[b]
+        for i in range(d):
+            oo[i] = rr[i] * ss[i]
+        for i in range(d, oo.shape[0]):
+            oo[i] = zero
+
+
+def times_pad_rows(r: np.ndarray, s: np.ndarray, D: int) -> np.ndarray:
+    """``pad(r ∘ s)`` to length ``D`` with zeros (Kashin's analysis input; rows of ``r``, ``s`` of one shape)."""
+    out = np.empty((r.shape[0], D), dtype=r.dtype)
+    _times_pad(r, s, out, r.dtype.type(0))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _clamp_add(y, M, acc):
+    for b in range(y.shape[0]):
+        yy, aa = y[b], acc[b]
+        hi = M[b]
+        lo = -hi
+        for i in range(yy.shape[0]):
+            c = min(max(yy[i], lo), hi)
+            yy[i] = c
+            aa[i] = aa[i] + c
+
+
+def clamp_add_rows(y: np.ndarray, M: np.ndarray, acc: np.ndarray) -> None:
+    """In place: ``y ← clamp(y, −M, M)`` per row (``M`` one bound per row) and ``acc ← acc + y``."""
+    _clamp_add(y, M, acc)
+
+
+@njit(cache=True, nogil=True)
+def _sub_times(r, z, s, out):
+    for b in range(r.shape[0]):
+        rr, zz, ss, oo = r[b], z[b], s[b], out[b]
+        for i in range(rr.shape[0]):
+            oo[i] = rr[i] - zz[i] * ss[i]
+
+
+def sub_times_rows(r: np.ndarray, z: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``r − z[:, :d] ∘ s`` (``d`` the row length of ``r``; ``z`` rows at least as long)."""
+    out = np.empty_like(r)
+    _sub_times(r, z, s, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add(a, b):
+    for r in range(a.shape[0]):
+        aa, bb = a[r], b[r]
+        for i in range(aa.shape[0]):
+            aa[i] = aa[i] + bb[i]
+
+
+def add_rows(a: np.ndarray, b: np.ndarray) -> None:
+    """In place: ``a ← a + b``."""
+    _add(a, b)
+
+
+@njit(cache=True, nogil=True)
+def _sq_codes(v, u, lo, span, lm1, out, zero, one):
+    for b in range(v.shape[0]):
+        vv, uu, oo = v[b], u[b], out[b]
+        l0, sp = lo[b], span[b]
+        if sp > zero:
+            for i in range(vv.shape[0]):
+                t = (vv[i] - l0) / sp
+                t = t * lm1
+                fl = np.floor(t)
+                k = fl + (one if uu[i] < t - fl else zero)
+                oo[i] = np.int32(min(max(k, zero), lm1))
+        else:
+            for i in range(vv.shape[0]):
+                oo[i] = 0
+
+
+def sq_codes_rows(v: np.ndarray, u: np.ndarray, lo: np.ndarray, span: np.ndarray, levels: int) -> np.ndarray:
+    """The SQ codes (int32) of the rows of ``v`` with ``levels`` levels given the uniforms ``u`` and each row's
+    ``lo`` and ``span`` (what :func:`sq_rows` decodes): the encoder's side, one pass."""
+    dt = v.dtype.type
+    out = np.empty(v.shape, dtype=np.int32)
+    _sq_codes(v, u, lo, span, dt(levels - 1), out, dt(0), dt(1))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _qsgd_levels(x, u, norm, s, lev, neg, zero, one):
+    for b in range(x.shape[0]):
+        xx, uu, ll, nn = x[b], u[b], lev[b], neg[b]
+        n = norm[b]
+        for i in range(xx.shape[0]):
+            xi = xx[i]
+            a = (abs(xi) / n if n > zero else zero) * s
+            fl = np.floor(a)
+            lv = fl + (one if uu[i] < a - fl else zero)
+            ll[i] = np.int64(min(max(lv, zero), s))
+            nn[i] = xi < zero
+
+
+def qsgd_levels_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """QSGD's levels (int64) and signs (bool: x < 0) of the rows of ``x`` given the uniforms ``u`` and each
+    row's norm (what :func:`qsgd_rows` decodes): the encoder's side, one pass."""
+    dt = x.dtype.type
+    lev = np.empty(x.shape, dtype=np.int64)
+    neg = np.empty(x.shape, dtype=np.bool_)
+    _qsgd_levels(x, u, norm, dt(levels), lev, neg, dt(0), dt(1))
+    return lev, neg
