@@ -4,7 +4,7 @@ Examples::
 
     python -m qlib.book all --profile default --data-dir path/to/data     # execute + build the book
     python -m qlib.book run --profile smoke --only eden/ --force          # re-run one part
-    python -m qlib.book run --profile smoke --output-dir /tmp/book         # --output-dir/--root: before or after the subcommand
+    python -m qlib.book run --profile smoke --output-dir _build/smoke     # --output-dir/--root: before or after the subcommand
     python -m qlib.book run --profile paper --only quantized-mis/03 --device cuda
     python -m qlib.book run --only eden/01 --set fig2_bits=[2,4] --set fig2_trials=20
     python -m qlib.book run --profile path/to/mine.yml                    # a user profile file
