@@ -167,6 +167,18 @@ def test_legend_outside_and_tidy_log_axis_clear_the_checker():
     shown = [t.get_text() for t in ax.get_xticklabels() if 0.45 <= t.get_position()[0] <= 4.5]
     assert shown == ["0.5", "1", "2"] and style.overlaps(fig) == []
     plt.close(fig)
+    # a narrow axis over 1.5 decades: 1, 2, 5 × 10^k would crowd, and one power of ten says little
+    for width, expected in ((3.2, ["0.0003", "0.001", "0.003"]), (1.8, ["0.001"])):  # too short: the power alone
+        fig, ax = plt.subplots(figsize=(width, 2), layout="constrained")
+        ax.loglog([2.2e-4, 7e-3], [1, 2])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.LogFormatterSciNotation(labelOnlyBase=False))
+        assert any("x tick labels overlap" in p for p in style.overlaps(fig))
+        style.tidy_log_axis(ax, "x")
+        fig.canvas.draw()
+        lo, hi = ax.get_xlim()
+        shown = [t.get_text() for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+        assert shown == expected and style.overlaps(fig) == [], shown
+        plt.close(fig)
     # one colour per EDEN method, all distinct
     assert len(set(style.METHOD_COLORS.values())) == len(style.METHOD_COLORS)
 

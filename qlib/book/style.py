@@ -103,20 +103,48 @@ def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None =
 
 
 def tidy_log_axis(ax, axis: str = "x") -> None:
-    """Label a base-10 log ``axis`` of ``ax`` so that its labels never crowd: plain numbers
-    (``0.5``, ``2``, ``1e-05``) at 1, 2 and 5 × 10^k where the view spans less than 2.5 decades,
-    at the powers of ten only beyond, and no minor tick labels (matplotlib labels minor ticks
-    such as ``3×10^0`` on short log axes, where they run into each other). Call it after plotting."""
+    """Label a base-10 log ``axis`` of ``ax`` (and of the axes sharing it) so that its labels never
+    crowd: plain numbers (``0.5``, ``2``, ``0.0002``) at 1, 2 and 5 × 10^k where they fit the axis'
+    length, else at the powers of ten only, else at 1 and 3 × 10^k (the view holds fewer than two powers), else at a power alone,
+    and no minor tick labels (matplotlib labels minor ticks such as ``3×10^0`` on short log axes,
+    where they run into each other). Call it after plotting, once the figure has its size."""
     import math
 
     from matplotlib import ticker
+    from matplotlib.font_manager import FontProperties
 
     a = ax.xaxis if axis == "x" else ax.yaxis
     lo, hi = sorted(a.get_view_interval())
-    decades = math.log10(hi / lo) if lo > 0 else 10.0
-    subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
+    if not (lo > 0 and hi > lo):
+        return
+    fig = ax.get_figure()
+    box = ax.get_position()  # figure fraction: the axes' length before the layout engine runs
+    length = 0.9 * (box.width * fig.bbox.width if axis == "x" else box.height * fig.bbox.height)
+    labels = a.get_ticklabels()
+    font = FontProperties(size=labels[0].get_fontsize() if labels else matplotlib.rcParams["font.size"])
+    renderer = fig.canvas.get_renderer()
+    pad = 0.4 * font.get_size_in_points() * fig.dpi / 72  # pixels kept clear between two labels
+
+    def fmt(v, _pos=None):
+        return f"{v:g}"
+
+    def extent(v):  # a label's width (x) or height (y) in pixels
+        w, h, _ = renderer.get_text_width_height_descent(fmt(v), font, ismath=False)
+        return w if axis == "x" else h
+
+    def ticks(subs):
+        return [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                for m in subs if lo * (1 - 1e-9) <= m * 10.0**k <= hi * (1 + 1e-9)]
+
+    def fits(subs):
+        t = ticks(subs)
+        px = [length * math.log10(v / lo) / math.log10(hi / lo) for v in t]
+        return len(t) >= 2 and all(q - p >= (extent(u) + extent(v)) / 2 + pad for p, q, u, v in zip(px, px[1:], t, t[1:]))
+
+    subs = next((c for c in ((1.0, 2.0, 5.0), (1.0,), (1.0, 3.0)) if fits(c)),
+                (1.0,) if ticks((1.0,)) else (1.0, 2.0, 5.0))  # too short for two labels: the power alone
     a.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-    a.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
+    a.set_major_formatter(ticker.FuncFormatter(fmt))
     a.set_minor_formatter(ticker.NullFormatter())
 
 
