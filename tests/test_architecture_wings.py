@@ -36,10 +36,7 @@ WINGS = sorted(p.name for p in REPRO.iterdir() if p.is_dir() and (p / "__init__.
 #: the parts of the book that hold no paper's chapters: what their notebooks may import from qlib
 READERS = {"appendix": ("qlib.book", "qlib.repro.ledger")}
 #: the wings whose chapters do not have one claims module each yet (issue 27), and why
-CLAIMS_PENDING = {
-    "eden": "federated holds the claims of chapters 04 and 05",
-    "rqp_sgd": "coverage holds the rows of all three chapters for what the book does not reproduce",
-}
+CLAIMS_PENDING: dict[str, str] = {}
 #: the library's top-level modules and packages (``qlib/<name>.py``, ``qlib/<name>/``), public ones
 LIBRARY = sorted({p.stem for p in (ROOT / "qlib").glob("[!_]*.py")}
                  | {p.name for p in (ROOT / "qlib").iterdir() if p.is_dir() and (p / "__init__.py").is_file()

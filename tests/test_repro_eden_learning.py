@@ -20,12 +20,12 @@ def test_table1_verbatim():
     assert (s["rounds"], s["batch_size"], s["client_lr"], s["server_lr"]) == (1200, 4, 1.0, 0.01)
 
 
-def test_available_and_not_offline_rows(shared_data_dir, tmp_path):
+def test_available_and_missing_data(shared_data_dir, tmp_path):
     assert L.available("MNIST", shared_data_dir) and L.available("a9a", shared_data_dir)
     assert not L.available("CIFAR-10", tmp_path) and not L.available("EMNIST", tmp_path)
-    rows = L.not_offline_rows(tmp_path)
+    rows = L.missing_data(tmp_path)
     assert [r.kind for r in rows] == ["not-available-offline"] * 4
-    assert len(L.not_offline_rows(tmp_path, figures=("12",))) == 1
+    assert len(L.missing_data(tmp_path, figures=("12",))) == 1
     with pytest.raises(ValueError, match="name must be one of"):
         L.available("ImageNet")
 

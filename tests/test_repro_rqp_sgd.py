@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from qlib import rqp_privacy as P
-from qlib.repro.rqp_sgd import coverage, paper, settings
+from qlib.repro.rqp_sgd import figure2, paper, settings, table1, theory
 from qlib.repro.rqp_sgd import experiments as E
 from qlib.repro.rqp_sgd import figure2 as F
 from qlib.repro.rqp_sgd import table1 as T1
@@ -229,13 +229,14 @@ def test_privacy_table_eps():
     assert P.eps_total(q, 0.5, b=4, **paper.DIAGNOSTIC.privacy_kw, T=46, n=455) == pytest.approx(1.0, abs=1e-8)
 
 
-# ---------------------------------------------------------------------------- coverage
-def test_missing_rows():
-    kinds = {r.kind for ch in ("01", "02", "03") for r in coverage.missing_rows(ch)}
-    assert kinds == {"not-implemented", "not-available-offline"}
-    assert all(r.verdict.startswith("not ") for ch in ("01", "02", "03") for r in coverage.missing_rows(ch))
-    with pytest.raises(ValueError, match="chapter"):
-        coverage.missing_rows("04")
+# ---------------------------------------------------------------------------- what is not reproduced
+def test_not_reproduced_rows():
+    rows = {m.__name__: m.not_reproduced_rows() for m in (theory, table1, figure2)}
+    assert {k: [r.kind for r in v] for k, v in rows.items()} == {
+        theory.__name__: ["not-available-offline"], table1.__name__: ["not-implemented"],
+        figure2.__name__: ["not-available-offline"]}
+    assert all(r.verdict.startswith("not ") and r.note for v in rows.values() for r in v)
+    assert [v[0].where for v in rows.values()] == ["Figure 1", "Table 1", "Figure 2"]
 
 
 def test_better_needs_a_positive_gain():

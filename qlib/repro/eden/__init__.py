@@ -8,8 +8,13 @@
 * :mod:`.subbit` — sub-bit budgets, packet loss and heterogeneous clients (chapter 03);
 * :mod:`.learning` — the drivers of distributed and federated learning (Figures 3/9, 10, 12, 13, 14) and
   their data (chapters 04, 05);
-* :mod:`.distributed` — claims of Figures 10 and 12 (chapter 04);
+* :mod:`.distributed_claims` — claims of Figures 10 and 12 (chapter 04);
 * :mod:`.federated` — claims of Table 1, Figures 3/9, 13 and 14 and the cost of encoding (chapter 05).
 
 Every claim function is named ``<item>_rows`` and returns a ``list[qlib.repro.ledger.Row]``.
 """
+
+#: chapter (notebook of ``chapters/eden/``) → its claims modules
+CLAIMS = {"01-estimator-vnmse": ("estimator",), "02-rotation-and-scale": ("rotation",),
+          "03-subbit-loss-heterogeneous": ("subbit",), "04-distributed": ("distributed_claims",),
+          "05-federated": ("federated",)}

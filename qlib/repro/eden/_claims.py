@@ -1,4 +1,4 @@
-"""Helpers the claims modules of the EDEN wing share (:mod:`.distributed`, :mod:`.federated`): private to
+"""Helpers the claims modules of the EDEN wing share (:mod:`.distributed_claims`, :mod:`.federated`): private to
 the package ``qlib.repro.eden`` (its modules import these names; nothing else does)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..ledger import Row
 
-__all__ = ["strict_best", "best_per_bits", "check_rows"]
+__all__ = ["strict_best", "best_per_bits", "as_row_list"]
 
 
 def strict_best(g: pd.Series, lower_is_better: bool) -> str | None:
@@ -26,7 +26,7 @@ def best_per_bits(df: pd.DataFrame, value: str, lower_is_better: bool):
     return rows
 
 
-def check_rows(name: str, rows) -> list[Row]:
+def as_row_list(name: str, rows) -> list[Row]:
     """A non-empty list of ledger rows."""
     if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)) or not rows \
             or not all(isinstance(r, Row) for r in rows):

@@ -12,8 +12,8 @@ from qlib import compressors as _compressors
 from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
 from qlib.repro.eden._args import check_budgets
-from qlib.repro.eden._claims import best_per_bits, check_rows, strict_best
-from qlib.repro.eden.learning import available, figure3_task, finals
+from qlib.repro.eden._claims import as_row_list, best_per_bits, strict_best
+from qlib.repro.eden.learning import available, figure3_task, finals, missing_data
 from qlib.repro.eden.paper import APP_I2, FIG3, FIG13, FIG14, PAPER_ENCODE_SHARE, PAPER_TABLE1
 from qlib.validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
 
@@ -30,6 +30,7 @@ __all__ = [
     "outcome_line",
     "figure14_text",
     "figure3_standin_text",
+    "not_offline_rows",
     "figure3_text",
     "figure13_text",
     "figure3_task_rows",
@@ -128,7 +129,7 @@ def compress_share_text(share: float, device: str, rows: list[ledger.Row]) -> st
     """Markdown: the measured encoding share against the paper's "below 1 %", with the verdict of
     :func:`compress_share_rows`'s row."""
     share = check_float("share", share, low=0.0)
-    rows = check_rows("rows", rows)
+    rows = as_row_list("rows", rows)
     return (f"Compressing and decompressing the EDEN updates took {100 * share:.1f}% of the local training time "
             f"in the Figure 14 runs on {device} (the paper: below 1% of the gradient computation, on a GPU): "
             f"**{rows[0].verdict}**.")
@@ -200,7 +201,7 @@ def cifar10_rows(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.
 def outcome_line(rows: list[ledger.Row], notes: bool = False) -> str:
     """Markdown: "Outcome: " and, per row, its quantity, our value and its verdict (``notes``: with the
     row's note where the row is not judged)."""
-    rows = check_rows("rows", rows)
+    rows = as_row_list("rows", rows)
     return "Outcome: " + "; ".join(f"{r.quantity}: {r.ours} ({r.verdict}"
                                    + (f", {r.note}" if notes and r.passed is None else "") + ")" for r in rows) + "."
 
@@ -330,3 +331,12 @@ def figure3_shakespeare_rows(fin: pd.DataFrame | None, source: str | None, round
                                       f"to compare; {note}")
                 for r in figure3_rows(fin, note=note)]
     return [dataclasses.replace(r, where=f"{r.where} (Shakespeare)") for r in figure3_rows(fin, note=note)]
+
+
+def not_offline_rows(data_dir=None, figures: Sequence[str] = ("3", "14")) -> list[ledger.Row]:
+    """The not-available-offline rows of the panels of ``figures`` (of Figures 3/9 and 14) whose data
+    set (EMNIST, Shakespeare, CIFAR-10) is absent from the data directory."""
+    figures = tuple(figures) if isinstance(figures, (list, tuple)) else figures
+    if not isinstance(figures, tuple) or not figures or any(f not in ("3", "14") for f in figures):
+        raise ValueError(f"figures must be a non-empty tuple of '3' and '14'; got {figures!r}")
+    return missing_data(data_dir, figures=figures)

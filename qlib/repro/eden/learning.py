@@ -1,5 +1,5 @@
 """Distributed and federated learning with EDEN (paper 002 §5.3, Appendix I.2–I.7): the data and one driver
-per figure, each returning a DataFrame; chapters eden/04 (:mod:`.distributed`'s claims) and eden/05
+per figure, each returning a DataFrame; chapters eden/04 (:mod:`.distributed_claims`) and eden/05
 (:mod:`.federated`'s claims) call them.
 
 The paper's settings are typed once in :mod:`.paper` (Table 1 as :data:`.paper.PAPER_TABLE1` and
@@ -59,7 +59,7 @@ __all__ = [
     "figure14",
     "figure_cifar10",
     "finals",
-    "not_offline_rows",
+    "missing_data",
     "data_dir_of",
 ]
 
@@ -422,9 +422,10 @@ _OFFLINE_ITEMS = (("3", "Figure 3/9 (EMNIST)", "EMNIST", "FedAvg + server Adam t
                   ("14", "Figure 14 (CIFAR-10)", "CIFAR-10", "cross-device FL with ResNet-9 at b = 0.05"))
 
 
-def not_offline_rows(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> list[ledger.Row]:
-    """A not-available-offline row for every panel of ``figures`` (of Figures 3/9, 12 and 14) whose
-    data set is absent from the data directory."""
+def missing_data(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> list[ledger.Row]:
+    """A not-available-offline ledger row for every panel of ``figures`` (of Figures 3/9, 12 and 14)
+    whose data set is absent from the data directory (the claims modules of chapters 04 and 05 record
+    them: ``distributed_claims.not_offline_rows``, ``federated.not_offline_rows``)."""
     hint = {"EMNIST": "load_femnist", "Shakespeare": "load_shakespeare", "CIFAR-10": "load_cifar10"}
     return [ledger.missing(w, q, offline=True, reason=f"{ds} is not in the data directory (see qlib.data.{hint[ds]})")
             for f, w, ds, q in _OFFLINE_ITEMS if f in figures and not available(ds, data_dir)]

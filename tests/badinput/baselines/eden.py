@@ -350,10 +350,10 @@ B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16
 B[RE + "sweeps.variable_length_sweep"] = lambda: {"bits": [2], "d": 64, "laws": ("normal",), "trials": 2, "seed": 0}
 B[RE + "sweeps.loss_subbit_sweep"] = lambda: {"d": 16, "fractions": [0.5, 1.0], "trials": 2, "seed": 0}
 
-# -- qlib.repro.eden.learning / distributed / federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED)
+# -- qlib.repro.eden.learning / distributed_claims / federated (MNIST and a9a are offline; CIFAR/LEAF drivers are NOT_CALLED)
 F = RE + "federated."
 LE = RE + "learning."
-DI = RE + "distributed."
+DI = RE + "distributed_claims."
 B[LE + "mnist_tensors"] = lambda: {"split": "test", "data_dir": data_dir()}
 B[LE + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
 B[LE + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
@@ -425,7 +425,9 @@ B[F + "figure14_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 
                                     "min_baseline": 0.5}
 B[F + "figure13_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
 B[F + "cifar10_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "figure": "13"}
-B[LE + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
+B[LE + "missing_data"] = lambda: {"data_dir": data_dir()}
+B[DI + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
+B[F + "not_offline_rows"] = lambda: {"data_dir": data_dir()}
 B[F + "figure3_task_rows"] = lambda: {"rounds": 2, "bits": [0.1], "window": 2, "paper_rounds": False,
                                       "data_dir": data_dir(), "seed": 0, "device": "cpu"}
 B[F + "compress_share"] = lambda: {"fin": _fin(("Float32", "EDEN"), (32, 0.1)).assign(compress_share=[0.0, 0.1]),

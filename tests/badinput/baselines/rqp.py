@@ -126,7 +126,6 @@ B["qlib.dpsgd.train"] = lambda: dict(task=_task(), method="rqp", runs=2, T=3, m=
 # ------------------------------------------------------------------------------------- qlib.repro.rqp_sgd
 _RS = "qlib.repro.rqp_sgd."
 B[_RS + "settings.Setting"] = lambda: dict(m=10, T=46, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-7)
-B[_RS + "coverage.missing_rows"] = lambda: dict(chapter="01")
 
 B[_RS + "experiments.mnist_task"] = lambda: dict(data_dir=data_dir(), n_train=100, n_test=50, subset_seed=0)
 B[_RS + "experiments.baseline_sigma"] = lambda: dict(eps=1.0, setting=_setting(), n=100)

@@ -7,8 +7,9 @@ import pandas as pd
 
 from qlib.repro import ledger
 from qlib.repro.eden._claims import best_per_bits
+from qlib.repro.eden.learning import missing_data
 
-__all__ = ["figure10_rows", "header_bits_per_coord", "figure12_rows"]
+__all__ = ["figure10_rows", "header_bits_per_coord", "figure12_rows", "not_offline_rows"]
 
 
 def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
@@ -70,3 +71,9 @@ def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
                                 "EDEN lowest at every b", ours, len(wins) == len(res), tolerance="strictly lowest",
                                 null="EDEN tied with the best other method", null_fails=True, note=note))
     return out
+
+
+def not_offline_rows(data_dir=None) -> list[ledger.Row]:
+    """The not-available-offline row of Figure 12's CIFAR-10 panel when CIFAR-10 is absent from the
+    data directory (none when it is there)."""
+    return missing_data(data_dir, figures=("12",))

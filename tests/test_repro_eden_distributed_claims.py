@@ -1,4 +1,4 @@
-"""qlib.repro.eden.distributed: the claims of chapter eden/04 (Figures 10 and 12)."""
+"""qlib.repro.eden.distributed_claims: the claims of chapter eden/04 (Figures 10 and 12)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from qlib import wire
-from qlib.repro.eden import distributed as D
+from qlib.repro.eden import distributed_claims as D
 from qlib.repro.eden import learning as L
 
 
