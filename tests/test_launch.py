@@ -128,3 +128,32 @@ def test_binder_installs_the_cpu_build_and_qlib():
     post = ROOT / "binder/postBuild"
     assert os.stat(post).st_mode & stat.S_IXUSR and 'pip install --no-cache-dir -e ".[book]"' in post.read_text()
     assert "QLIB_DOWNLOAD=1" in (ROOT / "binder/start").read_text()
+
+
+def test_check_repository_names_what_a_fork_forgot(tmp_path, capsys):
+    url, _ = launch.repository(runner.find_root())
+    assert launch.check_repository(runner.find_root(), url.upper() + ".git/") == []   # the same repository
+    root = tmp_path / "fork"
+    (root / "chapters").mkdir(parents=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: chapters/intro/index\n")
+    (root / "_config.yml").write_text(f"repository:\n  url: {url}\n  branch: main\n")
+    (root / "CITATION.cff").write_text(f"repository-code: {url}\n")
+    problems = launch.check_repository(root, "https://github.com/someone/fork")
+    assert len(problems) == 2 and "repository.url" in problems[0] and "CITATION.cff" in problems[1], problems
+    (root / "_config.yml").write_text("repository:\n  url: https://github.com/someone/fork\n  branch: main\n")
+    (root / "CITATION.cff").write_text("repository-code: https://github.com/someone/fork\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]})])
+    (root / "chapters" / "01-x.ipynb").write_text(nbformat.writes(nb))
+    (root / "_toc.yml").write_text("format: jb-book\nroot: chapters/01-x\n")
+    stale = launch.check_repository(root, "https://github.com/someone/fork")
+    assert len(stale) == 1 and "setup cell" in stale[0], stale
+    launch.sync(root)
+    assert launch.check_repository(root, "https://github.com/someone/fork") == []
+
+
+def test_workflows_check_the_repository_before_building():
+    for wf in (ROOT / ".github/workflows").glob("*.yml"):
+        steps = [s.get("run", "") for job in yaml.safe_load(wf.read_text())["jobs"].values() for s in job["steps"]]
+        check = [i for i, r in enumerate(steps) if "qlib.book.launch --check" in r and "github.repository" in r]
+        build = [i for i, r in enumerate(steps) if "make publish" in r]
+        assert check and build and check[0] < build[0], wf.name

@@ -127,10 +127,64 @@ def repository_links(page_html: str, url: str, branch: str) -> list[tuple[str, s
     return out
 
 
+def same_repository(a: str, b: str) -> bool:
+    """Whether two repository URLs name the same repository (case, a trailing ``/`` or ``.git`` aside)."""
+    def norm(u: str) -> str:
+        u = str(u).strip().rstrip("/")
+        return (u[:-4] if u.endswith(".git") else u).lower()
+    return norm(a) == norm(b)
+
+
+def check_repository(root: Path, actual: str) -> list[str]:
+    """Why ``_config.yml``, ``CITATION.cff`` and the notebooks' setup cells do not name the repository
+    ``actual`` the book is built from (empty when they do). The publishing workflows run it first
+    (``python -m qlib.book.launch --check https://github.com/<owner>/<name>``): a fork that forgot to
+    rename them would publish launch buttons and an install line pointing at another repository."""
+    root = Path(root)
+    url, branch = repository(root)
+    out = []
+    if not same_repository(url, actual):
+        out.append(f"_config.yml's repository.url is {url}, but the book is built from {actual}: set it (and "
+                   "CITATION.cff's repository-code), then run `python -m qlib.book.launch` (README: publish a fork)")
+    cff = root / "CITATION.cff"
+    if cff.is_file():
+        code = (yaml.safe_load(cff.read_text()) or {}).get("repository-code")
+        if code and not same_repository(str(code), actual):
+            out.append(f"CITATION.cff's repository-code is {code}, but the book is built from {actual}")
+    if not out:
+        import nbformat
+
+        from . import runner
+
+        want = setup_source(url, branch)
+        stale = [nb for nb in runner.notebooks(root)
+                 if not any(SETUP_TAG in c.metadata.get("tags", []) and c.source == want
+                            for c in nbformat.read(root / "chapters" / nb, as_version=4).cells)]
+        if stale:
+            out.append(f"{len(stale)} notebook(s) lack the setup cell for {url}@{branch} (first: {stale[0]}): "
+                       "run `python -m qlib.book.launch`")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``python -m qlib.book.launch``: write the setup cell into every notebook from ``_config.yml``.
+    ``--check URL``: change nothing; exit 1, one line per problem, when the sources do not name ``URL``."""
+    import argparse
+
     from . import runner
 
+    ap = argparse.ArgumentParser(prog="python -m qlib.book.launch", description=main.__doc__)
+    ap.add_argument("--check", metavar="URL", help="the repository the book is built from (e.g. "
+                    "https://github.com/${{ github.repository }} in a workflow)")
+    args = ap.parse_args(argv)
     root = runner.find_root()
+    if args.check is not None:
+        problems = check_repository(root, args.check)
+        for p in problems:
+            print(p, file=sys.stderr)
+        if not problems:
+            print(f"the sources name {args.check}")
+        return 1 if problems else 0
     changed = sync(root)
     url, branch = repository(root)
     print(f"setup cell for {url}@{branch}: {len(changed)} notebook(s) updated" + "".join(f"\n  {c}" for c in changed))
