@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from qlib import rqp_privacy as P
-from qlib.repro.rqp_sgd import figure2, paper, settings, table1, theory
 from qlib.repro.rqp_sgd import experiments as E
 from qlib.repro.rqp_sgd import figure2 as F
+from qlib.repro.rqp_sgd import paper, settings
 from qlib.repro.rqp_sgd import table1 as T1
 from qlib.repro.rqp_sgd import theory as TH
 
@@ -231,10 +231,10 @@ def test_privacy_table_eps():
 
 # ---------------------------------------------------------------------------- what is not reproduced
 def test_not_reproduced_rows():
-    rows = {m.__name__: m.not_reproduced_rows() for m in (theory, table1, figure2)}
+    rows = {m.__name__: m.not_reproduced_rows() for m in (TH, T1, F)}
     assert {k: [r.kind for r in v] for k, v in rows.items()} == {
-        theory.__name__: ["not-available-offline"], table1.__name__: ["not-implemented"],
-        figure2.__name__: ["not-available-offline"]}
+        TH.__name__: ["not-available-offline"], T1.__name__: ["not-implemented"],
+        F.__name__: ["not-available-offline"]}
     assert all(r.verdict.startswith("not ") and r.note for v in rows.values() for r in v)
     assert [v[0].where for v in rows.values()] == ["Figure 1", "Table 1", "Figure 2"]
 
