@@ -205,3 +205,29 @@ def test_ctrl_c_under_two_jobs_prints_one_summary_line_like_one_job(book, tmp_pa
     assert "Traceback" not in stdout + stderr, stderr
     assert len(stderr.strip().splitlines()) <= 1, stderr
     assert not (book / "out/chapters/a/03-slow.ipynb").exists()
+
+
+def test_a_dependency_s_large_results_reach_its_dependent_outside_the_graph(book, cluster, recwarn):
+    """A dependency's results over 1 MiB are scattered to the cluster, not embedded in the task graph
+    (Dask warned "Sending large graph" for the synthetic study's 45 MB); the dependent reads them intact."""
+    import hashlib
+
+    blob = bytes(range(256)) * (12 * 2**12)  # 12 MiB (Dask warns above 10 MB)
+    _nb(book / "chapters/a/04-big.ipynb", "",
+        f"from pathlib import Path\nPath(out_dir).mkdir(parents=True, exist_ok=True)\n(Path(out_dir) / 'big.bin').write_bytes(bytes(range(256)) * {12 * 2**12})")
+    _nb(book / "chapters/a/05-reader.ipynb", "",
+        "import hashlib\nfrom pathlib import Path\n"
+        "print('sha', hashlib.sha256((Path(results_dir) / 'a/04-big/big.bin').read_bytes()).hexdigest())")
+    reader = book / "chapters/a/05-reader.ipynb"
+    nb = nbformat.read(reader, as_version=4)
+    nb.metadata["qlib"] = {"depends": ["a/04-big.ipynb"]}
+    nbformat.write(nb, reader)
+    for name in ("smoke", "default", "paper"):
+        prof = yaml.safe_load((book / "profiles" / f"{name}.yml").read_text())
+        prof.update({"a/04-big.ipynb": {}, "a/05-reader.ipynb": {}})
+        (book / "profiles" / f"{name}.yml").write_text(yaml.safe_dump(prof))
+    rep, _ = _run(book, scheduler=cluster, only=["a/04", "a/05"])
+    assert [o.status for o in rep.outcomes] == ["ran", "ran"], rep.summary()
+    out = nbformat.read(book / "out/chapters/a/05-reader.ipynb", as_version=4)
+    assert f"sha {hashlib.sha256(blob).hexdigest()}" in "".join(o.get("text", "") for o in out.cells[-1].outputs)
+    assert not [w for w in recwarn if "large graph" in str(w.message)]

@@ -55,9 +55,14 @@ def expected_seconds(job: Job, root: Path) -> float:
     return float(v) if isinstance(v, (int, float)) else 0.0
 
 
-def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run on a worker: execute one notebook in a private tree and return its bytes and results."""
+def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """Run on a worker: execute one notebook in a private tree and return its bytes and results.
+    ``inputs``: the result files of the notebooks it depends on (``payload["inputs"]`` when not given);
+    the scheduler scatters them to the cluster first rather than embedding them in the task graph."""
     import socket
+
+    if inputs is None:
+        inputs = payload.get("inputs", {})
 
     from .jobs import kernel_env, papermill_execute
 
@@ -68,7 +73,7 @@ def execute_remote(payload: dict[str, Any]) -> dict[str, Any]:
         src = base / "src" / nb
         src.parent.mkdir(parents=True)
         src.write_bytes(payload["notebook"])
-        for rel, data in payload["inputs"].items():  # results of the notebooks it depends on
+        for rel, data in inputs.items():  # results of the notebooks it depends on
             f = base / "_results" / rel
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_bytes(data)
@@ -226,8 +231,13 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
             done_nbs.add((job.out, job.nb))
             return
         payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
-                   "timeout": timeout, "inputs": _inputs(job, root)}
-        fut = client.submit(execute_remote, payload, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
+                   "timeout": timeout}
+        # a dependency's results (tens of MB for the synthetic study) go to the cluster as data, not inside
+        # the task graph (Dask's "Sending large graph" advice); small or none: passed as they are
+        inputs = _inputs(job, root)
+        if sum(map(len, inputs.values())) > 2**20:
+            inputs = client.scatter(inputs, hash=False)
+        fut = client.submit(execute_remote, payload, inputs, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
                             retries=1, resources={"GPU": 1} if gpu else None,
                             priority=int(expected_seconds(job, root)))
         by_key[fut.key] = job

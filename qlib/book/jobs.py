@@ -329,8 +329,11 @@ def papermill_execute(src: Path, dest: Path, params: dict, cwd: Path, timeout: i
         progress_bar=False,
         execution_timeout=timeout,
         report_mode=False,
-        # the kernel's "running over TCP without encryption" notice is noise on a local run
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        # the kernel's own log is noise on a local run: its "running over TCP without encryption" notice, and
+        # "ERROR | KeyboardInterrupt caught in kernel" when jupyter_client interrupts the idle kernel before
+        # shutting it down (shutdown_kernel calls interrupt_kernel first). A cell's error reaches papermill
+        # as a message, not through this log.
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
     )
 
 
