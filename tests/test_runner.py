@@ -190,6 +190,9 @@ def test_cli_exit_codes_and_summary(book, capsys):
     assert cli.main(args + ["run", "--profile", "smoke", "--device", "tpu"]) == 2
     assert cli.main(args + ["list"]) == 0
     assert capsys.readouterr().out.split() == ["a/01-ok.ipynb", "a/02-fail.ipynb", "a/03-slow.ipynb"]
+    # --only repeated adds to the selection (it used to keep the last one only, silently)
+    assert cli.main(args + ["run", "--profile", "smoke", "--only", "a/01", "--only", "a/03", "--no-progress"]) == 0
+    assert "2 ran, 0 skipped, 0 failed" in capsys.readouterr().out
 
 
 def test_cli_root_and_output_dir_after_the_subcommand(book, tmp_path, capsys):

@@ -70,8 +70,8 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     _add_place_args(p, top=False)
     p.add_argument("--profile", default="default",
                    help=f"parameter profile: {' | '.join(PROFILES)}, or a path to a .yml file (default: %(default)s)")
-    p.add_argument("--only", nargs="*", default=None, metavar="NB",
-                   help="notebooks to run: a part prefix (eden/), a path below chapters/, or a glob")
+    p.add_argument("--only", nargs="*", action="extend", default=None, metavar="NB",
+                   help="notebooks to run: a part prefix (eden/), a path below chapters/, or a glob; repeatable (--only a/ --only b/ runs both)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="overrides",
                    help="override a parameter of every selected notebook that declares it (YAML-typed value)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: %(default)s)")
