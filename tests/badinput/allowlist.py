@@ -299,6 +299,8 @@ NOT_CALLED: dict[str, str] = {
     "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
     "qlib.repro.attacks.toys.Toy": "the record empirical_toy / erm_toy build after checking their arguments",
     "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
+    "qlib.attacks.dp_bound.EpsilonAudit": "frozen result record returned by epsilon_lower_bound (the bound it computed)",
+    "qlib.repro.attacks.dp_audit.DPAudit": "plain result record returned by dp_audit.audit (its outputs), not an input",
     # (end attacks)
 }
 
