@@ -56,7 +56,7 @@ def _eps_delta(eps, delta) -> tuple[float, float]:
 def tpr_bound(fpr, eps: float, delta: float = 0.0) -> np.ndarray:
     """The largest TPR an (ε, δ)-DP mechanism allows a test of false-positive rate ``fpr`` (elementwise,
     any shape, values in [0, 1]): min(1, e^ε·α + δ, 1 − e^{−ε}(1 − δ − α)) (Kairouz et al. 2015)."""
-    a = check_array("fpr", fpr, low=0.0, high=1.0, nonempty=False)
+    a = check_array("fpr", fpr, low=0.0, high=1.0)
     eps, delta = _eps_delta(eps, delta)
     return np.minimum(np.minimum(1.0, np.exp(eps) * a + delta), 1.0 - np.exp(-eps) * (1.0 - delta - a))
 
@@ -65,8 +65,8 @@ def implied_epsilon(fpr, tpr, delta: float = 0.0) -> np.ndarray:
     """The smallest ε at which (``fpr``, ``tpr``) lies in the (ε, δ) region: the larger of
     log((TPR − δ)/FPR) and log((1 − FPR − δ)/(1 − TPR)), 0 when both are ≤ 0, +inf when a numerator is
     positive over a zero denominator (elementwise; ``fpr`` and ``tpr`` broadcast, values in [0, 1])."""
-    f = check_array("fpr", fpr, low=0.0, high=1.0, nonempty=False)
-    t = check_array("tpr", tpr, low=0.0, high=1.0, nonempty=False)
+    f = check_array("fpr", fpr, low=0.0, high=1.0)
+    t = check_array("tpr", tpr, low=0.0, high=1.0)
     delta = check_probability("delta", delta)
     try:
         f, t = np.broadcast_arrays(f, t)

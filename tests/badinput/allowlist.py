@@ -238,6 +238,9 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.metrics.evaluate", "groups", "entry--1"):
         "group labels are arbitrary integers; only equality is used",
     ("qlib.attacks.threshold.loss_scores", "loss", "ndim"): "elementwise: losses of any shape",
+    ("qlib.attacks.dp_bound.tpr_bound", "fpr", "ndim"): "elementwise: false-positive rates of any shape",
+    ("qlib.attacks.dp_bound.implied_epsilon", "fpr", "ndim"): "elementwise: rates of any shape (fpr and tpr broadcast)",
+    ("qlib.attacks.dp_bound.implied_epsilon", "tpr", "ndim"): "elementwise: rates of any shape (fpr and tpr broadcast)",
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",

@@ -66,7 +66,7 @@ def gap_rows(audit: DPAudit) -> list[Row]:
     that it is below :data:`GAP_FRACTION` (module docstring)."""
     t = _check(audit)
     out = []
-    for key, d in t.groupby("key", sort=False):
+    for _, d in t.groupby("key", sort=False):
         ratio = (d["eps_lo"] / d["eps"]).to_numpy()
         i = int(np.argmax(ratio))
         r = d.iloc[i]
@@ -100,7 +100,7 @@ def audit_text(audit: DPAudit) -> str:
     """Markdown: what the audit proves per method, generated from the table."""
     t = _check(audit)
     lines = []
-    for key, d in t.groupby("key", sort=False):
+    for _, d in t.groupby("key", sort=False):
         r = d.loc[d["eps_lo"].idxmax()]
         over = d[d["excess"] > 0]
         if r["eps_lo"] <= 0:
