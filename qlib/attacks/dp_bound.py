@@ -32,6 +32,7 @@ correction costs less than halving the runs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,8 @@ def _implied(f: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
 @dataclass(frozen=True)
 class EpsilonAudit:
     """The result of :func:`epsilon_lower_bound`: ``eps_lo`` (the lower confidence bound on ε),
-    ``eps_hat`` (the ε the point estimates imply at the same threshold; +inf when they touch 0 or 1),
+    ``eps_hat`` (the ε the point estimates imply at the same threshold; +inf when they touch 0 or 1; NaN
+    when no threshold proves anything, ``eps_lo`` = 0),
     the threshold and its counts (``tp`` of ``n_in`` members, ``fp`` of ``n_out`` non-members) and the
     Clopper–Pearson ends used (``tpr_lo``, ``fpr_hi``), the form that attained it ("tpr/fpr" or
     "tnr/fnr"; "none" when no threshold gives a bound above 0), the number of thresholds ``tests`` and
@@ -158,7 +160,7 @@ def epsilon_lower_bound(scores, members, *, delta: float = 0.0, level: float = 0
     i = int(np.argmax(best))
     eps_lo = float(max(best[i], 0.0))
     form = "none" if best[i] <= 0 else ("tpr/fpr" if e1[i] >= e2[i] else "tnr/fnr")
-    eps_hat = float(_implied(np.array([fp[i] / N]), np.array([tp[i] / P]), delta)[0])
+    eps_hat = float(_implied(np.array([fp[i] / N]), np.array([tp[i] / P]), delta)[0]) if eps_lo > 0 else math.nan
     return EpsilonAudit(eps_lo, eps_hat, float(thr[i]), int(tp[i]), int(fp[i]), P, N, float(tlo[i]), float(fhi[i]),
                         form, K, float(lvl), delta)
 
