@@ -238,6 +238,9 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.metrics.evaluate", "groups", "entry--1"):
         "group labels are arbitrary integers; only equality is used",
     ("qlib.attacks.threshold.loss_scores", "loss", "ndim"): "elementwise: losses of any shape",
+    ("qlib.attacks.dp_bound.tpr_bound", "fpr", "ndim"): "elementwise: false-positive rates of any shape",
+    ("qlib.attacks.dp_bound.implied_epsilon", "fpr", "ndim"): "elementwise: rates of any shape (fpr and tpr broadcast)",
+    ("qlib.attacks.dp_bound.implied_epsilon", "tpr", "ndim"): "elementwise: rates of any shape (fpr and tpr broadcast)",
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",
@@ -299,6 +302,8 @@ NOT_CALLED: dict[str, str] = {
     "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
     "qlib.repro.attacks.toys.Toy": "the record empirical_toy / erm_toy build after checking their arguments",
     "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
+    "qlib.attacks.dp_bound.EpsilonAudit": "frozen result record returned by epsilon_lower_bound (the bound it computed)",
+    "qlib.repro.attacks.dp_audit.DPAudit": "plain result record returned by dp_audit.audit (its outputs), not an input",
     # (end attacks)
 }
 

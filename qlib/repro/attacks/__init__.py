@@ -1,21 +1,25 @@
 """Practical membership-inference attacks against the theory's limits — the part ``chapters/attacks/``
-of the book (papers 003 and 001: {cite:p}`aubinais2024fundamental`, {cite:p}`aubinais2025quantized`).
+of the book (papers 003 and 001: {cite:p}`aubinais2024fundamental`, {cite:p}`aubinais2025quantized`;
+chapter 04 audits the privacy guarantees of paper 004, {cite:p}`feng2023rqpsgd`).
 
 * :mod:`.paper` — the settings this part takes from the papers it tests (none of their printed numbers
   is reproduced here: every row is a ``theory-check``);
 * :mod:`.toys` — the discrete toys where the exact Δ_n is known, and the driver that runs every attack
   of :mod:`qlib.attacks` against them;
-* :mod:`.claims` — the rows (``<item>_rows``) and the generated prose.
+* :mod:`.claims` — the rows (``<item>_rows``) and the generated prose of chapter 01;
+* :mod:`.dp_audit` — the canary audit of DP-SGD and RQP-SGD on paper 004's Diagnostic task (chapter 04),
+  and :mod:`.dp_claims`, its rows and prose.
 
-The library these call is :mod:`qlib.attacks` (the attacks and metrics) and :mod:`qlib.mia` (the exact
-limits); nothing here knows the book machinery.
+The library these call is :mod:`qlib.attacks` (the attacks, metrics and the DP region), :mod:`qlib.mia` (the exact
+limits) and :mod:`qlib.dpsgd` (the private training); nothing here knows the book machinery.
 """
 
-from . import claims, paper, toys
+from . import claims, dp_audit, dp_claims, paper, toys
 
 #: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
 CLAIMS = {
     "01-toys-vs-limit": ("claims",),
+    "04-dp-sgd-bound": ("dp_claims",),
 }
 
-__all__ = ["claims", "paper", "toys", "CLAIMS"]
+__all__ = ["claims", "dp_audit", "dp_claims", "paper", "toys", "CLAIMS"]

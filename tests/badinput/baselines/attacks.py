@@ -142,3 +142,42 @@ BASELINES["qlib.repro.attacks.toys.Toy.oracle_ratio"] = lambda: {"self": _erm_to
 BASELINES["qlib.repro.attacks.toys.Toy.delta"] = lambda: {"self": _toy(), "n": 5}
 BASELINES["qlib.repro.attacks.toys.Toy.bound"] = lambda: {"self": _erm_toy(), "n": 5}
 BASELINES["qlib.repro.attacks.toys.Toy.chernoff_rate"] = lambda: {"self": _erm_toy()}
+
+
+# ------------------------------------------------------------------- the DP region and audit (chapter 04)
+BASELINES.update({
+    A + "dp_bound.tpr_bound": lambda: {"fpr": np.array([0.0, 0.1, 0.5]), "eps": 1.0, "delta": 1e-5},
+    A + "dp_bound.implied_epsilon": lambda: {"fpr": np.array([0.1, 0.2]), "tpr": np.array([0.5, 0.6]), "delta": 1e-5},
+    A + "dp_bound.epsilon_lower_bound": lambda: dict(_sm(), delta=1e-5, level=0.95, correction="bonferroni"),
+    A + "dp_bound.region_excess": lambda: dict(_sm(), eps=1.0, delta=1e-5, level=0.95, correction="bonferroni"),
+})
+
+_DP = {}
+
+
+def _dp_task():
+    from qlib.repro.attacks import dp_audit
+
+    if "task" not in _DP:
+        _DP["task"] = dp_audit.diagnostic_task()
+    return _DP["task"]
+
+
+def _dp_audit():
+    from qlib.repro.attacks import dp_audit
+
+    if "audit" not in _DP:
+        _DP["audit"] = dp_audit.audit(_dp_task(), eps_values=[1.0], runs=6, rqp_sigma=1.0, seed=0, device="cpu")
+    return _DP["audit"]
+
+
+BASELINES.update({
+    R + "dp_audit.diagnostic_task": lambda: {"split_seed": 0, "test_size": 0.2},
+    R + "dp_audit.canary": lambda: {"task": _dp_task(), "kind": "worst", "scale": 2.0},
+    R + "dp_audit.noise": lambda: {"method": "rqp", "eps": 1.0, "n": 455, "rqp_sigma": 1.0},
+    R + "dp_audit.audit": lambda: {"task": _dp_task(), "eps_values": [1.0], "runs": 3, "rqp_sigma": 1.0,
+                                   "methods": ("dpsgd",), "canaries": ("worst",), "seed": 0, "level": 0.95,
+                                   "device": "cpu"},
+    **{R + f"dp_claims.{f}": (lambda: {"audit": _dp_audit()}) for f in (
+        "bound_rows", "gap_rows", "audit_table", "audit_text", "setup_text")},
+})
