@@ -354,3 +354,26 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     assert "| quantity | verdict | paper | ours |" in md
     assert "| T1: $r_{Q}^{n}$ of Sign | **reproduced** · paper number" in md and "| 0.99 | 0.995 |" in md
     assert "not-available-offline" not in md
+
+
+def test_a_long_paper_vs_ours_section_folds_each_verdict(tmp_path):
+    # issue 29: the molecular chapter's ~240 open rows were one 52,000-px table; over the threshold each
+    # verdict's rows are a dropdown titled with the count, in the ledger's verdict order
+    from qlib.book.compare import paper_vs_ours_markdown
+
+    c = Comparisons("quantized-mis/01-x", tmp_path)
+    for i in range(4):
+        c.close(f"T{i}", "q", 1.0, 2.0, kind="paper-number", rtol=0.01, null=0.0)     # differs
+    for i in range(2):
+        c.missing(f"M{i}", "table", reason="offline", offline=True)
+    c.close("A", "q", 1.0, 1.0, kind="paper-number", rtol=0.01, null=0.0)            # reproduced
+    df = c.frame()
+    short = paper_vs_ours_markdown(df)
+    assert short.count(":::{admonition}") == 1                      # only the settled rows are folded
+    long = paper_vs_ours_markdown(df, fold_open_over=5)
+    titles = [ln for ln in long.splitlines() if ln.startswith(":::{admonition}")]
+    assert titles == [":::{admonition} 4 rows: differs", ":::{admonition} 2 rows: not available offline",
+                      ":::{admonition} 1 rows reproduced, agreeing or confirmed"], titles
+    assert long.count("| T") == 4 and long.count("| M") == 2       # every row is still there
+    with pytest.raises(ValueError, match="fold_open_over"):
+        paper_vs_ours_markdown(df, fold_open_over=-1)

@@ -106,11 +106,16 @@ def _letters():
         i += 1
 
 
-def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str:
+def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_open_over: int = 30) -> str:
     """One chapter's ``Paper vs ours`` section body, as MyST Markdown: a sentence with the counts, the
     notes that several rows share stated once above the table (the rows say "note A"), the rows that
-    need attention (differs, not comparable, not reproduced, …) as quantity | paper | ours | verdict |
-    note, and the settled rows (reproduced, agrees, erratum confirmed) folded into a dropdown."""
+    need attention (differs, not comparable, not reproduced, …) as quantity | verdict | paper | ours |
+    null | note, and the settled rows (reproduced, agrees, erratum confirmed) folded into a dropdown.
+    When more than ``fold_open_over`` rows need attention (the molecular chapter: about 240, a
+    52,000-px table), each verdict's rows are a dropdown of their own, titled with its count, so the
+    section opens as a short list the reader unfolds verdict by verdict."""
+    if isinstance(fold_open_over, bool) or not isinstance(fold_open_over, int) or fold_open_over < 0:
+        raise ValueError(f"fold_open_over must be an integer >= 0, got {fold_open_over!r}")
     if df.empty:
         return "No comparison rows were recorded in this run."
     notes = df["note"].fillna("").astype(str)
@@ -140,7 +145,13 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3) -> str
         out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {prose_math(n)}" for n, k in shared.items()))
     open_rows = df[~df["verdict"].isin(SETTLED)]
     settled = df[df["verdict"].isin(SETTLED)]
-    if len(open_rows):
+    if len(open_rows) > fold_open_over:
+        for v in [v for v in VERDICTS if v not in SETTLED and (open_rows["verdict"] == v).any()] + \
+                sorted(set(open_rows["verdict"]) - set(VERDICTS)):
+            d = open_rows[open_rows["verdict"] == v]
+            out.append(f":::{{admonition}} {len(d)} {'row' if len(d) == 1 else 'rows'}: {v}\n:class: dropdown\n\n"
+                       + table(d) + "\n:::")
+    elif len(open_rows):
         out.append(table(open_rows))
     if len(settled):
         out.append(f":::{{admonition}} {len(settled)} rows reproduced, agreeing or confirmed\n:class: dropdown\n\n"
