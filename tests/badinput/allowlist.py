@@ -299,6 +299,10 @@ NOT_CALLED: dict[str, str] = {
     "qlib.attacks.lira.GaussianFits": "frozen result record returned by fit_gaussians (the fits it computed)",
     "qlib.repro.attacks.toys.Toy": "the record empirical_toy / erm_toy build after checking their arguments",
     "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
+    "qlib.repro.attacks.synthetic.SyntheticStudy": "plain result record returned by synthetic_attacks (its outputs), "
+                                                   "not an input",
+    "qlib.repro.attacks.synthetic.SyntheticAnalysis": "plain result record returned by analyse (its outputs), not an "
+                                                      "input",
     # (end attacks)
 }
 

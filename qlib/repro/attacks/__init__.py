@@ -5,17 +5,21 @@ of the book (papers 003 and 001: {cite:p}`aubinais2024fundamental`, {cite:p}`aub
   is reproduced here: every row is a ``theory-check``);
 * :mod:`.toys` — the discrete toys where the exact Δ_n is known, and the driver that runs every attack
   of :mod:`qlib.attacks` against them;
-* :mod:`.claims` — the rows (``<item>_rows``) and the generated prose.
+* :mod:`.synthetic` — the synthetic study of paper 001 §5.1 under practical attacks (chapter 02): the
+  driver, its frozen settings record and the analysis (bootstrap intervals, Spearman ρ, permutation test);
+* :mod:`.claims` — the rows (``<item>_rows``) and the generated prose of chapter 01;
+* :mod:`.synthetic_claims` — those of chapter 02.
 
 The library these call is :mod:`qlib.attacks` (the attacks and metrics) and :mod:`qlib.mia` (the exact
 limits); nothing here knows the book machinery.
 """
 
-from . import claims, paper, toys
+from . import claims, paper, synthetic, synthetic_claims, toys
 
 #: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
 CLAIMS = {
     "01-toys-vs-limit": ("claims",),
+    "02-synthetic": ("synthetic_claims",),
 }
 
-__all__ = ["claims", "paper", "toys", "CLAIMS"]
+__all__ = ["claims", "paper", "synthetic", "synthetic_claims", "toys", "CLAIMS"]
