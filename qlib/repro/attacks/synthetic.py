@@ -106,16 +106,16 @@ class SyntheticConfig:
 
     ``n`` training points per model (pool of 2n), ``n_val`` validation points for r_Q^n; ``models`` K
     (a multiple of 4, ≥ 8): per law and seed, each half of K/2 models is the other half's shadows;
-    ``epochs`` of full-batch Adam at ``lr`` (defaults: paper 001 §5.1.1, :data:`~.paper.SYNTHETIC_SETTINGS`;
-    ``epochs`` is the run's own, the paper's is 3000); ``seeds`` one independent repetition each (data,
-    initialisations, halves); ``names`` the quantizers (default :func:`default_quantizers`); ``grid`` the
-    (σ, modes) laws drawn from ``law_seed`` (``qlib.synthetic``); ``discriminator``: train the paper's
-    discriminator baseline, with ``disc_hidden`` units, ``disc_epochs``, ``disc_patience`` and ``disc_lr``."""
+    ``epochs`` of full-batch Adam at ``lr`` (defaults: paper 001 §5.1.1, :data:`~.paper.SYNTHETIC_SETTINGS`);
+    ``seeds`` one independent repetition each (data, initialisations, halves); ``names`` the quantizers
+    (default :func:`default_quantizers`); ``grid`` the (σ, modes) laws drawn from ``law_seed``
+    (``qlib.synthetic``); ``discriminator``: train the paper's discriminator baseline, with ``disc_hidden``
+    units, ``disc_epochs``, ``disc_patience`` and ``disc_lr``."""
 
     n: int = SYNTHETIC_SETTINGS["n"]
     n_val: int = SYNTHETIC_SETTINGS["n"]
     models: int = 64
-    epochs: int = 1000
+    epochs: int = SYNTHETIC_SETTINGS["epochs"]
     lr: float = SYNTHETIC_SETTINGS["lr"]
     seeds: tuple[int, ...] = (0, 1, 2)
     names: tuple[str, ...] = default_quantizers()
