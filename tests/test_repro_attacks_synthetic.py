@@ -131,7 +131,7 @@ def test_same_seed_same_numbers():
     np.testing.assert_array_equal(a.correct, b.correct)
     np.testing.assert_array_equal(a.r, b.r)
     np.testing.assert_array_equal(a.disc_acc, b.disc_acc)
-    assert a.correct.shape == (1, 2, 4, 3, 8) and a.r.shape == (1, 2, 3, 8)
+    assert a.correct.shape == (1, 2, 4, len(synthetic.SYNTHETIC_ATTACKS), 8) and a.r.shape == (1, 2, 3, 8)
     # every target has 2n pairs: its correct predictions are between 0 and 2n
     assert a.correct.min() >= 0 and a.correct.max() <= 2 * TINY["n"]
     c = synthetic.synthetic_attacks(dataclasses.replace(cfg, seeds=(1,)), device="cpu")

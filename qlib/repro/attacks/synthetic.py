@@ -21,8 +21,10 @@ from its logit-scaled confidence φ = (2y − 1)·f(x) (:func:`qlib.attacks.shad
 * the global loss threshold (:func:`qlib.attacks.threshold.loss_scores`);
 * LiRA offline, one-sided, with one global variance (:func:`qlib.attacks.lira.lira_offline`);
 * LiRA online with one global variance (:func:`qlib.attacks.lira.lira_online`; the reference code's
-  choice for few shadows — with per-example variances, a quantizer that makes every shadow agree on an
-  example gives a zero variance and an undefined score).
+  choice for few shadows), and with per-example variances (the reference code's default). Where a
+  quantizer makes every shadow agree on an example, a per-example variance is zero and the score
+  undefined (0/0) or infinite: :func:`_finite_scores` ranks an undefined score below every other (no
+  evidence of membership) and an infinite one beyond the finite range, its sign kept.
 
 **Held-out accuracy.** Each attack's threshold is fitted (:func:`qlib.attacks.threshold.fit_threshold`)
 on the pairs of one fold of targets (the even-numbered) and applied to the other, and vice versa, so
@@ -87,7 +89,8 @@ __all__ = ["SYNTHETIC_ATTACKS", "REFERENCE", "SyntheticConfig", "SyntheticStudy"
            "default_quantizers", "rank_rho", "SyntheticAnalysis", "analyse", "permutation_test", "ALPHA"]
 
 #: the practical attacks of the study, in table order
-SYNTHETIC_ATTACKS = ("global loss threshold", "LiRA offline (one-sided)", "LiRA online (fixed variance)")
+SYNTHETIC_ATTACKS = ("global loss threshold", "LiRA offline (one-sided)", "LiRA online (fixed variance)",
+                     "LiRA online (per-example variance)")
 #: the one-sided level of the permutation test of ρ = 0 (ours, fixed before any result)
 ALPHA = 0.05
 #: the unquantized model, attacked beside the quantizers (no r_Q^n: a continuous model never repeats)
@@ -236,6 +239,7 @@ def _attack_scores(phi: np.ndarray, keep: np.ndarray, half: np.ndarray) -> np.nd
             tgt, sh = half == h, half != h
             out[1, tgt] = lira.lira_offline(phi[tgt], phi[sh], keep[sh], fix_variance=True, tail="one-sided")
             out[2, tgt] = lira.lira_online(phi[tgt], phi[sh], keep[sh], fix_variance=True)
+            out[3, tgt] = lira.lira_online(phi[tgt], phi[sh], keep[sh], fix_variance=False)
     return out
 
 
@@ -384,7 +388,8 @@ class SyntheticAnalysis:
     """:func:`analyse`'s output. ``per_quantizer``: one row per law × attacked model — r_Q^n (mean over
     seeds and models) with its bootstrap interval, the theory's order e^{−n r_Q^n}, each attack's held-out
     advantage, the strongest attack, its advantage and interval (mean over seeds), AUC and TPR at 1 % FPR of
-    the strongest attack, and the discriminator's advantage with its interval. ``per_law``: per law, ρ
+    the strongest attack, the discriminator's advantage with its interval, and the gap e^{−n r_Q^n} − advantage
+    (``gap``, interval from the advantage's). ``per_law``: per law, ρ
     (mean over seeds) with its bootstrap interval, the seeds' values and standard deviation, and ρ of the
     discriminator's advantage. ``pooled``: the mean ρ over laws and seeds, its interval, its permutation
     p-value; the same for the discriminator; the identity's advantage over the quantizers' (mean and
@@ -492,6 +497,9 @@ def analyse(study: SyntheticStudy, *, reps: int = 200, level: float = 0.95, draw
                        disc=dmean[li, a], disc_lo=dlo[li, a], disc_hi=dhi[li, a])
             rows.append(row)
     per_q = pd.DataFrame(rows)
+    per_q["gap"] = per_q["theory"] - per_q["advantage"]                      # the theory's order − the attack
+    per_q["gap_lo"] = per_q["theory"] - per_q["advantage_hi"]
+    per_q["gap_hi"] = per_q["theory"] - per_q["advantage_lo"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         sd = np.nanstd(rho[..., 0], axis=0, ddof=1) if S > 1 else np.full(L, np.nan)
