@@ -241,6 +241,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",
+    **{("qlib.repro.attacks.synthetic.rank_rho", a, "ndim"): "documented: ρ over the last axis, vectorised over "
+                                                             "any leading axes (broadcast)" for a in ("r", "advantage")},
+    ("qlib.repro.attacks.synthetic.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
+                                                                       "rankings) is valid",
     ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
         "alpha is a smoothing pseudo-count (any value > 0), not a probability",
     ("qlib.repro.attacks.toys.erm_toy", "beta", "-1.0"):

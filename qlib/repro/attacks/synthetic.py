@@ -361,7 +361,7 @@ def permutation_test(rho, r, advantage, *, draws: int = 10_000, alpha: float = A
     ``advantage`` (C, Q), one row per cell (seed × law), finite; the null: the quantizers' r_Q^n permuted
     independently in every cell, ``draws`` times; p = (1 + #{mean ρ* ≥ ρ}) / (1 + draws). ``rho`` the
     observed mean."""
-    rho = check_float("rho", rho)
+    rho = check_float("rho", rho, low=-1.0, high=1.0)
     r = check_array("r", r, ndim=2)
     advantage = check_array("advantage", advantage, ndim=2)
     if r.shape != advantage.shape:
