@@ -38,8 +38,8 @@ the pairs it is measured on) come from :func:`qlib.attacks.metrics.evaluate` on 
 **The discriminator estimate** (paper 001 §4.2, :func:`qlib.discriminator.train_discriminators`): per
 law and quantizer, g_ψ(θ̂, x, ℓ) trained on the quantized models of the runs :func:`qlib.discriminator.split_runs`
 gives it (half train, a quarter early stopping, a quarter test — the paper's protocol), members and
-non-members as above; its held-out accuracy as an advantage 2·acc − 1 = 1 − MIS estimate, with its
-Clopper–Pearson interval.
+non-members as above; its MIS estimate 2(1 − acc), clipped to [0, 1] as the paper reports it, read as an
+advantage 1 − MIS (so at least 0), with its Clopper–Pearson interval.
 
 **The question** (paper 001 §5.1 ranks the quantizers by r_Q^n; Theorem 3.3 there: MIS ≈ 1 − e^{−n r_Q^n},
 so Δ_n ≈ e^{−n r_Q^n}): does r_Q^n rank the quantizers as the strongest attack does? A larger r_Q^n
@@ -189,7 +189,8 @@ class SyntheticStudy:
     (2·acc − 1), ``auc``, ``tpr@0.001``, ``tpr@0.01``, ``advantage_opt`` (optimistic); ``r`` (S, L, Q, K)
     r_Q^n per model (NaN: undefined); ``correct`` (S, L, A, P, K) held-out correct predictions among each
     target's 2n pairs; ``disc_acc``, ``disc_lo``, ``disc_hi`` (S, L, A) the discriminator's held-out
-    accuracy and Clopper–Pearson interval (NaN without it); ``seconds`` the wall time of each stage."""
+    accuracy as its MIS estimate reads it (1 − MIS/2, the MIS clipped to [0, 1] as paper 001 reports it, so
+    at least ½) and the Clopper–Pearson interval (NaN without it); ``seconds`` the wall time of each stage."""
 
     config: dict
     laws: list
@@ -328,7 +329,7 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStu
                         thq, xr[torch.from_numpy(idx_in)][None], li_, xr[torch.from_numpy(idx_out)][None], lo_,
                         tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden, lr=cfg.disc_lr,
                         epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=sub, device=device)
-                    disc_acc[si, li] = res.acc
+                    disc_acc[si, li] = 1 - res.mis / 2     # the paper's estimate, MIS clipped to [0, 1]
                     disc_lo[si, li] = 1 - res.mis_hi / 2
                     disc_hi[si, li] = 1 - res.mis_lo / 2
                 seconds["discriminator"] += time.perf_counter() - t2
