@@ -164,7 +164,8 @@ class SyntheticConfig:
 
     def describe(self) -> str:
         """Markdown table of the settings beside the paper's (§5.1.1), for the chapter."""
-        paper = {"n": SYNTHETIC_SETTINGS["n"], "lr": SYNTHETIC_SETTINGS["lr"], "epochs": SYNTHETIC_SETTINGS["epochs"]}
+        paper = {"n": SYNTHETIC_SETTINGS["n"], "lr": SYNTHETIC_SETTINGS["lr"], "epochs": SYNTHETIC_SETTINGS["epochs"],
+                 "models": SYNTHETIC_SETTINGS["runs"]}
         out = ["| setting | this run | paper 001 (§5.1.1) |", "|---|---|---|"]
         for f in fields(self):
             v = getattr(self, f.name)

@@ -226,6 +226,8 @@ def reductions_text(config: SyntheticConfig, reps: int, draws: int, seed: int = 
          f"quantizers and the unquantized model); every model is a target once, with {shadows} shadows, "
          f"{config.models * 2 * config.n:,} evaluated pairs per law, seed and quantizer. Intervals: {reps} bootstrap "
          f"resamples; the permutation test: {draws} draws.")
+    if config.models < SYNTHETIC_SETTINGS["runs"]:
+        s += f" Paper 001 trains {SYNTHETIC_SETTINGS['runs']} models (runs) per law."
     if config.epochs < SYNTHETIC_SETTINGS["epochs"]:
         s += f" Paper 001 trains {SYNTHETIC_SETTINGS['epochs']} epochs."
     if shadows < LIRA_SHADOWS:
