@@ -244,6 +244,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",
+    **{("qlib.repro.attacks.synthetic.rank_rho", a, "ndim"): "documented: ρ over the last axis, vectorised over "
+                                                             "any leading axes (broadcast)" for a in ("r", "advantage")},
+    ("qlib.repro.attacks.synthetic.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
+                                                                       "rankings) is valid",
     ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
         "alpha is a smoothing pseudo-count (any value > 0), not a probability",
     ("qlib.repro.attacks.toys.erm_toy", "beta", "-1.0"):
@@ -304,6 +308,10 @@ NOT_CALLED: dict[str, str] = {
     "qlib.repro.attacks.toys.AttackStudy": "plain result record returned by attack_study (its outputs), not an input",
     "qlib.attacks.dp_bound.EpsilonAudit": "frozen result record returned by epsilon_lower_bound (the bound it computed)",
     "qlib.repro.attacks.dp_audit.DPAudit": "plain result record returned by dp_audit.audit (its outputs), not an input",
+    "qlib.repro.attacks.synthetic.SyntheticStudy": "plain result record returned by synthetic_attacks (its outputs), "
+                                                   "not an input",
+    "qlib.repro.attacks.synthetic.SyntheticAnalysis": "plain result record returned by analyse (its outputs), not an "
+                                                      "input",
     # (end attacks)
 }
 

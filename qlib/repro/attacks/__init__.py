@@ -6,7 +6,10 @@ chapter 04 audits the privacy guarantees of paper 004, {cite:p}`feng2023rqpsgd`)
   is reproduced here: every row is a ``theory-check``);
 * :mod:`.toys` — the discrete toys where the exact Δ_n is known, and the driver that runs every attack
   of :mod:`qlib.attacks` against them;
+* :mod:`.synthetic` — the synthetic study of paper 001 §5.1 under practical attacks (chapter 02): the
+  driver, its frozen settings record and the analysis (bootstrap intervals, Spearman ρ, permutation test);
 * :mod:`.claims` — the rows (``<item>_rows``) and the generated prose of chapter 01;
+* :mod:`.synthetic_claims` — those of chapter 02;
 * :mod:`.dp_audit` — the canary audit of DP-SGD and RQP-SGD on paper 004's Diagnostic task (chapter 04),
   and :mod:`.dp_claims`, its rows and prose.
 
@@ -14,12 +17,13 @@ The library these call is :mod:`qlib.attacks` (the attacks, metrics and the DP r
 limits) and :mod:`qlib.dpsgd` (the private training); nothing here knows the book machinery.
 """
 
-from . import claims, dp_audit, dp_claims, paper, toys
+from . import claims, dp_audit, dp_claims, paper, synthetic, synthetic_claims, toys
 
 #: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
 CLAIMS = {
     "01-toys-vs-limit": ("claims",),
+    "02-synthetic": ("synthetic_claims",),
     "04-dp-sgd-bound": ("dp_claims",),
 }
 
-__all__ = ["claims", "dp_audit", "dp_claims", "paper", "toys", "CLAIMS"]
+__all__ = ["claims", "dp_audit", "dp_claims", "paper", "synthetic", "synthetic_claims", "toys", "CLAIMS"]

@@ -6,6 +6,9 @@ the literature is settings:
 
 * the number of shadow models of the LiRA paper's experiments ({cite:p}`carlini2022lira`), which the
   ``paper`` profile uses;
+* the settings of paper 001's synthetic study that chapter ``attacks/02`` keeps (the training set size, the
+  learning rate, the epochs and runs of §5.1.1). The quantized-MIS wing holds the same settings for its own
+  chapters; a wing never imports another, so this part states the four it uses;
 * the Diagnostic setting of paper 004 (§4, "Training Details" and "Setup"; {cite:p}`feng2023rqpsgd`) and its
   privacy budgets, for chapter 04's audit of DP-SGD and RQP-SGD. The same values are the record
   ``qlib.repro.rqp_sgd.paper.DIAGNOSTIC`` of that part, which a wing may not import
@@ -16,11 +19,14 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-__all__ = ["LIRA_SHADOWS", "RQP_DIAGNOSTIC", "RQP_EPS", "RQP_TEST_SIZE"]
+__all__ = ["LIRA_SHADOWS", "SYNTHETIC_SETTINGS", "RQP_DIAGNOSTIC", "RQP_EPS", "RQP_TEST_SIZE"]
 
 #: the largest shadow-model count of the LiRA paper's experiments (256 shadow models on CIFAR-10)
 LIRA_SHADOWS = 256
 
+#: paper 001 §5.1.1: n = 128 training points per model, full-batch Adam at learning rate 1e-4 for 3000 epochs,
+#: 300 runs (models) per law
+SYNTHETIC_SETTINGS = dict(n=128, lr=1e-4, epochs=3000, runs=300)
 #: paper 004 §4: Diagnostic with logistic regression — mini-batch m = 10, T = 46 iterations, step η = 1,
 #: per-example clip ρ = 0.45, quantization range M = 0.3 and b = 4 bits, δ = 1e-7 for the (ε, δ) baselines
 RQP_DIAGNOSTIC = MappingProxyType(dict(m=10, T=46, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-7))

@@ -181,3 +181,53 @@ BASELINES.update({
     **{R + f"dp_claims.{f}": (lambda: {"audit": _dp_audit()}) for f in (
         "bound_rows", "gap_rows", "audit_table", "audit_text", "setup_text")},
 })
+
+
+# ---- qlib.repro.attacks.synthetic and synthetic_claims (chapter attacks/02) -------------------------
+SY = "qlib.repro.attacks.synthetic."
+SC = "qlib.repro.attacks.synthetic_claims."
+#: a tiny synthetic study: two laws, three quantizers, 8 models of 3 epochs on 8 points
+_SYN_TINY = dict(n=8, n_val=4, models=8, epochs=3, seeds=(0,), names=("sign", "bits2", "bits3"),
+                 grid=((1.5, 6), (2.0, 8)), disc_epochs=1)
+_SYN = {}
+
+
+def _syn_config():
+    from qlib.repro.attacks import synthetic
+
+    return synthetic.SyntheticConfig(**_SYN_TINY)
+
+
+def _syn_analysis():
+    from qlib.repro.attacks import synthetic
+
+    if "a" not in _SYN:
+        st = synthetic.synthetic_attacks(_syn_config(), device="cpu")
+        _SYN["a"] = synthetic.analyse(st, reps=5, draws=50, seed=0)
+    return _SYN["a"]
+
+
+def _syn_study():
+    from qlib.repro.attacks import synthetic
+
+    if "s" not in _SYN:
+        _SYN["s"] = synthetic.synthetic_attacks(_syn_config(), device="cpu")
+    return _SYN["s"]
+
+
+BASELINES.update({
+    SY + "SyntheticConfig": lambda: dict(_SYN_TINY),
+    SY + "SyntheticConfig.as_dict": lambda: {"self": _syn_config()},
+    SY + "SyntheticConfig.describe": lambda: {"self": _syn_config()},
+    SY + "synthetic_attacks": lambda: {"config": _syn_config(), "device": "cpu"},
+    SY + "rank_rho": lambda: {"r": np.array([[0.1, 0.2, 0.3, 0.4]]), "advantage": np.array([[0.3, 0.1, 0.2, 0.0]])},
+    SY + "permutation_test": lambda: {"rho": 0.5, "r": np.array([[0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3]]),
+                                      "advantage": np.array([[0.3, 0.1, 0.2, 0.0], [0.1, 0.2, 0.0, 0.3]]),
+                                      "draws": 20, "alpha": 0.05, "seed": 0},
+    SY + "analyse": lambda: {"study": _syn_study(), "reps": 3, "level": 0.9, "draws": 20, "alpha": 0.05, "seed": 0},
+    **{SC + f: (lambda: {"analysis": _syn_analysis()}) for f in (
+        "rank_agreement_rows", "law_rank_rows", "discriminator_rows", "quantization_rows", "summary_table",
+        "law_table", "answer_text")},
+    SC + "critical_rho": lambda: {"analysis": _syn_analysis(), "which": "attack"},
+    SC + "reductions_text": lambda: {"config": _syn_config(), "reps": 10, "draws": 100, "seed": 0},
+})
