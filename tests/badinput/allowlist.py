@@ -246,6 +246,11 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "documented (..., N): leading axes are target models",
     **{("qlib.repro.attacks.synthetic.rank_rho", a, "ndim"): "documented: ρ over the last axis, vectorised over "
                                                              "any leading axes (broadcast)" for a in ("r", "advantage")},
+    **{("qlib.repro.attacks.protocol.finite_scores", "s", lab): "its purpose: NaN and ±inf scores (0/0 or x/0 of a zero "
+                                                                "per-example variance) are mapped to finite ones"
+       for lab in ("nan-entry", "inf-entry")},
+    ("qlib.repro.attacks.protocol.finite_scores", "s", "ndim+1"): "documented: elementwise, any shape (the scores of "
+                                                                  "one attack on (K, N) pairs, or flattened)",
     ("qlib.repro.attacks.synthetic.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
                                                                        "rankings) is valid",
     ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
@@ -311,6 +316,12 @@ NOT_CALLED: dict[str, str] = {
     "qlib.repro.attacks.synthetic.SyntheticStudy": "plain result record returned by synthetic_attacks (its outputs), "
                                                    "not an input",
     "qlib.repro.attacks.synthetic.SyntheticAnalysis": "plain result record returned by analyse (its outputs), not an "
+                                                      "input",
+    "qlib.repro.attacks.molecular.TaskAttacks": "plain result record of one task of molecular_attacks (its outputs), "
+                                                "not an input",
+    "qlib.repro.attacks.molecular.MolecularAttackStudy": "plain result record returned by molecular_attacks (its "
+                                                         "outputs), not an input",
+    "qlib.repro.attacks.molecular.MolecularAnalysis": "plain result record returned by analyse (its outputs), not an "
                                                       "input",
     # (end attacks)
 }

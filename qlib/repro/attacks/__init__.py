@@ -8,6 +8,11 @@ chapter 04 audits the privacy guarantees of paper 004, {cite:p}`feng2023rqpsgd`)
   of :mod:`qlib.attacks` against them;
 * :mod:`.synthetic` — the synthetic study of paper 001 §5.1 under practical attacks (chapter 02): the
   driver, its frozen settings record and the analysis (bootstrap intervals, Spearman ρ, permutation test);
+* :mod:`.protocol` — the leave-out attack protocol (targets, shadows, the four attacks, held-out thresholds)
+  that chapters 02 and 03 share;
+* :mod:`.molecular` — LiRA and the loss threshold on paper 001's molecular MLPs (chapter 03): the driver, its
+  frozen settings record, the weighted bootstrap of TPR at low FPR and per-molecule exposure; its rows and
+  prose are :mod:`.molecular_claims`;
 * :mod:`.claims` — the rows (``<item>_rows``) and the generated prose of chapter 01;
 * :mod:`.synthetic_claims` — those of chapter 02;
 * :mod:`.dp_audit` — the canary audit of DP-SGD and RQP-SGD on paper 004's Diagnostic task (chapter 04),
@@ -17,13 +22,16 @@ The library these call is :mod:`qlib.attacks` (the attacks, metrics and the DP r
 limits) and :mod:`qlib.dpsgd` (the private training); nothing here knows the book machinery.
 """
 
-from . import claims, dp_audit, dp_claims, paper, synthetic, synthetic_claims, toys
+from . import (claims, dp_audit, dp_claims, molecular, molecular_claims, paper, protocol, synthetic, synthetic_claims,
+               toys)
 
 #: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
 CLAIMS = {
     "01-toys-vs-limit": ("claims",),
     "02-synthetic": ("synthetic_claims",),
+    "03-molecular": ("molecular_claims",),
     "04-dp-sgd-bound": ("dp_claims",),
 }
 
-__all__ = ["claims", "dp_audit", "dp_claims", "paper", "synthetic", "synthetic_claims", "toys", "CLAIMS"]
+__all__ = ["claims", "dp_audit", "dp_claims", "molecular", "molecular_claims", "paper", "protocol", "synthetic",
+           "synthetic_claims", "toys", "CLAIMS"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-__all__ = ["LIRA_SHADOWS", "SYNTHETIC_SETTINGS", "RQP_DIAGNOSTIC", "RQP_EPS", "RQP_TEST_SIZE"]
+__all__ = ["LIRA_SHADOWS", "SYNTHETIC_SETTINGS", "MOLECULAR_SETTINGS", "RQP_DIAGNOSTIC", "RQP_EPS", "RQP_TEST_SIZE"]
 
 #: the largest shadow-model count of the LiRA paper's experiments (256 shadow models on CIFAR-10)
 LIRA_SHADOWS = 256
@@ -27,6 +27,9 @@ LIRA_SHADOWS = 256
 #: paper 001 §5.1.1: n = 128 training points per model, full-batch Adam at learning rate 1e-4 for 3000 epochs,
 #: 300 runs (models) per law
 SYNTHETIC_SETTINGS = dict(n=128, lr=1e-4, epochs=3000, runs=300)
+#: paper 001 §5.2.1 (the molecular study): a network with one hidden layer of 128 units, 500 full-batch epochs,
+#: 40 % of each task as the validation set, 10 runs per task
+MOLECULAR_SETTINGS = MappingProxyType(dict(hidden=128, epochs=500, val_frac=0.4, runs=10))
 #: paper 004 §4: Diagnostic with logistic regression — mini-batch m = 10, T = 46 iterations, step η = 1,
 #: per-example clip ρ = 0.45, quantization range M = 0.3 and b = 4 bits, δ = 1e-7 for the (ε, δ) baselines
 RQP_DIAGNOSTIC = MappingProxyType(dict(m=10, T=46, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-7))

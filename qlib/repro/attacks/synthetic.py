@@ -68,7 +68,7 @@ import pandas as pd
 import torch
 
 from qlib import discriminator, engine, quantizers, recorder, synthetic
-from qlib.attacks import lira, metrics, shadow, threshold
+from qlib.attacks import metrics, shadow
 from qlib.ranking import spearman
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
@@ -83,14 +83,14 @@ from qlib.validation import (
     skip_nested,
 )
 
+from . import protocol
 from .paper import SYNTHETIC_SETTINGS
 
 __all__ = ["SYNTHETIC_ATTACKS", "REFERENCE", "SyntheticConfig", "SyntheticStudy", "synthetic_attacks",
            "default_quantizers", "rank_rho", "SyntheticAnalysis", "analyse", "permutation_test", "ALPHA"]
 
-#: the practical attacks of the study, in table order
-SYNTHETIC_ATTACKS = ("global loss threshold", "LiRA offline (one-sided)", "LiRA online (fixed variance)",
-                     "LiRA online (per-example variance)")
+#: the practical attacks of the study, in table order (the protocol shared with chapter 03, :mod:`.protocol`)
+SYNTHETIC_ATTACKS = protocol.ATTACKS
 #: the one-sided level of the permutation test of ρ = 0 (ours, fixed before any result)
 ALPHA = 0.05
 #: the unquantized model, attacked beside the quantizers (no r_Q^n: a continuous model never repeats)
@@ -210,54 +210,6 @@ class SyntheticStudy:
         return [REFERENCE, *self.names]
 
 
-def _halves(K: int) -> np.ndarray:
-    """(K,) 0/1: which half each model is in; halves made of whole complementary pairs (2j, 2j + 1)."""
-    return (np.arange(K) // 2) % 2
-
-
-def _finite_scores(s: np.ndarray) -> np.ndarray:
-    """An attack's scores made finite for the ROC: NaN (0/0 of a zero fixed variance: every shadow agrees,
-    the attack has no information) → one shared value below every finite score; ±inf → just beyond the
-    finite range (their order kept)."""
-    ok = np.isfinite(s)
-    if ok.all():
-        return s
-    lo, hi = (float(s[ok].min()), float(s[ok].max())) if ok.any() else (0.0, 0.0)
-    span = max(hi - lo, 1.0)
-    out = s.copy()
-    out[np.isposinf(s)] = hi + span
-    out[np.isneginf(s)] = lo - span
-    out[np.isnan(s)] = lo - 2 * span
-    return out
-
-
-def _attack_scores(phi: np.ndarray, keep: np.ndarray, half: np.ndarray) -> np.ndarray:
-    """(P, K, N) member scores of every attack on every target, the other half as its shadows."""
-    K, N = phi.shape
-    out = np.empty((len(SYNTHETIC_ATTACKS), K, N))
-    out[0] = threshold.loss_scores(np.logaddexp(0.0, -phi))
-    with np.errstate(all="ignore"):
-        for h in (0, 1):
-            tgt, sh = half == h, half != h
-            out[1, tgt] = lira.lira_offline(phi[tgt], phi[sh], keep[sh], fix_variance=True, tail="one-sided")
-            out[2, tgt] = lira.lira_online(phi[tgt], phi[sh], keep[sh], fix_variance=True)
-            out[3, tgt] = lira.lira_online(phi[tgt], phi[sh], keep[sh], fix_variance=False)
-    return out
-
-
-def _held_out(scores: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """(K,) correct out-of-fold predictions per target: thresholds fitted on the even targets' pairs,
-    applied to the odd ones', and vice versa."""
-    K = scores.shape[0]
-    fold = np.arange(K) % 2
-    correct = np.empty(K, dtype=np.int64)
-    for f in (0, 1):
-        cal, ev = fold != f, fold == f
-        _, pred = threshold.threshold_attack(scores[cal].ravel(), keep[cal].ravel(), scores[ev])
-        correct[ev] = (pred == keep[ev]).sum(axis=1)
-    return correct
-
-
 def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStudy:
     """Every attack on every quantized (and the unquantized) model of every law (module docstring),
     at the settings of ``config`` (a :class:`SyntheticConfig`; ``SyntheticConfig()`` for the defaults).
@@ -278,7 +230,7 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStu
     correct = np.zeros((S, L, A, P, K), dtype=np.int64)
     disc_acc, disc_lo, disc_hi = (np.full((S, L, A), np.nan) for _ in range(3))
     seconds = {"train_and_r_q": 0.0, "attacks": 0.0, "discriminator": 0.0}
-    half = _halves(K)
+    half = protocol.halves(K)
     rows = []
     with skip_nested():
         model = engine.Linear(2 * laws[0].dim)
@@ -306,10 +258,10 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStu
                 seconds["train_and_r_q"] += t1 - t0
                 phis = [shadow.binary_scores(model, thq[a], X, y) for a in range(A)]
                 for a in range(A):
-                    sc = _attack_scores(phis[a], keep, half)
+                    sc = protocol.attack_scores(phis[a], keep, half)
                     for p in range(P):
-                        s = _finite_scores(sc[p])
-                        correct[si, li, a, p] = _held_out(s, keep)
+                        s = protocol.finite_scores(sc[p])
+                        correct[si, li, a, p] = protocol.held_out_correct(s, keep)
                         m = metrics.evaluate(s.ravel(), keep.ravel()).values
                         acc = correct[si, li, a, p].sum() / (2 * n * K)
                         rows.append({"seed": seed, "law": labels[li], "quantizer": attacked[a],

@@ -231,3 +231,80 @@ BASELINES.update({
     SC + "critical_rho": lambda: {"analysis": _syn_analysis(), "which": "attack"},
     SC + "reductions_text": lambda: {"config": _syn_config(), "reps": 10, "draws": 100, "seed": 0},
 })
+
+
+# ---- qlib.repro.attacks.protocol, molecular and molecular_claims (chapter attacks/03) ---------------------
+PR = "qlib.repro.attacks.protocol."
+MO = "qlib.repro.attacks.molecular."
+MC = "qlib.repro.attacks.molecular_claims."
+#: a tiny molecular study: the smallest task file, 8 models of 2 epochs, two quantizers
+_MOL_TINY = dict(tasks=("Carcinogens_Lagunin",), models=8, epochs=2, hidden=4, names=("sign", "bits2"))
+_MOL = {}
+
+
+def _mol_tmp() -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    if "tmp" not in _MOL:
+        _MOL["tmp"] = tempfile.mkdtemp(prefix="qlib-badinput-attacks-mol-")
+        atexit.register(shutil.rmtree, _MOL["tmp"], ignore_errors=True)
+    return _MOL["tmp"]
+
+
+def _mol_config():
+    from qlib.repro.attacks import molecular
+
+    return molecular.MolecularAttackConfig(**_MOL_TINY)
+
+
+def _mol_study():
+    from badinput.harness import data_dir
+
+    from qlib.repro.attacks import molecular
+
+    if "s" not in _MOL:
+        _MOL["s"] = molecular.molecular_attacks(_mol_config(), data_dir=data_dir(), cache_dir=_mol_tmp(), device="cpu")
+    return _MOL["s"]
+
+
+def _mol_analysis():
+    from qlib.repro.attacks import molecular
+
+    if "a" not in _MOL:
+        _MOL["a"] = molecular.analyse(_mol_study(), reps=5, draws=50, seed=0)
+    return _MOL["a"]
+
+
+def _phi_keep():
+    from qlib.attacks import shadow
+
+    keep = shadow.paired_keep(8, 6, seed=0)
+    return np.random.default_rng(0).normal(size=(8, 6)) + keep, keep
+
+
+BASELINES.update({
+    PR + "halves": lambda: {"K": 8},
+    PR + "finite_scores": lambda: {"s": np.array([0.5, -1.0, 2.0])},
+    PR + "attack_scores": lambda: dict(zip(("phi", "keep"), _phi_keep())),
+    PR + "held_out_correct": lambda: dict(zip(("scores", "keep"), _phi_keep())),
+    MO + "MolecularAttackConfig": lambda: dict(_MOL_TINY, lr=1e-3, val_frac=0.4, max_molecules=40, seed=0),
+    MO + "MolecularAttackConfig.as_dict": lambda: {"self": _mol_config()},
+    MO + "MolecularAttackConfig.describe": lambda: {"self": _mol_config()},
+    MO + "molecular_attacks": lambda: {"config": _mol_config(), "cache_dir": _mol_tmp(), "device": "cpu"},
+    MO + "weighted_tpr": lambda: {"scores": _phi_keep()[0], "members": _phi_keep()[1],
+                                  "weights": np.ones((2, 8)), "levels": (0.01, 0.1)},
+    MO + "exposure": lambda: {"scores": _phi_keep()[0], "members": _phi_keep()[1], "level": 0.01},
+    MO + "analyse": lambda: {"study": _mol_study(), "reps": 3, "level": 0.9, "draws": 20, "alpha": 0.05, "seed": 0},
+    **{MC + f: (lambda: {"analysis": _mol_analysis()}) for f in (
+        "chance_rows", "quantization_rows", "rank_rows", "summary_table", "task_table")},
+    MC + "exposure_rows": lambda: {"analysis": _mol_analysis(), "study": _mol_study()},
+    MC + "answer_text": lambda: {"analysis": _mol_analysis(), "study": _mol_study()},
+    MC + "most_private": lambda: {"analysis": _mol_analysis(), "task": "Carcinogens_Lagunin"},
+    MC + "exposure_rho": lambda: {"analysis": _mol_analysis(), "study": _mol_study(), "task": "Carcinogens_Lagunin",
+                                  "quantizer": "sign"},
+    MC + "exposed_molecules": lambda: {"analysis": _mol_analysis(), "study": _mol_study(), "task": "Carcinogens_Lagunin",
+                                       "top": 3, "width": 20},
+    MC + "reductions_text": lambda: {"config": _mol_config(), "reps": 10, "draws": 100, "seed": 0},
+})

@@ -1,0 +1,477 @@
+"""LiRA and the loss threshold on the molecular MLPs of paper 001 §5.2 (chapter ``attacks/03``): per task and
+quantizer, the attacks' TPR at low FPR, per-molecule exposure, and whether quantization lowers the attacks where
+r_Q^n says it should ({cite:p}`aubinais2025quantized`, {cite:p}`carlini2022lira`).
+
+**Protocol** (:func:`molecular_attacks`, per binary TDC ADMET task of :mod:`qlib.molecules`; settings in the
+frozen :class:`MolecularAttackConfig`). The task's molecules are embedded (:func:`qlib.molecules.embed_cached`);
+a random ``val_frac`` of them (paper 001's 40 %) is the validation set on which r_Q^n is recorded, the rest the
+**pool** (one molecule dropped when the count is odd). Features are z-scored with the pool's mean and standard
+deviation. K MLPs of paper 001's molecular study (one hidden layer of 128 ReLU units, full-batch Adam for 500
+epochs, logistic loss) train at once (:func:`qlib.attacks.shadow.train_shadows`) on complementary halves of
+the pool (:func:`qlib.attacks.shadow.paired_keep`: every model on half the pool, every molecule in K/2
+models), recording r_Q^n of every quantizer along training (:class:`qlib.recorder.RQRecorder`, Algorithm 1,
+per-tensor scope as the molecular study). After training every model is quantized by every quantizer and by
+the identity (the unquantized model). The attacks are those of :mod:`.protocol` (the global loss threshold,
+LiRA offline and online), each target attacked with the other half of the models as its K/2 shadows; a
+target's members are its training molecules, its non-members the rest of the pool.
+
+**Metrics** (:func:`analyse`). TPR at 1 % and 0.1 % FPR read off the ROC curve of all pairs of all targets
+(the threshold chosen on the pairs it is measured on, as LiRA reports it), AUC, and the held-out advantage of
+:func:`.protocol.held_out_correct` (thresholds fitted on one fold of targets). Intervals: a percentile bootstrap
+that resamples whole targets (their pairs share the model), jointly over the attacked models and attacks (so a
+difference between the unquantized and a quantized model is resampled paired) and over r_Q^n (a target is
+also one of the models whose r_Q^n is averaged). The **strongest attack** of an attacked model is the one with
+the largest TPR at 1 % FPR (the maximum over the four, in every resample: the same selection for every
+quantizer, which biases every TPR up alike).
+
+**Per-molecule exposure.** For an attacked model and its strongest attack: the threshold of that attack's
+ROC point at 1 % FPR (all pairs), and for each molecule the fraction of the targets that trained on it in
+which its score reaches the threshold — the molecule's own TPR at the attack's 1 % FPR operating point.
+
+**The questions.** Does quantization lower TPR at low FPR (the data-processing inequality bounds only the best
+attack)? Does r_Q^n rank the quantizers as the strongest attack's TPR at 1 % FPR does (a larger r_Q^n, a
+weaker attack: Theorem 3.3 of paper 001, Δ_n ≈ e^{−n r_Q^n})? Spearman ρ over quantizers per task and pooled
+over tasks with the permutation test of :func:`.synthetic.permutation_test`.
+
+Decisions where paper 001 is silent or that are ours: binary tasks only (LiRA's statistic is the
+logit-scaled confidence of a classifier), one embedder per run (default MACCS keys, an offline stand-in for
+the paper's four pretrained embedders), the learning rate 1e-3 (the molecular chapter's choice), the pool and
+its halves (a model trains on 30 % of the task, the paper's runs on 90 % of its 60 % training part), the K
+models and the four attacks, the strongest attack as above, and a quantizer whose r_Q^n is NaN for every
+model left out of that task's ρ.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import pandas as pd
+import torch
+
+from qlib import engine, molecules, quantizers, recorder
+from qlib.attacks import metrics, shadow
+from qlib.data import MissingDataError
+from qlib.rqn import RQUndefinedWarning
+from qlib.validation import (
+    check_alloc,
+    check_array,
+    check_callable,
+    check_float,
+    check_int,
+    check_probability,
+    check_seed,
+    check_str,
+    skip_nested,
+)
+
+from . import protocol
+from .paper import LIRA_SHADOWS, MOLECULAR_SETTINGS
+from .synthetic import ALPHA, REFERENCE, default_quantizers, permutation_test, rank_rho
+
+__all__ = ["MOLECULAR_TASKS", "LOW_FPR", "MolecularAttackConfig", "TaskAttacks", "MolecularAttackStudy",
+           "molecular_attacks", "weighted_tpr", "exposure", "MolecularAnalysis", "analyse"]
+
+#: the default tasks: three small binary tasks of paper 001's Figure 10 (280, 404 and 475 molecules)
+MOLECULAR_TASKS = ("Carcinogens_Lagunin", "Skin_Reaction", "DILI")
+#: the FPR levels at which TPR is read (the first is the one the questions use)
+LOW_FPR = (0.01, 0.001)
+
+
+@dataclass(frozen=True)
+class MolecularAttackConfig:
+    """The settings of :func:`molecular_attacks`, checked once when built; frozen.
+
+    ``tasks`` binary TDC task names (:func:`qlib.molecules.task_names`); ``embedder`` a registered embedder
+    name; ``models`` K (a multiple of 4, ≥ 8: each half of K/2 models is the other half's shadows);
+    ``epochs``, ``lr``, ``hidden`` the MLP's training (paper 001 §5.2.1: 500 epochs, 128 hidden units;
+    lr ours); ``val_frac`` the validation share for r_Q^n (paper: 0.4); ``max_molecules`` None or a seeded
+    subsample of larger tasks; ``names`` the quantizers (default: every quantizer but the identity);
+    ``seed`` the split, halves and initialisations."""
+
+    tasks: tuple[str, ...] = MOLECULAR_TASKS
+    embedder: str = "maccs"
+    models: int = 32
+    epochs: int = MOLECULAR_SETTINGS["epochs"]
+    lr: float = 1e-3
+    hidden: int = MOLECULAR_SETTINGS["hidden"]
+    val_frac: float = MOLECULAR_SETTINGS["val_frac"]
+    max_molecules: int | None = None
+    names: tuple[str, ...] = default_quantizers()
+    seed: int = 0
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        if isinstance(self.tasks, str) or not hasattr(self.tasks, "__iter__"):
+            raise TypeError(f"tasks must be a list of task names, got {type(self.tasks).__name__}")
+        tasks = tuple(self.tasks)
+        allowed = molecules.task_names("classification")
+        if not tasks:
+            raise ValueError("tasks must name at least one task")
+        for t in tasks:
+            if t not in allowed:
+                raise ValueError(f"tasks must be binary TDC tasks (LiRA scores a classifier), one of "
+                                 f"{', '.join(allowed)}; got {t!r}")
+        if len(set(tasks)) != len(tasks):
+            raise ValueError(f"tasks must be distinct, got {list(tasks)}")
+        put("tasks", tasks)
+        emb = check_str("embedder", self.embedder)
+        if emb not in molecules.embedder_names():
+            raise ValueError(f"embedder must be a registered embedder, one of {', '.join(molecules.embedder_names())}; "
+                             f"got {emb!r}")
+        for nm, lo in (("models", 8), ("epochs", 1), ("hidden", 1)):
+            put(nm, check_int(nm, getattr(self, nm), low=lo))
+        if self.models % 4:
+            raise ValueError(f"models must be a multiple of 4 (two halves of complementary pairs), got {self.models}")
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        put("val_frac", check_float("val_frac", self.val_frac, low=0.0, high=1.0, low_open=True, high_open=True))
+        if self.max_molecules is not None:
+            put("max_molecules", check_int("max_molecules", self.max_molecules, low=16))
+        names = tuple(quantizers.check_names(self.names, "names"))
+        if REFERENCE in names:
+            raise ValueError("names must list quantizers only; the identity model is always attacked beside them")
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"names must be distinct and non-empty, got {list(names)}")
+        put("names", names)
+        put("seed", check_seed("seed", self.seed))
+
+    def as_dict(self) -> dict:
+        """The fields as plain JSON types."""
+        d = asdict(self)
+        d["tasks"], d["names"] = list(self.tasks), list(self.names)
+        return d
+
+    def describe(self) -> str:
+        """Markdown table of the settings beside paper 001's molecular study (§5.2.1) and the LiRA paper's
+        shadow count, for the chapter."""
+        paper = {"epochs": MOLECULAR_SETTINGS["epochs"], "hidden": MOLECULAR_SETTINGS["hidden"],
+                 "val_frac": MOLECULAR_SETTINGS["val_frac"], "models": f"{LIRA_SHADOWS} shadows (LiRA paper)",
+                 "embedder": "GraphMVP, 3D-Infomax, MolR, ChemBERTa-MTR", "tasks": "21 TDC ADMET tasks",
+                 "lr": "not stated"}
+        out = ["| setting | this run | paper |", "|---|---|---|"]
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in ("names", "tasks"):
+                shown = ", ".join(map(str, v))
+            else:
+                shown = f"{v:g}" if isinstance(v, float) else str(v)
+            p = paper.get(f.name)
+            out.append(f"| `{f.name}` | {shown} | {'—' if p is None else p} |")
+        return "\n".join(out)
+
+
+@dataclass
+class TaskAttacks:
+    """One task of :func:`molecular_attacks`. Axes: A = 1 + Q attacked models (the identity, then the
+    quantizers), P attacks (:data:`.protocol.ATTACKS`), K models (targets), N pool molecules.
+
+    ``smiles`` (N,) and ``y`` (N,) the pool; ``keep`` (K, N) which molecules each model trained on; ``r``
+    (Q, K) r_Q^n per model (NaN: undefined); ``scores`` (A, P, K, N) every attack's member scores, made
+    finite (:func:`.protocol.finite_scores`); ``correct`` (A, P, K) held-out correct predictions per target;
+    ``n_val`` validation molecules; ``d`` the embedding's dimension; ``n_invalid`` SMILES RDKit rejected;
+    ``seconds`` training (with r_Q^n) and attacks."""
+
+    task: str
+    smiles: list
+    y: np.ndarray
+    keep: np.ndarray
+    r: np.ndarray
+    scores: np.ndarray
+    correct: np.ndarray
+    n_val: int
+    d: int
+    n_invalid: int
+    seconds: dict
+
+    @property
+    def n(self) -> int:
+        """Molecules each model trained on (half the pool)."""
+        return int(self.keep.shape[1] // 2)
+
+
+@dataclass
+class MolecularAttackStudy:
+    """:func:`molecular_attacks`'s output: ``config`` (as a dict), ``names`` the quantizers, ``tasks`` one
+    :class:`TaskAttacks` per task that ran, ``missing`` task → why it did not (its file absent offline),
+    ``table`` one row per task × attacked model × attack (held-out ``accuracy`` and ``advantage``, ``auc``,
+    ``tpr@0.001``, ``tpr@0.01`` of all pairs)."""
+
+    config: dict
+    names: list
+    tasks: list
+    missing: dict
+    table: pd.DataFrame
+
+    @property
+    def attacked(self) -> list:
+        """The attacked models: the identity, then the quantizers."""
+        return [REFERENCE, *self.names]
+
+
+def _split(n: int, val_frac: float, seed: int):
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    n_val = max(2, int(round(val_frac * n)))
+    pool = perm[n_val:]
+    if pool.size % 2:
+        pool = pool[:-1]
+    if pool.size < 4:
+        raise ValueError(f"val_frac={val_frac} leaves a pool of {pool.size} of {n} molecules; need at least 4")
+    return np.sort(perm[:n_val]), np.sort(pool)
+
+
+def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir=None, device="auto",
+                      progress=None) -> MolecularAttackStudy:
+    """Every attack on every quantized (and the unquantized) molecular MLP of every task of ``config`` (a
+    :class:`MolecularAttackConfig`; module docstring). ``data_dir`` the TDC files (:func:`qlib.molecules.load_task`:
+    a task absent offline is listed in ``missing``), ``cache_dir`` the embedding cache, ``device`` where the
+    models train (the attacks run on the CPU), ``progress`` an optional callable ``progress(task, TaskAttacks)``."""
+    cfg = config
+    if not isinstance(cfg, MolecularAttackConfig):
+        raise TypeError(f"config must be a MolecularAttackConfig, got {type(cfg).__name__}")
+    if progress is not None:
+        check_callable("progress", progress)
+    names, attacked = list(cfg.names), [REFERENCE, *cfg.names]
+    A, P, K = len(attacked), len(protocol.ATTACKS), cfg.models
+    half = protocol.halves(K)
+    out, missing, rows = [], {}, []
+    with skip_nested():
+        for ti, name in enumerate(cfg.tasks):
+            try:
+                task = molecules.load_task(name, data_dir=data_dir)
+            except MissingDataError as exc:
+                missing[name] = f"{molecules.task_info(name).filename} is not in the offline data directory ({exc.__class__.__name__})"
+                continue
+            sub = cfg.seed * 1_000_003 + ti                       # the task's own seed: split, halves, init
+            smiles, labels, key = list(task.smiles), task.y, name
+            if cfg.max_molecules is not None and len(smiles) > cfg.max_molecules:
+                pick = np.sort(np.random.default_rng(sub).choice(len(smiles), cfg.max_molecules, replace=False))
+                smiles, labels, key = [smiles[i] for i in pick], labels[pick], f"{name}~{cfg.max_molecules}~{cfg.seed}"
+            emb, _ = molecules.embed_cached(key, smiles, cfg.embedder, cache_dir=cache_dir)
+            X = emb.X.astype(np.float32)
+            y = labels[emb.valid]
+            smiles = [s for s, v in zip(smiles, emb.valid) if v]
+            val, pool = _split(X.shape[0], cfg.val_frac, sub)
+            N = pool.size
+            check_alloc("models", A * (P + 2) * K * N, 8, value=K,
+                        what="every attacked model's attack scores on the pool (attacked models × attacks × models × pool)")
+            mu, sd = X[pool].mean(0), X[pool].std(0)
+            Xs = (X - mu) / np.where(sd > 0, sd, 1.0)
+            Xp, yp = torch.from_numpy(Xs[pool]), torch.from_numpy(y[pool].astype(np.float32))
+            Xv, yv = torch.from_numpy(Xs[val]), torch.from_numpy(y[val].astype(np.float32))
+            model = engine.MLP(X.shape[1], cfg.hidden)
+            keep = shadow.paired_keep(K, N, seed=sub)
+            t0 = time.perf_counter()
+            rec = recorder.RQRecorder(model, names, Xv.expand(K, -1, -1).contiguous(), yv.expand(K, -1).contiguous(),
+                                      epochs=cfg.epochs, loss="logistic", scope="tensor", device=device)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: left out, counted in the tables
+                theta = shadow.train_shadows(model, Xp, yp, keep, engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr,
+                                                                                     loss="logistic"),
+                                             seed=sub, device=device, callbacks=[rec]).cpu()
+                rec.finish()
+            r = np.asarray(rec.r, dtype=float).copy()
+            thq = quantizers.quantize_many(attacked, theta, split=engine.param_sizes(model))   # (A, K, p)
+            t1 = time.perf_counter()
+            scores = np.empty((A, P, K, N))
+            correct = np.empty((A, P, K), dtype=np.int64)
+            for a in range(A):
+                phi = shadow.binary_scores(model, thq[a], Xp, yp)
+                sc = protocol.attack_scores(phi, keep, half)
+                for p in range(P):
+                    s = protocol.finite_scores(sc[p])
+                    scores[a, p] = s
+                    correct[a, p] = protocol.held_out_correct(s, keep)
+                    m = metrics.evaluate(s.ravel(), keep.ravel()).values
+                    acc = correct[a, p].sum() / (K * N)
+                    rows.append({"task": name, "quantizer": attacked[a], "attack": protocol.ATTACKS[p], "accuracy": acc,
+                                 "advantage": 2 * acc - 1, "auc": m["auc"], "tpr@0.001": m["tpr@0.001"],
+                                 "tpr@0.01": m["tpr@0.01"]})
+            seconds = {"train_and_r_q": t1 - t0, "attacks": time.perf_counter() - t1}
+            ta = TaskAttacks(name, [smiles[i] for i in pool], y[pool].astype(float), keep, r, scores, correct,
+                             int(val.size), int(X.shape[1]), int(emb.n_invalid), seconds)
+            out.append(ta)
+            if progress is not None:
+                progress(name, ta)
+    return MolecularAttackStudy(cfg.as_dict(), names, out, missing, pd.DataFrame(rows))
+
+
+def weighted_tpr(scores, members, weights, levels=LOW_FPR) -> np.ndarray:
+    """(B, L): for each row of ``weights`` (B, K) ≥ 0 — a bootstrap resample's count of each target — the
+    TPR at FPR ≤ each of ``levels`` of the ROC of all pairs, a target's pairs weighted by its count.
+    ``scores`` (K, N) finite, ``members`` (K, N) boolean. With integer weights it equals
+    :func:`qlib.attacks.metrics.tpr_at_fpr` of the pairs repeated that many times (one sort, shared by every
+    resample); with unit weights, of the pairs themselves."""
+    s = check_array("scores", scores, ndim=2)
+    m = np.asarray(members)
+    if m.dtype.kind != "b" or m.shape != s.shape:
+        raise ValueError(f"members must be a boolean array of scores' shape {s.shape}, got {m.dtype} {m.shape}")
+    w = check_array("weights", weights, ndim=2)
+    if w.shape[1] != s.shape[0]:
+        raise ValueError(f"weights must have one column per target (row of scores, {s.shape[0]}), got {w.shape}")
+    if (w < 0).any():
+        raise ValueError("weights must be non-negative")
+    levels = [check_probability("levels", v) for v in np.atleast_1d(np.asarray(levels, dtype=object))]
+    if not levels:
+        raise ValueError("levels must hold at least one FPR level in [0, 1]")
+    K, N = s.shape
+    check_alloc("weights", 3 * w.shape[0] * K * N, 8, value=w.shape, what="the weighted ROC of every resample")
+    flat, mem = s.ravel(), m.ravel()
+    order = np.argsort(-flat, kind="stable")
+    ss, ms, tg = flat[order], mem[order], np.repeat(np.arange(K), N)[order]
+    idx = np.r_[np.flatnonzero(np.diff(ss)), ss.size - 1]           # the last pair of each tie group
+    wp = w[:, tg]                                                    # (B, KN)
+    tp = np.cumsum(wp * ms, axis=1)[:, idx]
+    fp = np.cumsum(wp * ~ms, axis=1)[:, idx]
+    P_, N_ = tp[:, -1:], fp[:, -1:]
+    if (P_ <= 0).any() or (N_ <= 0).any():
+        raise ValueError("weights: a resample holds no member or no non-member pair")
+    tpr, fpr = tp / P_, fp / N_
+    out = np.empty((w.shape[0], len(levels)))
+    for j, lv in enumerate(levels):
+        out[:, j] = np.max(np.where(fpr <= lv + 1e-15, tpr, 0.0), axis=1)
+    return out
+
+
+def exposure(scores, members, level: float = LOW_FPR[0]) -> np.ndarray:
+    """(N,) each example's own TPR at the attack's ``level``-FPR operating point: the threshold of the ROC
+    point of all pairs with the largest TPR at FPR ≤ ``level`` (:func:`qlib.attacks.metrics.roc_curve`), and
+    per example (column) the fraction of the targets that trained on it (``members`` True) whose score
+    reaches it. ``scores`` (K, N) finite, ``members`` (K, N) boolean, every column with a member."""
+    s = check_array("scores", scores, ndim=2)
+    m = np.asarray(members)
+    if m.dtype.kind != "b" or m.shape != s.shape:
+        raise ValueError(f"members must be a boolean array of scores' shape {s.shape}, got {m.dtype} {m.shape}")
+    level = check_probability("level", level)
+    if not m.any(axis=0).all():
+        raise ValueError("members: every example (column) must be a member of at least one target")
+    fpr, tpr, thr = metrics.roc_curve(s.ravel(), m.ravel())
+    ok = fpr <= level + 1e-15
+    tau = thr[ok][np.argmax(tpr[ok])]
+    return ((s >= tau) & m).sum(axis=0) / m.sum(axis=0)
+
+
+@dataclass
+class MolecularAnalysis:
+    """:func:`analyse`'s output. ``per_quantizer``: one row per task × attacked model (the identity first):
+    r_Q^n (mean over models) with its interval, the theory's order e^{−n r_Q^n}, the strongest attack (largest
+    TPR at 1 % FPR), its TPR at 1 % and 0.1 % FPR with intervals and AUC, the largest held-out advantage
+    over the attacks with its interval, the drop of TPR at 1 % FPR from the unquantized model (``drop``, paired
+    interval), and the gap e^{−n r_Q^n} − advantage. ``per_task``: per task, the pool and training sizes, ρ
+    with its interval, the mean drop over quantizers with its interval and the number of quantizers whose drop
+    interval is above 0. ``pooled``: the mean ρ over tasks, its interval, permutation p-value and critical
+    value. ``exposure``: task → (A, N) per-molecule TPR at each attacked model's strongest attack's 1 % FPR
+    operating point (:func:`exposure`). ``settings``: reps, level, draws, alpha, seed."""
+
+    per_quantizer: pd.DataFrame
+    per_task: pd.DataFrame
+    pooled: dict
+    exposure: dict
+    settings: dict
+
+
+def _pct(x: np.ndarray, level: float, axis: int = 0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return (np.nanquantile(x, (1 - level) / 2, axis=axis), np.nanquantile(x, (1 + level) / 2, axis=axis))
+
+
+def analyse(study: MolecularAttackStudy, *, reps: int = 200, level: float = 0.95, draws: int = 10_000,
+            alpha: float = ALPHA, seed: int = 0) -> MolecularAnalysis:
+    """Summaries, intervals and rank agreement of a study (module docstring): ``reps`` bootstrap resamples of
+    whole targets (percentile intervals at ``level``), ``draws`` permutations for the pooled ρ's test at
+    ``alpha``."""
+    if not isinstance(study, MolecularAttackStudy):
+        raise TypeError(f"study must be the MolecularAttackStudy molecular_attacks returns, got {type(study).__name__}")
+    reps = check_int("reps", reps, low=1)
+    level = check_probability("level", level, open_low=True, open_high=True)
+    draws = check_int("draws", draws, low=1)
+    alpha = check_probability("alpha", alpha, open_low=True, open_high=True)
+    seed = check_seed("seed", seed)
+    if not study.tasks:
+        raise ValueError("study holds no task (every task's file was missing): nothing to analyse")
+    rng = np.random.default_rng(seed)
+    attacked = study.attacked
+    rows, trows, expo = [], [], {}
+    cells_r, cells_t, rho_boot = [], [], []
+    for ta in study.tasks:
+        A, P, K, N = ta.scores.shape
+        check_alloc("reps", 3 * (reps + 1) * K * N, 8, value=reps, what="the bootstrap's weighted ROC curves")
+        w = np.concatenate([np.ones((1, K)), rng.multinomial(K, np.full(K, 1 / K), size=reps).astype(float)])
+        tpr = np.empty((A, P, reps + 1, len(LOW_FPR)))
+        for a in range(A):
+            for p in range(P):
+                tpr[a, p] = weighted_tpr(ta.scores[a, p], ta.keep, w)
+        best = tpr[..., 0].argmax(axis=1)                                       # (A, B): strongest by TPR@1 %
+        t1 = np.take_along_axis(tpr[..., 0], best[:, None], axis=1)[:, 0]       # (A, B)
+        t01 = np.take_along_axis(tpr[..., 1], best[:, None], axis=1)[:, 0]
+        adv = (2 * np.einsum("bk,apk->bap", w, ta.correct) / (N * w.sum(1))[:, None, None] - 1).max(axis=2).T  # (A, B)
+        okr = np.isfinite(ta.r)
+        cnt = w @ okr.T.astype(float)                                           # (B, Q)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rbar = np.where(cnt > 0, (w @ np.where(okr, ta.r, 0.0).T) / np.where(cnt > 0, cnt, 1), np.nan)
+        ok_q = np.isfinite(rbar[0])
+        with skip_nested():
+            rho = rank_rho(rbar[:, ok_q], t1[1:][ok_q].T) if ok_q.sum() >= 3 else np.full(reps + 1, np.nan)
+        drop = t1[:1] - t1[1:]                                                  # (Q, B)
+        r_lo, r_hi = _pct(rbar[1:], level)
+        t1_lo, t1_hi = _pct(t1[:, 1:], level, axis=1)
+        t01_lo, t01_hi = _pct(t01[:, 1:], level, axis=1)
+        a_lo, a_hi = _pct(adv[:, 1:], level, axis=1)
+        d_lo, d_hi = _pct(drop[:, 1:], level, axis=1)
+        tab = study.table[study.table["task"] == ta.task].set_index(["quantizer", "attack"])
+        n = ta.n
+        expo[ta.task] = np.stack([exposure(ta.scores[a, best[a, 0]], ta.keep) for a in range(A)])
+        for a, q in enumerate(attacked):
+            strongest = protocol.ATTACKS[best[a, 0]]
+            ta_auc = float(tab.loc[(q, strongest), "auc"])
+            row = {"task": ta.task, "quantizer": q, "strongest": strongest, "tpr@0.01": t1[a, 0],
+                   "tpr@0.01_lo": t1_lo[a], "tpr@0.01_hi": t1_hi[a], "tpr@0.001": t01[a, 0],
+                   "tpr@0.001_lo": t01_lo[a], "tpr@0.001_hi": t01_hi[a], "auc": ta_auc,
+                   "advantage": adv[a, 0], "advantage_lo": a_lo[a], "advantage_hi": a_hi[a]}
+            if a == 0:
+                row.update(r=np.nan, r_lo=np.nan, r_hi=np.nan, theory=np.nan, drop=np.nan, drop_lo=np.nan,
+                           drop_hi=np.nan)
+            else:
+                rq = rbar[0, a - 1]
+                row.update(r=rq, r_lo=r_lo[a - 1], r_hi=r_hi[a - 1], theory=float(np.exp(-n * rq)),
+                           drop=drop[a - 1, 0], drop_lo=d_lo[a - 1], drop_hi=d_hi[a - 1])
+            rows.append(row)
+        md = drop.mean(axis=0)
+        md_lo, md_hi = _pct(md[1:], level)
+        rho_lo, rho_hi = _pct(rho[1:], level)
+        trows.append({"task": ta.task, "pool": N, "n": n, "n_val": ta.n_val, "d": ta.d, "models": K,
+                      "rho": float(rho[0]), "rho_lo": float(rho_lo), "rho_hi": float(rho_hi),
+                      "quantizers_ranked": int(ok_q.sum()), "mean_drop": float(md[0]), "mean_drop_lo": float(md_lo),
+                      "mean_drop_hi": float(md_hi), "drops_above_0": int((d_lo > 0).sum()), "quantizers": int(A - 1),
+                      "seconds": float(sum(ta.seconds.values()))})
+        cells_r.append(rbar[0])
+        cells_t.append(t1[1:, 0])
+        rho_boot.append(rho)
+    per_q = pd.DataFrame(rows)
+    per_q["gap"] = per_q["theory"] - per_q["advantage"]
+    per_q["gap_lo"] = per_q["theory"] - per_q["advantage_hi"]
+    per_q["gap_hi"] = per_q["theory"] - per_q["advantage_lo"]
+    per_t = pd.DataFrame(trows)
+    cr, ct = np.array(cells_r), np.array(cells_t)
+    keep_q = np.isfinite(cr).all(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean_rho = float(np.nanmean(per_t["rho"])) if np.isfinite(per_t["rho"]).any() else float("nan")
+    if keep_q.sum() >= 3 and np.isfinite(mean_rho):
+        with skip_nested():
+            p, crit = permutation_test(mean_rho, cr[:, keep_q], ct[:, keep_q], draws=draws, alpha=alpha, seed=seed)
+    else:
+        p, crit = float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rho_all = np.nanmean(np.array(rho_boot), axis=0)                       # (B,): mean over tasks
+    rho_lo, rho_hi = _pct(rho_all[1:], level)
+    pooled = {"rho": mean_rho, "rho_lo": float(rho_lo), "rho_hi": float(rho_hi), "p": p, "crit": crit, "tasks": len(per_t), "quantizers": int(keep_q.sum()),
+              "models": int(study.config["models"])}
+    settings = {"reps": reps, "level": level, "draws": draws, "alpha": alpha, "seed": seed}
+    return MolecularAnalysis(per_q, per_t, pooled, expo, settings)

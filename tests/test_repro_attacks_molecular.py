@@ -1,0 +1,245 @@
+"""Chapter attacks/03: LiRA and the loss threshold on paper 001's molecular MLPs (qlib.repro.attacks.molecular,
+molecular_claims) and the protocol shared with chapter 02 (qlib.repro.attacks.protocol). Tiny sizes on the real
+offline TDC files; every number a real check."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from qlib.attacks import lira, metrics
+from qlib.repro.attacks import molecular, molecular_claims, protocol, synthetic
+
+TINY = dict(tasks=("Carcinogens_Lagunin",), models=8, epochs=20, names=("sign", "ternary90", "bits2", "bits4"))
+
+
+# ---- the shared protocol --------------------------------------------------------------------------------
+def test_halves_are_whole_complementary_pairs():
+    h = protocol.halves(12)
+    assert h.tolist() == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1]
+    with pytest.raises(ValueError, match="K must be a multiple of 4"):
+        protocol.halves(10)
+
+
+def test_finite_scores_keeps_order_and_ranks_undefined_lowest():
+    s = np.array([0.5, np.nan, np.inf, -np.inf, -1.0])
+    f = protocol.finite_scores(s)
+    assert np.isfinite(f).all()
+    assert f[2] > f[0] > f[4] > f[3] > f[1]                  # +inf above, NaN below everything, -inf above NaN
+    same = np.array([1.0, 2.0])
+    assert protocol.finite_scores(same) is not None and np.array_equal(protocol.finite_scores(same), same)
+
+
+def test_attack_scores_are_the_lira_functions_with_the_other_half_as_shadows():
+    rng = np.random.default_rng(0)
+    K, N = 8, 6
+    from qlib.attacks import shadow
+    keep = shadow.paired_keep(K, N, seed=1)
+    phi = rng.normal(size=(K, N)) + keep
+    sc = protocol.attack_scores(phi, keep)
+    h = protocol.halves(K)
+    tgt, sh = h == 0, h == 1
+    np.testing.assert_allclose(sc[0], -np.logaddexp(0.0, -phi))                    # minus the loss
+    np.testing.assert_allclose(sc[2, tgt], lira.lira_online(phi[tgt], phi[sh], keep[sh], fix_variance=True))
+    np.testing.assert_allclose(sc[1, sh], lira.lira_offline(phi[sh], phi[tgt], keep[tgt], fix_variance=True,
+                                                            tail="one-sided"))
+    with pytest.raises(ValueError, match="keep must be a boolean array"):
+        protocol.attack_scores(phi, keep.astype(int))
+    with pytest.raises(ValueError, match="half must be"):
+        protocol.attack_scores(phi, keep, np.zeros(K))
+
+
+def test_held_out_correct_is_perfect_on_separable_scores_and_checks_input():
+    keep = np.tile([True, False], (4, 3))
+    scores = keep.astype(float) + 0.01 * np.arange(6)
+    assert protocol.held_out_correct(scores, keep).tolist() == [6] * 4
+    with pytest.raises(ValueError, match="at least 2 targets"):
+        protocol.held_out_correct(scores[:1], keep[:1])
+
+
+# ---- weighted TPR and exposure ---------------------------------------------------------------------------
+def test_weighted_tpr_equals_the_roc_of_repeated_pairs():
+    rng = np.random.default_rng(5)
+    K, N = 6, 40
+    scores = np.round(rng.normal(size=(K, N)), 1)              # ties on purpose
+    keep = rng.random((K, N)) < 0.5
+    keep[:, 0], keep[:, 1] = True, False
+    w = np.vstack([np.ones(K), rng.integers(0, 3, size=K)])
+    w[1, 0] = max(w[1, 0], 1)
+    got = molecular.weighted_tpr(scores, keep, w, levels=(0.01, 0.1, 0.3))
+    for b in range(2):
+        rep = np.repeat(np.arange(K), w[b].astype(int))
+        s, m = scores[rep].ravel(), keep[rep].ravel()
+        want = [metrics.tpr_at_fpr(s, m, lv) for lv in (0.01, 0.1, 0.3)]
+        np.testing.assert_allclose(got[b], want, atol=1e-12)
+
+
+def test_weighted_tpr_checks_its_input():
+    s, m = np.zeros((3, 4)), np.ones((3, 4), dtype=bool)
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        molecular.weighted_tpr(s, m, -np.ones((1, 3)))
+    with pytest.raises(ValueError, match="weights must have one column per target"):
+        molecular.weighted_tpr(s, m, np.ones((1, 4)))
+    with pytest.raises(ValueError, match="no member or no non-member"):
+        molecular.weighted_tpr(s, m, np.ones((1, 3)))
+    with pytest.raises(ValueError, match="members must be a boolean array"):
+        molecular.weighted_tpr(s, m.astype(int), np.ones((1, 3)))
+
+
+def test_exposure_by_hand():
+    # 4 targets × 3 examples; members score 10, non-members 0, except example 2's second member (score 0)
+    keep = np.array([[1, 0, 1], [0, 1, 1], [1, 0, 0], [0, 1, 0]], dtype=bool)
+    s = np.where(keep, 10.0, 0.0)
+    s[1, 2] = 0.0
+    e = molecular.exposure(s, keep, level=0.0)                 # threshold 10: no false positive
+    np.testing.assert_allclose(e, [1.0, 1.0, 0.5])
+    no_member = keep.copy()
+    no_member[:, 0] = False
+    with pytest.raises(ValueError, match="every example"):
+        molecular.exposure(s, no_member)
+
+
+# ---- the settings record ----------------------------------------------------------------------------------
+def test_config_checks_its_fields():
+    with pytest.raises(ValueError, match="tasks must be binary TDC tasks"):
+        molecular.MolecularAttackConfig(tasks=("Caco2_Wang",))
+    with pytest.raises(ValueError, match="models must be a multiple of 4"):
+        molecular.MolecularAttackConfig(models=10)
+    with pytest.raises(ValueError, match="embedder must be a registered embedder"):
+        molecular.MolecularAttackConfig(embedder="chemberta-not-registered")
+    with pytest.raises(ValueError, match="identity"):
+        molecular.MolecularAttackConfig(names=("identity", "sign"))
+    with pytest.raises(TypeError, match="tasks must be a list"):
+        molecular.MolecularAttackConfig(tasks="DILI")
+    with pytest.raises(TypeError, match="config must be a MolecularAttackConfig"):
+        molecular.molecular_attacks(TINY)
+    cfg = molecular.MolecularAttackConfig(**TINY)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.models = 12
+    assert cfg.as_dict()["tasks"] == ["Carcinogens_Lagunin"]
+    assert "| `epochs` | 20 | 500 |" in cfg.describe()
+
+
+# ---- a real tiny study ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny(shared_data_dir, tmp_path_factory):
+    cfg = molecular.MolecularAttackConfig(**TINY)
+    cache = tmp_path_factory.mktemp("emb")
+    st = molecular.molecular_attacks(cfg, data_dir=shared_data_dir, cache_dir=cache, device="cpu")
+    return st, molecular.analyse(st, reps=30, draws=300), cfg, cache
+
+
+def test_study_shapes_and_pool(tiny):
+    st, _, cfg, _ = tiny
+    (ta,) = st.tasks
+    A, P = 1 + len(cfg.names), len(protocol.ATTACKS)
+    N = ta.keep.shape[1]
+    assert ta.scores.shape == (A, P, cfg.models, N) and np.isfinite(ta.scores).all()
+    assert ta.r.shape == (len(cfg.names), cfg.models)
+    assert N % 2 == 0 and (ta.keep.sum(0) == cfg.models // 2).all() and (ta.keep.sum(1) == N // 2).all()
+    # 280 molecules of Carcinogens_Lagunin: 40 % validation (112), a pool of 168
+    assert ta.n_val == 112 and N == 168 and len(ta.smiles) == N and set(np.unique(ta.y)) <= {0.0, 1.0}
+    assert len(st.table) == A * P and st.missing == {}
+    # the table's held-out advantage is the correct counts' balanced accuracy
+    row = st.table.iloc[0]
+    assert row["advantage"] == pytest.approx(2 * ta.correct[0, 0].sum() / ta.keep.size - 1)
+
+
+def test_same_seed_same_numbers(tiny, shared_data_dir):
+    st, _, cfg, cache = tiny
+    again = molecular.molecular_attacks(cfg, data_dir=shared_data_dir, cache_dir=cache, device="cpu")
+    np.testing.assert_array_equal(again.tasks[0].scores, st.tasks[0].scores)
+    np.testing.assert_array_equal(again.tasks[0].r, st.tasks[0].r)
+
+
+def test_missing_task_file_is_listed_not_raised(tmp_path):
+    (tmp_path / "tdc").mkdir()
+    st = molecular.molecular_attacks(molecular.MolecularAttackConfig(**TINY), data_dir=tmp_path,
+                                     cache_dir=tmp_path / "c", device="cpu")
+    assert st.tasks == [] and "Carcinogens_Lagunin" in st.missing
+    with pytest.raises(ValueError, match="holds no task"):
+        molecular.analyse(st)
+
+
+def test_analysis_point_estimates_are_the_direct_ones(tiny):
+    st, an, cfg, _ = tiny
+    (ta,) = st.tasks
+    pq = an.per_quantizer
+    for a, q in enumerate(st.attacked):
+        row = pq[pq["quantizer"] == q].iloc[0]
+        direct = [metrics.tpr_at_fpr(ta.scores[a, p].ravel(), ta.keep.ravel(), 0.01) for p in range(len(protocol.ATTACKS))]
+        assert row["tpr@0.01"] == pytest.approx(max(direct))
+        assert row["strongest"] == protocol.ATTACKS[int(np.argmax(direct))]
+        adv = 2 * ta.correct[a].sum(axis=1) / ta.keep.size - 1
+        assert row["advantage"] == pytest.approx(adv.max())
+        if q != "identity":
+            assert row["r"] == pytest.approx(np.nanmean(ta.r[cfg.names.index(q)]))
+            assert row["drop"] == pytest.approx(pq.iloc[0]["tpr@0.01"] - row["tpr@0.01"])
+            assert row["theory"] == pytest.approx(np.exp(-ta.n * row["r"]))
+    q = pq[pq["quantizer"] != "identity"]
+    ok = np.isfinite(q["r"].to_numpy())
+    want = stats.spearmanr(q["r"].to_numpy()[ok], -q["tpr@0.01"].to_numpy()[ok]).statistic
+    assert an.per_task["rho"].iloc[0] == pytest.approx(want)
+    assert an.per_task["mean_drop"].iloc[0] == pytest.approx(q["drop"].mean())
+    assert an.exposure["Carcinogens_Lagunin"].shape == (len(st.attacked), ta.keep.shape[1])
+
+
+def _planted(identity_gap: float, seed: int = 0) -> molecular.MolecularAttackStudy:
+    """A study whose unquantized model's member scores are shifted up by ``identity_gap`` over the
+    quantized ones' (their scores: members N(1, 1), non-members N(0, 1)); r_Q^n rising with the quantizer."""
+    rng = np.random.default_rng(seed)
+    K, N, names = 16, 60, ["sign", "bits2", "bits4"]
+    from qlib.attacks import shadow
+    keep = shadow.paired_keep(K, N, seed=seed)
+    A, P = 1 + len(names), len(protocol.ATTACKS)
+    scores = rng.normal(size=(A, P, K, N)) + keep
+    scores[0] += identity_gap * keep
+    correct = np.stack([[protocol.held_out_correct(scores[a, p], keep) for p in range(P)] for a in range(A)])
+    r = np.array([[3e-3] * K, [2e-3] * K, [1e-3] * K])
+    ta = molecular.TaskAttacks("Carcinogens_Lagunin", ["C"] * N, np.zeros(N), keep, r, scores, correct, 10, 4, 0,
+                               {"train_and_r_q": 0.0, "attacks": 0.0})
+    rows = [{"task": ta.task, "quantizer": q, "attack": at, "accuracy": 0.5, "advantage": 0.0, "auc": 0.5,
+             "tpr@0.001": 0.0, "tpr@0.01": 0.0} for q in ["identity", *names] for at in protocol.ATTACKS]
+    return molecular.MolecularAttackStudy({"models": K}, names, [ta], {}, pd.DataFrame(rows))
+
+
+def test_quantization_row_fails_under_its_null_and_passes_on_a_planted_effect():
+    null = molecular.analyse(_planted(0.0), reps=100, draws=200)
+    effect = molecular.analyse(_planted(3.0), reps=100, draws=200)
+    (r0,) = molecular_claims.quantization_rows(null)
+    (r1,) = molecular_claims.quantization_rows(effect)
+    assert r0.passed is False and r1.passed is True and r1.kind == "theory-check"
+    (c1,) = molecular_claims.chance_rows(effect)
+    assert c1.passed is True
+
+
+def test_claims_rows_tables_and_text(tiny):
+    st, an, cfg, _ = tiny
+    rows = (molecular_claims.chance_rows(an) + molecular_claims.quantization_rows(an) + molecular_claims.rank_rows(an)
+            + molecular_claims.exposure_rows(an, st))
+    assert len(rows) == 1 + 1 + 2 + 1 and {r.kind for r in rows} == {"theory-check"}
+    assert all(r.paper == "001" for r in rows)
+    priv = molecular_claims.most_private(an, "Carcinogens_Lagunin")
+    q = an.per_quantizer[an.per_quantizer["quantizer"] != "identity"]
+    assert priv == q.loc[q["r"].idxmax(), "quantizer"]
+    rho, p = molecular_claims.exposure_rho(an, st, "Carcinogens_Lagunin", priv)
+    e = an.exposure["Carcinogens_Lagunin"]
+    assert rho == pytest.approx(stats.spearmanr(e[0], e[st.attacked.index(priv)]).statistic)
+    top = molecular_claims.exposed_molecules(an, st, "Carcinogens_Lagunin", top=3)
+    assert len(top) == 3 and (np.diff(top["unquantized"].to_numpy()) <= 0).all()
+    assert len(molecular_claims.summary_table(an)) == 1 + len(cfg.names)
+    text = molecular_claims.answer_text(an, st)
+    assert f"{an.pooled['rho']:+.3f}" in text
+    assert "Paper 001 trains 500 epochs" in molecular_claims.reductions_text(cfg, 30, 300)
+    with pytest.raises(TypeError, match="analysis must be the MolecularAnalysis"):
+        molecular_claims.chance_rows(st)
+    with pytest.raises(ValueError, match="task must be one of"):
+        molecular_claims.exposed_molecules(an, st, "DILI")
+
+
+def test_synthetic_still_uses_the_shared_protocol():
+    assert synthetic.SYNTHETIC_ATTACKS is protocol.ATTACKS
