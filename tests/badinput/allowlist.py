@@ -251,6 +251,13 @@ ALLOW: dict[tuple[str, str, str], str] = {
        for lab in ("nan-entry", "inf-entry")},
     ("qlib.repro.attacks.protocol.finite_scores", "s", "ndim+1"): "documented: elementwise, any shape (the scores of "
                                                                   "one attack on (K, N) pairs, or flattened)",
+    ("qlib.repro.attacks.protocol.percentile_interval", "x", "nan-entry"): "documented: NaN resamples (an undefined "
+                                                                          "statistic) are ignored",
+    ("qlib.repro.attacks.protocol.percentile_interval", "x", "inf-entry"): "an infinite resampled statistic has "
+                                                                          "well-defined quantiles",
+    **{("qlib.repro.attacks.protocol.percentile_interval", "x", lab): "documented: quantiles along axis, any shape"
+       for lab in ("ndim+1", "flattened")},
+    ("qlib.repro.attacks.protocol.percentile_interval", "axis", "-1"): "numpy's axis convention: -1 is the last axis",
     ("qlib.repro.attacks.synthetic.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
                                                                        "rankings) is valid",
     ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):

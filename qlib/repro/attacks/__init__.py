@@ -22,8 +22,18 @@ The library these call is :mod:`qlib.attacks` (the attacks, metrics and the DP r
 limits) and :mod:`qlib.dpsgd` (the private training); nothing here knows the book machinery.
 """
 
-from . import (claims, dp_audit, dp_claims, molecular, molecular_claims, paper, protocol, synthetic, synthetic_claims,
-               toys)
+from . import (
+               claims,
+               dp_audit,
+               dp_claims,
+               molecular,
+               molecular_claims,
+               paper,
+               protocol,
+               synthetic,
+               synthetic_claims,
+               toys,
+)
 
 #: each chapter of ``chapters/attacks/`` → its claims modules (tests/test_architecture_wings.py)
 CLAIMS = {

@@ -374,10 +374,8 @@ class MolecularAnalysis:
     settings: dict
 
 
-def _pct(x: np.ndarray, level: float, axis: int = 0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return (np.nanquantile(x, (1 - level) / 2, axis=axis), np.nanquantile(x, (1 + level) / 2, axis=axis))
+#: the percentile bootstrap interval (shared with the other chapter of the protocol)
+_pct = protocol.percentile_interval
 
 
 def analyse(study: MolecularAttackStudy, *, reps: int = 200, level: float = 0.95, draws: int = 10_000,

@@ -13,6 +13,7 @@ of one half is a **target** whose **shadows** are the other half (LiRA's leave-o
   logit-scaled confidences φ = (2y − 1)·f(x) (:func:`qlib.attacks.shadow.binary_scores`);
 * :func:`finite_scores` — an attack's scores made finite for the ROC (a per-example variance of zero,
   where every shadow agrees, gives 0/0 or ±inf);
+* :func:`percentile_interval` — the percentile bootstrap interval both chapters report;
 * :func:`held_out_correct` — the correct out-of-fold predictions per target of thresholds fitted on the
   other fold of targets (so the balanced accuracy is unbiased, at most ½ + Δ_n/2 by Theorem 3.1 of
   paper 003).
@@ -20,12 +21,14 @@ of one half is a **target** whose **shadows** are the other half (LiRA's leave-o
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from qlib.attacks import lira, threshold
-from qlib.validation import check_array, check_int
+from qlib.validation import check_array, check_int, check_probability
 
-__all__ = ["ATTACKS", "halves", "finite_scores", "attack_scores", "held_out_correct"]
+__all__ = ["ATTACKS", "halves", "finite_scores", "attack_scores", "held_out_correct", "percentile_interval"]
 
 #: the practical attacks of the protocol, in table order
 ATTACKS = ("global loss threshold", "LiRA offline (one-sided)", "LiRA online (fixed variance)",
@@ -101,3 +104,14 @@ def held_out_correct(scores, keep) -> np.ndarray:
         _, pred = threshold.threshold_attack(scores[cal].ravel(), keep[cal].ravel(), scores[ev])
         correct[ev] = (pred == keep[ev]).sum(axis=1)
     return correct
+
+
+def percentile_interval(x, level: float = 0.95, axis: int = 0):
+    """``(lo, hi)``: the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of bootstrap resamples ``x`` along
+    ``axis``, NaN resamples ignored (an all-NaN slice gives NaN)."""
+    x = check_array("x", x, finite=False)
+    level = check_probability("level", level, open_low=True, open_high=True)
+    axis = check_int("axis", axis, low=-x.ndim, high=x.ndim - 1) if x.ndim else check_int("axis", axis, low=0, high=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return (np.nanquantile(x, (1 - level) / 2, axis=axis), np.nanquantile(x, (1 + level) / 2, axis=axis))

@@ -356,10 +356,8 @@ class SyntheticAnalysis:
     settings: dict
 
 
-def _pct(x: np.ndarray, level: float, axis: int = 0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return (np.nanquantile(x, (1 - level) / 2, axis=axis), np.nanquantile(x, (1 + level) / 2, axis=axis))
+#: the percentile bootstrap interval (shared with the other chapter of the protocol)
+_pct = protocol.percentile_interval
 
 
 def _cell_rho(r: np.ndarray, adv: np.ndarray, ok: np.ndarray) -> np.ndarray:

@@ -261,7 +261,6 @@ def _mol_config():
 
 def _mol_study():
     from badinput.harness import data_dir
-
     from qlib.repro.attacks import molecular
 
     if "s" not in _MOL:
@@ -308,3 +307,5 @@ BASELINES.update({
                                        "top": 3, "width": 20},
     MC + "reductions_text": lambda: {"config": _mol_config(), "reps": 10, "draws": 100, "seed": 0},
 })
+BASELINES[PR + "percentile_interval"] = lambda: {"x": np.random.default_rng(0).normal(size=(20, 3)), "level": 0.9,
+                                                 "axis": 0}
