@@ -38,6 +38,9 @@ __all__ = ["chance_rows", "quantization_rows", "rank_rows", "exposure_rows", "mo
            "summary_table", "task_table", "exposed_molecules", "answer_text", "reductions_text"]
 
 _PAPER = "001"
+#: the attacks' names as the wide tables print them (σ: the Gaussians' standard deviation)
+SHORT = {"global loss threshold": "loss threshold", "LiRA offline (one-sided)": "LiRA offline",
+         "LiRA online (fixed variance)": "LiRA online, one σ", "LiRA online (per-example variance)": "LiRA online, σ per example"}
 #: one-sided level of the exposure test (ours, fixed before any result)
 EXPOSURE_ALPHA = 0.05
 
@@ -169,7 +172,7 @@ def summary_table(analysis: MolecularAnalysis) -> pd.DataFrame:
         "task": t["task"], "quantizer": t["quantizer"],
         "r_Q^n": [_iv(v, lo, hi, 4) for v, lo, hi in zip(t["r"], t["r_lo"], t["r_hi"])],
         "e^(−n r_Q^n)": [f"{v:.3g}" if np.isfinite(v) else "—" for v in t["theory"]],
-        "strongest attack": t["strongest"],
+        "strongest attack": [SHORT.get(a, a) for a in t["strongest"]],
         "TPR@1% FPR": [_iv(v, lo, hi) for v, lo, hi in zip(t["tpr@0.01"], t["tpr@0.01_lo"], t["tpr@0.01_hi"])],
         "TPR@0.1% FPR": [_iv(v, lo, hi) for v, lo, hi in zip(t["tpr@0.001"], t["tpr@0.001_lo"], t["tpr@0.001_hi"])],
         "AUC": t["auc"].round(3),
@@ -190,7 +193,7 @@ def task_table(analysis: MolecularAnalysis) -> pd.DataFrame:
 
 
 def exposed_molecules(analysis: MolecularAnalysis, study: MolecularAttackStudy, task: str, *, top: int = 5,
-                      width: int = 48) -> pd.DataFrame:
+                      width: int = 40) -> pd.DataFrame:
     """The ``top`` molecules of ``task`` most exposed under the unquantized model (ties by SMILES order): SMILES
     (cut to ``width`` characters), label, and their exposure unquantized, under the theory's most private
     quantizer and under the quantizer of lowest TPR at 1 % FPR."""
