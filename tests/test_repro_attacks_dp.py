@@ -142,3 +142,27 @@ def test_rows(small):
 def test_bad_input_names_the_argument(task, call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call(task)
+
+
+def test_audit_memory_guard_counts_what_one_training_holds(monkeypatch):
+    """The guard counts one side's indices and one step's batch (the sides train one after the other): the
+    paper profile's 50,000 runs per side and ε pass a 12 GiB limit (half of this 24 GiB VM; the old guard
+    asked for 18 GiB and stopped the paper profile), 10**7 runs do not."""
+    from qlib import validation
+
+    class Reached(Exception):
+        pass
+
+    def stop(*a, **k):
+        raise Reached
+
+    task = dp_audit.diagnostic_task()
+    prev = validation.set_memory_limit("12G")
+    try:
+        monkeypatch.setattr(dp_audit.dpsgd, "train", stop)
+        with pytest.raises(Reached):                      # past the guard, into the training
+            dp_audit.audit(task, eps_values=[0.5, 1.0, 4.0], runs=50_000, rqp_sigma=1.0, device="cpu")
+        with pytest.raises(ValueError, match="runs=10000000 would need"):
+            dp_audit.audit(task, eps_values=[0.5, 1.0, 4.0], runs=10**7, rqp_sigma=1.0, device="cpu")
+    finally:
+        validation.set_memory_limit(prev)

@@ -202,8 +202,11 @@ def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=
     level = check_probability("level", level, open_low=True, open_high=True)
     check_choice("correction", correction, dp_bound.CORRECTIONS)
     E = len(eps_values)
-    check_alloc("runs", 2 * E * runs * s["T"] * s["m"], 8 + 8 + 4 * task.X_train.shape[1], value=runs,
-                what="the batches of every step of the runs with and without the canary")
+    # what one call of dpsgd.train holds at once (the sides run one after the other): the example indices and
+    # weights of every step (int64, int64, float32) and one step's batch of float64 features, with about two
+    # more arrays of that size for the per-example gradients — for the runs of every ε
+    check_alloc("runs", E * runs * s["m"] * (s["T"] * (8 + 8 + 4) + 3 * 8 * task.X_train.shape[1]), 1, value=runs,
+                what="one side's example indices of every step and one step's float64 batch, for the runs of every ε")
     rows, scores = [], {}
     with skip_nested():
         for mi, method in enumerate(methods):
