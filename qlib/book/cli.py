@@ -13,6 +13,10 @@ Examples::
     python -m qlib.book run --profile paper --replicates 5 --scheduler tcp://head:8786 --device cuda
     python -m qlib.book publish --profile smoke --site-dir _build/site    # run, build, check, one site folder
     python -m qlib.book pdf                                               # the book as one PDF (needs TeX)
+    python -m qlib.book archive --profile paper --only attacks/03         # run at paper, store in archive/paper/
+    python -m qlib.book archive --profile paper --from _build/gpu         # store notebooks executed elsewhere
+    python -m qlib.book archive-check                                     # every entry's schema and stamp
+    python -m qlib.book archive-revalidate                                # carry stale entries forward (smoke rows)
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
 3 the output directory is unusable or in use by another runner; 4 publish refused a broken site
@@ -106,8 +110,28 @@ def main(argv: list[str] | None = None) -> int:
     pdf = sub.add_parser("pdf", help="build the book as one PDF from what was executed (needs TeX)")
     _add_place_args(pdf, top=False)
     pdf.add_argument("--pdf-dir", type=Path, default=None, help="where the PDF goes (default: <root>/_build/pdf)")
+    arc = sub.add_parser("archive", help="run notebooks at a profile (or take them executed) and store their "
+                                         "results with provenance under archive/<profile>/")
+    _add_run_args(arc)
+    arc.set_defaults(profile="paper", jobs=1)
+    arc.add_argument("--from", dest="from_dir", type=Path, default=None, metavar="DIR",
+                     help="take the notebooks already executed in this runner's output tree instead of running them")
+    arc.add_argument("--no-smoke", action="store_true",
+                     help="do not keep the smoke-profile rows (the entry then cannot be revalidated)")
+    arc.add_argument("--smoke-only", action="store_true",
+                     help="run nothing at the profile: add this machine's smoke rows to the existing entries")
+    chk = sub.add_parser("archive-check", help="check every archive entry's schema and stamp (runs nothing)")
+    _add_place_args(chk, top=False)
+    chk.add_argument("--strict", action="store_true", help="a stale entry fails the check too")
+    rev = sub.add_parser("archive-revalidate",
+                         help="recompute the smoke rows of stale archive entries; carry forward those that are identical")
+    _add_place_args(rev, top=False)
+    rev.add_argument("--only", nargs="*", action="extend", default=None, metavar="NB")
+    rev.add_argument("--data-dir", default=None)
     args = ap.parse_args(argv)
 
+    if args.cmd in ("archive", "archive-check", "archive-revalidate"):
+        return _archive(args)
     if args.cmd == "publish":
         return _publish(args)
     if args.cmd == "pdf":
@@ -143,6 +167,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd in ("build", "all"):
         return runner.build(root=args.root, output_dir=args.output_dir)
     return 0
+
+
+def _archive(args) -> int:
+    from . import archive
+
+    try:
+        if args.cmd == "archive-check":
+            return archive.main_check(args.root, strict=args.strict)
+        if args.cmd == "archive-revalidate":
+            archive.revalidate(args.root, data_dir=args.data_dir, only=args.only)
+            return archive.main_check(args.root)
+        if args.smoke_only:
+            done = archive.attach_smoke(root=args.root, profile=args.profile, only=args.only, data_dir=args.data_dir)
+            return 0 if done else EXIT_FAILED
+        written = archive.archive(root=args.root, profile=args.profile, only=args.only, device=args.device,
+                                  data_dir=args.data_dir, output_dir=args.output_dir, from_dir=args.from_dir,
+                                  overrides=parse_overrides(args.overrides), jobs=args.jobs,
+                                  smoke=not args.no_smoke, force=args.force, timeout=args.timeout)
+    except (*_STOPS, KeyboardInterrupt) as exc:
+        return _stopped(exc, interrupted="interrupted")
+    print(f"{len(written)} archive entries written")
+    return 0 if written else EXIT_FAILED
 
 
 def _publish(args) -> int:

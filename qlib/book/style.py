@@ -355,6 +355,10 @@ def check_figure(fig) -> dict:
     if _STATE["log"] is not None:
         _STATE["log"].parent.mkdir(parents=True, exist_ok=True)
         _STATE["log"].write_text(json.dumps(_STATE["records"], indent=1))
+        # the data behind the figure, for the archive of long runs (qlib.book.archive.redraw draws it again)
+        from .archive import FIGURES, save_figure_data
+
+        save_figure_data(fig, _STATE["log"].parent / FIGURES / f"fig-{rec['figure']}.npz")
     return rec
 
 

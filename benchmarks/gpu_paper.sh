@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The heaviest notebooks' `paper` runs on one CUDA GPU, archived in one go (issues 38, 39): what a session
+# lent a GPU runs, and what a GPU owner runs to bring the book's long columns to the papers' scale.
+#
+#   OUT=gpu_out DATA_DIR=../shared/data bash benchmarks/gpu_paper.sh
+#
+# Each notebook runs as its own `python -m qlib.book archive` process, side by side: GPU_NBS on $DEVICE,
+# CPU_NBS (CPU-bound notebooks) with $THREADS threads each on the machine's other cores. Every process
+# stops at LIMIT seconds; what finished is archived under archive/$PROFILE/ and packed into
+# $OUT/archive.tgz (unpack it at the repository's root), with each run's log in $OUT/logs.tgz. Entries
+# are written without smoke rows (--no-smoke): add them on the machine that revalidates
+# (`python -m qlib.book archive --smoke-only --only …`). CHECK=1 also runs benchmarks/gpu_check.sh
+# beside them (its timings then share the machine: say so when quoting them).
+set -u
+OUT=${OUT:-gpu_out}
+DATA_DIR=${DATA_DIR:-${QLIB_DATA_DIR:-../shared/data}}
+PY=${PY:-python3}
+PROFILE=${PROFILE:-paper}
+DEVICE=${DEVICE:-cuda}
+LIMIT=${LIMIT:-520}
+THREADS=${THREADS:-4}
+GPU_NBS=${GPU_NBS:-"eden/02 eden/05 eden/01"}
+CPU_NBS=${CPU_NBS:-"attacks/01 attacks/02"}
+CHECK=${CHECK:-1}
+mkdir -p "$OUT" _build/gpu-logs
+export PYTHONUNBUFFERED=1 QLIB_DATA_DIR="$DATA_DIR" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export QLIB_CACHE_DIR=${QLIB_CACHE_DIR:-$(mktemp -d)}
+t0=$SECONDS
+# fail fast: everything a run needs imports, and the kernel papermill starts exists
+$PY -c "import papermill, ipykernel, nbclient, dp_accounting, zlib_ng, qlib.book.runner, qlib.book.archive
+from jupyter_client.kernelspec import KernelSpecManager; print('kernel', KernelSpecManager().get_kernel_spec('python3').argv[:3])" || exit 3
+
+echo "=== machine"
+nvidia-smi -L 2>&1 | head -2
+$PY -c "import torch, os; print('torch', torch.__version__, '| cuda', torch.cuda.is_available() and torch.cuda.get_device_name(0), '| cores', os.cpu_count())"
+echo "=== estimate (2-core CPU times of benchmarks/README.md; each run stops at ${LIMIT} s)"
+for nb in $GPU_NBS $CPU_NBS; do
+  grep -o "^| \`$nb[^|]*| [^|]*|" benchmarks/README.md | head -1 | sed 's/^| //'
+done
+
+run_one() {  # notebook, device, extra args...
+  local nb=$1 dev=$2; shift 2
+  local tag; tag=$(echo "$nb" | tr '/' '-')
+  local s=$SECONDS
+  timeout "$LIMIT" $PY -m qlib.book archive --profile "$PROFILE" --device "$dev" --only "$nb" --jobs 1 --no-smoke \
+      --output-dir "_build/gpu-$tag" --data-dir "$DATA_DIR" "$@" > "_build/gpu-logs/$tag.log" 2>&1
+  echo "$nb: rc=$? after $((SECONDS - s)) s" | tee -a _build/gpu-logs/summary.log
+}
+
+for nb in $GPU_NBS; do run_one "$nb" "$DEVICE" & done
+for nb in $CPU_NBS; do run_one "$nb" cpu --set "threads=$THREADS" & done
+if [ "$CHECK" = 1 ] && [ -f benchmarks/gpu_check.sh ]; then
+  (OUT=_build/gpu-logs/check MOL_EPOCHS=0 bash benchmarks/gpu_check.sh > _build/gpu-logs/gpu_check.log 2>&1) &
+fi
+wait
+echo "=== done after $((SECONDS - t0)) s"
+cat _build/gpu-logs/summary.log
+ls -d archive/"$PROFILE"/*/* 2>/dev/null
+dirs=()  # only this run's entries (the tree may carry others, which stay as they are)
+for nb in $GPU_NBS $CPU_NBS; do for d in archive/"$PROFILE"/"$nb"*; do [ -d "$d" ] && dirs+=("$d"); done; done
+[ ${#dirs[@]} -gt 0 ] && tar czf "$OUT/archive.tgz" "${dirs[@]}"
+tar czf "$OUT/logs.tgz" _build/gpu-logs
+for f in _build/gpu-*/.stamps; do [ -d "$f" ] && find "$f" -name '*.json' -exec cat {} \; -exec echo \; ; done
