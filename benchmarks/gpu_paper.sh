@@ -59,5 +59,5 @@ ls -d archive/"$PROFILE"/*/* 2>/dev/null
 dirs=()  # only this run's entries (the tree may carry others, which stay as they are)
 for nb in $GPU_NBS $CPU_NBS; do for d in archive/"$PROFILE"/"$nb"*; do [ -d "$d" ] && dirs+=("$d"); done; done
 [ ${#dirs[@]} -gt 0 ] && tar czf "$OUT/archive.tgz" "${dirs[@]}"
-tar czf "$OUT/logs.tgz" _build/gpu-logs
+tar czf "$OUT/logs.tgz" _build/gpu-logs $(ls -d _build/gpu-*/.tmp _build/gpu-*/.failed _build/gpu-*/.stamps 2>/dev/null)
 for f in _build/gpu-*/.stamps; do [ -d "$f" ] && find "$f" -name '*.json' -exec cat {} \; -exec echo \; ; done
