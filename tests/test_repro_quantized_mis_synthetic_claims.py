@@ -63,17 +63,22 @@ def test_figure6_and_figure8_rows():
     import types
 
     L, Q, Rn = 2, 3, 4
-    r = np.zeros((L, Q, Rn))
-    r[:, 2] = 1.0                                   # quantizer 2 is the least private on both laws
+    r = np.ones((L, Q, Rn))
+    r[:, 2] = 0.1                                   # quantizer 2: the smallest r_Q^n, the least private
     acc = np.ones((L, Q + 1, Rn))
-    acc[0, 3] = 0.97                                # keeps 97 % on law 0 ...
+    acc[0, 3] = 0.97                                # keeps 97 % of the training accuracy on law 0 ...
     acc[1, 3] = 0.90                                # ... but only 90 % on law 1
+    acc[:, 2] = 0.5                                 # quantizer 1 (column 2; column 0 is unquantized) loses half
+    val = np.ones_like(acc)                         # validation accuracy is not Figure 6's axis
     cfg = {"runs": Rn, "epochs": 10}
-    res = types.SimpleNamespace(r=r, acc_val=acc, config=cfg)
+    res = types.SimpleNamespace(r=r, acc_train=acc, acc_val=val, config=cfg)
     (row,) = synthetic_claims.figure6_rows(res)
     assert row.kind == "paper-claim" and row.passed is False and row.ours.startswith("1/2 laws")
     acc[1, 3] = 0.99
     assert synthetic_claims.figure6_rows(res)[0].passed is True
+    r[:, 2] = 2.0                                   # now quantizer 1 (r = 1, keeps 50 %) is the least private
+    r[:, 0] = 3.0
+    assert synthetic_claims.figure6_rows(res)[0].passed is False
     (f8,) = synthetic_claims.figure8_rows()
     assert f8.verdict == "not comparable" and "Figure 8" in f8.where
 
