@@ -645,7 +645,7 @@ def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[
         log(report.summary())
     smoke_out = None
     if smoke:
-        smoke_out = (root / "_build" / "archive-smoke").resolve()
+        smoke_out = out.with_name(out.name + "-smoke")  # beside the run's tree: two archive runs never share it
         rep = runner.run(root=root, profile="smoke", only=selected, device="cpu", data_dir=data_dir,
                          output_dir=smoke_out, jobs=1, progress=False, log=log)
         log(rep.summary())
