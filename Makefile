@@ -17,7 +17,7 @@ TORCH    ?= torch==2.13.0
 SITE     ?= _build/site
 BOOK_OUT ?= _build/book
 
-.PHONY: install book test lab clean publish pdf
+.PHONY: install book test lab clean publish pdf archive archive-check archive-revalidate
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,22 @@ book: install
 
 test: install
 	$(VENV)/bin/ruff check .
+	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m qlib.book archive-check
 	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
+
+# The archive of long runs (README, "The archive"): run notebooks at PROFILE (ONLY: space-separated
+# selections) and store their results with provenance under archive/<profile>/; check every entry's
+# schema and stamp (runs nothing; CI runs it through make test); carry stale entries forward when
+# their smoke rows are unchanged.
+archive: install
+	$(PY) -m qlib.book archive --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \
+		$(foreach o,$(ONLY),--only $(o))
+
+archive-check: install
+	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m qlib.book archive-check
+
+archive-revalidate: install
+	$(PY) -m qlib.book archive-revalidate --data-dir "$(DATA_DIR)"
 
 publish: install
 	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \

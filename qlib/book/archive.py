@@ -48,7 +48,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .compare import COLUMNS, FILENAME
+from .compare import _OPTIONAL, COLUMNS, FILENAME
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
            "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",
@@ -704,7 +704,7 @@ def _schema_problems(d: Path, prov: Any) -> list[str]:
         except (ValueError, pd.errors.EmptyDataError) as exc:
             probs.append(f"{name} is unreadable: {exc}")
             continue
-        missing = [c for c in COLUMNS if c not in cols]
+        missing = [c for c in COLUMNS if c not in cols and c not in _OPTIONAL]
         if missing:
             probs.append(f"{name} lacks columns {missing}")
     for f in sorted((d / FIGURES).glob("*.npz")) if (d / FIGURES).is_dir() else []:

@@ -168,7 +168,43 @@ class Chapter:
         notes once, the rows that need attention, and the settled rows folded away."""
         from IPython.display import Markdown, display
 
-        display(Markdown(self.cmp.markdown()))
+        from . import archive
+        from .compare import paper_vs_ours_markdown
+
+        df = self.cmp.frame()
+        profile = _profile_of_run()
+        if profile != "paper":  # a build at another scale shows the archived paper run beside its own
+            df = archive.paper_scale_rows(df, self.id)
+        display(Markdown(paper_vs_ours_markdown(df)))
+        st = df.attrs.get("archived")
+        if st is not None and st.state != "invalid":
+            self._archived_figures(st)
+
+    def _archived_figures(self, status) -> None:
+        """The figures of the archived ``paper`` run, drawn again from their data (below the table)."""
+        import matplotlib.pyplot as plt
+        from IPython.display import Markdown, display
+
+        from . import archive
+
+        d = archive.entry_dir(archive.archive_root(), status.profile, self.id) / archive.FIGURES
+        figs = sorted(d.glob("fig-*.npz"), key=lambda p: int(p.stem.split("-")[1])) if d.is_dir() else []
+        if not figs:
+            return
+        stale = "" if status.current else " (stale: shown for reference)"
+        display(Markdown(f"**The figures of the archived `paper` run**{stale}, drawn again from their data "
+                         f"(`archive/paper/{self.id}/figures/`), in the order this chapter shows them:"))
+        with style.unchecked():
+            for f in figs:
+                fig = archive.redraw(f)
+                display(Markdown(f"*Figure {f.stem.split('-')[1]} of this chapter, at `paper` scale.*"))
+                display(fig)
+                plt.close(fig)
+
+
+def _profile_of_run() -> str:
+    """The profile the running notebook was given (papermill's injected ``profile``), else "default"."""
+    return str(_user_ns().get("profile", "default"))
 
 
 def chapter(

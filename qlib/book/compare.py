@@ -26,9 +26,9 @@ from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS, Row
 from .tables import md_math
 
 COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
-           "null", "null_fails"]
-#: columns a file written before nulls existed may lack (read as empty)
-_OPTIONAL = ("null", "null_fails")
+           "null", "null_fails", "cause"]
+#: columns a file written before nulls (or causes) existed may lack (read as empty)
+_OPTIONAL = ("null", "null_fails", "cause")
 FILENAME = "comparisons.csv"
 
 #: the paper of each part of the book (the default ``paper`` of its rows)
@@ -40,7 +40,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "attacks", "eden", "rqp-sg
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
 __all__ = ["Comparisons", "gather", "unfinished_reason", "IncompleteResultsWarning", "STAMPS", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
-           "ledger_groups_markdown", "papers_in_book_order", "round_like", "prose_math", "COLUMNS", "FILENAME",
+           "ledger_groups_markdown", "papers_in_book_order", "round_like", "prose_math", "COLUMNS", "FILENAME", "with_causes",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
 
@@ -122,18 +122,29 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
     counts = notes[notes.str.strip() != ""].value_counts()
     shared = {n: k for n, k in zip([n for n, c in counts.items() if c >= shared_note_min], _letters())}
 
+    archived = "ours_archived" in df.columns and (df["ours_archived"].astype(str) != "").any()
+    causes = "cause" in df.columns and (df["cause"].astype(str) != "").any()
+
     def table(d: pd.DataFrame) -> str:
         # the verdict second, so that it stays on screen on a phone (the quantity is the row's name)
-        lines = ["| quantity | verdict | paper | ours | null (fails?) | note |", "|---|---|---:|---:|---|---|"]
+        head = "| quantity | verdict | paper | ours |" + (" ours at `paper` scale |" if archived else "") \
+            + (" cause |" if causes else "") + " null (fails?) | note |"
+        lines = [head, "|---|---|---:|---:|" + ("---:|" if archived else "") + ("---|" if causes else "") + "---|---|"]
         for _, r in d.iterrows():
             q = f"{r['where']}: {r['quantity']}" if str(r["where"]).strip() else r["quantity"]
             note = str(r["note"]) if r["note"] == r["note"] else ""
             note = f"note {shared[note]}" if note in shared else prose_math(note)
             tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
+            extra = ""
+            if archived:
+                a, av = str(r.get("ours_archived", "")), str(r.get("verdict_archived", ""))
+                extra += f" {_md_cell(round_like(a, r['paper_value']) + (f' ({av})' if av else '') if a else '')} |"
+            if causes:
+                extra += f" {_md_cell(r.get('cause', '') or '')} |"
             lines.append(f"| {_md_cell(prose_math(q))} | "
                          f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} | "
-                         f"{_md_cell(r['paper_value'])} | {_md_cell(round_like(r['ours'], r['paper_value']))} | "
-                         f"{_null_cell(r)} | {_md_cell(note) if note else ''} |")
+                         f"{_md_cell(r['paper_value'])} | {_md_cell(round_like(r['ours'], r['paper_value']))} |"
+                         f"{extra} {_null_cell(r)} | {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
 
     tally = df["verdict"].value_counts()
@@ -141,6 +152,22 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
     out = [f"{len(df)} rows: {parts[0]}. Each row's kind follows its verdict; only paper numbers and paper "
            "claims whose stated null would have failed the same test count as reproductions (a passing row "
            "whose null passes too reads *consistent*)."]
+    st = df.attrs.get("archived")
+    if st is not None:
+        p = st.provenance
+        dev = p.get("device", {}) if isinstance(p.get("device"), dict) else {}
+        where = dev.get("gpu") or f"{dev.get('cpu', '?')}, {dev.get('threads') or 1} thread(s)"
+        line = (f"The column *ours at `paper` scale* is the archived run of this chapter at the `paper` profile "
+                f"({str(p.get('finished', ''))[:10]}, {where}, {float(p.get('wall_s', 0)) / 60:.1f} min, commit "
+                f"`{str(p.get('commit', ''))[:10]}`), its verdict in brackets.")
+        if st.state != "current":
+            line += (f" **It is stale** — changed since: {prose_math('; '.join(st.changes or st.problems))} — so it is "
+                     "shown for reference and not counted in the findings.")
+        pv = df.get("verdict_archived")
+        if pv is not None and st.state == "current":
+            flips = df[(pv.astype(str) != "") & (pv.astype(str) != df["verdict"].astype(str))]
+            line += f" {len(flips)} row(s) have another verdict at `paper` scale than in this run."
+        out.append(line)
     if shared:
         out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {prose_math(n)}" for n, k in shared.items()))
     open_rows = df[~df["verdict"].isin(SETTLED)]
@@ -226,10 +253,11 @@ class Comparisons:
             {"chapter": self.chapter, "paper": r.paper, "kind": r.kind, "where": r.where, "quantity": r.quantity,
              "paper_value": ledger.fmt(r.paper_value), "ours": ledger.fmt(r.ours), "tolerance": r.tolerance,
              "verdict": r.verdict, "note": r.note, "null": ledger.fmt(r.null),
-             "null_fails": "" if r.null_fails is None else str(r.null_fails)}
+             "null_fails": "" if r.null_fails is None else str(r.null_fails), "cause": ""}
             for r in self.rows
         ]
-        return pd.DataFrame(recs, columns=COLUMNS)
+        df = pd.DataFrame(recs, columns=COLUMNS)
+        return with_causes(df)
 
     def save(self) -> None:
         if self.out_dir is None:
@@ -250,6 +278,19 @@ class Comparisons:
         for r in self.rows:
             counts[r.verdict] = counts.get(r.verdict, 0) + 1
         return counts
+
+
+def with_causes(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (ledger rows) with the ``cause`` of every differing row filled from the wings' typed
+    causes (:mod:`qlib.book.findings`; ``unexplained`` where none applies), other columns unchanged."""
+    if df.empty:
+        return df
+    from .findings import with_causes as _causes
+
+    out = _causes(df)
+    df = df.copy()
+    df["cause"] = out["cause"]
+    return df
 
 
 def _atomic_write_csv(df: pd.DataFrame, path: Path) -> None:

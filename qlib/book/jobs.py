@@ -194,15 +194,26 @@ def glance_markdown(job: "Job", *, max_differences: int = 3) -> str:
     counts = ", ".join(f"**{int(tally[v])}** {v}" for v in order if v in tally)
     counts += "".join(f", **{int(n)}** {v}" for v, n in tally.items() if v not in order)
     lines = [f"{len(rows)} rows compared with the paper: {counts} (every row in {link} below)."]
+    from . import findings
+
+    claims, causes, _ = findings.registry()
+    rows = findings.with_causes(findings.rows_at_largest_scale(rows.assign(chapter=cid),
+                                                               build_profile=str(job.params.get("profile", "?")),
+                                                               root=_book_root(job.src)), causes)
+    rows = rows[rows["chapter"] == cid]
+    claims_md = findings.chapter_claims_markdown(cid, findings.findings_frame(rows, claims))
+    if claims_md:
+        lines += ["", claims_md.rstrip()]
     diff = rows[rows["verdict"].isin(_DIFFERING)]
     if len(diff):
         lines.append("")
-        lines.append(f"Where ours differs from the paper ({len(diff)}"
-                     + (f", the first {max_differences}" if len(diff) > max_differences else "") + "):")
+        lines.append(f"Where ours differs from the paper ({len(diff)} rows"
+                     + (f"; the {max_differences} farthest from the paper" if len(diff) > max_differences else "")
+                     + "; causes: " + ", ".join(f"{n} {c}" for c, n in findings.cause_counts(diff).items() if n)
+                     + "):")
         lines.append("")
-        for _, r in diff.head(max_differences).iterrows():
-            where = f"{r['where']}: " if str(r.get("where", "")).strip() else ""
-            lines.append(f"* {where}{r['quantity']} — paper {r['paper_value'] or '—'}, ours {r['ours'] or '—'}")
+        for _, r in findings.largest_differences(diff, max_differences).iterrows():
+            lines.append(f"* {findings.difference_line(r)}")
     scale = scale_against_paper(job)
     lines.append("")
     prof = job.params.get("profile", "?")

@@ -234,9 +234,21 @@ def git_commit(root: Path) -> dict:
 
 
 def ledger_rows(build_dir: Path):
-    """Every chapter's comparison rows of the executed tree (the appendix's own excluded)."""
+    """Every chapter's comparison rows of the executed tree (the appendix's own excluded), with a
+    ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
+    (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``."""
+    import pandas as pd
+
+    from . import findings
+
     rows = compare.gather(Path(build_dir) / "_results")
-    return rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    profiles = ", ".join(sorted({c["profile"] for c in runner.build_costs(build_dir)})) or "none"
+    both = findings.rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
+                                          if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
+    rows = rows.assign(scale=profiles)
+    extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
+    return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows
 
 
 def manifest(root: Path, build_dir: Path) -> dict:
@@ -244,6 +256,7 @@ def manifest(root: Path, build_dir: Path) -> dict:
     each notebook's time, and per paper the paper numbers and claims reproduced / consistent / differs."""
     costs = runner.build_costs(build_dir)
     rows = ledger_rows(build_dir)
+    rows = rows[~rows["scale"].astype(str).str.startswith("paper (")] if len(rows) else rows  # this build's
     byp = compare.verdicts_by_paper(rows)
     per_paper = {str(r["paper"]): {k: int(r[k]) for k in ("reproduced", "consistent", "differs", "not comparable",
                                                              "paper items")} for _, r in byp.iterrows()}
@@ -289,6 +302,12 @@ def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path, *, pdf
         if pdf:
             shutil.copy2(pdf, staged / PDF_NAME)
         ledger_rows(build_dir).to_csv(staged / LEDGER, index=False)
+        from . import findings
+
+        found = build_dir / "_results" / findings.FINDINGS_FILE
+        if found.is_file():  # one row per claim, and its schema beside it
+            shutil.copy2(found, staged / findings.FINDINGS_FILE)
+            shutil.copy2(findings.SCHEMA_FILE, staged / findings.SCHEMA_FILE.name)
         (staged / ".nojekyll").write_text("")
         (staged / MANIFEST).write_text(json.dumps(man, indent=1) + "\n")
         problems = check_site(staged, root)

@@ -492,6 +492,68 @@ def stage(root: Path, out: Path) -> None:
     info = out / "chapters" / "intro" / "build-info.md"
     info.parent.mkdir(parents=True, exist_ok=True)
     info.write_text(provenance_markdown(root, out))
+    stage_findings(root, out)
+
+
+def stage_findings(root: Path, out: Path) -> None:
+    """The pages made from the whole build: ``findings.csv`` (beside the rows, in ``_results``), the
+    landing page's claim counts and findings (``intro/findings-info.md``), each paper's summary
+    (``<part>/summary-info.md``) and the execution status page (``appendix/status-info.md``)."""
+    import warnings
+
+    from . import archive, compare, findings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", compare.IncompleteResultsWarning)
+        rows = compare.gather(out / "_results")
+    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
+    claims, causes, summaries = findings.registry()
+    judged = findings.with_causes(findings.rows_at_largest_scale(rows, build_profile=", ".join(profiles),
+                                                                 root=root), causes)
+    frame = findings.findings_frame(judged, claims)
+    findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
+    (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))
+    for paper, part in findings.PAPER_PART.items():
+        dest = out / "chapters" / part / "summary-info.md"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(findings.summary_markdown(paper, frame, judged, summaries))
+    dest = out / "chapters" / "appendix" / "status-info.md"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(status_markdown(root, out, archive.status_frame(root)))
+
+
+def status_markdown(root: Path, out: Path, arch) -> str:
+    """The execution status page: per notebook, this build's run (profile, device, time, date) and
+    every archived run (profile, current or stale and what changed, device, time, date, commit)."""
+    import datetime
+
+    import pandas as pd
+
+    from . import tables
+
+    costs = {c["notebook"]: c for c in build_costs(out)}
+    recs = []
+    for nb in notebooks(root):
+        cid = chapter_id(nb)
+        c = costs.get(nb)
+        recs.append({"notebook": cid, "run": "this build" if c else "not run in this build",
+                     "profile": c["profile"] if c else "", "device": c["device"] if c else "",
+                     "seconds": round(c["seconds"], 1) if c and c.get("seconds") is not None else "",
+                     "date": (datetime.datetime.fromtimestamp(c["when"], datetime.UTC).strftime("%Y-%m-%d")
+                              if c and c.get("when") else ""), "state": "", "commit": ""})
+        for _, a in arch[arch["chapter"] == cid].iterrows() if len(arch) else []:
+            recs.append({"notebook": cid, "run": "archived", "profile": a["profile"], "device": a["device"],
+                         "seconds": a["wall_s"], "date": str(a["finished"])[:10],
+                         "state": a["state"] + (f": {a['changes']}" if a["changes"] else ""), "commit": a["commit"]})
+    lines = [f"{sum(1 for r in recs if r['run'] == 'this build')} notebooks ran in this build; "
+             f"{len(arch)} archived runs ({int((arch['state'] == 'current').sum()) if len(arch) else 0} current, "
+             f"{int((arch['state'] == 'stale').sum()) if len(arch) else 0} stale). A stale archived run is shown "
+             "in its chapter, marked, and not counted in the findings.", "", tables.markdown(pd.DataFrame(recs)), ""]
+    if len(arch):
+        mach = arch[["profile", "chapter", "cpu", "threads", "device"]]
+        lines += ["```{dropdown} The machines of the archived runs", tables.markdown(mach), "```", ""]
+    return "\n".join(lines)
 
 
 def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = None, html_parent: Path | None = None,

@@ -19,7 +19,21 @@ import matplotlib
 
 PALETTE = "colorblind"
 COLUMN_IN = 7.7  # the content column of the book's HTML theme, in inches at 100 dpi
-_STATE: dict = {"log": None, "records": []}
+_STATE: dict = {"log": None, "records": [], "paused": False}
+
+
+class unchecked:
+    """A block whose figures are neither checked nor recorded (the archived runs' figures a chapter
+    draws again from their data: they are not this run's figures)."""
+
+    def __enter__(self):
+        self._was = _STATE.get("paused", False)
+        _STATE["paused"] = True
+        return self
+
+    def __exit__(self, *exc):
+        _STATE["paused"] = self._was
+        return False
 
 
 def apply(context: str = "notebook", *, checks_to: str | Path | None = None) -> None:
@@ -391,7 +405,8 @@ def _install_hook() -> None:
             continue
 
         def wrapped(fig, *args, _orig=orig, **kwargs):
-            check_figure(fig)
+            if not _STATE.get("paused"):
+                check_figure(fig)
             return _orig(fig, *args, **kwargs)
 
         wrapped._qlib_checked = True

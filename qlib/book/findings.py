@@ -1,0 +1,353 @@
+"""The book's findings: every claim of the four papers judged from the ledger's rows, every difference
+with its cause, at the largest scale the book has.
+
+The claims and the causes are typed once, in each wing's ``findings`` module
+(``qlib.repro.<wing>.findings``: ``CLAIMS``, ``ROW_CAUSES``, ``SUMMARY``; the types and the verdict
+derivation are :mod:`qlib.repro.findings`). This module gathers them and renders what the reader
+meets: the landing page's claim counts and five most consequential findings, each chapter's claims in
+its *Result at a glance*, one summary page per paper, and ``findings.csv`` (one row per claim; its
+JSON Schema is :data:`SCHEMA_FILE`), written into every build and published beside ``ledger.csv``.
+
+**Scale.** A chapter's rows are taken from the archived ``paper`` run (:mod:`qlib.book.archive`) when
+its entry is current, else from this build; every claim and row says which (``scale``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from qlib.repro import findings as F
+
+__all__ = ["WINGS", "registry", "rows_at_largest_scale", "with_causes", "findings_frame", "write_findings",
+           "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
+           "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
+           "PAPER_PART", "cause_counts"]
+
+#: the wings whose ``findings`` modules hold claims and causes, in book order
+WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
+#: the part of the book whose summary page presents each paper
+PAPER_PART = {"001": "quantized-mis", "003": "mia-limits", "002": "eden", "004": "rqp-sgd"}
+PAPER_ORDER = ("001", "003", "002", "004")
+FINDINGS_FILE = "findings.csv"
+SCHEMA_FILE = Path(__file__).with_name("findings.schema.json")
+FINDINGS_COLUMNS = ["paper", "id", "quote", "where", "verdict", "scale", "cause", "why", "rows", "judged",
+                    "passed", "differ", "chapters", "untested"]
+#: the paper's labels of the quantizers, for tables a reader meets (the ledger keeps our ids)
+LABELS = {"ternary33": "1.58b 33 %", "ternary50": "1.58b 50 %", "ternary90": "1.58b 90 %", "sign": "Sign",
+          "bits2": "2 bits", "bits3": "3 bits", "bits4": "4 bits", "bits5": "5 bits"}
+
+
+def paper_label(text: Any) -> str:
+    """``text`` with our quantizer ids replaced by the paper's labels (``ternary33`` → ``1.58b 33 %``)."""
+    s = str(text)
+    for k, v in LABELS.items():
+        s = re.sub(rf"\b{k}\b", v, s)
+    return s
+
+
+def registry() -> tuple[list, list, dict]:
+    """``(claims, row_causes, summaries)`` of every wing that has a ``findings`` module."""
+    claims, causes, summaries = [], [], {}
+    for w in WINGS:
+        try:
+            mod = importlib.import_module(f"qlib.repro.{w}.findings")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"qlib.repro.{w}.findings":
+                raise
+            continue
+        claims += list(getattr(mod, "CLAIMS", ()))
+        causes += list(getattr(mod, "ROW_CAUSES", ()))
+        s = getattr(mod, "SUMMARY", None)
+        if s:
+            summaries[s["paper"]] = s
+    probs = F.check_registry(claims)
+    if probs:
+        raise ValueError("; ".join(probs))
+    return claims, causes, summaries
+
+
+def rows_at_largest_scale(rows: pd.DataFrame, *, build_profile: str, archive: Path | None = None,
+                          root: Path | None = None) -> pd.DataFrame:
+    """The ledger rows the findings judge: per chapter, the archived ``paper`` run's rows where its
+    entry is current (``scale`` "paper (archived <date>, <device>)"), else this build's (``scale`` its
+    profile). ``attrs["stale"]``: the chapters whose archived entry is stale (left out)."""
+    from . import archive as A
+
+    df = rows.copy()
+    df["scale"] = build_profile
+    stale = {}
+    if build_profile == "paper":
+        df.attrs["stale"] = stale
+        return df
+    arch_dir = Path(archive) if archive is not None else A.archive_root(root)
+    try:
+        statuses = [s for s in A.check(root, archive=arch_dir) if s.profile == "paper"]
+    except FileNotFoundError:
+        statuses = []
+    frames = [df]
+    for s in statuses:
+        if s.state != "current":
+            stale[s.chapter] = "; ".join(s.changes or s.problems)
+            continue
+        f = A.entry_dir(arch_dir, "paper", s.chapter) / A.FILENAME
+        a = pd.read_csv(f, dtype=str, keep_default_na=False)
+        if a.empty:
+            continue
+        for c in df.columns:
+            if c not in a.columns:
+                a[c] = ""
+        dev = s.provenance.get("device", {})
+        a["scale"] = f"paper (archived {str(s.provenance.get('finished', ''))[:10]}, " \
+                     f"{dev.get('gpu') or dev.get('cpu') or dev.get('resolved', '?')})"
+        frames[0] = frames[0][frames[0]["chapter"] != s.chapter]
+        frames.append(a[df.columns])
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["stale"] = stale
+    return out
+
+
+def with_causes(rows: pd.DataFrame, causes: list | None = None) -> pd.DataFrame:
+    """``rows`` with ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row."""
+    if causes is None:
+        causes = registry()[1]
+    return F.assign_causes(rows, causes)
+
+
+def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFrame:
+    """One row per claim (:data:`FINDINGS_COLUMNS`), its verdict derived from ``rows`` (with causes and
+    a ``scale`` column, as :func:`rows_at_largest_scale` and :func:`with_causes` give them)."""
+    if claims is None:
+        claims = registry()[0]
+    recs = []
+    for c in claims:
+        verdict, tally = F.claim_verdict(c, rows)
+        sel = F.claim_rows(c, rows)
+        judged = sel[~sel["verdict"].isin(F.UNJUDGED)] if len(sel) else sel
+        cause, why = "", ""
+        if verdict not in ("holds", "untested"):
+            if c.cause is not None:
+                cause, why = c.cause.kind, c.cause.why
+            elif len(judged) and "cause" in judged:
+                dif = judged[judged["verdict"].isin(F.DIFFERING)]
+                if len(dif):
+                    top = dif["cause"].replace("", "unexplained").value_counts()
+                    cause = str(top.index[0])
+                    why = str(dif[dif["cause"] == cause]["cause_why"].iloc[0]) if cause != "unexplained" else \
+                        "no experiment has explained this difference yet"
+                    if len(top) > 1:
+                        why += " (" + ", ".join(f"{n} row(s) {k}" for k, n in top.items()) + ")"
+            if verdict == "refuted" and not cause:
+                cause, why = "paper", "an erratum of the paper's statement is confirmed (the erratum row)"
+        untested = c.untested if verdict == "untested" else ""
+        if verdict == "untested" and not untested:
+            untested = "its rows cannot be judged (" + ", ".join(sorted(set(sel["verdict"]))) + ")" if len(sel) \
+                else "no row of this build tests it"
+        scales = sorted(set(judged["scale"])) if len(judged) and "scale" in judged else []
+        recs.append({"paper": c.paper, "id": c.id, "quote": c.quote, "where": c.where, "verdict": verdict,
+                     "scale": "; ".join(scales), "cause": cause, "why": why, "rows": tally["rows"],
+                     "judged": tally["judged"], "passed": tally["pass"], "differ": tally["differ"],
+                     "chapters": "; ".join(sorted(set(sel["chapter"]))) if len(sel) else "", "untested": untested})
+    df = pd.DataFrame(recs, columns=FINDINGS_COLUMNS)
+    df.attrs["claims"] = {(c.paper, c.id): c for c in claims}
+    return df
+
+
+def validate_findings(records: list[dict]) -> None:
+    """Validate ``findings.csv`` records against :data:`SCHEMA_FILE` (``jsonschema``); raises
+    ``ValueError`` naming the first bad record and field."""
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    try:
+        jsonschema.validate(records, schema)
+    except jsonschema.ValidationError as exc:
+        path = "/".join(str(p) for p in exc.absolute_path)
+        raise ValueError(f"findings.csv does not match its schema at {path or 'top'}: {exc.message}") from None
+
+
+def write_findings(frame: pd.DataFrame, path: Path) -> Path:
+    """Write ``frame`` (:func:`findings_frame`) to ``path`` after validating it against the schema."""
+    recs = json.loads(frame[FINDINGS_COLUMNS].to_json(orient="records"))
+    validate_findings(recs)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    frame[FINDINGS_COLUMNS].to_csv(tmp, index=False)
+    tmp.replace(path)
+    return path
+
+
+def cause_counts(rows: pd.DataFrame) -> pd.Series:
+    """Differing rows per cause (every cause of the vocabulary, zeros included)."""
+    dif = rows[rows["verdict"].isin(F.DIFFERING)] if len(rows) else rows
+    vc = dif["cause"].replace("", "unexplained").value_counts() if len(dif) else pd.Series(dtype=int)
+    return pd.Series({c: int(vc.get(c, 0)) for c in F.CAUSES})
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------------------------
+def _md(s: Any) -> str:
+    from .tables import md_math
+
+    return md_math(str(s)).replace("|", r"\|").replace("\n", " ")
+
+
+def _section_ref(chapter: str) -> str:
+    from .compare import section_label
+
+    try:
+        return section_label(chapter)
+    except ValueError:
+        return ""
+
+
+def counts_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper and verdict (the papers in book order)."""
+    rows = []
+    for p in PAPER_ORDER:
+        sub = frame[frame["paper"] == p]
+        if sub.empty:
+            continue
+        rows.append({"paper": p, **{v: int((sub["verdict"] == v).sum()) for v in F.CLAIM_VERDICTS},
+                     "claims": len(sub)})
+    return pd.DataFrame(rows, columns=["paper", *F.CLAIM_VERDICTS, "claims"])
+
+
+def _sentence(r, claim) -> str:
+    tally = f"{r['passed']} of {r['judged']} rows pass" if r["judged"] else "no row judged"
+    head = claim.headline if claim is not None and claim.headline else f"“{r['quote']}”"
+    why = f" Cause: *{r['cause']}* — {r['why']}" if r["cause"] else ""
+    return f"{head} — **{r['verdict']}** ({tally}; {r['scale'] or 'no scale'}).{why}"
+
+
+def consequential(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """The ``k`` most consequential findings: claims that do not hold (refuted, not reproduced, holds in
+    part) by weight, then the heaviest that hold."""
+    claims = frame.attrs.get("claims", {})
+    w = frame.apply(lambda r: getattr(claims.get((r["paper"], r["id"])), "weight", 0), axis=1) if len(frame) else []
+    f = frame.assign(_w=w, _bad=frame["verdict"].isin(["refuted", "not reproduced", "holds in part"]))
+    f = f[f["verdict"] != "untested"].sort_values(["_bad", "_w"], ascending=[False, False], kind="stable")
+    return f.head(k)
+
+
+def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> str:
+    """The landing page's first screen: claims per paper and verdict, and the ``k`` most consequential
+    findings, one sentence each, linked to their chapter's *Paper vs ours* section."""
+    from .tables import markdown
+
+    if frame.empty:
+        return "No claim of the papers is typed in this build yet."
+    claims = frame.attrs.get("claims", {})
+    t = counts_table(frame)
+    lines = ["**The papers' claims, judged** (each claim's verdict is derived from the ledger rows that test it, "
+             "at the largest scale the book has for them; *untested* claims say why):", "", markdown(t), ""]
+    top = consequential(frame, k)
+    if len(top):
+        lines += [f"**The {len(top)} most consequential findings:**", ""]
+        for i, (_, r) in enumerate(top.iterrows(), 1):
+            ch = r["chapters"].split("; ")[0] if r["chapters"] else ""
+            ref = _section_ref(ch) if ch else ""
+            link = f" ({{ref}}`{r['paper']}/{r['id']} <{ref}>`)" if ref else f" ({r['paper']}/{r['id']})"
+            lines.append(f"{i}. {_md(_sentence(r, claims.get((r['paper'], r['id']))))}{link}")
+        lines.append("")
+    cc = cause_counts(rows)
+    n = int(cc.sum())
+    if n:
+        lines.append(f"Of the {n} differing rows, " + ", ".join(f"{v} *{c}*" for c, v in cc.items() if v)
+                     + " (the cause of each is in its chapter's table).")
+    return "\n".join(lines) + "\n"
+
+
+def chapter_claims_markdown(chapter: str, frame: pd.DataFrame) -> str:
+    """The claims a chapter's rows test, with their verdicts (over all their rows) and causes."""
+    if frame.empty:
+        return ""
+    sub = frame[frame["chapters"].str.split("; ").apply(lambda cs: chapter in cs)]
+    if sub.empty:
+        return ""
+    lines = [f"Claims of the paper these rows test ({len(sub)}):", ""]
+    for _, r in sub.iterrows():
+        cause = f"; cause *{r['cause']}*: {r['why']}" if r["cause"] else ""
+        lines.append(f"* **{r['verdict']}** — {r['paper']}/{r['id']} ({r['where']}): “{_md(r['quote'])}” "
+                     f"({r['passed']}/{r['judged']} rows pass, {r['scale']}{_md(cause)})")
+    return "\n".join(lines) + "\n"
+
+
+def _relative_gap(paper: str, ours: str) -> float:
+    try:
+        p, o = float(paper), float(ours)
+    except (TypeError, ValueError):
+        return float("nan")
+    if p != p or o != o:
+        return float("nan")
+    return abs(o - p) / max(abs(p), 1e-12)
+
+
+def largest_differences(rows: pd.DataFrame, k: int = 3) -> pd.DataFrame:
+    """The ``k`` differing rows farthest from the paper (relative gap), numeric ones first."""
+    dif = rows[rows["verdict"].isin(F.DIFFERING)].copy() if len(rows) else rows
+    if dif.empty:
+        return dif
+    dif["_gap"] = [_relative_gap(p, o) for p, o in zip(dif["paper_value"], dif["ours"])]
+    dif = dif.sort_values("_gap", ascending=False, na_position="last", kind="stable")
+    return dif.head(k)
+
+
+def difference_line(r) -> str:
+    """One differing row in words: the paper's label, values rounded to the paper's precision, cause."""
+    from .compare import round_like
+
+    where = f"{paper_label(r['where'])}: " if str(r.get("where", "")).strip() else ""
+    if r.get("kind") in ("theory-check", "arithmetic") and str(r.get("note", "")).strip():
+        body = f"{paper_label(r['quantity'])} — {r['note']}"
+    else:
+        body = (f"{paper_label(r['quantity'])} — paper {r['paper_value'] or '—'}, "
+                f"ours {round_like(r['ours'], r['paper_value']) or '—'}")
+    cause = f" (cause: *{r['cause']}*)" if str(r.get("cause", "")).strip() else ""
+    return _md(where + body) + cause
+
+
+def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summaries: dict) -> str:
+    """One paper's reproducibility summary: scope, what holds, what does not and why, what was hard,
+    the stand-ins — from its claims' derived verdicts."""
+    from .tables import markdown
+
+    s = summaries.get(paper, {})
+    sub = frame[frame["paper"] == paper]
+    lines = []
+    if s.get("scope"):
+        lines += ["## Scope", "", _md(s["scope"]), ""]
+    if len(sub):
+        t = counts_table(sub).drop(columns=["paper"])
+        lines += [f"## Claims ({len(sub)})", "", markdown(t), ""]
+        for title, verdicts in (("What holds", ("holds",)),
+                                ("What holds in part, or does not, and why", ("holds in part", "not reproduced", "refuted")),
+                                ("What we could not test", ("untested",))):
+            part = sub[sub["verdict"].isin(verdicts)]
+            if part.empty:
+                continue
+            lines += [f"### {title}", ""]
+            for _, r in part.iterrows():
+                tail = (f" — {r['untested']}" if r["verdict"] == "untested" else
+                        f" — {r['passed']}/{r['judged']} rows pass ({r['scale']})"
+                        + (f"; cause *{r['cause']}*: {r['why']}" if r["cause"] else ""))
+                lines.append(f"* **{r['id']}** ({r['where']}, {r['verdict']}): “{_md(r['quote'])}”{_md(tail)}")
+            lines.append("")
+    prow = rows[rows["paper"] == paper] if len(rows) else rows
+    cc = cause_counts(prow)
+    if int(cc.sum()):
+        lines += ["## Why rows differ", "",
+                  f"{int(cc.sum())} rows of this paper differ: "
+                  + ", ".join(f"{v} *{c}*" for c, v in cc.items() if v) + ".", ""]
+    if s.get("hard"):
+        lines += ["## What was hard", "", _md(s["hard"]), ""]
+    if s.get("stand_ins"):
+        lines += ["## Stand-ins", ""] + [f"* {_md(x)}" for x in s["stand_ins"]] + [""]
+    return "\n".join(lines) if lines else "No claim of this paper is typed yet.\n"

@@ -1,0 +1,206 @@
+"""Findings: the papers' claims, each judged by the ledger rows that test it, and the cause of every
+difference.
+
+A :class:`Claim` is a statement a paper makes about its results (abstract, contributions, a theorem,
+a figure's caption, the conclusion): an id, a short quote, where it is made, and the ledger rows that
+test it, chosen by :class:`Select` (a chapter glob and regular expressions on a row's ``where`` and
+``quantity``). A claim no row tests says why (``untested``).
+
+Its **verdict is derived, never typed** (:func:`claim_verdict`), from its judged rows at the largest
+scale the book has for them:
+
+* *refuted* — one of its rows is an ``erratum`` the book confirms (the paper's own statement is shown
+  wrong) and ``Claim.erratum_refutes`` is set;
+* *holds* — every judged row passes (``reproduced``, ``consistent``, ``agrees``, ``erratum confirmed``
+  of an erratum that does not refute the claim);
+* *holds in part* — some judged rows pass, some do not;
+* *not reproduced* — none passes;
+* *untested* — no row of it can be judged (none selected, or all ``not comparable`` / not implemented).
+
+A :class:`Cause` says why a row differs (or a claim does not hold), from one vocabulary
+(:data:`CAUSES`): ``scale`` (the row at a larger scale is the evidence), ``stand-in`` (which data or
+model), ``paper`` (the paper's own inconsistency: which two statements), ``method`` (our method
+differs: which choice), ``test`` (our test was ill-posed), ``finding`` (same method, same scale, still
+different), ``unexplained``. Each wing's ``findings`` module types its claims (``CLAIMS``) and the
+causes of its differing rows (``ROW_CAUSES``: (Select, Cause) pairs, the first match wins); a
+differing row no pair matches reads ``unexplained`` — allowed, shown and counted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .ledger import PAPERS
+
+CAUSES = ("scale", "stand-in", "paper", "method", "test", "finding", "unexplained")
+CLAIM_VERDICTS = ("holds", "holds in part", "not reproduced", "refuted", "untested")
+#: row verdicts that pass (a claim's row that holds)
+PASSING = ("reproduced", "consistent", "agrees", "erratum confirmed")
+#: row verdicts that differ from the paper (each carries a cause)
+DIFFERING = ("differs", "disagrees", "erratum not confirmed")
+#: row verdicts that cannot be judged
+UNJUDGED = ("not comparable", "not implemented", "not available offline")
+
+__all__ = ["CAUSES", "CLAIM_VERDICTS", "PASSING", "DIFFERING", "UNJUDGED", "Select", "Cause", "Claim",
+           "claim_verdict", "assign_causes", "claim_rows", "check_registry"]
+
+
+def _text(name: str, v) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Select:
+    """Ledger rows: ``chapter`` a glob on the chapter id (``quantized-mis/05-*``), ``where`` and
+    ``quantity`` regular expressions searched in the row's fields, ``verdicts`` (optional) the row
+    verdicts it keeps."""
+
+    chapter: str
+    where: str = ""
+    quantity: str = ""
+    verdicts: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        _text("chapter", self.chapter)
+        for name in ("where", "quantity"):
+            v = getattr(self, name)
+            if not isinstance(v, str):
+                raise TypeError(f"{name} must be a regular expression (str), got {type(v).__name__}")
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"{name} is not a valid regular expression: {v!r} ({exc})") from None
+
+    def mask(self, df):
+        """Boolean mask of the rows of ``df`` (a ledger frame) this selects."""
+        import pandas as pd
+
+        if df.empty:
+            return pd.Series([], dtype=bool, index=df.index)
+        m = df["chapter"].astype(str).map(lambda c: fnmatch.fnmatchcase(c, self.chapter))
+        if self.where:
+            m &= df["where"].astype(str).str.contains(self.where, regex=True)
+        if self.quantity:
+            m &= df["quantity"].astype(str).str.contains(self.quantity, regex=True)
+        if self.verdicts:
+            m &= df["verdict"].isin(self.verdicts)
+        return m
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why rows differ: ``kind`` in :data:`CAUSES`, ``why`` one sentence saying what shows it (the
+    experiment and its numbers, the two statements of the paper, the stand-in), ``evidence`` where the
+    reader sees it (a chapter and section, or the rows at a larger scale)."""
+
+    kind: str
+    why: str
+    evidence: str = ""
+
+    def __post_init__(self):
+        if self.kind not in CAUSES:
+            raise ValueError(f"kind must be one of {', '.join(CAUSES)}; got {self.kind!r}")
+        _text("why", self.why)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of a paper about its results, and the rows that test it."""
+
+    paper: str
+    id: str
+    quote: str
+    where: str
+    rows: tuple[Select, ...] = ()
+    untested: str = ""
+    cause: Cause | None = None
+    erratum_refutes: bool = False
+    headline: str = ""
+    weight: int = 0
+
+    def __post_init__(self):
+        if self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {', '.join(PAPERS)}; got {self.paper!r}")
+        for name in ("id", "quote", "where"):
+            _text(name, getattr(self, name))
+        if not isinstance(self.rows, tuple) or not all(isinstance(s, Select) for s in self.rows):
+            raise TypeError("rows must be a tuple of Select")
+        if not self.rows and not self.untested.strip():
+            raise ValueError(f"claim {self.id}: a claim no row tests must say why (untested=…)")
+        if self.cause is not None and not isinstance(self.cause, Cause):
+            raise TypeError(f"cause must be a Cause or None, got {type(self.cause).__name__}")
+
+
+def claim_rows(claim: Claim, df):
+    """The rows of ``df`` that test ``claim`` (any of its selections)."""
+    import numpy as np
+
+    if df.empty or not claim.rows:
+        return df.iloc[0:0]
+    m = np.zeros(len(df), dtype=bool)
+    for s in claim.rows:
+        m |= s.mask(df).to_numpy()
+    return df[m]
+
+
+def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
+    """The derived verdict of ``claim`` from ``df`` (the ledger rows at the scale chosen for them) and
+    its tally ``{"rows": n selected, "judged": n, "pass": n, "differ": n, "erratum": n}``."""
+    rows = claim_rows(claim, df)
+    verdicts = rows["verdict"].astype(str) if len(rows) else []
+    judged = [v for v in verdicts if v not in UNJUDGED]
+    n_pass = sum(v in PASSING for v in judged)
+    errata = int(((rows["kind"] == "erratum") & (rows["verdict"] == "erratum confirmed")).sum()) if len(rows) else 0
+    tally = {"rows": len(rows), "judged": len(judged), "pass": n_pass, "differ": len(judged) - n_pass,
+             "erratum": errata}
+    if not judged:
+        return "untested", tally
+    if claim.erratum_refutes and errata:
+        return "refuted", tally
+    if n_pass == len(judged):
+        return "holds", tally
+    return ("holds in part" if n_pass else "not reproduced"), tally
+
+
+def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
+    """``df`` with ``cause`` / ``cause_why`` / ``cause_evidence`` filled for every differing row (the
+    first matching pair of ``row_causes``; ``unexplained`` when none matches) and empty elsewhere."""
+    pairs = list(row_causes)
+    out = df.copy()
+    for c in ("cause", "cause_why", "cause_evidence"):
+        out[c] = ""
+    if out.empty:
+        return out
+    differing = out["verdict"].isin(DIFFERING).to_numpy()
+    todo = differing.copy()
+    for sel, cause in pairs:
+        m = sel.mask(out).to_numpy() & todo
+        if m.any():
+            out.loc[m, "cause"] = cause.kind
+            out.loc[m, "cause_why"] = cause.why
+            out.loc[m, "cause_evidence"] = cause.evidence
+            todo &= ~m
+    out.loc[todo, "cause"] = "unexplained"
+    out.loc[todo, "cause_why"] = "no experiment has explained this difference yet"
+    return out
+
+
+@dataclass
+class RegistryProblems:
+    problems: list[str] = field(default_factory=list)
+
+
+def check_registry(claims: Iterable[Claim]) -> list[str]:
+    """Problems of a list of claims: duplicate ids (per paper)."""
+    seen: set[tuple[str, str]] = set()
+    probs = []
+    for c in claims:
+        if (c.paper, c.id) in seen:
+            probs.append(f"duplicate claim id {c.paper}/{c.id}")
+        seen.add((c.paper, c.id))
+    return probs

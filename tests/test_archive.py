@@ -1,0 +1,158 @@
+"""The archive of long runs (qlib.book.archive): input stamps cover exactly the modules a notebook
+imports, a changed module marks exactly the dependent entries stale, the committed archive's schema
+and size, figure data drawn again, and the "ours at paper scale" join."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from qlib.book import archive as A
+from qlib.book.compare import COLUMNS
+
+matplotlib.use("Agg")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _entry(arch: Path, nb: str, pkg: Path, profile: str = "paper", rows: pd.DataFrame | None = None) -> Path:
+    """An archive entry for ``nb`` whose stamp is computed on the package copy ``pkg``."""
+    cid = nb.removesuffix(".ipynb")
+    d = A.entry_dir(arch, profile, cid)
+    d.mkdir(parents=True)
+    params = A.current_params(ROOT, nb, profile)
+    stamp = A.input_stamp(ROOT, nb, params, pkg=pkg)
+    prov = {"schema": A.SCHEMA, "chapter": cid, "notebook": nb, "profile": profile, "params": params,
+            "commit": "0" * 40, "device": {"resolved": "cpu"}, "started": "2026-11-28T00:00:00+00:00",
+            "finished": "2026-11-28T00:01:00+00:00", "wall_s": 60.0, "packages": {}, "data": stamp["data"],
+            "stamp": stamp, "archived": "2026-11-28T00:01:00+00:00", "smoke_rows": False}
+    (d / A.PROVENANCE).write_text(json.dumps(prov))
+    (rows if rows is not None else pd.DataFrame(columns=COLUMNS)).to_csv(d / A.FILENAME, index=False)
+    return d
+
+
+@pytest.fixture()
+def pkg_copy(tmp_path):
+    dest = tmp_path / "pkg" / "qlib"
+    shutil.copytree(ROOT / "qlib", dest, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    return dest
+
+
+def test_imported_modules_follow_imports_transitively(pkg_copy):
+    mods = A.imported_modules(["from qlib.repro.eden import sweeps\nimport numpy"], pkg_copy)
+    # the wing module, its parents, and the library modules it reaches
+    assert {"qlib", "qlib.repro", "qlib.repro.eden", "qlib.repro.eden.sweeps", "qlib.hadamard"} <= set(mods)
+    assert not any(m.startswith("qlib.repro.mia_limits") for m in mods)
+    assert A.imported_modules(["x = 1", "%matplotlib inline\n!ls"], pkg_copy) == []
+
+
+def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_copy):
+    arch = tmp_path / "archive"
+    eden = "eden/03-subbit-loss-heterogeneous.ipynb"
+    mia = "mia-limits/01-theorem-checks.ipynb"
+    for nb in (eden, mia):
+        _entry(arch, nb, pkg_copy)
+    state = {s.chapter: s for s in A.check(ROOT, archive=arch, pkg=pkg_copy)}
+    assert {c: s.state for c, s in state.items()} == {"eden/03-subbit-loss-heterogeneous": "current",
+                                                      "mia-limits/01-theorem-checks": "current"}
+    assert "qlib.eden" in state["eden/03-subbit-loss-heterogeneous"].provenance["stamp"]["modules"]
+    assert "qlib.eden" not in state["mia-limits/01-theorem-checks"].provenance["stamp"]["modules"]
+    # a library module only the EDEN chapter reaches
+    f = pkg_copy / "eden.py"
+    f.write_text(f.read_text() + "\n# a refactor\n")
+    state = {s.chapter: s for s in A.check(ROOT, archive=arch, pkg=pkg_copy)}
+    assert state["eden/03-subbit-loss-heterogeneous"].state == "stale"
+    assert state["eden/03-subbit-loss-heterogeneous"].changes == ["modules `qlib.eden`"]
+    assert state["mia-limits/01-theorem-checks"].state == "current"
+    # the runner (machinery) changes no notebook's numbers: nothing more goes stale
+    r = pkg_copy / "book" / "runner.py"
+    r.write_text(r.read_text() + "\n# machinery\n")
+    assert A.check(ROOT, archive=arch, pkg=pkg_copy)[1].state == "current"
+    # a module both reach (the ledger) marks both
+    led = pkg_copy / "repro" / "ledger.py"
+    led.write_text(led.read_text() + "\n# both\n")
+    assert [s.state for s in A.check(ROOT, archive=arch, pkg=pkg_copy)] == ["stale", "stale"]
+
+
+def test_changed_parameters_are_named(tmp_path, pkg_copy):
+    arch = tmp_path / "archive"
+    d = _entry(arch, "eden/03-subbit-loss-heterogeneous.ipynb", pkg_copy)
+    prov = json.loads((d / A.PROVENANCE).read_text())
+    prov["stamp"]["params"]["het_trials"] = 7
+    (d / A.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    assert s.state == "stale" and len(s.changes) == 1 and s.changes[0].startswith("parameters `het_trials` (7 → ")
+
+
+def test_schema_problems_make_an_entry_invalid(tmp_path, pkg_copy):
+    arch = tmp_path / "archive"
+    d = _entry(arch, "eden/03-subbit-loss-heterogeneous.ipynb", pkg_copy)
+    prov = json.loads((d / A.PROVENANCE).read_text())
+    del prov["commit"]
+    prov["wall_s"] = "sixty"
+    (d / A.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    assert s.state == "invalid"
+    assert any("'commit'" in p for p in s.problems) and any("wall_s" in p for p in s.problems)
+    pd.DataFrame({"chapter": []}).to_csv(d / A.FILENAME, index=False)
+    prov["commit"], prov["wall_s"] = "0" * 40, 1.0
+    (d / A.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    assert s.state == "invalid" and "lacks columns" in s.problems[0]
+
+
+def test_the_committed_archive_is_valid_and_small():
+    arch = ROOT / A.ARCHIVE
+    statuses = A.check(ROOT, archive=arch)
+    assert [f"{s.profile}/{s.chapter}: {s.problems}" for s in statuses if s.state == "invalid"] == []
+    assert A.size_bytes(arch) <= A.MAX_BYTES
+    for s in statuses:  # every entry says where and how it ran
+        p = s.provenance
+        assert p["profile"] == s.profile and p["chapter"] == s.chapter and p["wall_s"] > 0
+        assert p["device"].get("cpu") or p["device"].get("gpu")
+        assert len(p["commit"]) == 40 and p["packages"].get("torch")
+
+
+def test_figure_data_is_drawn_again(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2)
+    x = np.linspace(0, 1, 11)
+    axes[0].plot(x, x ** 2, label="square")
+    axes[0].set_xscale("log")
+    axes[0].legend()
+    axes[1].bar([0, 1], [3.0, 4.0])
+    axes[1].set_title("bars")
+    path = A.save_figure_data(fig, tmp_path / "figures" / "fig-1.npz")
+    plt.close(fig)
+    g = A.redraw(path)
+    (line,) = g.axes[0].get_lines()
+    np.testing.assert_array_equal(line.get_ydata(), x ** 2)
+    assert g.axes[0].get_xscale() == "log" and g.axes[1].get_title() == "bars"
+    assert sorted(p.get_height() for p in g.axes[1].patches) == [3.0, 4.0]
+    plt.close(g)
+
+
+def test_paper_scale_rows_join_by_where_quantity_and_occurrence(tmp_path, pkg_copy):
+    # the entry's stamp is computed on an unchanged copy of the package: it is current against the real one
+    arch = tmp_path / "archive"
+    nb = "eden/03-subbit-loss-heterogeneous.ipynb"
+    base = {c: "" for c in COLUMNS}
+    mk = lambda **kw: {**base, "chapter": nb[:-6], "paper": "002", "kind": "paper-number", **kw}  # noqa: E731
+    archived = pd.DataFrame([mk(where="Fig 1", quantity="q", ours="2.0", verdict="reproduced"),
+                             mk(where="Fig 1", quantity="q", ours="3.0", verdict="differs")])
+    _entry(arch, nb, pkg_copy, rows=archived)
+    now = pd.DataFrame([mk(where="Fig 1", quantity="q", ours="1.0", verdict="differs"),
+                        mk(where="Fig 1", quantity="q", ours="1.5", verdict="differs"),
+                        mk(where="Fig 2", quantity="r", ours="1.0", verdict="agrees")])
+    out = A.paper_scale_rows(now, nb[:-6], archive=arch, root=ROOT)
+    assert out["ours_archived"].tolist() == ["2.0", "3.0", ""]
+    assert out["verdict_archived"].tolist() == ["reproduced", "differs", ""]
+    assert out.attrs["archived"].state == "current"
+    assert A.paper_scale_rows(now, "eden/01-estimator-vnmse", archive=arch, root=ROOT).attrs["archived"] is None
+
