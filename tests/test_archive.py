@@ -69,10 +69,12 @@ def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_
     assert state["eden/03-subbit-loss-heterogeneous"].state == "stale"
     assert state["eden/03-subbit-loss-heterogeneous"].changes == ["modules `qlib.eden`"]
     assert state["mia-limits/01-theorem-checks"].state == "current"
-    # the runner (machinery) changes no notebook's numbers: nothing more goes stale
-    r = pkg_copy / "book" / "runner.py"
-    r.write_text(r.read_text() + "\n# machinery\n")
+    # the book machinery (runner, recorder, rendering) changes no notebook's numbers: nothing more goes stale
+    for f in ("runner.py", "compare.py", "chapter.py"):
+        r = pkg_copy / "book" / f
+        r.write_text(r.read_text() + "\n# machinery\n")
     assert A.check(ROOT, archive=arch, pkg=pkg_copy)[1].state == "current"
+    assert not any(m.startswith("qlib.book") for m in state["mia-limits/01-theorem-checks"].provenance["stamp"]["modules"])
     # a module both reach (the ledger) marks both
     led = pkg_copy / "repro" / "ledger.py"
     led.write_text(led.read_text() + "\n# both\n")

@@ -108,3 +108,23 @@ def test_the_registry_is_consistent():
         assert isinstance(sel, F.Select) and cause.kind in F.CAUSES
     for p, s in summaries.items():
         assert s["paper"] == p and s.get("scope")
+
+
+def test_release_lists_claims_whose_verdict_flipped(tmp_path):
+    from qlib.book import release
+
+    cols = BF.FINDINGS_COLUMNS
+    base = {c: "" for c in cols}
+    old = pd.DataFrame([{**base, "paper": "001", "id": "001-C1", "quote": "a", "verdict": "holds"},
+                        {**base, "paper": "001", "id": "001-C2", "quote": "b", "verdict": "untested"}])
+    new = old.copy()
+    new.loc[0, "verdict"] = "not reproduced"
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    old.to_csv(tmp_path / "old" / "findings.csv", index=False)
+    new.to_csv(tmp_path / "new" / "findings.csv", index=False)
+    ch = release.claim_changes(tmp_path / "old", tmp_path / "new")
+    assert ch[["id", "old verdict", "new verdict", "change"]].values.tolist() == [
+        ["001-C1", "holds", "not reproduced", "flipped"]]
+    assert "001-C1" in release.claims_markdown(ch)
+    assert release.claim_changes(tmp_path / "old", tmp_path / "missing").empty

@@ -17,7 +17,8 @@ Layout, one entry per (profile, notebook)::
 **The input stamp** covers what the notebook's numbers depend on, and nothing else: the source of its
 code cells, its parameters at that profile (all but the runner's own and ``threads``), the ``qlib``
 modules it imports — found by reading the ``import`` statements of its code cells, then of each
-``qlib`` module they reach, transitively (parent packages included) — each with the hash of its file,
+``qlib`` module they reach, transitively (parent packages included), the book machinery
+(``qlib.book``) and the findings (``qlib.repro.findings``) left out — each with the hash of its file,
 the datasets it reads (by name in that code: ``tdc``, ``mnist``, ``a9a``) with the hash of their files,
 and the same for the notebooks it depends on (metadata ``qlib.depends``). A refactor of a module the
 notebook does not reach leaves its entry current; a change to one it reaches marks it **stale**, and
@@ -218,13 +219,12 @@ def _datasets(texts: Iterable[str], modules: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def _machinery() -> set[str]:
-    """The book machinery that cannot change a notebook's numbers (the runner's, plus the archive and
-    the job annotations): left out of the stamp, so editing it marks no entry stale."""
-    from .runner import MACHINERY
-
-    names = {"qlib." + m.removesuffix(".py").replace("/", ".") for m in MACHINERY}
-    return names | {"qlib.book.archive", "qlib.book.jobs"}
+def _not_stamped(module: str) -> bool:
+    """Modules that cannot change a notebook's numbers, left out of the stamp (editing them marks no
+    entry stale): the book machinery (``qlib.book``: setup, recorder, rendering, runner) and the
+    findings (``qlib.repro.findings``: claims and causes are applied when rows are read, to archived
+    rows as to fresh ones). The stamp covers the library and the wing the notebook imports."""
+    return module == "qlib.book" or module.startswith("qlib.book.") or module == "qlib.repro.findings"
 
 
 def _stamped_params(params: dict) -> dict:
@@ -244,8 +244,7 @@ def input_stamp(root: Path, nb: str, params: dict, *, data_dir: str | os.PathLik
     pkg = Path(pkg) if pkg is not None else Path(__file__).resolve().parents[1]
     nbs = [nb, *dependencies(root, nb)]
     cells = {n: _code_cells(root / "chapters" / n) for n in nbs}
-    skip = _machinery()
-    mods = [m for m in imported_modules([s for n in nbs for s in cells[n]], pkg) if m not in skip]
+    mods = [m for m in imported_modules([s for n in nbs for s in cells[n]], pkg) if not _not_stamped(m)]
     modules = {m: _file_hash(_module_file(pkg, m)) for m in mods}
     wing_text = [(_module_file(pkg, m)).read_text() for m in mods
                  if ".repro." in m and not m.endswith((".paper", ".inventory", ".ledger"))]

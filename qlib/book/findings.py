@@ -27,7 +27,7 @@ from qlib.repro import findings as F
 __all__ = ["WINGS", "registry", "rows_at_largest_scale", "with_causes", "findings_frame", "write_findings",
            "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
-           "PAPER_PART", "cause_counts"]
+           "PAPER_PART", "cause_counts", "archived_ledger", "scale_flips", "causes_by_paper"]
 
 #: the wings whose ``findings`` modules hold claims and causes, in book order
 WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
@@ -351,3 +351,39 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
     if s.get("stand_ins"):
         lines += ["## Stand-ins", ""] + [f"* {_md(x)}" for x in s["stand_ins"]] + [""]
     return "\n".join(lines) if lines else "No claim of this paper is typed yet.\n"
+
+
+def archived_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:
+    """The rows of every *current* archived ``paper`` run, with a ``scale`` column ("paper (archived …)")."""
+    from .compare import COLUMNS
+
+    empty = pd.DataFrame(columns=[*COLUMNS, "scale"])
+    both = rows_at_largest_scale(empty, build_profile="none", archive=archive, root=root)
+    return both[both["scale"].str.startswith("paper (")].reset_index(drop=True) if len(both) else both
+
+
+def scale_flips(rows: pd.DataFrame, archived: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose verdict at this build's scale differs from the archived ``paper`` run's (matched by
+    chapter, where, quantity and occurrence): chapter, where, quantity, paper, ours and verdict at each."""
+    cols = ["chapter", "where", "quantity", "paper_value", "ours", "verdict", "ours at paper", "verdict at paper"]
+    if rows.empty or archived.empty:
+        return pd.DataFrame(columns=cols)
+
+    def keyed(d):
+        k = ["chapter", "where", "quantity"]
+        return d.assign(_n=d.groupby(k).cumcount())
+
+    m = keyed(rows).merge(keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict"]],
+                          on=["chapter", "where", "quantity", "_n"], suffixes=("", " at paper"))
+    m = m[m["verdict"] != m["verdict at paper"]]
+    return m[cols].reset_index(drop=True)
+
+
+def causes_by_paper(rows: pd.DataFrame) -> pd.DataFrame:
+    """Differing rows per paper and cause (every cause of the vocabulary a column)."""
+    out = []
+    for p in PAPER_ORDER:
+        sub = rows[rows["paper"] == p] if len(rows) else rows
+        if len(sub):
+            out.append({"paper": p, **cause_counts(sub).to_dict()})
+    return pd.DataFrame(out, columns=["paper", *F.CAUSES])

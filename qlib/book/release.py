@@ -1,4 +1,5 @@
-"""Releases: which ledger rows changed verdict between two builds of the book.
+"""Releases: which ledger rows — and which of the papers' claims (``findings.csv``) — changed verdict
+between two builds of the book.
 
 A published site carries every comparison row in ``ledger.csv`` (:mod:`qlib.book.publish`); an
 executed tree has them under ``_results/``. :func:`verdict_changes` compares two such gatherings row by
@@ -44,6 +45,8 @@ def load_ledger(source: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"the ledger lacks columns {sorted(missing)}")
     rows = rows[~rows["chapter"].astype(str).str.startswith("appendix/")]
+    if "scale" in rows.columns:  # a published ledger also holds the archived paper runs: compare the builds' own rows
+        rows = rows[~rows["scale"].astype(str).str.startswith("paper (")]
     return rows.astype({k: str for k in KEYS + ["verdict", "ours"]}).reset_index(drop=True)
 
 
@@ -65,6 +68,45 @@ def verdict_changes(old, new, *, added_and_removed: bool = True) -> pd.DataFrame
         keep |= m["change"] != "flipped"
     out = m[keep][CHANGE_COLUMNS].fillna("")
     return compare.book_order(out).reset_index(drop=True) if len(out) else pd.DataFrame(columns=CHANGE_COLUMNS)
+
+
+def load_findings(source: str | os.PathLike) -> pd.DataFrame | None:
+    """The claims of ``source`` (``findings.csv``, a site folder, an executed tree or its ``_results``),
+    or None when it has none (a release made before the findings existed)."""
+    path = Path(source)
+    for cand in (path, path / "findings.csv", path / "_results" / "findings.csv", path.parent / "findings.csv"):
+        if cand.is_file() and cand.name == "findings.csv":
+            return pd.read_csv(cand, dtype=str, keep_default_na=False)
+    return None
+
+
+def claim_changes(old, new) -> pd.DataFrame:
+    """Claims whose verdict differs between two releases (``added`` / ``removed`` for a claim only one
+    has); empty when either has no ``findings.csv``."""
+    cols = ["paper", "id", "quote", "old verdict", "new verdict", "change"]
+    a, b = load_findings(old), load_findings(new)
+    if a is None or b is None:
+        return pd.DataFrame(columns=cols)
+    m = a[["paper", "id", "quote", "verdict"]].merge(b[["paper", "id", "quote", "verdict"]], on=["paper", "id"],
+                                                     how="outer", suffixes=(" old", " new"), indicator=True)
+    m["quote"] = m["quote new"].fillna(m["quote old"])
+    m = m.rename(columns={"verdict old": "old verdict", "verdict new": "new verdict"})
+    m["change"] = m["_merge"].map({"both": "flipped", "left_only": "removed", "right_only": "added"}).astype(str)
+    keep = (m["change"] != "flipped") | (m["old verdict"] != m["new verdict"])
+    return m[keep][cols].fillna("").reset_index(drop=True)
+
+
+def claims_markdown(changes: pd.DataFrame, old_label: str = "old", new_label: str = "new") -> str:
+    """The claims whose verdict changed, as Markdown for release notes."""
+    if changes.empty:
+        return f"No claim changed verdict between {old_label} and {new_label}."
+    lines = [f"Claims whose verdict changed between {old_label} and {new_label}: {len(changes)}.", "",
+             f"| paper | claim | {old_label} | {new_label} | change |", "|---|---|---|---|---|"]
+    for _, r in changes.iterrows():
+        q = str(r["quote"]).replace("|", r"\|")
+        lines.append(f"| {r['paper']} | {r['id']}: {q} | {r['old verdict'] or '—'} | {r['new verdict'] or '—'} | "
+                     f"{r['change']} |")
+    return "\n".join(lines)
 
 
 def changelog_markdown(changes: pd.DataFrame, old_label: str = "old", new_label: str = "new") -> str:
@@ -99,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(changelog_markdown(changes, args.old, args.new))
+    claims = claim_changes(args.old, args.new)
+    if load_findings(args.old) is not None and load_findings(args.new) is not None:
+        print()
+        print(claims_markdown(claims, args.old, args.new))
     return 0
 
 

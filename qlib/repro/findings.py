@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from .ledger import PAPERS
@@ -46,6 +46,18 @@ UNJUDGED = ("not comparable", "not implemented", "not available offline")
 
 __all__ = ["CAUSES", "CLAIM_VERDICTS", "PASSING", "DIFFERING", "UNJUDGED", "Select", "Cause", "Claim",
            "claim_verdict", "assign_causes", "claim_rows", "check_registry"]
+
+
+def _frame(name: str, df, cols=("chapter", "where", "quantity", "verdict")):
+    """``df`` checked: a pandas DataFrame holding the ledger columns ``cols``."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame of ledger rows, got {type(df).__name__}")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{name} lacks the ledger columns {missing}")
+    return df
 
 
 def _text(name: str, v) -> str:
@@ -67,6 +79,8 @@ class Select:
 
     def __post_init__(self):
         _text("chapter", self.chapter)
+        if not isinstance(self.verdicts, tuple) or not all(isinstance(v, str) for v in self.verdicts):
+            raise TypeError(f"verdicts must be a tuple of verdict words, got {self.verdicts!r}")
         for name in ("where", "quantity"):
             v = getattr(self, name)
             if not isinstance(v, str):
@@ -80,6 +94,7 @@ class Select:
         """Boolean mask of the rows of ``df`` (a ledger frame) this selects."""
         import pandas as pd
 
+        _frame("df", df)
         if df.empty:
             return pd.Series([], dtype=bool, index=df.index)
         m = df["chapter"].astype(str).map(lambda c: fnmatch.fnmatchcase(c, self.chapter))
@@ -106,6 +121,8 @@ class Cause:
         if self.kind not in CAUSES:
             raise ValueError(f"kind must be one of {', '.join(CAUSES)}; got {self.kind!r}")
         _text("why", self.why)
+        if not isinstance(self.evidence, str):
+            raise TypeError(f"evidence must be a string, got {type(self.evidence).__name__}")
 
 
 @dataclass(frozen=True)
@@ -132,6 +149,13 @@ class Claim:
             raise TypeError("rows must be a tuple of Select")
         if not self.rows and not self.untested.strip():
             raise ValueError(f"claim {self.id}: a claim no row tests must say why (untested=…)")
+        for name in ("untested", "headline"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
+        if isinstance(self.weight, bool) or not isinstance(self.weight, int) or not 0 <= self.weight <= 10:
+            raise ValueError(f"weight must be an integer in [0, 10], got {self.weight!r}")
+        if not isinstance(self.erratum_refutes, bool):
+            raise TypeError(f"erratum_refutes must be True or False, got {self.erratum_refutes!r}")
         if self.cause is not None and not isinstance(self.cause, Cause):
             raise TypeError(f"cause must be a Cause or None, got {type(self.cause).__name__}")
 
@@ -140,6 +164,9 @@ def claim_rows(claim: Claim, df):
     """The rows of ``df`` that test ``claim`` (any of its selections)."""
     import numpy as np
 
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim must be a Claim, got {type(claim).__name__}")
+    _frame("df", df)
     if df.empty or not claim.rows:
         return df.iloc[0:0]
     m = np.zeros(len(df), dtype=bool)
@@ -151,7 +178,7 @@ def claim_rows(claim: Claim, df):
 def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
     """The derived verdict of ``claim`` from ``df`` (the ledger rows at the scale chosen for them) and
     its tally ``{"rows": n selected, "judged": n, "pass": n, "differ": n, "erratum": n}``."""
-    rows = claim_rows(claim, df)
+    rows = claim_rows(claim, _frame("df", df, ("chapter", "where", "quantity", "verdict", "kind")))
     verdicts = rows["verdict"].astype(str) if len(rows) else []
     judged = [v for v in verdicts if v not in UNJUDGED]
     n_pass = sum(v in PASSING for v in judged)
@@ -170,7 +197,14 @@ def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
 def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
     """``df`` with ``cause`` / ``cause_why`` / ``cause_evidence`` filled for every differing row (the
     first matching pair of ``row_causes``; ``unexplained`` when none matches) and empty elsewhere."""
+    _frame("df", df)
+    if isinstance(row_causes, (str, bytes)) or not hasattr(row_causes, "__iter__"):
+        raise TypeError(f"row_causes must be an iterable of (Select, Cause) pairs, got {type(row_causes).__name__}")
     pairs = list(row_causes)
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Select)
+                and isinstance(pair[1], Cause)):
+            raise TypeError(f"row_causes[{i}] must be a (Select, Cause) pair, got {pair!r}")
     out = df.copy()
     for c in ("cause", "cause_why", "cause_evidence"):
         out[c] = ""
@@ -190,16 +224,15 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
     return out
 
 
-@dataclass
-class RegistryProblems:
-    problems: list[str] = field(default_factory=list)
-
-
 def check_registry(claims: Iterable[Claim]) -> list[str]:
     """Problems of a list of claims: duplicate ids (per paper)."""
+    if isinstance(claims, (str, bytes)) or not hasattr(claims, "__iter__"):
+        raise TypeError(f"claims must be an iterable of Claim, got {type(claims).__name__}")
     seen: set[tuple[str, str]] = set()
     probs = []
     for c in claims:
+        if not isinstance(c, Claim):
+            raise TypeError(f"claims must hold Claim objects, got {type(c).__name__}")
         if (c.paper, c.id) in seen:
             probs.append(f"duplicate claim id {c.paper}/{c.id}")
         seen.add((c.paper, c.id))

@@ -490,7 +490,8 @@ AREAS = {
     "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_theory", "qlib.compressors", "qlib.wire", "qlib.distributed",
              "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),
     "rqp": ("qlib.rqp", "qlib.rqp_privacy", "qlib.dpsgd", "qlib.repro.rqp_sgd."),
-    "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory"),
+    "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory",
+            "qlib.repro.findings"),
     "attacks": ("qlib.attacks.", "qlib.repro.attacks."),
 }
 

@@ -73,6 +73,44 @@ BASELINES[f"{L}.not_comparable"] = lambda: {"where": "Table 1", "quantity": "q",
                                             "reason": "different data"}
 BASELINES[f"{L}.missing"] = lambda: {"where": "Figure 3", "quantity": "q", "reason": "not offline"}
 
+FD = "qlib.repro.findings"
+
+
+def _ledger_frame():
+    import pandas as pd
+
+    return pd.DataFrame({"chapter": ["quantized-mis/05-molecular"], "paper": ["001"], "kind": ["paper-number"],
+                         "where": ["Table 3"], "quantity": ["q"], "verdict": ["differs"]})
+
+
+def _select():
+    from qlib.repro.findings import Select
+
+    return Select("quantized-mis/05-*", "Table 3")
+
+
+def _claim():
+    from qlib.repro.findings import Claim
+
+    return Claim("001", "001-C1", "a claim", "§5", rows=(_select(),))
+
+
+def _cause():
+    from qlib.repro.findings import Cause
+
+    return Cause("stand-in", "MACCS for the paper's embedders")
+
+
+BASELINES[f"{FD}.Select"] = lambda: {"chapter": "quantized-mis/05-*", "where": "Table 3", "quantity": "q"}
+BASELINES[f"{FD}.Select.mask"] = lambda: {"self": _select(), "df": _ledger_frame()}
+BASELINES[f"{FD}.Cause"] = lambda: {"kind": "stand-in", "why": "MACCS for the paper's embedders"}
+BASELINES[f"{FD}.Claim"] = lambda: {"paper": "001", "id": "001-C1", "quote": "a claim", "where": "§5",
+                                    "rows": (_select(),)}
+BASELINES[f"{FD}.claim_rows"] = lambda: {"claim": _claim(), "df": _ledger_frame()}
+BASELINES[f"{FD}.claim_verdict"] = lambda: {"claim": _claim(), "df": _ledger_frame()}
+BASELINES[f"{FD}.assign_causes"] = lambda: {"df": _ledger_frame(), "row_causes": [(_select(), _cause())]}
+BASELINES[f"{FD}.check_registry"] = lambda: {"claims": [_claim()]}
+
 INV = "qlib.repro.inventory"
 _PAPER_TEXT = "As Figure 1 shows (see Fig. 2) and Table 1 lists.\nLemma D.1. Let x.\nTheorem 3.1 (Key). Then.\n"
 BASELINES[f"{INV}.items_in"] = lambda: {"text": "Figures 3/9 and Tables 3–5"}

@@ -282,3 +282,50 @@ B[_RS + "theory.fig1_curves"] = lambda: dict(eps_grid=(0.5,), d=30, qs=(0.95,))
 B[_RS + "theory.fig1_rows"] = lambda: dict(curves=_fig1_curves(), m=1, d=30, eps_from=0.2)
 B[_RS + "theory.fig1_m_sensitivity"] = lambda: dict(m=10, d=30, eps=(0.5,), q=0.95)
 B[_RS + "theory.fig1_m_sensitivity_rows"] = lambda: dict(table=_fig1_m(), m=10, q=0.95)
+
+# Theorem 1 erratum: counterexample search, corrected bounds, operating points
+B["qlib.rqp_privacy.eps_step_bound"] = lambda: dict(q=0.9, sigma=1.0, **_PK)
+B["qlib.rqp.coordinate_privacy_loss_upper"] = lambda: dict(q=0.9, sigma=1.0, b=4, M=0.3, rho=0.45, eta=1.0, m=10,
+                                                           adjacency="replace-one", per_shift=5)
+_CEX = dict(bits=(4,), qs=(0.3,), sigmas=(0.1,), n_mu=21, per_shift=5)
+
+
+@functools.lru_cache(maxsize=None)
+def _search_cached():
+    from qlib.repro.rqp_sgd.theory import counterexample_search
+
+    return counterexample_search(_setting(m=10), **_CEX)
+
+
+@functools.lru_cache(maxsize=None)
+def _ops_cached():
+    from qlib.repro.rqp_sgd.theory import operating_points
+
+    return operating_points(_setting(m=10, T=46), 455, (0.2,), panels=(("Figure 2(c)", 4, 1.0),), n_mu=21, per_shift=5)
+
+
+def _search():
+    return _search_cached().copy()
+
+
+def _ops():
+    return _ops_cached().copy()
+
+
+def _spent():
+    from qlib.repro.rqp_sgd.theory import spent_table
+
+    return spent_table(_ops())
+
+
+B[_RS + "theory.admissible"] = lambda: dict(q=0.3, b=4)
+B[_RS + "theory.counterexample_search"] = lambda: dict(setting=_setting(m=10), **_CEX)
+B[_RS + "theory.smallest_counterexample"] = lambda: dict(search=_search(), adjacency="replace-one")
+B[_RS + "theory.counterexample_rows"] = lambda: dict(search=_search())
+B[_RS + "theory.corrected_bound_rows"] = lambda: dict(search=_search())
+B[_RS + "theory.operating_points"] = lambda: dict(setting=_setting(m=10, T=46), n=455, sigmas=(0.2,),
+                                                  panels=(("Figure 2(c)", 4, 1.0),), n_mu=21, per_shift=5)
+B[_RS + "theory.operating_point_rows"] = lambda: dict(ops=_ops(), where="Figure 2(c)", sigmas=(0.2,))
+B[_RS + "theory.spent_table"] = lambda: dict(ops=_ops())
+B[_RS + "theory.spent_rows"] = lambda: dict(table=_spent())
+B[_RS + "theory.erratum_text"] = lambda: dict(search=_search(), spent=_spent())
