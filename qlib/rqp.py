@@ -52,6 +52,7 @@ __all__ = [
     "utility_bound",
     "adjacent_shift",
     "coordinate_privacy_loss",
+    "coordinate_privacy_loss_upper",
 ]
 
 #: neighbouring mini-batches: "replace-one" (one example swapped) or "add-remove" (one example more)
@@ -290,3 +291,67 @@ def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: floa
     logp = log_pmf(mu, sl, b, M, q)  # (n_mu, L)
     logp2 = log_pmf(mu2, sl, b, M, q)  # (n_mu, n_shift, L)
     return float(np.max(np.abs(logp[:, None, :] - logp2)))
+
+
+def coordinate_privacy_loss_upper(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, adjacency: str,
+                                  per_shift: int = 50) -> float:
+    """A certified *upper* bound on the quantity :func:`coordinate_privacy_loss` approximates from below:
+    sup over means μ, μ' in the feasible range R = [−M − ηρ, M + ηρ] with |μ − μ'| ≤
+    :func:`adjacent_shift` of max_i |log P_μ(i) − log P_μ'(i)| (one coordinate, exact cells). Not in
+    the paper: the corrected per-step ε that Theorem 1's ε_t should be at least.
+
+    R is cut into intervals of width shift/``per_shift``. Each cell mass p_i(μ) is log-concave in μ
+    (a Gaussian mass of an interval), so on an interval its minimum is at an end and its maximum at an
+    end or at the cell's centre when the centre lies inside: both are exact. For every pair of
+    intervals within ``shift`` of each other, log(A·max p_i + B) − log(A·min p_i + B) bounds the loss
+    of every pair of means they contain; the largest over pairs and levels is returned. It exceeds the
+    exact loss by at most the change of the log-masses over one interval (→ 0 as ``per_shift`` grows).
+    """
+    b = check_bits(b)
+    M = check_positive("M", M)
+    sigma = float(check_positive("sigma", sigma))
+    qa = float(check_q(q, b))
+    per_shift = check_int("per_shift", per_shift, low=1)
+    shift = adjacent_shift(eta=eta, rho=rho, m=m, adjacency=adjacency)
+    r_lo, r_hi = -M - eta * rho, M + eta * rho
+    K = int(np.ceil((r_hi - r_lo) / (shift / per_shift)))
+    L = 2**b
+    check_alloc("per_shift", (K + 1) * L * (2 * per_shift + 3), 8 * 4, value=per_shift,
+                what="the interval masses (intervals, levels) and their pairs")
+    g = np.linspace(r_lo, r_hi, K + 1)
+    delta = g[1] - g[0]
+    h = M / (L - 1)
+    lv = levels(b, M).numpy()
+    lo_e, hi_e = lv - h, lv + h
+    lo_e[0], hi_e[-1] = -np.inf, np.inf
+    sl = eta * sigma / m
+
+    def logp(mu):  # (..., L) log cell masses at means mu (...)
+        mu = np.asarray(mu, float)[..., None]
+        with skip_nested():  # ordered edges, σ_l > 0
+            return log_phi_diff((lo_e - mu) / sl, (hi_e - mu) / sl)
+
+    ends = logp(g)  # (K+1, L)
+    a, c = ends[:-1], ends[1:]  # interval ends
+    centre = np.clip(lv[None, :], g[:-1, None], g[1:, None])  # (K, L): the cell's centre clipped to the interval
+    with skip_nested():
+        mid = log_phi_diff((lo_e[None, :] - centre) / sl, (hi_e[None, :] - centre) / sl)
+    log_max = np.maximum(np.maximum(a, c), mid)
+    log_min = np.minimum(a, c)
+    A = (L * qa - 1.0) / (L - 1)
+    B = (1.0 - qa) / (L - 1)
+    if A <= 0:
+        return 0.0
+    with skip_nested():
+        hi_P = log_mix(log_max, A, B)
+        lo_P = log_mix(log_min, A, B)
+    W = 1 + int(np.floor(shift / delta + 1e-9))  # intervals at most `shift` apart: |j − k| ≤ W
+    best = 0.0
+    for o in range(-W, W + 1):
+        if o >= 0:
+            d = hi_P[: K - o] - lo_P[o:]
+        else:
+            d = hi_P[-o:] - lo_P[: K + o]
+        if d.size:
+            best = max(best, float(d.max()))
+    return best

@@ -49,6 +49,7 @@ __all__ = [
     "q_min",
     "rr_limit",
     "eps_step",
+    "eps_step_bound",
     "composition_factor",
     "eps_total",
     "per_step_target",
@@ -185,6 +186,56 @@ def eps_step(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int, c_mo
         log_den = log_mix(log_phi_diff((M - h + C) / s, (M + h + C) / s), A, B)
     with np.errstate(invalid="ignore"):
         out = np.where(A <= 0, 0.0, log_num - log_den)  # q = 1/2^b: both pmfs uniform, ε_t = 0
+    return float(out) if out.ndim == 0 else out
+
+
+def eps_step_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, m: int):
+    """A valid per-step bound in place of Theorem 1's ε_t (not in the paper): one coordinate, any
+    adjacency.
+
+    One step outputs level i with probability A·p_i(μ) + B, p_i(μ) the mass of cell i under
+    N(μ, σ_l²), σ_l = ησ/m, with the exact cells of eq. (9) (end cells semi-infinite) and μ = f_sgd in
+    the feasible range R = [−M − ηρ, M + ηρ]. For any μ, μ' ∈ R and any i the likelihood ratio is at
+    most (A·p_max + B)/(A·p_min + B), with p_max = max_i sup_{μ∈R} p_i(μ) and p_min = min_i inf_{μ∈R}
+    p_i(μ): this is the log of that ratio. The proof of Theorem 1 has the same form but takes
+    p_max = 2Φ(a1/σ_l) − 1 (a finite cell centred on μ; an end cell reaches Φ((h + ηρ)/σ_l), more) and
+    p_min at distance M + C with C = M − ηρ (the far end of R is at 2M + ηρ − h from the nearest edge
+    of the first cell). Each p_i(μ) is log-concave in μ, so its infimum over R is at an end of R and
+    its supremum at the cell's centre clipped to R: both are evaluated exactly.
+
+    Like ε_t it is per coordinate (no factor d). It needs no adjacency: it bounds the loss between
+    any two attainable means, so it holds under replace-one and add-remove alike. It is finite at
+    q = 1 (B = 0) and never above the σ → 0 limit log(q(2^b − 1)/(1 − q)). ``q`` and ``sigma``
+    broadcast; returns a float for scalar input, else an array.
+    """
+    b = check_bits(b)
+    M = check_positive("M", M)
+    rho = check_positive("rho", rho)
+    eta = check_positive("eta", eta)
+    m = check_int("m (mini-batch size)", m, low=1)
+    q_arr = check_q(q, b)
+    s_arr = check_sigma(sigma)
+    q_arr, s_arr = _broadcast(q=q_arr, sigma=s_arr)
+    L = 2**b
+    h = M / (L - 1)
+    lv = -M + 2 * h * np.arange(L)
+    lo_e, hi_e = lv - h, lv + h
+    lo_e[0], hi_e[-1] = -np.inf, np.inf
+    r_lo, r_hi = -M - eta * rho, M + eta * rho
+    centre = np.clip(lv, r_lo, r_hi)
+    centre[0], centre[-1] = r_lo, r_hi  # the end cells' masses grow toward the range's ends
+    sl = (eta * s_arr / m)[..., None, None]  # (..., 1, 1)
+    mus = np.stack([np.full(L, r_lo), np.full(L, r_hi), centre], axis=-1)  # (L, 3)
+    with np.errstate(invalid="ignore"), skip_nested():  # ordered edges, σ_l > 0
+        lp = log_phi_diff((lo_e[:, None] - mus) / sl, (hi_e[:, None] - mus) / sl)  # (..., L, 3)
+    log_pmax = lp.max(axis=(-2, -1))
+    log_pmin = lp[..., :2].min(axis=(-2, -1))
+    A = (L * q_arr - 1.0) / (L - 1)
+    B = (1.0 - q_arr) / (L - 1)
+    with skip_nested():
+        out = log_mix(log_pmax, A, B) - log_mix(log_pmin, A, B)
+    with np.errstate(invalid="ignore"):
+        out = np.where(A <= 0, 0.0, out)
     return float(out) if out.ndim == 0 else out
 
 

@@ -80,8 +80,10 @@ def test_privacy_loss_rows_both_adjacencies():
     tab = TH.privacy_loss_table(paper.DIAGNOSTIC)
     rows = TH.privacy_loss_rows(tab)
     assert len(rows) == 16 and all(r.kind == "theory-check" for r in rows)
-    fails = {adj: sum(not r.passed for r in rows if adj in r.quantity) for adj in ("replace-one", "add-remove")}
-    assert fails == {"replace-one": 7, "add-remove": 2}  # add/remove: only the two q = 1 cases fail
+    fails = {adj: sum(r.passed is False for r in rows if adj in r.quantity) for adj in ("replace-one", "add-remove")}
+    assert fails == {"replace-one": 5, "add-remove": 0}  # the q = 1 cases are outside Algorithm 1's range
+    q1_rows = [r for r in rows if "q = 1.0" in r.quantity]
+    assert len(q1_rows) == 4 and all(r.verdict == "not comparable" and "outside Algorithm 1" in r.note for r in q1_rows)
     q1 = tab[tab["q"] == 1]
     np.testing.assert_allclose(q1["loss (replace-one)"], [7.42, 2.30], atol=0.005)
     text = TH.privacy_loss_text(tab)
@@ -301,3 +303,74 @@ def test_mnist_task_checks_its_arguments_before_reading(tmp_path):
         E.mnist_task(data_dir=tmp_path, n_train=0)
     with pytest.raises(TypeError, match=r"\bsubset_seed\b"):
         E.mnist_task(data_dir=tmp_path, subset_seed=None)
+
+
+# ------------------------------------------------------------------ Theorem 1 erratum and corrected bound
+_TINY = dict(bits=(4,), qs=(0.05, 0.1, 0.3, 1.0), sigmas=(0.1, 0.5), n_mu=201, per_shift=20)
+
+
+def test_admissible_is_algorithm1_range():
+    assert TH.admissible(1 / 15, 4) and TH.admissible(0.99, 4)
+    assert not TH.admissible(1.0, 4) and not TH.admissible(0.0625, 4) and not TH.admissible(0.1, 3)
+
+
+def test_counterexample_recomputed_independently():
+    search = TH.counterexample_search(paper.DIAGNOSTIC, **_TINY)
+    assert sorted(search["q"].unique()) == [0.1, 0.3]  # 0.05 < 1/15 and q = 1 are outside the range
+    kw = paper.DIAGNOSTIC.privacy_kw
+    for adj in ("replace-one", "add-remove"):
+        c = TH.smallest_counterexample(search, adj)
+        assert (c["q"], c["σ"], c["b"]) == (0.1, 0.1, 4)
+        # independent: mpmath cdf at 50 digits on its own grid of means is also above the printed ε_t
+        ref = TH.reference_coordinate_loss(0.1, 0.1, b=4, adjacency=adj, n_mu=41, **kw)
+        et = P.eps_step(0.1, 0.1, b=4, **kw)
+        assert et == pytest.approx(0.4925, abs=1e-4)
+        assert ref > et + 1e-3
+        assert c[f"loss ({adj})"] == pytest.approx(ref, abs=5e-3)
+    rows = TH.counterexample_rows(search)
+    assert [r.kind for r in rows] == ["erratum", "erratum"] and all(r.verdict == "erratum confirmed" for r in rows)
+    assert "q = 0.1, σ = 0.1" in rows[0].ours and "smallest = smallest q" in rows[0].note
+
+
+def test_corrected_bound_holds_on_the_grid():
+    search = TH.counterexample_search(paper.DIAGNOSTIC, **_TINY)
+    for adj in ("replace-one", "add-remove"):
+        assert (search[f"corrected ({adj})"] >= search[f"loss ({adj})"] - 1e-12).all()
+        assert (search[f"corrected ({adj})"] <= search[f"loss ({adj})"] * 1.15 + 1e-9).all()  # and tight
+    assert (search["closed-form bound"] >= search["corrected (replace-one)"] - 1e-9).all()
+    rows = TH.corrected_bound_rows(search)
+    assert len(rows) == 3 and all(r.verdict == "agrees" for r in rows)
+    # a corrected bound that fails is said in words
+    bad = search.assign(**{"corrected (replace-one)": search["loss (replace-one)"] - 0.1})
+    r = TH.corrected_bound_rows(bad)[0]
+    assert r.passed is False and r.note.startswith("fails at b = 4, q = 0.1, σ = 0.1")
+
+
+def test_certified_bound_brackets_the_reference():
+    kw = paper.DIAGNOSTIC.privacy_kw
+    from qlib import rqp
+    for q, s in ((0.3, 0.1), (0.95, 1.0)):
+        up = rqp.coordinate_privacy_loss_upper(q, s, b=4, adjacency="replace-one", per_shift=100, **kw)
+        ref = TH.reference_coordinate_loss(q, s, b=4, adjacency="replace-one", n_mu=41, **kw)
+        assert ref <= up <= ref * 1.05
+    # the closed form is never above the randomized-response limit and 0 at q = 1/2^b
+    assert P.eps_step_bound(0.9, 1.0, b=4, **kw) <= float(P.rr_limit(0.9, 4)) + 1e-9
+    assert P.eps_step_bound(1 / 16, 1.0, b=4, **kw) == 0.0
+
+
+def test_operating_points_and_spent():
+    ops = TH.operating_points(paper.DIAGNOSTIC, 455, (0.2, 1.2), panels=(("Figure 2(c)", 4, 1.0),), n_mu=401)
+    r = ops.set_index("σ").loc[0.2]
+    assert r["q"] == pytest.approx(0.1880, abs=1e-4) and r["ε_t (paper)"] == pytest.approx(1 / 1.010989, abs=1e-5)
+    assert r["loss (replace-one)"] == pytest.approx(1.2136, abs=2e-3)
+    assert r["ε spent (replace-one)"] == pytest.approx(1.010989 * r["loss (replace-one)"], rel=1e-5)
+    assert not ops.set_index("σ").loc[1.2, "in range"]  # q = 1 there
+    rows = TH.operating_point_rows(ops, sigmas=(0.2, 1.2))
+    v = {(("replace-one" in x.quantity), ("σ = 0.2" in x.quantity)): x for x in rows}
+    assert v[(True, True)].verdict == "disagrees" and "printed ε_t = 0.9891 is below the exact loss 1.2136" in v[(True, True)].note
+    assert v[(False, True)].verdict == "agrees" and v[(True, False)].verdict == "not comparable"
+    tab = TH.spent_table(ops)
+    assert list(tab["σ in range"]) == [1, 1] and list(tab["σ overspending"]) == [1, 0]
+    srows = TH.spent_rows(tab)
+    assert [x.verdict for x in srows] == ["disagrees", "agrees"] and "1 of 1 σ spend more than ε = 1" in srows[0].note
+    assert "smallest $q$" in TH.erratum_text(TH.counterexample_search(paper.DIAGNOSTIC, **_TINY), tab)

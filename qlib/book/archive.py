@@ -49,7 +49,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .compare import _OPTIONAL, COLUMNS, FILENAME
+from .compare import COLUMNS, FILENAME
+from .compare import OPTIONAL_COLUMNS as _OPTIONAL
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
            "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",

@@ -28,7 +28,8 @@ from .tables import md_math
 COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
            "null", "null_fails", "cause"]
 #: columns a file written before nulls (or causes) existed may lack (read as empty)
-_OPTIONAL = ("null", "null_fails", "cause")
+OPTIONAL_COLUMNS = ("null", "null_fails", "cause")
+_OPTIONAL = OPTIONAL_COLUMNS
 FILENAME = "comparisons.csv"
 
 #: the paper of each part of the book (the default ``paper`` of its rows)
@@ -40,7 +41,7 @@ PART_ORDER = ("intro", "quantized-mis", "mia-limits", "attacks", "eden", "rqp-sg
 SETTLED = ("reproduced", "agrees", "erratum confirmed")
 
 __all__ = ["Comparisons", "gather", "unfinished_reason", "IncompleteResultsWarning", "STAMPS", "counts_by", "verdicts_by_paper", "ledger_defects", "section_label", "paper_vs_ours_markdown", "ledger_markdown",
-           "ledger_groups_markdown", "papers_in_book_order", "round_like", "prose_math", "COLUMNS", "FILENAME", "with_causes",
+           "ledger_groups_markdown", "papers_in_book_order", "round_like", "prose_math", "COLUMNS", "FILENAME", "with_causes", "OPTIONAL_COLUMNS",
            "KINDS", "VERDICTS", "PART_PAPER", "SETTLED"]
 
 

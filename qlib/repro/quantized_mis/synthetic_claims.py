@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ... import quantizers as QZ
-from ...ranking import spearman
+from ...ranking import average_runs, spearman
 from ...validation import check_array, check_bool, check_float
 from ..ledger import Row, check, claim, close, not_comparable
 from .paper import PAPER_COST_BASELINE, PAPER_COST_RQ, PAPER_MEAN_SPEARMAN, PAPER_QUANTIZERS
@@ -412,10 +412,14 @@ def figure6_rows(res: StudyResult) -> list[Row]:
     The least private quantizer is the one with the *smallest* mean r_Q^n (§5.2: "for high values of
     r_Q^n, the quantized models achieve high privacy"), and performance is the ratio to the original
     model's *training* accuracy (Figure 6's caption). Until 2026-11-28 this row took the largest r_Q^n
-    (the most private quantizer) and validation accuracy: it tested the wrong item."""
-    r_mean = res.r.mean(axis=2)                                                   # (L, Q)
+    (the most private quantizer) and validation accuracy: it tested the wrong item. The mean over runs
+    ignores runs whose r_Q^n is undefined (NaN), as every other row of the chapter does
+    (:meth:`~.study.StudyResult.r_summary`), and a quantizer with no defined run is never the least
+    private: a plain mean made one NaN run turn its quantizer's mean NaN, and ``argmin`` returns the
+    first NaN — the row then tested whichever quantizer had an undefined run (also 2026-11-28)."""
+    r_mean = average_runs(res.r, 2, "mean")                                       # (L, Q), NaN runs ignored
     rel = res.acc_train[:, 1:].mean(axis=2) / res.acc_train[:, :1].mean(axis=2)   # (L, Q)
-    least = r_mean.argmin(axis=1)
+    least = np.where(np.isnan(r_mean), np.inf, r_mean).argmin(axis=1)
     kept = rel[np.arange(len(least)), least]
     n_ok = int((kept >= FIGURE6_KEEP).sum())
     return [claim("App. E.1, Figure 6", "the least private quantizer keeps most of the original accuracy (per law)",

@@ -589,3 +589,11 @@ B["qlib.shakespeare.build"] = lambda: {"plays": {"p": _PLAY}, "seq_len": 8, "min
 B["qlib.shakespeare.load"] = lambda: {"data_dir_": _plays_folder() / "data", "seed": 0, "source": "LEAF"}
 B["qlib.shakespeare.FederatedText.summary"] = lambda: {"self": __import__("qlib.shakespeare").shakespeare.build(
     **B["qlib.shakespeare.build"]())}
+
+
+# ------------------------------------------------------------------------------- the Kashin+SQ probe
+KP = "qlib.repro.eden.kashin_probe"
+B[f"{KP}.drive_kashin_sq"] = lambda: {"x": torch.randn(2, 16, dtype=torch.float64), "bits": 2, "delta": 2.0}
+B[f"{KP}.growth"] = lambda: {"df": __import__("pandas").DataFrame(
+    {"setting": ["a", "a"], "bits": [2, 2], "d": [16, 64], "vnmse": [0.5, 0.6]})}
+B[f"{KP}.kashin_probe"] = lambda: {"bits": (2,), "logd": (4,), "trials": 1}
