@@ -93,7 +93,8 @@ def test_landing_and_summary_render_counts():
     df["scale"] = "default"
     frame = BF.findings_frame(F.assign_causes(df, []), [CLAIM])
     md = BF.landing_markdown(frame, F.assign_causes(df, []))
-    assert "| 001 |" in md and "not reproduced" in md and "1 *unexplained*" in md
+    assert "001 — quantized-model MIS](../quantized-mis/summary.md)" in md and "not reproduced" in md
+    assert "1 *unexplained*" in md
     s = BF.summary_markdown("001", frame, F.assign_causes(df, []), {"001": {"paper": "001", "scope": "S", "hard": "H",
                                                                             "stand_ins": ("MACCS",)}})
     assert "## Scope" in s and "001-T" in s and "## Stand-ins" in s
@@ -128,3 +129,20 @@ def test_release_lists_claims_whose_verdict_flipped(tmp_path):
         ["001-C1", "holds", "not reproduced", "flipped"]]
     assert "001-C1" in release.claims_markdown(ch)
     assert release.claim_changes(tmp_path / "old", tmp_path / "missing").empty
+
+
+def test_a_row_that_passes_at_paper_scale_gets_the_scale_cause():
+    df = _rows(("eden/01-estimator-vnmse", "Figure 5", "same error", "paper-claim", "differs", "1", "2"),
+               ("eden/01-estimator-vnmse", "Figure 5", "same error", "paper-claim", "differs", "1", "3"),
+               ("eden/01-estimator-vnmse", "Figure 2", "other", "paper-claim", "differs", "1", "2"))
+    df["scale"] = "smoke"
+    arch = df.copy()
+    arch["scale"] = "paper (archived 2026-11-28, cpu)"
+    arch["verdict"] = ["reproduced", "differs", "reproduced"]
+    arch["ours"] = ["1.0", "3", "1.0"]
+    typed = [(F.Select("eden/*", "Figure 2"), F.Cause("method", "our choice"))]
+    out = BF.with_causes(df, typed, archived=arch)
+    # the first occurrence passes at paper scale, the second does not; the archived evidence beats a typed cause
+    assert out["cause"].tolist() == ["scale", "unexplained", "scale"]
+    assert "1.0 (reproduced)" in out.loc[0, "cause_why"] and out.loc[0, "cause_evidence"].startswith("archive/paper/")
+    assert BF.with_causes(df, typed)["cause"].tolist() == ["unexplained", "unexplained", "method"]

@@ -175,6 +175,12 @@ class Chapter:
         profile = _profile_of_run()
         if profile != "paper":  # a build at another scale shows the archived paper run beside its own
             df = archive.paper_scale_rows(df, self.id)
+            st = df.attrs.get("archived")
+            if st is not None and st.current:  # a row that differs here and passes at paper scale: cause scale
+                from qlib.repro.findings import DIFFERING, PASSING
+
+                hit = df["verdict"].isin(DIFFERING) & df["verdict_archived"].isin(PASSING)
+                df.loc[hit, "cause"] = "scale"
         display(Markdown(paper_vs_ours_markdown(df)))
         st = df.attrs.get("archived")
         if st is not None and st.state != "invalid":

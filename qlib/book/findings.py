@@ -34,6 +34,7 @@ WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
 #: the part of the book whose summary page presents each paper
 PAPER_PART = {"001": "quantized-mis", "003": "mia-limits", "002": "eden", "004": "rqp-sgd"}
 PAPER_ORDER = ("001", "003", "002", "004")
+PAPER_TITLE = {"001": "quantized-model MIS", "003": "limits of MIA", "002": "EDEN", "004": "RQP-SGD"}
 FINDINGS_FILE = "findings.csv"
 SCHEMA_FILE = Path(__file__).with_name("findings.schema.json")
 FINDINGS_COLUMNS = ["paper", "id", "quote", "where", "verdict", "scale", "cause", "why", "rows", "judged",
@@ -112,11 +113,32 @@ def rows_at_largest_scale(rows: pd.DataFrame, *, build_profile: str, archive: Pa
     return out
 
 
-def with_causes(rows: pd.DataFrame, causes: list | None = None) -> pd.DataFrame:
-    """``rows`` with ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row."""
+def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``rows`` with ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row: the wings'
+    typed causes, except where ``archived`` (the current archived ``paper`` runs' rows,
+    :func:`archived_ledger`) holds the same row passing — then the cause is ``scale``, the archived row
+    its evidence (an experiment: the same code at the paper's scale)."""
     if causes is None:
         causes = registry()[1]
-    return F.assign_causes(rows, causes)
+    out = F.assign_causes(rows, causes)
+    if archived is None or archived.empty or out.empty:
+        return out
+
+    def keyed(d):
+        k = ["chapter", "where", "quantity"]
+        return d.assign(_n=d.groupby(k).cumcount().to_numpy())
+
+    a = keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict", "scale"]]
+    m = keyed(out.reset_index(drop=True)).merge(a, on=["chapter", "where", "quantity", "_n"], how="left",
+                                                suffixes=("", "_paper"))
+    hit = (m["verdict"].isin(F.DIFFERING) & m["verdict_paper"].isin(F.PASSING)
+           & (m["scale"] != m["scale_paper"])).to_numpy()
+    out = out.reset_index(drop=True)
+    out.loc[hit, "cause"] = "scale"
+    out.loc[hit, "cause_why"] = [f"passes at the paper's scale: ours {o} ({v}) in the archived run"
+                                 for o, v in zip(m.loc[hit, "ours_paper"], m.loc[hit, "verdict_paper"])]
+    out.loc[hit, "cause_evidence"] = [f"archive/paper/{c}" for c in m.loc[hit, "chapter"]]
+    return out
 
 
 def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFrame:
@@ -220,11 +242,13 @@ def counts_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper", *F.CLAIM_VERDICTS, "claims"])
 
 
-def _sentence(r, claim) -> str:
+def _sentence(r, claim, *, why: bool = True) -> str:
     tally = f"{r['passed']} of {r['judged']} rows pass" if r["judged"] else "no row judged"
     head = claim.headline if claim is not None and claim.headline else f"“{r['quote']}”"
-    why = f" Cause: *{r['cause']}* — {r['why']}" if r["cause"] else ""
-    return f"{head} — **{r['verdict']}** ({tally}; {r['scale'] or 'no scale'}).{why}"
+    cause = ""
+    if r["cause"]:
+        cause = f" Cause: *{r['cause']}*" + (f" — {r['why']}" if why else ".")
+    return f"{head} — **{r['verdict']}** ({tally}; {r['scale'] or 'no scale'}).{cause}"
 
 
 def consequential(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
@@ -246,8 +270,10 @@ def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> 
         return "No claim of the papers is typed in this build yet."
     claims = frame.attrs.get("claims", {})
     t = counts_table(frame)
-    lines = ["**The papers' claims, judged** (each claim's verdict is derived from the ledger rows that test it, "
-             "at the largest scale the book has for them; *untested* claims say why):", "", markdown(t), ""]
+    t["paper"] = [f"[{p} — {PAPER_TITLE.get(p, p)}](../{PAPER_PART[p]}/summary.md)" for p in t["paper"]]
+    lines = ["**The papers' claims, judged** — each verdict derived from the ledger rows that test the claim, at "
+             "the largest scale the book has for them; each paper's summary page gives every claim and why:", "",
+             markdown(t), ""]
     top = consequential(frame, k)
     if len(top):
         lines += [f"**The {len(top)} most consequential findings:**", ""]
@@ -255,7 +281,7 @@ def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> 
             ch = r["chapters"].split("; ")[0] if r["chapters"] else ""
             ref = _section_ref(ch) if ch else ""
             link = f" ({{ref}}`{r['paper']}/{r['id']} <{ref}>`)" if ref else f" ({r['paper']}/{r['id']})"
-            lines.append(f"{i}. {_md(_sentence(r, claims.get((r['paper'], r['id']))))}{link}")
+            lines.append(f"{i}. {_md(_sentence(r, claims.get((r['paper'], r['id'])), why=False))}{link}")
         lines.append("")
     cc = cause_counts(rows)
     n = int(cc.sum())

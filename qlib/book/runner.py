@@ -510,7 +510,8 @@ def stage_findings(root: Path, out: Path) -> None:
     profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
     claims, causes, summaries = findings.registry()
     judged = findings.with_causes(findings.rows_at_largest_scale(rows, build_profile=", ".join(profiles),
-                                                                 root=root), causes)
+                                                                 root=root), causes,
+                                  archived=findings.archived_ledger(root))
     frame = findings.findings_frame(judged, claims)
     findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
     (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))

@@ -221,12 +221,21 @@ def _standardise(A: np.ndarray, ref: np.ndarray) -> np.ndarray:
 def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float = 1e-3, hidden: int = 128,
                val_frac: float = 0.4, subsample: float = 0.9, seed: int = 0, device="cpu",
                quantizers: Sequence[str] = QUANTIZERS, keep_losses: bool = False, backend: str = "auto",
-               also: Sequence[str] = TABLE_READING) -> TaskRun:
+               also: Sequence[str] = TABLE_READING, scope: str = "tensor", standardise: bool = True,
+               prob_auroc: bool = False, record: bool = True) -> TaskRun:
     """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
     record r_Q^n of each quantizer along each trajectory and score each quantized final model.
     ``backend``: the recorder's (:class:`qlib.recorder.RQRecorder`): ``"auto"`` records incrementally
     on the CPU, ``"torch"`` recomputes every quantized model's validation losses every epoch.
-    ``also``: quantizers applied to the final (and initial) model only, for Tables 3–5."""
+    ``also``: quantizers applied to the final (and initial) model only, for Tables 3–5.
+
+    Options of the Table 3 investigation (:mod:`.table3_probe`; the defaults are the study's
+    procedure, bit for bit): ``scope`` — ``"tensor"`` quantizes each weight matrix and bias on its own,
+    ``"model"`` the whole parameter vector at once (one scale / quantile, :data:`qlib.quantizers.SCOPES`);
+    ``standardise`` — z-score the features with the training part's statistics (False: raw
+    embeddings); ``prob_auroc`` — also score the AUROC of the float32 sigmoid probabilities (metric
+    ``"auroc_prob"``, classification only; saturated probabilities tie); ``record`` — False skips the
+    r_Q^n recorder (``r`` is NaN; the final models are the same: the recorder only observes)."""
     X = check_array("X", X, ndim=2).astype(np.float32)
     y = check_array("y", y, ndim=1)
     if y.shape != (X.shape[0],):
@@ -240,9 +249,15 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     quantizers = tuple(check_names(quantizers, "quantizers"))
     also = tuple(check_names(also, "also")) if len(also) else ()
     keep_losses = bool(check_bool("keep_losses", keep_losses))
+    check_choice("scope", scope, ("tensor", "model"))
+    standardise = check_bool("standardise", standardise)
+    prob_auroc = check_bool("prob_auroc", prob_auroc)
+    record = check_bool("record", record)
+    if keep_losses and not record:
+        raise ValueError("keep_losses=True needs record=True (the recorder keeps the losses)")
     val, tr = split_indices(X.shape[0], runs=runs, val_frac=val_frac, subsample=subsample, seed=seed)
     train_part = np.setdiff1d(np.arange(X.shape[0]), val)
-    Xs = _standardise(X, X[train_part]).astype(np.float32)
+    Xs = _standardise(X, X[train_part]).astype(np.float32) if standardise else X
     ys = y.copy()
     if kind == "regression":
         ys = (y - y[train_part].mean()) / max(y[train_part].std(), 1e-12)
@@ -255,35 +270,41 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     vi = torch.from_numpy(val)
     X_val = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
     y_val = yt[vi].unsqueeze(0).expand(runs, -1)
-    rec = RQRecorder(model, list(quantizers), X_val, y_val, epochs=epochs, loss=loss, scope="tensor",
-                     keep_losses=keep_losses, device=device, backend=backend)
+    rec = RQRecorder(model, list(quantizers), X_val, y_val, epochs=epochs, loss=loss, scope=scope,
+                     keep_losses=keep_losses, device=device, backend=backend) if record else None
     theta0 = init_params(model, runs, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         # the runs' subsamples are rows of one training part: one product over it per epoch
         res = train(model, theta0, Xt[None], yt[None], TrainConfig(epochs=epochs, lr=lr, loss=loss),
-                    rows=torch.from_numpy(tr), callbacks=[rec], device=device)
-        rec.finish()
+                    rows=torch.from_numpy(tr), callbacks=[rec] if record else [], device=device)
+        if record:
+            rec.finish()
     seconds = time.perf_counter() - t0
     scored = list(quantizers) + list(also)
+    split = param_sizes(model) if scope == "tensor" else None
     with torch.no_grad():
-        thq = quantize_many(scored, res.theta, split=param_sizes(model))       # (Q', R, p), per tensor
+        thq = quantize_many(scored, res.theta, split=split)                     # (Q', R, p), per tensor
         xv = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
         out_q = model.forward(thq, xv).numpy()                                  # (Q', R, n_val)
         out_o = model.forward(res.theta, xv).numpy()                            # (R, n_val)
-        th0q = quantize_many(scored, theta0, split=param_sizes(model))
+        th0q = quantize_many(scored, theta0, split=split)
         out_0 = model.forward(th0q, xv).numpy()
     yv = ys[val]
     if kind == "classification":
         fns = {"auroc": auroc}
+        if prob_auroc:
+            fns["auroc_prob"] = lambda s, y_: auroc(torch.sigmoid(torch.from_numpy(s).float()).numpy(), y_)
     else:
         fns = {"r2": r2, "spearman": spearman_to_labels}
     original = {k: f(out_o, yv) for k, f in fns.items()}
     quantized = {k: f(out_q, yv) for k, f in fns.items()}
     initial = {k: f(out_0, yv) for k, f in fns.items()}
-    return TaskRun(kind, tuple(quantizers), rec.r.copy(), original, quantized, int(tr.shape[1]), int(val.size),
-                   int(X.shape[1]), seconds, rec.losses if keep_losses else None, *rec.change_stats(), also, initial)
+    r = rec.r.copy() if record else np.full((len(quantizers), runs), np.nan)
+    stats_ = rec.change_stats() if record else ({}, 0.0, 0.0)
+    return TaskRun(kind, tuple(quantizers), r, original, quantized, int(tr.shape[1]), int(val.size),
+                   int(X.shape[1]), seconds, rec.losses if keep_losses else None, *stats_, also, initial)
 
 
 def flops_per_task(n: int, d: int, *, runs: int, epochs: int, hidden: int = 128, val_frac: float = 0.4,
