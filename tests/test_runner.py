@@ -434,3 +434,24 @@ def test_figure_collisions_are_read_from_every_chapter(tmp_path):
     (out / "_results" / "a" / "02-b").mkdir(parents=True)
     (out / "_results" / "a" / "02-b" / "figure-checks.json").write_text("not json")  # unreadable: ignored
     assert runner.figure_collisions(out) == ["a/01-ok figure 2: axes 0: legend lies on the data of axes 0"]
+
+
+def test_an_only_pattern_that_matches_nothing_stops_the_run_naming_it():
+    from qlib.book import runner
+
+    nbs = ["eden/01-estimator-vnmse.ipynb", "eden/02-rotation-and-scale.ipynb"]
+    assert runner.select(nbs, ["eden/02"]) == ["eden/02-rotation-and-scale.ipynb"]
+    with pytest.raises(ValueError, match=r"'eden/99' matches no notebook; did you mean 'eden/02-rotation-and-scale'\?"):
+        runner.select(nbs, ["eden/02", "eden/99"])     # the typo was ignored silently before
+
+
+def test_a_list_override_checks_its_elements():
+    from qlib.book.profiles import ProfileError, check_entry
+
+    declared = {"fig6_bits": [1, 2, 4], "laws": ["normal"], "any": [], "budgets": [0.1, 1, 2]}
+    check_entry("--set", "eden/05", {"budgets": [1, 0.5]}, declared)      # a list of numbers takes ints and floats
+    check_entry("--set", "eden/02", {"fig6_bits": [2, 3], "laws": ["beta"], "any": ["x", 1]}, declared)
+    with pytest.raises(ProfileError, match="must be a list of ints"):
+        check_entry("--set", "eden/02", {"fig6_bits": ["a", "b"]}, declared)
+    with pytest.raises(ProfileError, match="must be a list of strings"):
+        check_entry("--set", "eden/02", {"laws": [1]}, declared)

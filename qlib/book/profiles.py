@@ -160,8 +160,20 @@ def _type_ok(default: Any, value: Any) -> bool:
     if isinstance(default, float):
         return isinstance(value, (int, float))
     if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple))
+        if not isinstance(value, (list, tuple)):
+            return False
+        # the elements too: a list of numbers in the cell takes numbers, of strings strings, …
+        kinds = {_kind(x) for x in default}
+        return len(kinds) != 1 or all(_type_ok(default[0], x) for x in value)
     return isinstance(value, type(default))
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, (int, float)):
+        return "number"
+    return type(x).__name__
 
 
 def _type_name(v: Any) -> str:
@@ -190,7 +202,10 @@ def check_entry(where: str, nb: str, params: dict[str, Any], declared: dict[str,
                                    f"got {value!r}")
             continue
         if not _type_ok(default, value):
-            raise ProfileError(f"{where}: {nb}: parameter {key!r} must be {_type_name(default)} like the "
+            what = _type_name(default)
+            if isinstance(default, (list, tuple)) and default and isinstance(value, (list, tuple)):
+                what = f"a list of {_type_name(default[0]).split(' ', 1)[1]}s"
+            raise ProfileError(f"{where}: {nb}: parameter {key!r} must be {what} like the "
                                f"notebook's {default!r}, got {value!r}")
 
 

@@ -97,16 +97,21 @@ def select(all_nbs: list[str], only: Iterable[str] | None) -> list[str]:
     pats = [p.strip() for p in (only or []) if p and p.strip()]
     if not pats:
         return list(all_nbs)
-    chosen = []
-    for nb in all_nbs:
-        for pat in pats:
-            pat = pat.removeprefix("chapters/")
-            if nb == pat or nb.startswith(pat) or fnmatch.fnmatch(nb, pat) or nb == pat + ".ipynb":
-                chosen.append(nb)
-                break
-    if not chosen:
-        raise ValueError(f"no notebook matches {pats}; known: {', '.join(all_nbs)}")
-    return chosen
+    def matches(nb: str, pat: str) -> bool:
+        pat = pat.removeprefix("chapters/")
+        return nb == pat or nb.startswith(pat) or fnmatch.fnmatch(nb, pat) or nb == pat + ".ipynb"
+
+    import difflib
+
+    for pat in pats:  # a pattern that selects nothing is a typo: stop before anything runs
+        if not any(matches(nb, pat) for nb in all_nbs):
+            short = {nb.split("-", 1)[0]: nb for nb in all_nbs}  # eden/02 → eden/02-rotation-and-scale.ipynb
+            cands = {**short, **{nb.removesuffix(".ipynb"): nb for nb in all_nbs}}
+            close = difflib.get_close_matches(pat.removeprefix("chapters/").removesuffix(".ipynb"), list(cands),
+                                              n=1, cutoff=0.6)
+            hint = f"; did you mean {cands[close[0]].removesuffix('.ipynb')!r}?" if close else ""
+            raise ValueError(f"--only {pat!r} matches no notebook{hint} (known: {', '.join(all_nbs)})")
+    return [nb for nb in all_nbs if any(matches(nb, pat) for pat in pats)]
 
 
 # ---------------------------------------------------------------------------------------------
