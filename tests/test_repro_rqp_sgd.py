@@ -374,3 +374,48 @@ def test_operating_points_and_spent():
     srows = TH.spent_rows(tab)
     assert [x.verdict for x in srows] == ["disagrees", "agrees"] and "1 of 1 σ spend more than ε = 1" in srows[0].note
     assert "smallest $q$" in TH.erratum_text(TH.counterexample_search(paper.DIAGNOSTIC, **_TINY), tab)
+
+
+# ------------------------------------------------------------------ the Table 1 gap probe (split, baselines' σ)
+def test_baseline_calibration_default_unchanged_and_gaussian_formula():
+    s, n = paper.DIAGNOSTIC, 455
+    assert E.baseline_sigma(1.0, s, n) == E.baseline_sigma(1.0, s, n, calibration="accountant")
+    g = E.baseline_sigma(1.0, s, n, calibration="gaussian")
+    assert g == pytest.approx(s.clip * math.sqrt(2 * math.log(1.25 / s.delta)))
+    # per step at the whole (ε, δ): more noise than the accountant's T subsampled steps; halving ε doubles it
+    assert g > E.baseline_sigma(1.0, s, n)
+    assert E.baseline_sigma(0.5, s, n, calibration="gaussian") == pytest.approx(2 * g)
+    with pytest.raises(ValueError, match="calibration"):
+        E.baseline_sigma(1.0, s, n, calibration="moments")
+    t = E.diagnostic_task("svm")
+    kw = dict(eps=1.0, rqp_sigma=1.0, runs=2, seed=3, device="cpu")
+    pd.testing.assert_frame_equal(E.run_methods(t, s, **kw), E.run_methods(t, s, baseline_calibration="accountant", **kw))
+
+
+def test_gap_probe_table_and_rows():
+    chosen = {"Diagnostic (SVM)": (1.1, 1.0, 90.0), "MNIST (LogReg)": (5.0, 1.0, 80.0)}  # MNIST is left out
+    tab, rows = T1.gap_probe(chosen, runs=2, seed=0, sampling="with_replacement", device="cpu", c_mode="paper")
+    assert list(tab["variant"]) == ["paper", *T1.GAP_VARIANTS] and set(tab["column"]) == {"Diagnostic (SVM)"}
+    v = tab.set_index("variant")
+    # "ours" is the chapter's own run: the same medians as run_methods on the fixed split
+    ours = E.summarise(E.run_methods(E.diagnostic_task("svm"), paper.DIAGNOSTIC, eps=paper.EPS, rqp_sigma=1.1, runs=2,
+                                     seed=0, device="cpu"), "method")["median"]
+    for m in paper.PAPER_TABLE1.index:
+        assert v.loc[T1.GAP_VARIANTS[0], m] == pytest.approx(ours[m])
+    # only the baselines' σ changes with the formula; RQP-SGD and non-private SGD are untouched
+    g = v.loc[T1.GAP_VARIANTS[2]]
+    assert g["σ baselines"] > v.loc[T1.GAP_VARIANTS[0], "σ baselines"]
+    for m in ("Non-Private", "RQP-SGD"):
+        assert g[m] == v.loc[T1.GAP_VARIANTS[0], m]
+    for r in v["RQP − Proj-DP (pp)"].items():
+        assert math.isfinite(r[1])
+    assert ((tab["cells within 2 pp"] >= 0) & (tab["cells within 2 pp"] <= 4)).all()
+    # two paper-claim rows per changed variant, each computed from the table, nulls failing
+    assert len(rows) == 4 and all(r.kind == "paper-claim" and r.null_fails for r in rows)
+    for r, variant in zip(rows[::2], T1.GAP_VARIANTS[1:]):
+        assert variant in r.quantity and r.passed == bool(v.loc[variant, "RQP − Proj-DP (pp)"] >= 10)
+    for r, variant in zip(rows[1::2], T1.GAP_VARIANTS[1:]):
+        assert r.passed == bool(v.loc[variant, "cells within 2 pp"] == 4)
+    with pytest.raises(ValueError, match="chosen"):
+        T1.gap_probe({"MNIST (LogReg)": (5.0, 1.0, 80.0)}, runs=2, seed=0, sampling="with_replacement", device="cpu",
+                     c_mode="paper")

@@ -30,7 +30,7 @@ import torch
 
 from qlib.devices import resolve
 
-from . import style, tables
+from . import archive, style, tables  # archive at import: a kernel never mixes old and new code at its end
 from .compare import PART_PAPER, Comparisons
 
 __all__ = ["chapter", "Chapter", "infer_chapter_id", "unknown_parameters"]
@@ -168,7 +168,6 @@ class Chapter:
         notes once, the rows that need attention, and the settled rows folded away."""
         from IPython.display import Markdown, display
 
-        from . import archive
         from .compare import paper_vs_ours_markdown
 
         df = self.cmp.frame()
@@ -190,8 +189,6 @@ class Chapter:
         """The figures of the archived ``paper`` run, drawn again from their data (below the table)."""
         import matplotlib.pyplot as plt
         from IPython.display import Markdown, display
-
-        from . import archive
 
         d = archive.entry_dir(archive.archive_root(), status.profile, self.id) / archive.FIGURES
         figs = sorted(d.glob("fig-*.npz"), key=lambda p: int(p.stem.split("-")[1])) if d.is_dir() else []

@@ -12,7 +12,8 @@ values, the two study drivers, and one claims module per chapter (functions retu
   :mod:`.theory` (02, §3) with :mod:`.erm_facts` (the proof facts of §3: Lemmas B.1, B.2, Prop. C.3's
   bound, Prop. C.4, checked on random instances; their library, :mod:`qlib.mia.erm`, is shared with
   paper 003), :mod:`.synthetic_claims` (03, Table 2, Figure 2, §5.1.2), :mod:`.ranking_claims` (04,
-  rank stability), :mod:`.molecular_claims` (05, Tables 3–5, §5.2). A claims module is named after its
+  rank stability), :mod:`.molecular_claims` (05, Tables 3–5, §5.2), :mod:`.table3_probe` (06, the
+  Table 3 investigation: driver and claims in one module). A claims module is named after its
   chapter's topic, with ``_claims`` where the bare name is a library module (``qlib.quantizers``,
   ``qlib.synthetic``, ``qlib.ranking``) or the wing's driver (:mod:`.molecular`).
 """
@@ -26,4 +27,5 @@ CLAIMS = {
     "03-synthetic-study": ("synthetic_claims",),
     "04-synthetic-ranking": ("ranking_claims",),
     "05-molecular": ("molecular_claims",),
+    "06-table3-investigation": ("table3_probe",),
 }

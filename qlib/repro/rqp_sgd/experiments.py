@@ -7,7 +7,9 @@ keyword so a notebook can change it):
   ``train_test_split(random_state=split_seed)`` (455/114), StandardScaler fit on the training split,
   bias feature 1 appended. Labels {0, 1} for logreg, {−1, +1} for the SVM.
 * MNIST = the IDX files via :func:`qlib.data.load_mnist`, pixels/255, bias appended, d = 10·785.
-* Baseline σ = z·clip with z from dp-accounting's RDP accountant (Poisson rate m/n, T steps, δ).
+* Baseline σ = z·clip with z from dp-accounting's RDP accountant (Poisson rate m/n, T steps, δ);
+  ``calibration="gaussian"`` instead takes the paper's Gaussian-mechanism formula (§2)
+  z = √(2 ln(1.25/δ))/ε for every step (no composition, no subsampling).
 * RQP σ (Table 1): swept on a grid with q from Theorem 1 at (ε, b); the σ with the best median
   test accuracy is reported ("tuned on test", as the paper appears to have done).
 """
@@ -33,7 +35,11 @@ from ._args import check_sigmas
 from .paper import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES
 from .settings import Setting
 
-__all__ = ["diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
+#: how the baselines' σ is calibrated (:func:`baseline_sigma`): our RDP accountant (default) or the
+#: paper's Gaussian-mechanism formula applied to each step
+BASELINE_CALIBRATIONS = ("accountant", "gaussian")
+
+__all__ = ["BASELINE_CALIBRATIONS", "diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
            "best_sigma", "sigma_at_q", "sklearn_reference", "majority_rate"]
 
 
@@ -95,10 +101,16 @@ def _n(n, setting: Setting) -> int:
     return check_int("n (training-set size)", n, low=setting.m)
 
 
-def baseline_sigma(eps: float, setting: Setting, n: int) -> float:
-    """σ of DP-SGD / Proj-DP-SGD at (ε, δ): z·clip, z from the RDP accountant (rate m/n, T steps)."""
+def baseline_sigma(eps: float, setting: Setting, n: int, *, calibration: str = "accountant") -> float:
+    """σ of DP-SGD / Proj-DP-SGD at (ε, δ): z·clip. ``calibration``: "accountant" (default), z from
+    the RDP accountant (rate m/n, T steps); "gaussian", the paper's Gaussian mechanism (§2)
+    z = √(2 ln(1.25/δ))/ε for each step, as if one step spent the whole (ε, δ)."""
     setting = _setting(setting)
     n = _n(n, setting)
+    check_choice("calibration", calibration, BASELINE_CALIBRATIONS)
+    if calibration == "gaussian":
+        eps = check_positive("eps", eps)
+        return float(np.sqrt(2 * np.log(1.25 / setting.delta)) / eps) * setting.clip
     return dpsgd_noise_multiplier(eps, setting.delta, setting.m / n, setting.T) * setting.clip
 
 
@@ -132,16 +144,18 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
 
 
 def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, runs: int,
-                seed: int = 0, sampling: str = "with_replacement", device="auto", c_mode: str = "paper") -> pd.DataFrame:
+                seed: int = 0, sampling: str = "with_replacement", device="auto", c_mode: str = "paper",
+                baseline_calibration: str = "accountant") -> pd.DataFrame:
     """The four methods of Table 1 on one task; one row per (method, run) with acc in %.
 
-    DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ). RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1).
+    DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ) (``baseline_calibration``: see :func:`baseline_sigma`).
+    RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1).
     """
     task, s = _task(task), _setting(setting)
     rqp_sigma = check_positive("rqp_sigma", rqp_sigma)
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
-    sig_b = baseline_sigma(eps, s, task.n)
+    sig_b = baseline_sigma(eps, s, task.n, calibration=baseline_calibration)
     q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=c_mode))
     rows = []
     for method, sigma, qq in (("sgd", 0.0, 1.0), ("dpsgd", sig_b, 1.0), ("projdp", sig_b, 1.0), ("rqp", rqp_sigma, q)):

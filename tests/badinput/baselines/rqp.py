@@ -329,3 +329,6 @@ B[_RS + "theory.operating_point_rows"] = lambda: dict(ops=_ops(), where="Figure 
 B[_RS + "theory.spent_table"] = lambda: dict(ops=_ops())
 B[_RS + "theory.spent_rows"] = lambda: dict(table=_spent())
 B[_RS + "theory.erratum_text"] = lambda: dict(search=_search(), spent=_spent())
+
+B[_RS + "table1.gap_probe"] = lambda: dict(chosen={"Diagnostic (SVM)": (1.1, 1.0, 90.0)}, runs=2, seed=0,
+                                           sampling="with_replacement", device="cpu", c_mode="paper")
