@@ -1,0 +1,163 @@
+"""A probe of the r_Q^n ranking's stability (paper 001, Figures 1 and 7, §5.1.2): two choices of the
+estimator tried each alone, the run average (mean or median over runs) and the de-duplication of
+quantized models in Algorithm 1.
+
+Algorithm 1 as printed sorts the K epoch models by mean validation loss and takes
+``δ_2 = m_val[2] − m_val[1]``; :mod:`qlib.rqn` keeps identical quantized models once (Θ̄ is a set).
+Without that de-duplication a copy of θ̄_1 (the best quantized model met at two or more epochs) sits
+at rank 2, so δ_2 = 0 and the printed r_Q^n = r_Q·δ_2² is 0 (its bracket is 0/0, so 0 is the most
+favourable reading). Copies of any other model repeat a term of the maximum and change nothing. So
+the literal estimator is the de-duplicated one with the runs whose θ̄_1 recurs set to 0
+(``r_literal``), and all it needs beyond the study is, per run and quantizer, whether θ̄_1 recurs:
+a training callback records it, :func:`copies_study` reruns the synthetic study of chapter 03 (a
+subset of its laws) with it, and :func:`variant_table` ranks under each variant.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ... import devices, engine, quantizers
+from ...ranking import average_runs, rq_rank_stability
+from ...recorder import RQRecorder
+from ...rqn import RQUndefinedWarning
+from ...synthetic import features, make_laws, sample
+from ...validation import check_array, check_int, check_int_sequence, check_seed
+from .study import StudyConfig
+from .synthetic_claims import section512_claims
+
+__all__ = ["copies_study", "variant_table"]
+
+_SIGN_CLAIM = "Sign is less private than 1.58b 33%"
+
+
+class _BestCopies(engine.Callback):
+    """Training callback: for each (quantizer, model) stream, whether the best quantized model θ̄_1
+    (the first epoch of smallest mean validation loss, as :func:`qlib.rqn.trajectory_stats` picks it)
+    is met at two or more epochs. Identical quantized models are told apart by a float64 projection
+    of their parameters. After training: ``copied`` (Q, K) bool and ``count`` (Q, K) int (epochs at
+    which θ̄_1 was met)."""
+
+    def __init__(self, model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor, *,
+                 scope: str = "tensor", variant: str = "printed", transform=None, device="cpu"):
+        self.names = quantizers.check_names(names)
+        engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss="logistic")
+        self.model, self.X_val, self.y_val, self.variant, self.transform = model, X_val, y_val, variant, transform
+        self.split = engine.param_sizes(model) if scope == "tensor" else None
+        self.device = devices.resolve(device)
+        self._lossfn = engine.loss_functions("logistic")[0]
+        Q, K = len(self.names), X_val.shape[0]
+        self.count = np.zeros((Q, K), dtype=np.int64)
+        self._best = np.full((Q, K), np.inf)
+        self._hash = np.zeros((Q, K))
+        g = torch.Generator().manual_seed(12345)
+        self._proj = torch.randn(model.n_params, generator=g, dtype=torch.float64).to(self.device)
+
+    def on_chunk_start(self, models: slice) -> None:
+        Xv = self.X_val[models].to(self.device, torch.float32)
+        if self.transform is not None:
+            Xv = self.transform(Xv)
+        self._data = self.model.prepare(Xv)
+        self._yv = self.y_val[models].to(self.device, torch.float32)
+
+    def on_epoch_end(self, epoch: int, theta: torch.Tensor, models: slice) -> None:
+        thq = quantizers.quantize_many(self.names, theta.to(self.device), split=self.split, variant=self.variant)
+        out = self.model.apply(thq.to(self._yv.dtype), self._data)               # (Q, k, n)
+        mean = self._lossfn(out, self._yv).double().mean(dim=-1).cpu().numpy()
+        h = (thq.double() @ self._proj).cpu().numpy()                            # (Q, k)
+        best, hs, cnt = self._best[:, models], self._hash[:, models], self.count[:, models]
+        new = mean < best
+        same = ~new & (h == hs)
+        self._best[:, models] = np.where(new, mean, best)
+        self._hash[:, models] = np.where(new, h, hs)
+        self.count[:, models] = np.where(new, 1, cnt + same)
+
+    @property
+    def copied(self) -> np.ndarray:
+        return self.count >= 2
+
+
+def copies_study(config: StudyConfig | None = None, *, laws: Sequence[int] | None = None, device="cpu",
+                 chunk_size: int | None = None) -> dict:
+    """The synthetic study of chapter 03 (:func:`.study.run_study`'s data, model, training and
+    recorder), on the laws of index ``laws`` (None: all), with :class:`BestCopies` beside the
+    recorder. Fewer laws draw other data than the full study (the draws are per law and run).
+    Returns ``{"names", "laws", "r" (L, Q, R) de-duplicated r_Q^n, "r_literal" (L, Q, R) Algorithm 1
+    without de-duplication (0 where θ̄_1 recurs), "copied" (L, Q, R) bool (θ̄_1 met at two or more
+    epochs), "n_distinct" (L, Q, R)}``."""
+    cfg = StudyConfig() if config is None else config
+    if not isinstance(cfg, StudyConfig):
+        raise TypeError(f"config must be a StudyConfig, got {type(cfg).__name__}")
+    chunk_size = check_int("chunk_size", chunk_size, low=1, allow_none=True)
+    all_laws = make_laws(cfg.law_seed, grid=cfg.grid, centre_scale=cfg.centre_scale)
+    idx = list(range(len(all_laws))) if laws is None else \
+        check_int_sequence("laws", laws, low=0, high=len(all_laws) - 1)
+    if not idx:
+        raise ValueError("laws must name at least one law")
+    chosen = [all_laws[i] for i in idx]
+    dev = devices.resolve(device)
+    L, R, n, nv = len(chosen), cfg.runs, cfg.n, cfg.n_val
+    g = torch.Generator().manual_seed(cfg.seed)
+    x_tr, y_tr = sample(chosen, (R, n), g)
+    x_va, y_va = sample(chosen, (R, nv), g)
+    K = L * R
+    model = engine.Linear(2 * chosen[0].dim)
+    theta0 = engine.init_params(model, K, torch.Generator().manual_seed(cfg.seed + 1))
+    Xv, yv = x_va.reshape(K, nv, -1), y_va.reshape(K, nv)
+    rec = RQRecorder(model, cfg.names, Xv, yv, epochs=cfg.epochs, transform=features, scope=cfg.scope,
+                     device=dev, variant=cfg.variant)
+    cop = _BestCopies(model, cfg.names, Xv, yv, scope=cfg.scope, variant=cfg.variant, transform=features, device=dev)
+    engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr),
+                 callbacks=[rec, cop], device=dev, chunk_size=chunk_size, transform=features)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RQUndefinedWarning)
+        rec.finish()
+    Q = len(cfg.names)
+    shape = lambda a: a.reshape(Q, L, R).transpose(1, 0, 2)  # noqa: E731  (Q, K) -> (L, Q, R)
+    r, copied = shape(rec.r), shape(cop.copied)
+    return {"names": list(cfg.names), "laws": idx, "r": r, "r_literal": _literal_r(r, copied), "copied": copied,
+            "n_distinct": shape(rec.n_distinct)}
+
+
+def _literal_r(r, copied) -> np.ndarray:
+    """Algorithm 1 without de-duplication: the de-duplicated ``r`` (L, Q, R) with 0 where θ̄_1 recurs
+    (``copied``, same shape, bool): a copy at rank 2 makes δ_2 = 0. NaN (undefined) stays NaN."""
+    r, c = np.asarray(r, dtype=float), np.asarray(copied, dtype=bool)
+    return np.where(c & ~np.isnan(r), 0.0, r)
+
+
+def variant_table(variants: dict, names: Sequence[str], *, k: int = 20, n_subsets: int = 100,
+                  seed: int = 0) -> pd.DataFrame:
+    """Per variant (``variants``: label -> r (L, Q, R)) and run average (mean, median): the mean
+    Spearman ρ (over subsets and laws, undefined ρ left out) of the ranking from ``k`` runs against
+    the one from all runs, the share of undefined ρ (all ranks tied), the laws where Sign is less
+    private than 1.58b 33 % (the paper's §5.1.2 reading), and the share of runs with r_Q^n = 0."""
+    names = quantizers.check_names(names, "names")
+    k = check_int("k", k, low=2)
+    n_subsets = check_int("n_subsets", n_subsets, low=1)
+    seed = check_seed("seed", seed)
+    if not isinstance(variants, dict) or not variants:
+        raise TypeError("variants must be a non-empty dict label -> r (laws, quantizers, runs)")
+    out = []
+    for label, r in variants.items():
+        r = check_array(f"variants[{label!r}]", r, ndim=3, finite=False)
+        if r.shape[1] != len(names):
+            raise ValueError(f"variants[{label!r}] has {r.shape[1]} quantizers, names has {len(names)}")
+        if k > r.shape[2]:
+            raise ValueError(f"k must be at most the runs ({r.shape[2]}), got {k}")
+        for how in ("mean", "median"):
+            st = rq_rank_stability(r, [k], n_subsets, how=how, seed=seed)
+            rho = st["spearman"][0]
+            ok = np.isfinite(rho)
+            summ = average_runs(r, 2, how)
+            sign = section512_claims(summ, names)[_SIGN_CLAIM]
+            out.append({"variant": label, "run average": how, f"ρ at k = {k}": float(rho[ok].mean()) if ok.any() else np.nan,
+                        "ρ undefined (share)": float(1 - ok.mean()),
+                        "Sign < 1.58b 33 % (laws)": f"{int(sign.sum())}/{len(sign)}",
+                        "runs with r = 0 (share)": float(np.mean(r == 0))})
+    return pd.DataFrame(out)
