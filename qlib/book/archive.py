@@ -197,8 +197,15 @@ def imported_modules(sources: Iterable[str], pkg: Path | None = None) -> list[st
     return sorted(seen)
 
 
+_HASHES: dict[tuple, str] = {}  # (path, size, mtime) → sha256: a check of many entries hashes each file once
+
+
 def _file_hash(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    st = Path(path).stat()
+    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _HASHES[key]
 
 
 def _tree_hash(folder: Path) -> str | None:
