@@ -158,3 +158,17 @@ def test_paper_scale_rows_join_by_where_quantity_and_occurrence(tmp_path, pkg_co
     assert out.attrs["archived"].state == "current"
     assert A.paper_scale_rows(now, "eden/01-estimator-vnmse", archive=arch, root=ROOT).attrs["archived"] is None
 
+
+
+def test_the_stamp_describes_the_code_that_ran(tmp_path, pkg_copy):
+    """A module edited while a run goes on: the entry's stamp keeps the hash from the run's start."""
+    nb = "eden/03-subbit-loss-heterogeneous.ipynb"
+    snap = A.source_snapshot(pkg_copy)
+    assert snap["qlib.eden"] == A._file_hash(pkg_copy / "eden.py") and "qlib.repro.eden.sweeps" in snap
+    f = pkg_copy / "eden.py"
+    f.write_text(f.read_text() + "\n# edited during the run\n")
+    params = A.current_params(ROOT, nb, "paper")
+    during = A.input_stamp(ROOT, nb, params, pkg=pkg_copy, snapshot=snap)
+    after = A.input_stamp(ROOT, nb, params, pkg=pkg_copy)
+    assert during["modules"]["qlib.eden"] == snap["qlib.eden"] != after["modules"]["qlib.eden"]
+    assert A.stamp_changes(during, after) == ["modules `qlib.eden`"]

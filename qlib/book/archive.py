@@ -54,7 +54,7 @@ from .compare import OPTIONAL_COLUMNS as _OPTIONAL
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
            "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",
-           "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes"]
+           "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes", "source_snapshot"]
 
 ARCHIVE = "archive"
 SCHEMA = 1
@@ -241,8 +241,22 @@ def _stamped_params(params: dict) -> dict:
     return {k: v for k, v in sorted(params.items()) if k not in COMMON and k not in NOT_STAMPED}
 
 
+def source_snapshot(pkg: Path | None = None) -> dict[str, str]:
+    """The hash of every ``qlib`` source file now (``{module: sha256}``): taken when a run starts, so that
+    the entry's stamp describes the code that ran even if the files change while it runs."""
+    pkg = Path(pkg) if pkg is not None else Path(__file__).resolve().parents[1]
+    out = {}
+    for f in pkg.rglob("*.py"):
+        if "__pycache__" in f.parts:
+            continue
+        rel = f.relative_to(pkg.parent).with_suffix("")
+        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        out[name] = _file_hash(f)
+    return out
+
+
 def input_stamp(root: Path, nb: str, params: dict, *, data_dir: str | os.PathLike | None = None,
-                pkg: Path | None = None) -> dict:
+                pkg: Path | None = None, snapshot: dict[str, str] | None = None, cells: dict | None = None) -> dict:
     """What ``chapters/<nb>``'s numbers depend on (see the module docstring): ``{"notebook": hash of
     its code cells, "params": …, "modules": {module: hash}, "data": {dataset: hash or None},
     "depends": {notebook: hash of its code cells}, "hash": all of it}``."""
@@ -251,9 +265,10 @@ def input_stamp(root: Path, nb: str, params: dict, *, data_dir: str | os.PathLik
     root = Path(root)
     pkg = Path(pkg) if pkg is not None else Path(__file__).resolve().parents[1]
     nbs = [nb, *dependencies(root, nb)]
-    cells = {n: _code_cells(root / "chapters" / n) for n in nbs}
+    cells = {**{n: _code_cells(root / "chapters" / n) for n in nbs}, **(cells or {})}
     mods = [m for m in imported_modules([s for n in nbs for s in cells[n]], pkg) if not _not_stamped(m)]
-    modules = {m: _file_hash(_module_file(pkg, m)) for m in mods}
+    snap = snapshot or {}
+    modules = {m: snap.get(m) or _file_hash(_module_file(pkg, m)) for m in mods}
     wing_text = [(_module_file(pkg, m)).read_text() for m in mods
                  if ".repro." in m and not m.endswith((".paper", ".inventory", ".ledger"))]
     data = Path(data_dir or os.environ.get("QLIB_DATA_DIR") or "")
@@ -531,10 +546,12 @@ def _write_json(path: Path, obj) -> None:
 
 
 def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_out: Path | None = None,
-          data_dir: str | None = None) -> Path:
+          data_dir: str | None = None, snapshot: dict[str, str] | None = None) -> Path:
     """Store one executed notebook of the runner's tree ``out`` (its stamp, results and executed
     notebook) as an archive entry; ``smoke_out``: a runner's tree holding the same notebook run at
-    ``smoke`` on the CPU (its rows are kept for :func:`revalidate`). Returns the entry's folder."""
+    ``smoke`` on the CPU (its rows are kept for :func:`revalidate`). The input stamp takes the code
+    cells of the executed notebook (the code that ran) and the module hashes of ``snapshot`` (taken
+    when the run started; without one, today's files). Returns the entry's folder."""
     from .jobs import chapter_id, read_stamp
 
     root, out = Path(root), Path(out)
@@ -576,7 +593,7 @@ def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_
     _write_json(tmp / OUTPUTS, text_outputs(executed))
     when, seconds = float(st.get("when", 0.0)), float(st.get("seconds", 0.0))
     data = data_dir or os.environ.get("QLIB_DATA_DIR", "")
-    stamp = input_stamp(root, nb, params, data_dir=data)
+    stamp = input_stamp(root, nb, params, data_dir=data, snapshot=snapshot, cells={nb: _code_cells(executed)})
     head = _git(root, "rev-parse", "HEAD")
     dirty = bool(_git(root, "status", "--porcelain", "--", "qlib", "chapters", "profiles"))
     prov = {"schema": SCHEMA, "chapter": cid, "notebook": nb, "profile": profile,
@@ -642,6 +659,7 @@ def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[
     selected = runner.select(runner.notebooks(root), only)
     selected = [nb for nb in selected if not nb.startswith("appendix/")]
     pname = profile_name(profile)
+    snapshot = source_snapshot() if from_dir is None else None  # the code as this run starts
     if from_dir is not None:
         out = Path(from_dir).resolve()
     else:
@@ -659,7 +677,7 @@ def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[
     written = []
     for nb in selected:
         try:
-            written.append(store(root, out, nb, smoke_out=smoke_out, data_dir=data_dir))
+            written.append(store(root, out, nb, smoke_out=smoke_out, data_dir=data_dir, snapshot=snapshot))
             log(f"[arch] {nb} → {written[-1]}")
         except FileNotFoundError as exc:
             log(f"[miss] {exc}")
