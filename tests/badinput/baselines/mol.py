@@ -374,7 +374,7 @@ def _warm_maccs() -> str:
 
     task = molecules.load_task(SMALL_TASK, data_dir=data_dir())
     molecules.embed_cached(SMALL_TASK, task.smiles, "maccs", cache_dir=_tmp())
-    from qlib.repro.quantized_mis import table3_probe    # first call: one-time imports and warm-up
+    from qlib.repro.quantized_mis import table3_probe  # first call: one-time imports and warm-up
 
     table3_probe.probe([SMALL_TASK], "maccs", runs=2, epochs=1, variants=["default", "deep"], data_dir=data_dir(),
                        cache_dir=_tmp(), hidden=4)
