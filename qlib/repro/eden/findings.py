@@ -106,7 +106,8 @@ _KASHIN = Cause(
     "rotation, whose range grows like √(2 ln d): its vNMSE grows ×1.67 (b = 2: 0.425 → 0.711) and ×1.57 (b = 4: "
     "0.0173 → 0.0273) from d = 2^10 to 2^16 at 3 or 30 iterations alike, while the DRIVE authors' variant (clip in "
     "every iteration at ‖x‖/√(δD), drop the residual) is flat (×1.02: 0.269 → 0.274; ×0.97: 0.0122 → 0.0119).",
-    "qlib.repro.eden.kashin_probe.kashin_probe (LogNormal(0,1), 3 vectors per point); the paper-scale row reads "
+    "eden/02-rotation-and-scale, section 'Kashin+SQ and the dimension' (qlib.repro.eden.kashin_probe, "
+    "LogNormal(0,1), 3 vectors per point); the paper-scale row reads "
     f"×3.11 … ×3.55 from d = 2^10 to 2^26 ({PAPER_SCALE_CSV})")
 
 ROW_CAUSES: tuple[tuple[Select, Cause], ...] = (
