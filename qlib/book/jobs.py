@@ -196,12 +196,16 @@ def glance_markdown(job: "Job", *, max_differences: int = 3) -> str:
     lines = [f"{len(rows)} rows compared with the paper: {counts} (every row in {link} below)."]
     from . import findings
 
-    claims, causes, _ = findings.registry()
-    rows = findings.with_causes(findings.rows_at_largest_scale(rows.assign(chapter=cid),
-                                                               build_profile=str(job.params.get("profile", "?")),
-                                                               root=_book_root(job.src)), causes)
-    rows = rows[rows["chapter"] == cid]
-    claims_md = findings.chapter_claims_markdown(cid, findings.findings_frame(rows, claims))
+    try:  # a finished run must land even if the findings cannot be judged: the glance then says why
+        claims, causes, _ = findings.registry()
+        rows = findings.with_causes(findings.rows_at_largest_scale(rows.assign(chapter=cid),
+                                                                   build_profile=str(job.params.get("profile", "?")),
+                                                                   root=_book_root(job.src)), causes)
+        rows = rows[rows["chapter"] == cid]
+        claims_md = findings.chapter_claims_markdown(cid, findings.findings_frame(rows, claims))
+    except Exception as exc:  # noqa: BLE001 - reported on the page, never hidden
+        rows = rows.assign(cause="")
+        claims_md = f"The claims could not be judged in this build: {error_line(exc)}."
     if claims_md:
         lines += ["", claims_md.rstrip()]
     diff = rows[rows["verdict"].isin(_DIFFERING)]
