@@ -4,11 +4,11 @@ Kashin+SQ probe (qlib.repro.eden.kashin_probe)."""
 from __future__ import annotations
 
 import fnmatch
-import glob
 import re
 from pathlib import Path
 
 import pandas as pd
+import paper_texts
 import pytest
 
 from qlib.repro.eden import findings as F
@@ -16,13 +16,7 @@ from qlib.repro.findings import CAUSES, Cause, Select, check_registry, claim_ver
 
 ROOT = Path(__file__).resolve().parents[1]
 _HERE = Path(__file__).resolve()
-#: the papers as text: beside the checkout (…/shared/papers), as the brief names it or one level up
-PAPERS = next((p for p in (_HERE.parents[2].parent / "shared" / "papers", _HERE.parents[1].parent / "shared" / "papers")
-               if p.is_dir()), _HERE.parents[2].parent / "shared" / "papers")
 
-
-def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip()
 
 
 def test_ids_unique_and_well_formed():
@@ -37,13 +31,8 @@ def test_ids_unique_and_well_formed():
 
 
 def test_quotes_occur_in_the_paper():
-    files = sorted(glob.glob(str(PAPERS / "002_*.txt")))
-    if not files:
-        pytest.skip("paper text not available")
-    text = _norm(Path(files[0]).read_text(encoding="utf-8"))
-    missing = [c.id for c in F.CLAIMS if _norm(c.quote) not in text]
-    assert not missing, missing
-
+    missing = paper_texts.missing_quotes(F.CLAIMS, "002")
+    assert not missing, f"quotes not found verbatim in the paper: {missing}"
 
 def test_selections_match_existing_notebooks():
     chapters = [p.relative_to(ROOT / "chapters").with_suffix("").as_posix()

@@ -7,20 +7,14 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import pytest
+import paper_texts
 
 from qlib.repro.findings import Claim, check_registry, claim_verdict
 from qlib.repro.rqp_sgd.findings import CLAIMS, ROW_CAUSES, SUMMARY
 
 ROOT = Path(__file__).resolve().parents[1]
 _HERE = Path(__file__).resolve()
-#: the shared paper texts: beside the checkout (/work/shared) or one level further up (a worktree)
-PAPERS = next((p for p in (_HERE.parents[2] / "shared" / "papers", _HERE.parents[2].parent / "shared" / "papers")
-               if p.is_dir()), _HERE.parents[2] / "shared" / "papers")
 
-
-def _flat(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip()
 
 
 def test_ids_unique_and_well_formed():
@@ -35,13 +29,8 @@ def test_ids_unique_and_well_formed():
 
 
 def test_quotes_occur_in_the_paper():
-    files = sorted(PAPERS.glob("004_*.txt")) if PAPERS.is_dir() else []
-    if not files:
-        pytest.skip("paper text not available")
-    text = _flat(files[0].read_text(encoding="utf-8"))
-    missing = [c.id for c in CLAIMS if _flat(c.quote) not in text]
-    assert not missing
-
+    missing = paper_texts.missing_quotes(CLAIMS, "004")
+    assert not missing, f"quotes not found verbatim in the paper: {missing}"
 
 def test_selects_match_notebooks():
     chapters = [str(p.relative_to(ROOT / "chapters").with_suffix("")) for p in (ROOT / "chapters").glob("*/*.ipynb")]

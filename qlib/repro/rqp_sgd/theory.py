@@ -290,16 +290,21 @@ def counterexample_search(setting: Setting, *, bits=CEX_BITS, qs=CEX_QS, sigmas=
     return pd.DataFrame(rows)
 
 
+def _table(name: str, df, need: set, source: str) -> pd.DataFrame:
+    """``df`` checked: a non-empty DataFrame with the columns ``need`` (as ``source`` returns it)."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a DataFrame ({source}'s), got {type(df).__name__}")
+    if missing_cols := sorted(need - set(df.columns)):
+        raise ValueError(f"{name} lacks the columns {missing_cols} ({source} gives them)")
+    if df.empty:
+        raise ValueError(f"{name} has no rows")
+    return df
+
+
 def _search(search) -> pd.DataFrame:
-    if not isinstance(search, pd.DataFrame):
-        raise TypeError(f"search must be a DataFrame (counterexample_search's), got {type(search).__name__}")
     need = {"b", "q", "σ", "ε_t (paper)", "closed-form bound"} | {f"{w} ({a})" for w in ("loss", "corrected")
                                                                   for a in rqp.ADJACENCIES}
-    if missing_cols := sorted(need - set(search.columns)):
-        raise ValueError(f"search lacks the columns {missing_cols} (counterexample_search gives them)")
-    if search.empty:
-        raise ValueError("search has no rows")
-    return search
+    return _table("search", search, need, "counterexample_search")
 
 
 def smallest_counterexample(search: pd.DataFrame, adjacency: str):
@@ -416,15 +421,9 @@ def operating_points(setting: Setting, n: int, sigmas, *, panels=None, n_mu: int
 
 
 def _ops(ops) -> pd.DataFrame:
-    if not isinstance(ops, pd.DataFrame):
-        raise TypeError(f"ops must be a DataFrame (operating_points'), got {type(ops).__name__}")
     need = {"where", "b", "ε", "σ", "q", "in range", "ε_t (paper)"} | {f"{w} ({a})" for w in ("loss", "ε spent")
                                                                       for a in rqp.ADJACENCIES}
-    if missing_cols := sorted(need - set(ops.columns)):
-        raise ValueError(f"ops lacks the columns {missing_cols} (operating_points gives them)")
-    if ops.empty:
-        raise ValueError("ops has no rows")
-    return ops
+    return _table("ops", ops, need, "operating_points")
 
 
 def operating_point_rows(ops: pd.DataFrame, where: str = "Figure 2(c)", sigmas=FIG2C_SIGMAS) -> list[Row]:
