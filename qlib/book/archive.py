@@ -50,7 +50,11 @@ from typing import Any, Iterable
 import numpy as np
 
 from .compare import COLUMNS, FILENAME
-from .compare import OPTIONAL_COLUMNS as _OPTIONAL
+
+try:
+    from .compare import OPTIONAL_COLUMNS as _OPTIONAL
+except ImportError:  # a kernel that loaded qlib.book.compare before the name existed (a long run in flight)
+    _OPTIONAL = ("null", "null_fails", "cause")
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
            "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",
