@@ -160,8 +160,8 @@ def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFra
                 if len(dif):
                     top = dif["cause"].replace("", "unexplained").value_counts()
                     cause = str(top.index[0])
-                    why = str(dif[dif["cause"] == cause]["cause_why"].iloc[0]) if cause != "unexplained" else \
-                        "no experiment has explained this difference yet"
+                    whys = dif[dif["cause"].replace("", "unexplained") == cause]["cause_why"].astype(str)
+                    why = next((w for w in whys if w.strip()), "no experiment has explained this difference yet")
                     if len(top) > 1:
                         why += " (" + ", ".join(f"{n} row(s) {k}" for k, n in top.items()) + ")"
             if verdict == "refuted" and not cause:
