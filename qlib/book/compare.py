@@ -61,6 +61,12 @@ def _md_cell(v) -> str:
     return s.replace("|", r"\|").replace("\n", " ")
 
 
+def _text_cell(v) -> str:
+    """A value cell: a number as it is, text with its plain-text maths typeset (``r_Q^n`` → $r_{Q}^{n}$)."""
+    s = "" if v is None or (isinstance(v, float) and v != v) else str(v)
+    return _md_cell(s if _PLAIN_NUMBER.match(s.strip()) else md_math(s)) if s.strip() not in ("", "nan") else _md_cell(v)
+
+
 def _kind_suffix(r) -> str:
     """" · <kind>" after the verdict (in words: "paper number"), unless the verdict already says it."""
     kind = str(r["kind"]).replace("-", " ")
@@ -97,7 +103,7 @@ def _null_cell(r) -> str:
     null, nf = str(r.get("null", "") or ""), str(r.get("null_fails", "") or "")
     if not null.strip():
         return "—"
-    return f"{_md_cell(null)} ({'fails' if nf == 'True' else 'passes' if nf == 'False' else '?'})"
+    return f"{_md_cell(prose_math(null))} ({'fails' if nf == 'True' else 'passes' if nf == 'False' else '?'})"
 
 
 def _letters():
@@ -135,7 +141,7 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
             q = f"{r['where']}: {r['quantity']}" if str(r["where"]).strip() else r["quantity"]
             note = str(r["note"]) if r["note"] == r["note"] else ""
             note = f"note {shared[note]}" if note in shared else prose_math(note)
-            tol = f" ({r['tolerance']})" if str(r.get("tolerance", "")).strip() else ""
+            tol = f" ({prose_math(r['tolerance'])})" if str(r.get("tolerance", "")).strip() else ""
             extra = ""
             if archived:
                 a, av = str(r.get("ours_archived", "")), str(r.get("verdict_archived", ""))
@@ -144,7 +150,7 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
                 extra += f" {_md_cell(r.get('cause', '') or '')} |"
             lines.append(f"| {_md_cell(prose_math(q))} | "
                          f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} | "
-                         f"{_md_cell(r['paper_value'])} | {_md_cell(round_like(r['ours'], r['paper_value']))} |"
+                         f"{_text_cell(r['paper_value'])} | {_text_cell(round_like(r['ours'], r['paper_value']))} |"
                          f"{extra} {_null_cell(r)} | {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
 
@@ -516,7 +522,9 @@ def book_order(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ref_text(s: str) -> str:
-    return str(s).replace("<", "‹").replace(">", "›").replace("`", "'") or "row"
+    """A link's text (no maths can be typeset there): ``r_Q^n`` as rQⁿ, no raw markup."""
+    s = re.sub(r"r_\{?Q\}?\^\{?n\}?", "rQⁿ", str(s))
+    return s.replace("<", "‹").replace(">", "›").replace("`", "'") or "row"
 
 
 def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
@@ -528,9 +536,9 @@ def ledger_markdown(df: pd.DataFrame, chapter_id: str) -> str:
     for _, r in df.iterrows():
         where = f"{{ref}}`{_ref_text(r['where'])} <{label}>`"
         lines.append("| " + " | ".join([_md_cell(prose_math(r["quantity"])), f"**{_md_cell(r['verdict'])}**",
-                                        _md_cell(str(r["kind"]).replace("-", " ")), where, _md_cell(r["paper_value"]),
-                                        _md_cell(round_like(r["ours"], r["paper_value"])), _null_cell(r),
-                                        _md_cell(r["tolerance"]), _md_cell(prose_math(r["note"]))]) + " |")
+                                        _md_cell(str(r["kind"]).replace("-", " ")), where, _text_cell(r["paper_value"]),
+                                        _text_cell(round_like(r["ours"], r["paper_value"])), _null_cell(r),
+                                        _text_cell(r["tolerance"]), _md_cell(prose_math(r["note"]))]) + " |")
     return "\n".join(lines)
 
 
