@@ -134,7 +134,7 @@ def test_figure_data_is_drawn_again(tmp_path):
     plt.close(fig)
     g = A.redraw(path)
     (line,) = g.axes[0].get_lines()
-    np.testing.assert_array_equal(line.get_ydata(), x ** 2)
+    np.testing.assert_array_equal(line.get_ydata(), (x ** 2).astype(np.float32))   # stored as float32
     assert g.axes[0].get_xscale() == "log" and g.axes[1].get_title() == "bars"
     assert sorted(p.get_height() for p in g.axes[1].patches) == [3.0, 4.0]
     plt.close(g)
@@ -172,3 +172,21 @@ def test_the_stamp_describes_the_code_that_ran(tmp_path, pkg_copy):
     after = A.input_stamp(ROOT, nb, params, pkg=pkg_copy)
     assert during["modules"]["qlib.eden"] == snap["qlib.eden"] != after["modules"]["qlib.eden"]
     assert A.stamp_changes(during, after) == ["modules `qlib.eden`"]
+
+
+def test_long_lines_are_thinned_for_storage_and_computed_parameters_are_stable(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    x = np.linspace(1e-5, 1, 50_000)
+    ax.plot(x, np.sqrt(x))
+    path = A.save_figure_data(fig, tmp_path / "fig-1.npz")
+    plt.close(fig)
+    (line,) = A.redraw(path).axes[0].get_lines()
+    xs = line.get_xdata()
+    assert len(xs) <= A.MAX_POINTS and xs[0] == np.float32(x[0]) and xs[-1] == np.float32(x[-1])
+    np.testing.assert_allclose(line.get_ydata(), np.sqrt(xs), rtol=1e-6)
+    # a parameter the cell computes (a comprehension) stamps the same way in every process
+    nb = "rqp-sgd/02-table1.ipynb"
+    s1 = A.input_stamp(ROOT, nb, A.current_params(ROOT, nb, "paper"))
+    assert s1["params"]["diag_sigmas"] == "<expression>" and s1["parameters_cell"]

@@ -58,7 +58,7 @@ except ImportError:  # a kernel that loaded qlib.book.compare before the name ex
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
            "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",
-           "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes", "source_snapshot"]
+           "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes", "source_snapshot", "compact", "compact_file", "MAX_POINTS"]
 
 ARCHIVE = "archive"
 SCHEMA = 1
@@ -240,9 +240,24 @@ def _not_stamped(module: str) -> bool:
 
 
 def _stamped_params(params: dict) -> dict:
+    """The parameters that shape the numbers; a value the parameters cell computes (not a literal,
+    e.g. a list comprehension) reads ``<expression>``: its text is stamped with the cell."""
     from .profiles import COMMON
 
-    return {k: v for k, v in sorted(params.items()) if k not in COMMON and k not in NOT_STAMPED}
+    def value(v):
+        return v if isinstance(v, (str, int, float, bool, list, tuple, dict, type(None))) else "<expression>"
+
+    return {k: value(v) for k, v in sorted(params.items()) if k not in COMMON and k not in NOT_STAMPED}
+
+
+def _parameters_cell(nb_path: Path) -> str:
+    """The source of a notebook's cell tagged ``parameters`` (empty when it has none)."""
+    nb = json.loads(Path(nb_path).read_text())
+    for c in nb.get("cells", []):
+        if "parameters" in ((c.get("metadata") or {}).get("tags") or []):
+            src = c.get("source", "")
+            return "".join(src) if isinstance(src, list) else str(src)
+    return ""
 
 
 def source_snapshot(pkg: Path | None = None) -> dict[str, str]:
@@ -279,6 +294,7 @@ def input_stamp(root: Path, nb: str, params: dict, *, data_dir: str | os.PathLik
     datasets = {d: (_tree_hash(data / d) if str(data) else None)
                 for d in _datasets([s for n in nbs for s in cells[n]] + wing_text, mods)}
     stamp = {"notebook": hashlib.sha256("\0".join(cells[nb]).encode()).hexdigest(),
+             "parameters_cell": hashlib.sha256(_parameters_cell(root / "chapters" / nb).encode()).hexdigest(),
              "params": json.loads(json.dumps(_stamped_params(params), default=str)),
              "modules": modules, "data": datasets,
              "depends": {n: hashlib.sha256("\0".join(cells[n]).encode()).hexdigest() for n in nbs[1:]}}
@@ -291,6 +307,8 @@ def stamp_changes(old: dict, new: dict) -> list[str]:
     out = []
     if old.get("notebook") != new.get("notebook"):
         out.append("the notebook's code")
+    if old.get("parameters_cell") != new.get("parameters_cell"):
+        out.append("the notebook's parameters cell")
     om, nm = old.get("modules", {}), new.get("modules", {})
     changed = sorted(m for m in set(om) | set(nm) if om.get(m) != nm.get(m))
     if changed:
@@ -402,12 +420,42 @@ def figure_data(fig) -> dict[str, np.ndarray]:
     return arrays
 
 
+#: points kept per line or point cloud in the archive (a 50,000-point ROC curve drawn at the column's
+#: width needs far fewer; the first and last points are always kept)
+MAX_POINTS = 2000
+
+
+def compact(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Figure arrays for storage: float32, and lines / points of more than :data:`MAX_POINTS` points
+    thinned to that many (evenly spaced indices, the ends kept)."""
+    out = {}
+    for k, a in arrays.items():
+        if k == "meta" or a.dtype.kind not in "fc":
+            out[k] = a
+            continue
+        if a.ndim == 2 and a.shape[1] == 2 and a.shape[0] > MAX_POINTS and ("_line_" in k or "_points_" in k):
+            a = a[np.unique(np.linspace(0, a.shape[0] - 1, MAX_POINTS).round().astype(int))]
+        out[k] = a.astype(np.float32)
+    return out
+
+
 def save_figure_data(fig, path: str | os.PathLike) -> Path:
-    """Write :func:`figure_data` of ``fig`` to ``path`` (compressed NPZ, written atomically)."""
+    """Write :func:`figure_data` of ``fig`` to ``path`` (compressed NPZ, :func:`compact`, written atomically)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-    np.savez_compressed(tmp, **figure_data(fig))
+    np.savez_compressed(tmp, **compact(figure_data(fig)))
+    os.replace(tmp, path)
+    return path
+
+
+def compact_file(path: str | os.PathLike) -> Path:
+    """Rewrite a figure-data file with :func:`compact` (for files written before it existed)."""
+    path = Path(path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+    np.savez_compressed(tmp, **compact(arrays))
     os.replace(tmp, path)
     return path
 
@@ -588,6 +636,8 @@ def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_
     figs = results / FIGURES
     if figs.is_dir():
         shutil.copytree(figs, tmp / FIGURES)
+        for f in (tmp / FIGURES).glob("*.npz"):
+            compact_file(f)
     for f in sorted(results.rglob("*")) if results.is_dir() else []:
         rel = f.relative_to(results)
         if (f.is_file() and f.suffix in _FILE_EXT and f.name != FILENAME and rel.parts[0] not in (FIGURES, "cache")
