@@ -146,3 +146,11 @@ def test_a_row_that_passes_at_paper_scale_gets_the_scale_cause():
     assert out["cause"].tolist() == ["scale", "unexplained", "scale"]
     assert "1.0 (reproduced)" in out.loc[0, "cause_why"] and out.loc[0, "cause_evidence"].startswith("archive/paper/")
     assert BF.with_causes(df, typed)["cause"].tolist() == ["unexplained", "unexplained", "method"]
+
+
+def test_scale_causes_for_rows_without_a_scale_column():
+    """The ledger page passes the build's rows as gathered (no scale column)."""
+    df = _rows(("eden/01-estimator-vnmse", "Figure 5", "same error", "paper-claim", "differs", "1", "2"))
+    arch = df.assign(verdict="reproduced", scale="paper (archived 2026-11-28, cpu)")
+    assert BF.with_causes(df, [], archived=arch)["cause"].tolist() == ["scale"]
+    assert BF.with_causes(arch.assign(verdict="differs"), [], archived=arch)["cause"].tolist() == ["unexplained"]

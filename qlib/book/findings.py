@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from qlib.repro import findings as F
@@ -128,11 +129,13 @@ def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.
         k = ["chapter", "where", "quantity"]
         return d.assign(_n=d.groupby(k).cumcount().to_numpy())
 
-    a = keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict", "scale"]]
-    m = keyed(out.reset_index(drop=True)).merge(a, on=["chapter", "where", "quantity", "_n"], how="left",
-                                                suffixes=("", "_paper"))
-    hit = (m["verdict"].isin(F.DIFFERING) & m["verdict_paper"].isin(F.PASSING)
-           & (m["scale"] != m["scale_paper"])).to_numpy()
+    a = keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict"]].rename(
+        columns={"ours": "ours_paper", "verdict": "verdict_paper"})
+    m = keyed(out.reset_index(drop=True)[["chapter", "where", "quantity", "verdict"]]).merge(
+        a, on=["chapter", "where", "quantity", "_n"], how="left")
+    at_paper = (out["scale"].astype(str).str.startswith("paper (").to_numpy(dtype=bool) if "scale" in out.columns
+                else np.zeros(len(out), dtype=bool))  # rows that are the archived run's own need no scale cause
+    hit = (m["verdict"].isin(F.DIFFERING) & m["verdict_paper"].isin(F.PASSING)).to_numpy() & ~at_paper
     out = out.reset_index(drop=True)
     out.loc[hit, "cause"] = "scale"
     out.loc[hit, "cause_why"] = [f"passes at the paper's scale: ours {o} ({v}) in the archived run"
