@@ -4,6 +4,7 @@ vector or one repetition, multiplied out in ``benchmarks/README.md``.
     PYTHONPATH=<checkout> python benchmarks/eden_paper_probes.py fig2 22        # Figure 2, one vector at d = 2^22
     PYTHONPATH=<checkout> python benchmarks/eden_paper_probes.py fig8 11511784  # Figure 8, one (law, repetition)
     PYTHONPATH=<checkout> python benchmarks/eden_paper_probes.py fig5 20 10     # Figure 5, one law, 10 vectors
+    DEVICE=cuda python benchmarks/eden_paper_probes.py fig8 11511784            # the same on a GPU (fig2, fig8)
 
 It runs whichever ``qlib`` is importable, so the same command measures two checkouts (before: a checkout
 without ``squared_errors``, whose sweep compresses, decompresses and compares every (budget, method); after:
@@ -15,6 +16,7 @@ and the ``domain="original"`` path up to d = 2^22. Each probe first warms the co
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import time
 
@@ -27,9 +29,11 @@ BITS8 = [1, 2, 3, 4, 5, 6, 7, 8]
 FIG5_BITS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 2, 3, 4, 5, 6, 7, 8]
 
 
-def _t(f) -> float:
+def _t(f, sync=lambda: None) -> float:
+    sync()
     t0 = time.perf_counter()
     f()
+    sync()
     return time.perf_counter() - t0
 
 
@@ -37,25 +41,29 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what, n = argv[0], int(argv[1])
     torch.set_num_threads(1)
+    dev = os.environ.get("DEVICE", "cpu")  # fig2 and fig8 run there (their sweeps take a device)
+    sync = torch.cuda.synchronize if dev.startswith("cuda") else (lambda: None)
     new = "timing_trials" in inspect.signature(sweeps.vnmse_sweep).parameters
     tag = "after (rotated domain)" if new else "before"
-    sweeps.vnmse_sweep(list(paper.FIG2_METHODS), [1, 2], [2**10], trials=1)  # warm the kernels
-    sweeps.nmse_sweep(list(paper.FIG8_METHODS), [1, 2], 2**10, n_clients=2, laws=("lognormal",), reps=1)
-    fig2 = lambda d, **kw: sweeps.vnmse_sweep(list(paper.FIG2_METHODS), BITS7, [d], trials=1, **kw)  # noqa: E731
+    sweeps.vnmse_sweep(list(paper.FIG2_METHODS), [1, 2], [2**10], trials=1, device=dev)  # warm the kernels
+    sweeps.nmse_sweep(list(paper.FIG8_METHODS), [1, 2], 2**10, n_clients=2, laws=("lognormal",), reps=1, device=dev)
+    fig2 = lambda d, **kw: sweeps.vnmse_sweep(list(paper.FIG2_METHODS), BITS7, [d], trials=1, device=dev, **kw)  # noqa: E731
     if what == "fig2":
         d = 2**n
         if not new:
             print(f"fig2 logd={n} {tag}: {min(_t(lambda: fig2(d)) for _ in range(2)):.2f} s per vector")
             return 0
-        err = min(_t(lambda: fig2(d, timing_trials=0)) for _ in range(2))
-        both = _t(lambda: fig2(d, timing_trials=1))
-        orig = _t(lambda: fig2(d, timing_trials=1, domain="original")) if n <= 22 else float("nan")
-        print(f"fig2 logd={n} {tag}: errors {err:.2f} s per vector; one timed vector {both - err:.2f} s more; "
+        err = min(_t(lambda: fig2(d, timing_trials=0), sync) for _ in range(2))
+        both = _t(lambda: fig2(d, timing_trials=1), sync)
+        orig = _t(lambda: fig2(d, timing_trials=1, domain="original"), sync) if n <= 22 else float("nan")
+        print(f"fig2 logd={n} {tag} on {dev}: errors {err:.2f} s per vector; one timed vector {both - err:.2f} s more; "
               f"domain='original' {orig:.2f} s per vector")
     elif what == "fig8":
         d = n if n > 64 else 2**n
-        s = _t(lambda: sweeps.nmse_sweep(list(paper.FIG8_METHODS), BITS8, d, n_clients=10, laws=("lognormal",), reps=1))
-        print(f"fig8 d={d} {tag}: {s:.2f} s per (law, repetition)")
+        one = lambda: sweeps.nmse_sweep(list(paper.FIG8_METHODS), BITS8, d, n_clients=10,  # noqa: E731
+                                        laws=("lognormal",), reps=1, device=dev)
+        s = min(_t(one, sync) for _ in range(2))
+        print(f"fig8 d={d} {tag} on {dev}: {s:.2f} s per (law, repetition) (best of 2)")
     elif what == "fig5":
         trials = int(argv[2]) if len(argv) > 2 else 1
         s = _t(lambda: sweeps.variable_length_sweep(FIG5_BITS, 2**n, laws=["lognormal"], trials=trials))

@@ -10,7 +10,11 @@
 # $OUT/archive.tgz (unpack it at the repository's root), with each run's log in $OUT/logs.tgz. Entries
 # are written without smoke rows (--no-smoke): add them on the machine that revalidates
 # (`python -m qlib.book archive --smoke-only --only …`). CHECK=1 also runs benchmarks/gpu_check.sh
-# beside them (its timings then share the machine: say so when quoting them).
+# beside them (its timings then share the machine: say so when quoting them). PROBES=1 also measures, on
+# $DEVICE, one Figure 8 (law, repetition) at the paper's d and one Figure 2 vector at 2^24
+# (eden_paper_probes.py), and PROBE_NBS' `paper` time from two scaled runs (paper_time.py, fractions
+# PROBE_FRACTIONS of their round counts): the GPU times of the runs too long for LIMIT. If the book's
+# packages do not import, the archive runs are skipped and the probes still run.
 set -u
 OUT=${OUT:-gpu_out}
 DATA_DIR=${DATA_DIR:-${QLIB_DATA_DIR:-../shared/data}}
@@ -19,16 +23,25 @@ PROFILE=${PROFILE:-paper}
 DEVICE=${DEVICE:-cuda}
 LIMIT=${LIMIT:-520}
 THREADS=${THREADS:-4}
-GPU_NBS=${GPU_NBS:-"eden/02 eden/05 eden/01"}
-CPU_NBS=${CPU_NBS:-"attacks/01 attacks/02"}
+GPU_NBS=${GPU_NBS-"eden/02 eden/05 eden/01"}
+CPU_NBS=${CPU_NBS-"attacks/01 attacks/02"}
 CHECK=${CHECK:-1}
+PROBES=${PROBES:-0}
+PROBE_NBS=${PROBE_NBS-"eden/05-federated"}
+PROBE_FRACTIONS=${PROBE_FRACTIONS:-"0.01 0.02"}
 mkdir -p "$OUT" _build/gpu-logs
 export PYTHONUNBUFFERED=1 QLIB_DATA_DIR="$DATA_DIR" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export QLIB_CACHE_DIR=${QLIB_CACHE_DIR:-$(mktemp -d)}
 t0=$SECONDS
 # fail fast: everything a run needs imports, and the kernel papermill starts exists
+BOOK_OK=1
 $PY -c "import papermill, ipykernel, nbclient, dp_accounting, zlib_ng, qlib.book.runner, qlib.book.archive
-from jupyter_client.kernelspec import KernelSpecManager; print('kernel', KernelSpecManager().get_kernel_spec('python3').argv[:3])" || exit 3
+from jupyter_client.kernelspec import KernelSpecManager; print('kernel', KernelSpecManager().get_kernel_spec('python3').argv[:3])" || BOOK_OK=0
+if [ "$BOOK_OK" = 0 ]; then
+  echo "the book's packages do not import: no archive runs"
+  [ "$PROBES" = 1 ] || [ "$CHECK" = 1 ] || exit 3
+  GPU_NBS="" CPU_NBS="" PROBE_NBS=""
+fi
 
 echo "=== machine"
 nvidia-smi -L 2>&1 | head -2
@@ -49,6 +62,22 @@ run_one() {  # notebook, device, extra args...
 
 for nb in $GPU_NBS; do run_one "$nb" "$DEVICE" & done
 for nb in $CPU_NBS; do run_one "$nb" cpu --set "threads=$THREADS" & done
+if [ "$PROBES" = 1 ]; then
+  (for p in "fig8 11511784" "fig2 24"; do
+     DEVICE=$DEVICE timeout "$LIMIT" $PY benchmarks/eden_paper_probes.py $p 2>&1
+   done > _build/gpu-logs/eden_probes.log) &
+  for nb in $PROBE_NBS; do
+    tag=$(echo "$nb" | tr '/' '-')
+    case "$nb" in  # the count parameters each notebook's time grows with (device "auto": CUDA where present)
+      eden/05*) scale="fig3_rounds fig13_rounds fig14_rounds" ;;
+      eden/02*) scale="fig8_reps" ;;
+      eden/01*) scale="fig2_trials fig5_trials" ;;
+      *) scale=${PROBE_SCALE:?PROBE_SCALE: the count parameters of $nb} ;;
+    esac
+    (timeout "$LIMIT" $PY benchmarks/paper_time.py "$nb" --scale $scale \
+       --fractions $PROBE_FRACTIONS --data-dir "$DATA_DIR" > "_build/gpu-logs/paper_time-$tag.log" 2>&1) &
+  done
+fi
 if [ "$CHECK" = 1 ] && [ -f benchmarks/gpu_check.sh ]; then
   (OUT=_build/gpu-logs/check MOL_EPOCHS=0 bash benchmarks/gpu_check.sh > _build/gpu-logs/gpu_check.log 2>&1) &
 fi
@@ -60,4 +89,5 @@ dirs=()  # only this run's entries (the tree may carry others, which stay as the
 for nb in $GPU_NBS $CPU_NBS; do for d in archive/"$PROFILE"/"$nb"*; do [ -d "$d" ] && dirs+=("$d"); done; done
 [ ${#dirs[@]} -gt 0 ] && tar czf "$OUT/archive.tgz" "${dirs[@]}"
 tar czf "$OUT/logs.tgz" _build/gpu-logs $(ls -d _build/gpu-*/.tmp _build/gpu-*/.failed _build/gpu-*/.stamps 2>/dev/null)
+for f in _build/gpu-logs/eden_probes.log _build/gpu-logs/paper_time-*.log; do [ -f "$f" ] && { echo "=== $f"; cat "$f"; }; done
 for f in _build/gpu-*/.stamps; do [ -d "$f" ] && find "$f" -name '*.json' -exec cat {} \; -exec echo \; ; done
