@@ -148,5 +148,14 @@ class CharLSTM(nn.Module):
         x = check_tensor("x", x, ndim=2, floating=False, finite=False, convert=False)
         if x.is_floating_point():
             raise TypeError(f"x must be a tensor of token ids (integers), got dtype {x.dtype}")
-        h, _ = self.lstm(self.emb(x))
+        if x.is_cuda:
+            # cuDNN's fused LSTM reads its weights' storage (``flatten_parameters`` → ``data_ptr``), which the
+            # tensors of torch.func's transforms (``grad`` and ``vmap`` of the FedAvg engine) do not have: the
+            # run fails with "Cannot access data pointer of Tensor that doesn't have storage" (seen on an H200,
+            # benchmarks/results/gpu-2026-11-28). Without cuDNN, torch's LSTM is composed of matrix products
+            # and pointwise gates, which both transforms handle; the same numbers as the CPU path.
+            with torch.backends.cudnn.flags(enabled=False):
+                h, _ = self.lstm(self.emb(x))
+        else:
+            h, _ = self.lstm(self.emb(x))
         return self.out(h).transpose(1, 2)  # (B, vocab, T): cross-entropy over every position

@@ -171,6 +171,25 @@ def test_learning_happens_and_history_columns():
     assert res.final("train_acc", 3) == pytest.approx(h["train_acc"].iloc[-3:].mean())
 
 
+_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # vmap's per-example fallback for the LSTM
+def test_charlstm_trains_under_fedavg_batched_and_loop_alike(device):
+    # the Shakespeare model under torch.func's grad/vmap: on CUDA, cuDNN's fused LSTM failed there
+    # ("Cannot access data pointer of Tensor that doesn't have storage", an H200, 2026-11-28)
+    g = torch.Generator().manual_seed(0)
+    X = torch.randint(1, 10, (60, 12), generator=g)
+    data = fedavg.client_data(X, torch.roll(X, -1, 1), [np.arange(i * 10, i * 10 + 10) for i in range(6)])
+    model = fl_models.CharLSTM(vocab=10, embed=4, hidden=8)
+    runs = [fedavg.run(model, data, rounds=2, clients_per_round=3, local_steps=2, batch_size=4, method="Float32",
+                       batched=b, device=device, seed=1, eval_every=0).history for b in (False, True)]
+    for h in runs:
+        assert np.isfinite(h[["train_loss", "train_acc"]].to_numpy()).all()
+    np.testing.assert_allclose(runs[1]["train_loss"], runs[0]["train_loss"], rtol=1e-5)
+
+
 def test_lenet_and_resnet9_shapes():
     assert fl_models.LeNet5()(torch.zeros(2, 1, 28, 28)).shape == (2, 10)
     assert sum(p.numel() for p in fl_models.LeNet5().parameters()) == 61706
