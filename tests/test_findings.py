@@ -154,3 +154,23 @@ def test_scale_causes_for_rows_without_a_scale_column():
     arch = df.assign(verdict="reproduced", scale="paper (archived 2026-11-28, cpu)")
     assert BF.with_causes(df, [], archived=arch)["cause"].tolist() == ["scale"]
     assert BF.with_causes(arch.assign(verdict="differs"), [], archived=arch)["cause"].tolist() == ["unexplained"]
+
+
+def test_a_finding_explains_only_rows_at_the_paper_scale():
+    df = _rows(("rqp-sgd/02-table1", "Table 1", "SVM gain", "paper-claim", "differs", "35.84 %", "-2.44 %"),
+               ("rqp-sgd/02-table1", "Table 1", "SVM gain", "paper-claim", "differs", "35.84 %", "-1.00 %"),
+               ("eden/01-estimator-vnmse", "Figure 4", "gap", "paper-number", "differs", "0.25", "0.2546"))
+    df["scale"] = ["paper (archived 2026-11-28, H200)", "default", "smoke"]
+    pairs = [(F.Select("rqp-sgd/*", "Table 1"), F.Cause("finding", "still differs at 10 runs", "rqp-sgd/02")),
+             (F.Select("eden/*", "Figure 4"), F.Cause("finding", "the exact curve", "eden/01", scale_free=True))]
+    out = F.assign_causes(df, pairs)
+    # the paper-scale row is the finding; the same row at default is not explained by it, and says why
+    assert out["cause"].tolist() == ["finding", "unexplained", "finding"]
+    assert "at the default profile" in out.loc[1, "cause_why"] and "still differs" in out.loc[1, "cause_why"]
+    assert out.loc[1, "cause_evidence"] == "rqp-sgd/02"
+    # without a scale column (a chapter's own table) the cause applies as typed
+    assert F.assign_causes(df.drop(columns="scale"), pairs)["cause"].tolist() == ["finding"] * 3
+    with pytest.raises(ValueError, match="scale_free applies to a 'finding' only"):
+        F.Cause("method", "x", scale_free=True)
+    with pytest.raises(TypeError, match="scale_free must be a bool"):
+        F.Cause("finding", "x", scale_free="yes")

@@ -124,15 +124,19 @@ def test_molecular_differing_rows_get_the_recorded_causes():
         return row.cause.iloc[0]
 
     assert cause("Table 3, hERG_Karim", "relative AUROC, bits2") == "scale"
-    assert cause("Table 3, AMES", "relative AUROC, sign") == "unexplained"
+    assert cause("Table 3, AMES", "relative AUROC, sign") == "finding"
     assert cause("Table 3, AMES", "relative AUROC, ternary50") == "scale"
-    assert cause("Table 3, AMES", "relative AUROC, ternary90") == "unexplained"
+    assert cause("Table 3, AMES", "relative AUROC, ternary90") == "finding"
     assert cause("Table 4, Solubility_AqSolDB", "relative R², bits3") == "method"
     assert cause("Table 5, LD50_Zhu", "relative Spearman ρ, bits3") == "scale"
     assert cause("Table 5, PPBR_AZ", "relative Spearman ρ, ternary90") == "paper"
-    # our own 'unexplained' (with its why), not the default one of assign_causes
+    # the finding's own why (the investigation), not the default one of assign_causes
     why = df[(df["where"] == "Table 3, AMES") & (df["quantity"] == "relative AUROC, sign")].cause_why.iloc[0]
     assert "independent implementation" in why
+    # the same rows read at a scale below the paper's are not explained by it (the recorded CSV is default)
+    at_default = assign_causes(pd.read_csv(MOLECULAR_CSV).assign(scale="default"), F.ROW_CAUSES)
+    row = at_default[(at_default["where"] == "Table 3, AMES") & (at_default["quantity"] == "relative AUROC, sign")]
+    assert row.cause.iloc[0] == "unexplained" and "paper's scale" in row.cause_why.iloc[0]
 
 
 # --- derived verdicts on hand-built ledgers -------------------------------------------------------------

@@ -24,6 +24,13 @@ differs: which choice), ``test`` (our test was ill-posed), ``finding`` (same met
 different), ``unexplained``. Each wing's ``findings`` module types its claims (``CLAIMS``) and the
 causes of its differing rows (``ROW_CAUSES``: (Select, Cause) pairs, the first match wins); a
 differing row no pair matches reads ``unexplained`` — allowed, shown and counted.
+
+``finding`` says the difference survives the paper's own scale, so it is given only to rows *at* that
+scale: where the rows carry a ``scale`` column (the book's), a ``finding`` whose ``Cause.scale_free`` is
+not set applies to rows whose scale starts with ``paper``; a row at a smaller scale that it selects reads
+``unexplained``, saying that the finding was established at the paper's scale and this row is not.
+``scale_free`` marks findings of exact computations (a closed form, a solved codebook), which no scale
+changes.
 """
 
 from __future__ import annotations
@@ -116,6 +123,8 @@ class Cause:
     kind: str
     why: str
     evidence: str = ""
+    #: a ``finding`` of an exact computation, which holds at any scale (see the module's note)
+    scale_free: bool = False
 
     def __post_init__(self):
         if self.kind not in CAUSES:
@@ -123,6 +132,10 @@ class Cause:
         _text("why", self.why)
         if not isinstance(self.evidence, str):
             raise TypeError(f"evidence must be a string, got {type(self.evidence).__name__}")
+        if not isinstance(self.scale_free, bool):
+            raise TypeError(f"scale_free must be a bool, got {type(self.scale_free).__name__}")
+        if self.scale_free and self.kind != "finding":
+            raise ValueError(f"scale_free applies to a 'finding' only, got kind {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -212,13 +225,25 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
         return out
     differing = out["verdict"].isin(DIFFERING).to_numpy()
     todo = differing.copy()
+    scale = out["scale"].astype(str) if "scale" in out.columns else None
     for sel, cause in pairs:
         m = sel.mask(out).to_numpy() & todo
-        if m.any():
-            out.loc[m, "cause"] = cause.kind
-            out.loc[m, "cause_why"] = cause.why
-            out.loc[m, "cause_evidence"] = cause.evidence
-            todo &= ~m
+        if not m.any():
+            continue
+        if cause.kind == "finding" and not cause.scale_free and scale is not None:
+            small = m & ~scale.str.startswith("paper").to_numpy(dtype=bool)
+            if small.any():  # a finding of the paper's scale does not explain a smaller run's row
+                out.loc[small, "cause"] = "unexplained"
+                out.loc[small, "cause_why"] = [
+                    f"a finding at the paper's scale (\"{cause.why}\"), but this row is at the {s} profile and the "
+                    f"chapter has no current archived run at the paper's scale" for s in scale[small]]
+                out.loc[small, "cause_evidence"] = cause.evidence
+                todo &= ~small
+                m &= ~small
+        out.loc[m, "cause"] = cause.kind
+        out.loc[m, "cause_why"] = cause.why
+        out.loc[m, "cause_evidence"] = cause.evidence
+        todo &= ~m
     out.loc[todo, "cause"] = "unexplained"
     out.loc[todo, "cause_why"] = "no experiment has explained this difference yet"
     return out
