@@ -190,3 +190,21 @@ def test_long_lines_are_thinned_for_storage_and_computed_parameters_are_stable(t
     nb = "rqp-sgd/02-table1.ipynb"
     s1 = A.input_stamp(ROOT, nb, A.current_params(ROOT, nb, "paper"))
     assert s1["params"]["diag_sigmas"] == "<expression>" and s1["parameters_cell"]
+
+
+def test_revalidation_compares_a_measured_time_by_its_verdict(tmp_path):
+    from qlib.book.archive import _same_rows
+    from qlib.book.compare import COLUMNS
+
+    def write(name, ours_time, verdict, vnmse):
+        base = {c: "" for c in COLUMNS}
+        rows = [{**base, "quantity": "EDEN encodes faster than Kashin+SQ (d = 1024, ms)", "ours": ours_time,
+                 "verdict": verdict},
+                {**base, "quantity": "vNMSE of 𝓘_3 without entropy coding", "ours": vnmse, "verdict": "differs"}]
+        pd.DataFrame(rows).to_csv(tmp_path / name, index=False)
+        return tmp_path / name
+
+    a = write("a.csv", "0.17 vs 0.26", "reproduced", "0.035784")
+    assert _same_rows(a, write("b.csv", "0.19 vs 0.31", "reproduced", "0.035784")) == []  # another run's times
+    assert _same_rows(a, write("c.csv", "0.40 vs 0.26", "differs", "0.035784"))         # the verdict flipped
+    assert _same_rows(a, write("d.csv", "0.17 vs 0.26", "reproduced", "0.035785"))       # a result changed

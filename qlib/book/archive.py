@@ -841,6 +841,10 @@ def size_bytes(archive: Path) -> int:
     return sum(p.stat().st_size for p in archive.rglob("*") if p.is_file()) if archive.is_dir() else 0
 
 
+#: rows whose value is a measured time or speed (quantity names the unit or the comparison)
+_TIMED = re.compile(r"\((?:[^()]*, )?(?:ms|s|seconds|µs)\)$|\btimes?\b|\bfaster\b|\bslower\b|\bspeed", re.I)
+
+
 def _same_rows(a: Path, b: Path) -> list[str]:
     """Differences between two comparisons files (empty: identical rows)."""
     import pandas as pd
@@ -853,7 +857,11 @@ def _same_rows(a: Path, b: Path) -> list[str]:
         return [f"{len(x)} rows archived, {len(y)} now"]
     diff = []
     for i in range(len(x)):
+        # a measured time changes from run to run on any machine: its verdict is compared, not its value
+        timed = bool(_TIMED.search(str(x.iloc[i]["quantity"])))
         for c in cols:
+            if timed and c == "ours":
+                continue
             if x.iloc[i][c] != y.iloc[i][c]:
                 diff.append(f"row {i + 1} ({x.iloc[i]['quantity']}): {c} {x.iloc[i][c]!r} → {y.iloc[i][c]!r}")
     return diff
