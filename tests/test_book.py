@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from qlib.book import runner
@@ -407,3 +408,30 @@ def test_pdf_builds_with_every_part_figure_and_the_bibliography(smoke, tmp_path_
     bib = tex.split("\\begin{sphinxthebibliography}")[-1]
     for author in ("Aubinais", "Vargaftik", "Feng"):
         assert author in bib, f"{author} is not in the PDF's bibliography"
+
+
+def test_a_killed_notebook_resumes_its_units_and_equals_the_uninterrupted_run(smoke, tmp_path, monkeypatch):
+    # eden/02's Figure 8 saves each (law, repetition) as it finishes (qlib.resume): a run stopped after
+    # the first unit fails, the rerun reuses that unit and computes the rest, and its rows equal the
+    # uninterrupted run's (the session's smoke book), bit for bit
+    out0, report, data = smoke
+    if report.failures:
+        pytest.skip("first run failed")
+    nb, out, logs = "eden/02-rotation-and-scale", tmp_path / "book", []
+    monkeypatch.setenv("QLIB_UNITS_STOP_AFTER", "1")
+    first = runner.run(root=ROOT, profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False,
+                       log=logs.append)
+    assert [o.status for o in first.outcomes] == ["failed"] and "UnitsInterrupted" in first.outcomes[0].error
+    assert any("1 units saved, 0 reused: a rerun resumes" in line for line in logs), logs
+    monkeypatch.delenv("QLIB_UNITS_STOP_AFTER")
+    logs.clear()
+    second = runner.run(root=ROOT, profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False,
+                        log=logs.append)
+    assert [o.status for o in second.outcomes] == ["ran"]
+    assert any("; 1 units reused, " in line for line in logs), logs
+    rows = [pd.read_csv(o / "_results" / nb / "comparisons.csv", dtype=str, keep_default_na=False) for o in (out, out0)]
+    pd.testing.assert_frame_equal(rows[0], rows[1])
+    again = runner.run(root=ROOT, profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False,
+                       force=True, log=logs.append)  # --force computes every unit again
+    assert [o.status for o in again.outcomes] == ["ran"]
+    assert any(line.startswith("[ ok ]") and "; 0 units reused, " in line for line in logs), logs

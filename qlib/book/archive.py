@@ -641,6 +641,7 @@ def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_
     for f in sorted(results.rglob("*")) if results.is_dir() else []:
         rel = f.relative_to(results)
         if (f.is_file() and f.suffix in _FILE_EXT and f.name != FILENAME and rel.parts[0] not in (FIGURES, "cache")
+                and not any(part.startswith(".") for part in rel.parts)  # .units/: the run's resume state
                 and f.stat().st_size <= MAX_FILE):
             (tmp / FILES / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, tmp / FILES / rel)
@@ -701,7 +702,7 @@ def attach_smoke(*, root: Path | None = None, profile: str = "paper", only: Iter
 def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[str] | None = None,
             device: str = "auto", data_dir: str | None = None, output_dir: Path | None = None,
             from_dir: Path | None = None, overrides: dict | None = None, jobs: int = 1, smoke: bool = True,
-            force: bool = False, timeout: int | None = None, log=print) -> list[Path]:
+            force: bool = False, timeout: int | None = None, resume: bool = True, log=print) -> list[Path]:
     """Run the selected notebooks at ``profile`` (or take them, executed, from the runner's tree
     ``from_dir``), run each at ``smoke`` on the CPU too (``smoke=False``: not), and store every
     finished one as an archive entry. Returns the entries written; a notebook that failed is named
@@ -719,7 +720,7 @@ def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[
     else:
         out = Path(output_dir or root / "_build" / f"archive-{pname}").resolve()
         report = runner.run(root=root, profile=profile, only=selected, device=device, data_dir=data_dir,
-                            output_dir=out, overrides=overrides, jobs=jobs, force=force, timeout=timeout,
+                            output_dir=out, overrides=overrides, jobs=jobs, force=force, timeout=timeout, resume=resume,
                             progress=False, log=log)
         log(report.summary())
     smoke_out = None

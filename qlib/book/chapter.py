@@ -156,6 +156,18 @@ class Chapter:
     cmp: Comparisons
     threads: int | None
     _limits: Any = field(default=None, repr=False)
+    _units: Any = field(default=None, repr=False)
+
+    @property
+    def units(self):
+        """The chapter's finished units of work (:class:`qlib.resume.Units` in ``out_dir/.units``): pass
+        it to a heavy driver (``units=ch.units``) and a rerun after a kill resumes where it stopped.
+        The runner's ``--force`` and ``--no-resume`` set ``QLIB_RESUME=0`` (compute every unit again)."""
+        if self._units is None:
+            from qlib.resume import units_from_env
+
+            self._units = units_from_env(self.out_dir / ".units")
+        return self._units
 
     def record(self, rows) -> None:
         """Record comparison rows (``qlib.repro`` results) in this chapter's ledger. Returns nothing,

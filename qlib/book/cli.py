@@ -87,7 +87,11 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replicates", type=int, default=1, metavar="K",
                    help="also run every notebook with K-1 further seeds; the appendix shows verdict stability")
     p.add_argument("--data-dir", default=None, help="offline datasets (default: $QLIB_DATA_DIR or ~/.cache/qlib/data)")
-    p.add_argument("--force", action="store_true", help="re-run notebooks whose inputs are unchanged")
+    p.add_argument("--force", action="store_true", help="re-run notebooks whose inputs are unchanged (and compute "
+                                                        "every unit of work again)")
+    p.add_argument("--no-resume", action="store_true",
+                   help="compute every unit of work of a notebook again, instead of reusing those an earlier "
+                        "(interrupted) run saved with the same code and parameters")
     p.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                                 data_dir=args.data_dir, output_dir=args.output_dir, force=args.force,
                                 timeout=args.timeout, progress=not args.no_progress and sys.stderr.isatty(),
                                 overrides=parse_overrides(args.overrides), jobs=args.jobs,
-                                scheduler=args.scheduler, replicates=args.replicates)
+                                scheduler=args.scheduler, replicates=args.replicates, resume=not args.no_resume)
         except (*_STOPS, KeyboardInterrupt) as exc:  # Ctrl-C before or after the notebooks (the loop reports its own)
             return _stopped(exc, interrupted="interrupted before any notebook finished")
         print(report.summary())
@@ -184,7 +188,8 @@ def _archive(args) -> int:
         written = archive.archive(root=args.root, profile=args.profile, only=args.only, device=args.device,
                                   data_dir=args.data_dir, output_dir=args.output_dir, from_dir=args.from_dir,
                                   overrides=parse_overrides(args.overrides), jobs=args.jobs,
-                                  smoke=not args.no_smoke, force=args.force, timeout=args.timeout)
+                                  smoke=not args.no_smoke, force=args.force, timeout=args.timeout,
+                                  resume=not getattr(args, "no_resume", False))
     except (*_STOPS, KeyboardInterrupt) as exc:
         return _stopped(exc, interrupted="interrupted")
     print(f"{len(written)} archive entries written")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -363,6 +364,22 @@ def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
                                               "worker": where, "seed": job.params.get("seed")}))
 
 
+#: a notebook's finished units of work (qlib.resume.Units), in its results folder
+UNITS_DIR = ".units"
+
+
+def units_line(units: Path, *, failed: bool = False) -> str:
+    """``"; 5 units reused, 3 computed"`` from a notebook's units summary (empty when it has none)."""
+    try:
+        s = json.loads((units / "summary.json").read_text())
+        reused, computed = int(s.get("reused", 0)), int(s.get("computed", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ""
+    if failed:
+        return f"; {computed} units saved, {reused} reused: a rerun resumes after them"
+    return f"; {reused} units reused, {computed} computed"
+
+
 def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print) -> "Outcome":
     """Execute one notebook in this process with papermill into a temporary file, then land it
     (:func:`finish`); on failure keep the partial notebook and its rows under ``.failed/``."""
@@ -377,18 +394,22 @@ def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print
     # the rows it wrote have no finished-run stamp, so the ledger leaves them out (compare.gather) and the
     # next run re-runs the notebook instead of skipping it
     job.stamp_file.unlink(missing_ok=True)
+    units = job.results / UNITS_DIR
+    if os.environ.get("QLIB_RESUME", "1") == "0":  # --force / --no-resume: nothing of an earlier run is reused
+        shutil.rmtree(units, ignore_errors=True)
+    (units / "summary.json").unlink(missing_ok=True)  # this run's counts only
     try:
         papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
         dt = time.perf_counter() - t0
         finish(job, tmp, dt)
-        log(f"[ ok ] {job.label} ({dt:.1f} s)")
+        log(f"[ ok ] {job.label} ({dt:.1f} s{units_line(units)})")
         return Outcome(job.label, "ran", dt)
     except Exception as exc:  # papermill raises PapermillExecutionError, kernels may die, …
         dt = time.perf_counter() - t0
         failed = out / ".failed" / rel
         discard(job, out)
         msg = error_line(exc)
-        log(f"[FAIL] {job.label} ({dt:.1f} s): {msg}  — see {failed}")
+        log(f"[FAIL] {job.label} ({dt:.1f} s{units_line(units, failed=True)}): {msg}  — see {failed}")
         if not getattr(exc, "ename", None):
             log(traceback.format_exc(limit=3))
         return Outcome(job.label, "failed", dt, msg)

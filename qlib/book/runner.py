@@ -194,7 +194,9 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     h.update(src_hash.encode())
     for dep in dependencies(root, job.nb):  # what the dependency left in its results folder
         dep_results = out / "_results" / Path(dep).with_suffix("")
-        files = [p for p in dep_results.rglob("*") if p.is_file()] if dep_results.is_dir() else []
+        files = ([p for p in dep_results.rglob("*") if p.is_file()  # not .units/ (a run's resume state)
+                  and not any(x.startswith(".") for x in p.relative_to(dep_results).parts)]
+                 if dep_results.is_dir() else [])
         h.update(dep.encode())
         h.update(_hash_files(files, dep_results).encode() if files else b"none")
     if Path(job.nb).parts[0] in AGGREGATOR_PARTS:
@@ -281,6 +283,7 @@ def run(
     jobs: int = 1,
     scheduler: str | None = None,
     replicates: int = 1,
+    resume: bool = True,
     log=print,
 ) -> RunReport:
     """Execute the selected notebooks under ``profile`` (a name or a user profile file) with
@@ -295,7 +298,14 @@ def run(
     Profiles and overrides are validated before anything runs
     (:class:`qlib.book.profiles.ProfileError`); an unusable or busy output directory raises
     :class:`OutputDirError`; Ctrl-C stops, marking what was running as interrupted
-    (``report.interrupted``)."""
+    (``report.interrupted``).
+
+    ``resume`` (default): a notebook that saves its finished units of work (``ch.units``,
+    :mod:`qlib.resume`) reuses those of an earlier, interrupted or finished, run with the same code and
+    parameters, and the log says how many (``[ ok ] … ; 5 units reused, 3 computed``); ``resume=False``
+    or ``force`` computes them all again (the kernels get ``QLIB_RESUME=0``). Units persist in the
+    notebook's results folder (``.units/``) for runs in this process (``jobs=1``); a Dask worker
+    executes in a temporary folder and keeps none."""
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -323,7 +333,10 @@ def run(
     for o in {j.out for j in units}:  # marks a runner's tree: compare.gather counts only stamped rows there
         (o / STAMPS).mkdir(parents=True, exist_ok=True)
     report = RunReport()
-    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data):  # kernels read it; the caller's env is restored
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume must be a bool, got {type(resume).__name__}")
+    reuse = None if resume and not force else "0"
+    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data, QLIB_RESUME=reuse):  # the caller's env is restored
         def skip(job: Job) -> bool:
             job.stamp = stamp_of(job, root, job.out, src_hash)  # after its dependencies ran
             if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:

@@ -24,6 +24,7 @@ from ...compressors import (
     squared_errors,
 )
 from ...devices import resolve
+from ...resume import Units
 from ...validation import (
     check_alloc,
     check_bool,
@@ -172,12 +173,14 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
 
 
 def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32,
-               domain="rotated"):
+               domain="rotated", units=None):
     """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
     (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``domain``: ``"rotated"``
     (default: the budget-independent stages shared across the budgets,
     :func:`qlib.compressors.squared_errors`) or ``"original"`` (each method's ``mean`` in turn); the
-    same values up to float rounding."""
+    same values up to float rounding. ``units`` (a :class:`qlib.resume.Units`): each (law, repetition)
+    is a unit, saved when done and reused by a rerun (its vectors and rotations are seeded by the
+    repetition alone, so a resumed sweep equals an uninterrupted one bit for bit)."""
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
@@ -191,19 +194,30 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
     keys = [(b, name) for b in bits for name in methods]
+
+    def one(law, r):  # one (law, repetition): seeded by r alone
+        xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
+        err, nb = squared_errors([methods[name](b) for b, name in keys], xs, seed + r, of="mean", domain=domain)
+        denom = (xs.double() ** 2).sum(-1).mean().cpu()  # as eden_theory.nmse
+        if not bool(denom > 0):
+            raise ValueError("xs is all zeros: the NMSE is undefined")
+        return [{"law": law, "method": name, "bits": b, "rep": r,
+                 "nmse": float(err[j] / denom), "bits_per_coord": int(nb[j]) / (n_clients * d)}
+                for j, (b, name) in enumerate(keys)]
+
     rows = []
     for law in laws:
         for r in range(reps):
-            xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
-            err, nb = squared_errors([methods[name](b) for b, name in keys], xs, seed + r, of="mean", domain=domain)
-            denom = (xs.double() ** 2).sum(-1).mean().cpu()  # as eden_theory.nmse
-            if not bool(denom > 0):
-                raise ValueError("xs is all zeros: the NMSE is undefined")
-            for j, (b, name) in enumerate(keys):
-                rows.append({"law": law, "method": name, "bits": b, "rep": r,
-                             "nmse": float(err[j] / denom), "bits_per_coord": int(nb[j]) / (n_clients * d)})
-            del xs
+            if units is None:
+                rows += one(law, r)
+            else:
+                inputs = {"methods": {k: getattr(f, "__qualname__", repr(f)) for k, f in methods.items()},
+                          "bits": [float(b) for b in bits], "d": d, "n_clients": n_clients, "law": law, "rep": r,
+                          "seed": seed, "device": dev.type, "dtype": str(dtype), "domain": domain}
+                rows += units.run("nmse_sweep", inputs, lambda law=law, r=r: one(law, r))
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
               .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))

@@ -51,11 +51,13 @@ from scipy import stats
 
 from qlib import molecules
 from qlib.data import MissingDataError
+from qlib.devices import resolve
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
 from qlib.engine import MLP, TrainConfig, init_params, param_sizes, train
 from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
+from qlib.resume import Units, fingerprint
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
@@ -428,7 +430,7 @@ class Study:
 
 
 def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir=None, device="cpu", progress=None,
-              **settings) -> Study:
+              units=None, **settings) -> Study:
     """Run :func:`train_task` for every available task and embedder of ``config`` (embeddings from
     the cache).
 
@@ -436,14 +438,19 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     keyword, build the record instead (``run_study(tasks=[...], embedders=[...], runs=2)``; both at
     once is a ``TypeError`` naming them). A task whose file is absent offline is listed in
     ``missing`` (never an exception). Run-time settings that do not change the result stay outside
-    the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device`` and ``progress`` (a
-    callable ``progress(task, embedder, TaskRun)``).
+    the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device``, ``progress`` (a
+    callable ``progress(task, embedder, TaskRun)``) and ``units`` (a :class:`qlib.resume.Units`: each
+    (task, embedder)'s training is a unit, keyed by its settings and a fingerprint of its embeddings
+    and labels, saved when done and reused by a rerun; each is seeded by its task's index alone, so a
+    resumed study equals an uninterrupted one).
     """
     cfg = config_record(MolecularConfig, config, settings)
     tasks, embedders, runs, epochs, lr = list(cfg.tasks), list(cfg.embedders), cfg.runs, cfg.epochs, cfg.lr
     max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
     if progress is not None:
         check_callable("progress", progress)
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
     parts, inputs, miss, kept = [], [], {}, {}
     for ti, name in enumerate(tasks):
         try:
@@ -461,10 +468,21 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
             X, y = emb.X, labels[emb.valid]
             keep = name in keep_losses_for and e == embedders[0]
             rec_q = QUANTIZERS + TABLE_READING if cfg.record_table_reading else QUANTIZERS
-            tr = train_task(X, y, task.kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
-                            val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
-                            keep_losses=keep, quantizers=rec_q,
-                            also=() if cfg.record_table_reading else TABLE_READING)
+            also = () if cfg.record_table_reading else TABLE_READING
+
+            def train(X=X, y=y, kind=task.kind, keep=keep, rec_q=rec_q, also=also, ti=ti):
+                return train_task(X, y, kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
+                                  val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
+                                  keep_losses=keep, quantizers=rec_q, also=also)
+
+            if units is None:
+                tr = train()
+            else:
+                tr = units.run("molecular_task", {
+                    "task": name, "embedder": e, "kind": task.kind, "data": fingerprint(X, y), "runs": runs,
+                    "epochs": epochs, "lr": lr, "hidden": cfg.hidden, "val_frac": cfg.val_frac,
+                    "subsample": cfg.subsample, "seed": seed + ti, "device": resolve(device).type, "keep": keep,
+                    "quantizers": list(rec_q), "also": list(also)}, train)
             if keep:
                 kept[(name, e)] = tr.losses[:, :len(QUANTIZERS)]   # Figure 10: the eight quantizers
             inputs.append({"task": name, "kind": task.kind, "embedder": e, "molecules": len(task.smiles),

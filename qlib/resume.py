@@ -1,0 +1,221 @@
+"""Resumable long computations: each finished *unit* of work (a task, a law, a (law, repetition), a
+federated run) saved on its own, so that a run stopped at minute 50 of 53 restarts at minute 50.
+
+:class:`Units` keeps the results of a driver's units in a folder (a notebook's results folder's
+``.units/``), one file per unit, written atomically (a temporary file, then ``os.replace``): a run
+killed while writing leaves no partial unit. A unit is found again by the hash of
+
+* its ``inputs`` (everything its result depends on: the driver's parameters for that unit, the
+  device, fingerprints of the data it reads — :func:`fingerprint`), and
+* the *code stamp* (:func:`code_stamp`): the sources of the whole ``qlib`` package but ``qlib.book``
+  (which draws and records; it computes no result), and the versions of torch, numpy and Python.
+
+So a unit is never reused after its code or its parameters change: it simply has another key, and
+the old file is left for :meth:`Units.clear` (the runner's ``--force``). The package-wide stamp is
+deliberately coarse — any edit of ``qlib`` outside the book recomputes every unit — because a unit
+whose code silently changed is worse than a recomputed one.
+
+Resuming gives the same numbers as an uninterrupted run, bit for bit, because each unit's result
+depends on its inputs only (the drivers seed every unit from its own inputs, never from a random
+state carried over from the previous unit); ``tests/test_resume.py`` interrupts runs of three
+drivers and compares. Measured times recorded inside a unit (seconds per round and the like) are the
+first run's.
+
+Results are stored with :mod:`pickle` (tensors, arrays, frames): a units folder is a cache written by
+this machine's runs, not a format to read from elsewhere.
+
+The environment sets the defaults a notebook's :class:`Units` takes (the runner sets them):
+``QLIB_RESUME=0`` computes every unit again (and overwrites), ``QLIB_UNITS_STOP_AFTER=k`` stops the
+run with :class:`UnitsInterrupted` after ``k`` computed units (the tests' and the bench script's
+"kill at a chosen point").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import platform
+import shutil
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from .validation import check_callable, check_int
+
+__all__ = ["Units", "UnitsInterrupted", "code_stamp", "fingerprint", "SUMMARY_FILE", "units_from_env"]
+
+T = TypeVar("T")
+SUMMARY_FILE = "summary.json"
+_STAMP: str | None = None
+
+
+class UnitsInterrupted(RuntimeError):
+    """Raised by :meth:`Units.run` after the ``stop_after``-th computed unit (a deliberate stop)."""
+
+
+def code_stamp() -> str:
+    """The hash of the ``qlib`` sources (``qlib/book`` excluded) and of the torch, numpy and Python
+    versions: a unit computed under another stamp is not reused. Computed once per process."""
+    global _STAMP
+    if _STAMP is None:
+        import torch
+
+        pkg = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for f in sorted(pkg.rglob("*.py")):
+            rel = f.relative_to(pkg).as_posix()
+            if rel.startswith("book/"):
+                continue
+            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+        h.update(f"torch {torch.__version__} numpy {np.__version__} python {platform.python_version()}".encode())
+        _STAMP = h.hexdigest()[:16]
+    return _STAMP
+
+
+def fingerprint(*objs: Any) -> str:
+    """A short hash of arrays, tensors, frames and plain values (their dtype, shape and bytes), for a
+    unit's ``inputs`` where the data itself decides the result."""
+    import pandas as pd
+    import torch
+
+    h = hashlib.sha256()
+
+    def put(o):
+        if isinstance(o, torch.Tensor):
+            t = o.detach().cpu().contiguous()
+            h.update(f"tensor {t.dtype} {tuple(t.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(o, np.ndarray):
+            a = np.ascontiguousarray(o)
+            h.update(f"array {a.dtype} {a.shape}".encode())
+            h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+        elif isinstance(o, pd.DataFrame):
+            h.update(b"frame")
+            put(o.columns.to_numpy().astype(str))
+            for c in o.columns:
+                put(o[c].to_numpy())
+        elif isinstance(o, (list, tuple)):
+            h.update(f"seq {len(o)}".encode())
+            for x in o:
+                put(x)
+        elif isinstance(o, dict):
+            h.update(f"dict {len(o)}".encode())
+            for k in sorted(o, key=str):
+                h.update(str(k).encode())
+                put(o[k])
+        else:
+            h.update(f"{type(o).__name__} {o!r}".encode())
+
+    for o in objs:
+        put(o)
+    return h.hexdigest()[:16]
+
+
+def _key(name: str, inputs: dict, stamp: str) -> str:
+    try:
+        text = json.dumps({"unit": name, "inputs": inputs, "code": stamp}, sort_keys=True, default=repr)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"inputs must be JSON-serialisable values (use fingerprint() for data): {exc}") from None
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class Units:
+    """Finished units of a computation in ``folder``: :meth:`run` returns a unit's saved result when
+    its inputs and the code stamp match, else computes, saves and returns it.
+
+    ``reuse=False`` computes every unit again (the saved files are overwritten); ``stop_after=k``
+    raises :class:`UnitsInterrupted` after the ``k``-th computed unit (a deliberate stop, to test
+    and measure resuming). ``reused`` and ``computed`` count this object's units; each
+    :meth:`run` also updates ``folder/summary.json`` (``{"reused": …, "computed": …}``), which the
+    runner reads to report what a notebook reused."""
+
+    def __init__(self, folder: str | os.PathLike, *, reuse: bool = True, stop_after: int | None = None,
+                 stamp: str | None = None):
+        if not isinstance(folder, (str, os.PathLike)):
+            raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+        if not isinstance(reuse, bool):
+            raise TypeError(f"reuse must be a bool, got {type(reuse).__name__}")
+        self.folder = Path(folder)
+        self.reuse = reuse
+        self.stop_after = None if stop_after is None else check_int("stop_after", stop_after, low=0)
+        if stamp is not None and (not isinstance(stamp, str) or not stamp):
+            raise ValueError(f"stamp must be a non-empty string or None, got {stamp!r}")
+        self.stamp = stamp or code_stamp()
+        self.reused = 0
+        self.computed = 0
+
+    def __repr__(self) -> str:
+        return f"Units({str(self.folder)!r}, reused={self.reused}, computed={self.computed})"
+
+    def path(self, name: str, inputs: dict) -> Path:
+        """The file of unit ``name`` with ``inputs`` (it may not exist)."""
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise ValueError(f"name must be a non-empty file-name-safe string, got {name!r}")
+        if not isinstance(inputs, dict):
+            raise TypeError(f"inputs must be a dict, got {type(inputs).__name__}")
+        return self.folder / name / f"{_key(name, inputs, self.stamp)}.pkl"
+
+    def run(self, name: str, inputs: dict, fn: Callable[[], T]) -> T:
+        """The result of unit ``name`` with ``inputs``: loaded when saved under the current code stamp
+        (and ``reuse``), else ``fn()`` computed and saved atomically."""
+        check_callable("fn", fn)
+        p = self.path(name, inputs)
+        if self.reuse and p.is_file():
+            try:
+                with open(p, "rb") as fh:
+                    value = pickle.load(fh)
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+                value = _MISSING  # unreadable (a foreign or damaged file): computed again below
+            if value is not _MISSING:
+                self.reused += 1
+                self._summary()
+                return value
+        value = fn()
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, p)
+        self.computed += 1
+        self._summary()
+        if self.stop_after is not None and self.computed >= self.stop_after:
+            raise UnitsInterrupted(f"stopped after {self.computed} computed units (stop_after={self.stop_after}); "
+                                   f"{self.reused} reused; rerun to resume")
+        return value
+
+    def _summary(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        f = self.folder / SUMMARY_FILE
+        try:
+            old = json.loads(f.read_text()) if f.is_file() else {}
+        except (OSError, ValueError):
+            old = {}
+        # several drivers of one notebook share the folder: counts of this process add up per pid
+        mine = {"reused": self.reused, "computed": self.computed}
+        per = old.get("processes", {}) if isinstance(old.get("processes"), dict) else {}
+        per[f"{os.getpid()}-{id(self)}"] = mine
+        tot = {"reused": sum(v.get("reused", 0) for v in per.values()),
+               "computed": sum(v.get("computed", 0) for v in per.values()), "processes": per}
+        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(tot))
+        os.replace(tmp, f)
+
+    def clear(self) -> None:
+        """Remove every saved unit (and the summary)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_MISSING = object()
+
+
+def units_from_env(folder: str | os.PathLike) -> Units:
+    """A :class:`Units` in ``folder`` with the environment's settings (``QLIB_RESUME``,
+    ``QLIB_UNITS_STOP_AFTER``; see the module docstring)."""
+    reuse = os.environ.get("QLIB_RESUME", "1").strip() not in ("0", "false", "no")
+    stop = os.environ.get("QLIB_UNITS_STOP_AFTER", "").strip()
+    if stop and not stop.isdigit():
+        raise ValueError(f"QLIB_UNITS_STOP_AFTER must be a non-negative integer, got {stop!r}")
+    return Units(folder, reuse=reuse, stop_after=int(stop) if stop else None)

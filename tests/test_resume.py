@@ -1,0 +1,151 @@
+"""Resumable long runs (qlib.resume): a unit is saved once, reused only under the same inputs and code,
+and a run stopped part-way and resumed equals an uninterrupted one, bit for bit, for the heavy drivers
+of eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run) and quantized-mis/05 (a molecular
+task and embedder)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from qlib import fedavg, fl_models
+from qlib.resume import SUMMARY_FILE, Units, UnitsInterrupted, code_stamp, fingerprint, units_from_env
+
+
+def test_a_unit_is_saved_once_and_reused_only_under_the_same_inputs_and_code(tmp_path):
+    calls = []
+
+    def work(x):
+        calls.append(x)
+        return {"x": x, "t": torch.arange(3) * x}
+
+    u = Units(tmp_path)
+    a = u.run("w", {"x": 2}, lambda: work(2))
+    assert calls == [2] and u.computed == 1 and u.reused == 0
+    v = Units(tmp_path)                                   # a later run (a new process, the same folder)
+    b = v.run("w", {"x": 2}, lambda: work(2))
+    assert calls == [2] and v.reused == 1 and torch.equal(a["t"], b["t"])
+    v.run("w", {"x": 3}, lambda: work(3))                 # other inputs: another unit
+    assert calls == [2, 3]
+    Units(tmp_path, stamp="other code").run("w", {"x": 2}, lambda: work(2))  # other code: computed again
+    assert calls == [2, 3, 2]
+    Units(tmp_path, reuse=False).run("w", {"x": 2}, lambda: work(2))        # --no-resume
+    assert calls == [2, 3, 2, 2]
+    summary = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert {"reused", "computed"} <= set(summary)
+    # a damaged file (a foreign or truncated write) is computed again, not trusted
+    p = Units(tmp_path).path("w", {"x": 2})
+    p.write_bytes(b"not a pickle")
+    w = Units(tmp_path)
+    w.run("w", {"x": 2}, lambda: work(2))
+    assert calls[-1] == 2 and w.computed == 1 and pickle.loads(p.read_bytes())["x"] == 2
+    assert not list(tmp_path.rglob("*.tmp"))             # atomic writes leave no temporary file
+
+
+def test_stop_after_interrupts_and_bad_input_is_named(tmp_path, monkeypatch):
+    u = Units(tmp_path, stop_after=2)
+    u.run("w", {"i": 0}, lambda: 0)
+    with pytest.raises(UnitsInterrupted, match="stopped after 2 computed units"):
+        u.run("w", {"i": 1}, lambda: 1)
+    assert len(list((tmp_path / "w").glob("*.pkl"))) == 2  # the unit that triggered the stop is saved
+    monkeypatch.setenv("QLIB_RESUME", "0")
+    monkeypatch.setenv("QLIB_UNITS_STOP_AFTER", "3")
+    e = units_from_env(tmp_path)
+    assert e.reuse is False and e.stop_after == 3
+    monkeypatch.setenv("QLIB_UNITS_STOP_AFTER", "soon")
+    with pytest.raises(ValueError, match="QLIB_UNITS_STOP_AFTER"):
+        units_from_env(tmp_path)
+    with pytest.raises(TypeError, match="folder"):
+        Units(3)
+    with pytest.raises(TypeError, match="reuse"):
+        Units(tmp_path, reuse="yes")
+    with pytest.raises(ValueError, match="stop_after"):
+        Units(tmp_path, stop_after=-1)
+    with pytest.raises(ValueError, match="name"):
+        Units(tmp_path).run("../up", {}, lambda: 0)
+    with pytest.raises(TypeError, match="inputs"):
+        Units(tmp_path).run("w", [1], lambda: 0)
+    with pytest.raises(TypeError, match="fn"):
+        Units(tmp_path).run("w", {}, 3)
+
+
+def test_fingerprint_and_code_stamp():
+    x = torch.arange(6.0).reshape(2, 3)
+    assert fingerprint(x) == fingerprint(x.clone()) != fingerprint(x.double()) != fingerprint(x.reshape(3, 2))
+    assert fingerprint(np.arange(3)) != fingerprint(np.arange(4))
+    assert fingerprint(pd.DataFrame({"a": [1, 2]})) != fingerprint(pd.DataFrame({"a": [1, 3]}))
+    assert fingerprint(None) == fingerprint(None) and fingerprint((x, None)) != fingerprint((x, 1))
+    assert code_stamp() == code_stamp() and len(code_stamp()) == 16
+
+
+def _interrupted_then_resumed(tmp_path, run, stop_after):
+    """``run(units)`` stopped after ``stop_after`` computed units, then resumed: (result, units of the
+    resumed run)."""
+    with pytest.raises(UnitsInterrupted):
+        run(Units(tmp_path, stop_after=stop_after))
+    resumed = Units(tmp_path)
+    return run(resumed), resumed
+
+
+def test_figure8_sweep_resumed_equals_uninterrupted(tmp_path):
+    from qlib.repro.eden import sweeps
+
+    def run(units=None):
+        return sweeps.nmse_sweep(["EDEN", "Hadamard+SQ"], [1, 4], 2**10, n_clients=3, laws=("lognormal", "normal"),
+                                 reps=3, seed=5, units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=4)
+    assert units.reused == 4 and units.computed == 2   # 2 laws × 3 repetitions, 4 saved before the stop
+    pd.testing.assert_frame_equal(again, whole, check_exact=True)
+    with pytest.raises(TypeError, match="units"):
+        sweeps.nmse_sweep(["EDEN"], [1], 2**4, units="yes")
+
+
+def test_federated_runs_resumed_equal_uninterrupted(tmp_path):
+    from qlib.repro.eden import learning
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(120, 1, 28, 28, generator=g)
+    y = torch.randint(0, 10, (120,), generator=g)
+    data = fedavg.client_data(X, y, [np.arange(i * 20, i * 20 + 20) for i in range(6)])
+    test = (X[:30], y[:30])
+
+    def run(units=None):
+        return learning.federated_runs(lambda: fl_models.MLP(hidden=8), data,
+                                       [("Float32", 1.0), ("EDEN", 1.0), ("EDEN", 0.5)], test=test, units=units,
+                                       rounds=3, clients_per_round=3, local_steps=2, batch_size=5, eval_every=1,
+                                       seed=2, device="cpu")
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
+    assert units.reused == 2 and units.computed == 1
+    timed = ["t_local", "t_compress"]  # measured seconds: the first run's, by design
+    pd.testing.assert_frame_equal(again.drop(columns=timed), whole.drop(columns=timed), check_exact=True)
+    # other data is another unit: nothing is reused for it
+    other = Units(tmp_path)
+    learning.federated_runs(lambda: fl_models.MLP(hidden=8), fedavg.client_data(X.flip(0), y, [np.arange(120)]),
+                            [("Float32", 1.0)], units=other, rounds=1, clients_per_round=1, local_steps=1,
+                            batch_size=5, eval_every=0, seed=2, device="cpu")
+    assert other.reused == 0 and other.computed == 1
+
+
+def test_molecular_study_resumed_equals_uninterrupted(tmp_path, shared_data_dir):
+    from qlib.repro.quantized_mis import molecular
+
+    kw = dict(tasks=["HIA_Hou"], embedders=["maccs", "morgan"], runs=2, epochs=4, max_molecules=80)
+
+    def run(units=None):
+        return molecular.run_study(data_dir=shared_data_dir, cache_dir=tmp_path / "emb", units=units, **kw)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path / "units", run, stop_after=1)
+    assert units.reused == 1 and units.computed == 1
+    pd.testing.assert_frame_equal(again.frame, whole.frame, check_exact=True)
+    cols = [c for c in whole.inputs.columns if c != "train_s" and c != "cache_hit"]
+    pd.testing.assert_frame_equal(again.inputs[cols], whole.inputs[cols], check_exact=True)
