@@ -842,8 +842,14 @@ def size_bytes(archive: Path) -> int:
     return sum(p.stat().st_size for p in archive.rglob("*") if p.is_file()) if archive.is_dir() else 0
 
 
-#: rows whose value is a measured time or speed (quantity names the unit or the comparison)
+#: rows whose value is a measured time or speed (the quantity or the place names the unit or the comparison)
 _TIMED = re.compile(r"\((?:[^()]*, )?(?:ms|s|seconds|µs)\)$|\btimes?\b|\bfaster\b|\bslower\b|\bspeed", re.I)
+
+
+def measured_time(where: str, quantity: str) -> bool:
+    """Whether a ledger row's value is a measured time or speed (it changes from run to run on any
+    machine, so two runs are compared by its verdict, not its value)."""
+    return bool(_TIMED.search(str(quantity)) or _TIMED.search(str(where)))
 
 
 def _same_rows(a: Path, b: Path) -> list[str]:
@@ -859,7 +865,7 @@ def _same_rows(a: Path, b: Path) -> list[str]:
     diff = []
     for i in range(len(x)):
         # a measured time changes from run to run on any machine: its verdict is compared, not its value
-        timed = bool(_TIMED.search(str(x.iloc[i]["quantity"])))
+        timed = measured_time(x.iloc[i].get("where", ""), x.iloc[i]["quantity"])
         for c in cols:
             if timed and c == "ours":
                 continue
