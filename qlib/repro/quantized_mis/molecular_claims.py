@@ -49,7 +49,8 @@ __all__ = [
     "COLUMNS", "REL_ATOL", "tradeoff", "table", "paper_table", "scale_note", "table_rows",
     "section522_rows", "lambda_profiles", "lambda_rows", "readings_table", "reading_rows", "figure34_readings",
     "figure34_reading_rows", "figure34_readings_text", "describe", "inputs_table", "dropped_text", "tables_note",
-    "table_with_paper", "readings_text", "claims_text",
+    "table_with_paper", "readings_text", "claims_text", "AGGREGATIONS", "paper_ratio_check", "aggregation_table",
+    "aggregation_rows", "aggregation_text",
 ]
 
 #: Tables 3–5 columns: the eight quantizers, then the unquantized model (:mod:`.paper`)
@@ -679,3 +680,101 @@ def claims_text(rows: Sequence[Row]) -> str:
     """A Markdown list of the paper-claim rows among ``rows``: quantity, verdict, our value, the test."""
     return "\n".join(f"* {r.quantity}: **{r.verdict}** (ours {fmt(r.ours) or '—'}; test: {r.paper_value})"
                      for r in rows if r.kind == "paper-claim")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables 3–5: how the relative performance is aggregated (the paper does not say)
+# ---------------------------------------------------------------------------------------------
+#: the two aggregations of a cell's relative performance compared by :func:`aggregation_table`
+AGGREGATIONS = {"mean of per-run ratios": "ours (the chapter's tables)",
+                "ratio of the means": "mean quantized metric / mean unquantized metric"}
+
+
+def paper_ratio_check(tolerance_pp: float = 1.0) -> pd.DataFrame:
+    """The paper's own Tables 3–5 read for their aggregation: per table, how many cells print a
+    percentage equal (within ``tolerance_pp`` points, its rounding) to its printed value over its
+    printed unquantized value — the ratio of the means. Columns: table, cells, equal, largest gap (pp),
+    cells that differ (task, column: printed % vs value ratio %)."""
+    tolerance_pp = check_float("tolerance_pp", tolerance_pp, low=0.0)
+    out = []
+    for metric, (tname, tab) in _PAPER.items():
+        n = k = 0
+        gaps, off = [], []
+        for task, cells in tab.items():
+            orig = cells[-1][0]
+            for q, (v, p) in zip(COLUMNS[:-1], cells[:-1]):
+                if not (math.isfinite(v) and math.isfinite(p) and math.isfinite(orig) and orig != 0):
+                    continue
+                n += 1
+                r = 100 * v / orig
+                gaps.append(abs(r - p))
+                if abs(r - p) <= tolerance_pp + 1e-9:
+                    k += 1
+                else:
+                    off.append(f"{task} {q}: {p:g} % vs {r:.1f} %")
+        out.append({"table": tname, "metric": _METRIC_LABEL[metric], "cells": n, "equal": k,
+                    "largest gap (pp)": round(max(gaps), 1) if gaps else float("nan"), "differ": "; ".join(off)})
+    return pd.DataFrame(out)
+
+
+def aggregation_table(study: Study, metric: str) -> pd.DataFrame:
+    """Per (task, quantizer) of Table 3 / 4 / 5 (``metric`` auroc / r2 / spearman): the paper's relative
+    performance and ours under both :data:`AGGREGATIONS` (over embedders and runs), each with whether it
+    is within :data:`REL_ATOL` of the paper's. Cells the paper prints as −inf are left out."""
+    if metric not in _PAPER:
+        raise ValueError(f"metric must be one of {', '.join(_PAPER)}; got {metric!r}")
+    if not isinstance(study, Study):
+        raise TypeError(f"study must be a molecular Study, got {type(study).__name__}")
+    f = study.frame[study.frame.metric == metric]
+    tab = _PAPER[metric][1]
+    rows = []
+    for task, cells in tab.items():
+        sub = f[f.task == task]
+        if sub.empty:
+            continue
+        for q, (_pv, pp) in zip(COLUMNS[:-1], cells[:-1]):
+            s = sub[sub.quantizer == q]
+            if s.empty or not math.isfinite(pp):
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean_ratio = float(s.relative.mean())
+                ratio_means = float(s.value.mean() / s.original.mean())
+            tol = REL_ATOL[metric]
+            rows.append({"task": task, "quantizer": q, "paper": pp / 100, "mean of per-run ratios": mean_ratio,
+                         "ratio of the means": ratio_means,
+                         "within (per-run ratios)": bool(abs(mean_ratio - pp / 100) <= tol),
+                         "within (ratio of the means)": bool(abs(ratio_means - pp / 100) <= tol)})
+    return pd.DataFrame(rows, columns=["task", "quantizer", "paper", "mean of per-run ratios", "ratio of the means",
+                                       "within (per-run ratios)", "within (ratio of the means)"])
+
+
+def aggregation_rows() -> list[Row]:
+    """The paper's own Tables 3–5 read for their aggregation (:func:`paper_ratio_check`): one
+    theory-check per table, whether every printed percentage is its printed value over its printed
+    unquantized value (the ratio of the means)."""
+    rows: list[Row] = []
+    for r in paper_ratio_check().itertuples(index=False):
+        gap, differ = r[4], r[5]
+        rows.append(claim(f"{r.table} (aggregation)", "printed % = printed value / printed unquantized value",
+                          "the ratio of the means", f"{r.equal}/{r.cells} cells within 1 pp",
+                          bool(r.equal == r.cells), kind="theory-check",
+                          tolerance="every cell within 1 pp (the printed rounding)",
+                          note=f"largest gap {gap:g} pp" + (f"; {differ}" if differ else "")))
+    return rows
+
+
+def aggregation_text(study: Study) -> str:
+    """One paragraph: per table, how many of our cells are within tolerance of the paper's under each
+    aggregation, on this run."""
+    parts = []
+    for metric, (tname, _) in _PAPER.items():
+        t = aggregation_table(study, metric)
+        if t.empty:
+            continue
+        a, b = int(t["within (per-run ratios)"].sum()), int(t["within (ratio of the means)"].sum())
+        parts.append(f"{tname} ({_METRIC_LABEL[metric]}, ±{REL_ATOL[metric]:g}): {a} of {len(t)} cells within "
+                     f"tolerance as the mean of per-run ratios, {b} as the ratio of the means")
+    if not parts:
+        return "No task of Tables 3–5 ran."
+    return ("On this run (" + scale_note(study) + "): " + "; ".join(parts) + ". The chapter's tables and rows keep "
+            "the mean of per-run ratios; the ratio of the means is the named option the paper's Tables 3 and 5 follow.")
