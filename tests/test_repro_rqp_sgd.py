@@ -148,11 +148,22 @@ def _claims(acc, q=0.3):
 ])
 def test_figure2_band_and_majority(acc, q, majority, passed):
     rows = F.figure2_rows(_claims(acc, q), majority, runs=3)
-    (r,) = [r for r in rows if r.quantity.startswith("median acc.")]
-    assert r.kind == "paper-number" and r.passed is passed
+    (r,) = [r for r in rows if r.quantity.startswith("the text's example")]
+    assert r.kind == "paper-number" and r.passed is passed and r.where == "Figure 2"
     assert "3 runs per σ (paper: 10)" in r.note
     assert r.null_fails is True and r.verdict == ("reproduced" if passed else "differs")  # the majority class fails
-    assert [x.passed for x in rows if x is not r] == [True, True, True]
+    (panel,) = [x for x in rows if x.quantity.startswith("median acc.")]  # shown per panel, not judged
+    assert panel.passed is None and panel.verdict == "not comparable" and panel.ours == acc
+    assert [x.passed for x in rows if x is not r and x is not panel] == [True, True, True]
+
+
+def test_figure2_example_is_judged_once_for_the_figure():
+    # the text names no panel ("for instance"): one panel near 62.5 % at q ≈ 0.3 reproduces it, none differs
+    two = pd.concat([_claims(53.1), _claims(61.8).assign(panel="d")], ignore_index=True)
+    (r,) = [r for r in F.figure2_rows(two, 58.8, runs=10) if r.where == "Figure 2"]
+    assert r.passed and r.ours == "panel (d): 61.80" and "(d) 61.80" in r.note
+    (r,) = [r for r in F.figure2_rows(_claims(53.1), 58.8, runs=10) if r.where == "Figure 2"]
+    assert not r.passed and r.ours == "panel (a): 53.10" and "none" in r.note
 
 
 def test_figure2_sweep_tiny():

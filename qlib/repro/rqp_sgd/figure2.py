@@ -15,7 +15,7 @@ import pandas as pd
 
 from ...dpsgd import Task
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_positive, check_seed
-from ..ledger import Row, claim, missing
+from ..ledger import Row, claim, missing, not_comparable
 from ._args import check_sigmas
 from .experiments import rqp_q, rqp_sweep
 from .paper import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS
@@ -67,12 +67,19 @@ def figure2_claims(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Row]:
-    """The four claims of §4 per panel: q rises with σ; ≈ 62.5 % at q ≈ 0.3 (and above the majority
-    rate); the largest q beats q ≈ 0.3 by ≥ 20 pp; the spread is larger at low q."""
+    """The claims of §4: per panel, q rises with σ, the largest q beats q ≈ 0.3 by ≥ 20 pp, the spread
+    is larger at low q; and once for the figure, the text's example "when q is 0.3, the test accuracy
+    decreases to around 62.5 %" (≈ 62.5 % at q ≈ 0.3, above the majority rate, in some panel).
+
+    The example names no panel and is given "for instance", so it is judged once, passing when one of
+    our panels shows it; each panel's accuracy at q ≈ 0.3 is shown beside it, not judged. (Until
+    2026-11-28 every panel was held to 62.5 % — a test the sentence does not ask for, corrected with
+    the tolerance unchanged.)"""
     majority = check_float("majority", majority, low=0.0, high=100.0)
     runs = check_int("runs", runs, low=1)
     note_runs = "" if runs >= PAPER_RUNS else f"; {runs} runs per σ (paper: {PAPER_RUNS})"
     out = []
+    hits: list[tuple[str, float, bool]] = []
     n_panels = claims["panel"].nunique()
     for _, r in claims.iterrows():
         w = f"Figure 2({r['panel']})"
@@ -86,14 +93,12 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
             claim(w, "q rises with σ at fixed ε", "rises", str(r["q non-decreasing"]), bool(r["q non-decreasing"]),
                   kind="theory-check", tolerance="non-decreasing",
                   note="q comes from Theorem 1's formula at each σ: a property of the paper's own formula"),
-            claim(w, "median acc. (%) where q ≈ 0.3", PAPER_FIG2_ACC_AT_Q03, round(acc, 2), near(acc), kind="paper-number",
-                  tolerance=f"±{FIG2_BAND_PP:g} pp and > majority rate {majority:.1f} % and |q − 0.3| ≤ {FIG2_Q_BAND:g} "
-                            "(ours: the text prints 'around 62.5 %' with no precision; ±4 pp, narrowed from ±7.5 pp "
-                            "so that the majority rate fails; q within ±0.1 of 0.3 on our σ grid)",
-                  null=f"majority class {majority:.1f} %", null_fails=not near(majority),
-                  note=f"the text names no panel: tested on each of our {n_panels} panels, one row each; "
-                       f"σ = {r['σ at q≈0.3']}, q = {q:.3f}{note_runs}"),
+            not_comparable(w, "median acc. (%) where q ≈ 0.3", PAPER_FIG2_ACC_AT_Q03, round(acc, 2),
+                           reason=f"the text's 'around 62.5 %' names no panel: judged once for the figure (row "
+                                  f"'Figure 2'), this panel's value shown; σ = {r['σ at q≈0.3']}, q = {q:.3f}"
+                                  f"{note_runs}"),
         ]
+        hits.append((str(r["panel"]), acc, near(acc)))
         gap = float(r["acc at max q"] - acc)
         out.append(claim(w, "accuracy at the largest q exceeds accuracy at q ≈ 0.3", "higher", f"{gap:+.1f} pp",
                          gap >= 20, tolerance="≥ 20 pp (ours; the paper prints no number)", null="no effect of q: +0 pp", null_fails=not 0 >= 20,
@@ -102,6 +107,19 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
                          f"{r['std at min q']:.1f} vs {r['std at max q']:.1f}",
                          bool(r["std at min q"] > r["std at max q"]), tolerance="std(min q) > std(max q)",
                          null="equal spreads", null_fails=True, note=note_runs.lstrip("; ")))
+    if hits:
+        best = min(hits, key=lambda h: (not h[2], abs(h[1] - PAPER_FIG2_ACC_AT_Q03)))
+        out.append(claim("Figure 2", "the text's example: median acc. (%) around 62.5 where q ≈ 0.3, in some panel",
+                         PAPER_FIG2_ACC_AT_Q03, f"panel ({best[0]}): {best[1]:.2f}", any(h[2] for h in hits),
+                         kind="paper-number",
+                         tolerance=f"±{FIG2_BAND_PP:g} pp and > majority rate {majority:.1f} % and |q − 0.3| ≤ "
+                                   f"{FIG2_Q_BAND:g}, in at least one of our {n_panels} panels (ours: the text prints "
+                                   "'around 62.5 %' with no precision and no panel; ±4 pp, narrowed from ±7.5 pp so "
+                                   "that the majority rate fails)",
+                         # the majority-class classifier is never above the majority rate: it fails the band
+                         null=f"majority class {majority:.1f} % in every panel", null_fails=True,
+                         note="panels within the band: " + (", ".join(f"({p}) {a:.2f}" for p, a, ok in hits if ok)
+                                                            or "none") + note_runs))
     return out
 
 
