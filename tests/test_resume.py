@@ -1,7 +1,8 @@
 """Resumable long runs (qlib.resume): a unit is saved once, reused only under the same inputs and code,
 and a run stopped part-way and resumed equals an uninterrupted one, bit for bit, for the heavy drivers
-of eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run) and quantized-mis/05 (a molecular
-task and embedder)."""
+of eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run), quantized-mis/05 (a molecular
+task and embedder), attacks/02 (a (seed, law) of the synthetic attacks) and mia-limits/03 (a Table 1
+network)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,39 @@ def test_molecular_study_resumed_equals_uninterrupted(tmp_path, shared_data_dir)
     pd.testing.assert_frame_equal(again.frame, whole.frame, check_exact=True)
     cols = [c for c in whole.inputs.columns if c != "train_s" and c != "cache_hit"]
     pd.testing.assert_frame_equal(again.inputs[cols], whole.inputs[cols], check_exact=True)
+
+
+def test_synthetic_attacks_resumed_equal_uninterrupted(tmp_path):
+    from qlib.repro.attacks import synthetic
+
+    cfg = synthetic.SyntheticConfig(n=8, n_val=4, models=8, epochs=3, seeds=(0, 1), names=("sign", "bits2"),
+                                    grid=((1.5, 6), (2.0, 8)), disc_epochs=1)
+
+    def run(units=None):
+        return synthetic.synthetic_attacks(cfg, device="cpu", units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=3)
+    assert units.reused == 3 and units.computed == 1   # 2 seeds × 2 laws
+    pd.testing.assert_frame_equal(again.table, whole.table, check_exact=True)
+    for name in ("r", "correct", "disc_acc", "disc_lo", "disc_hi"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(whole, name))
+
+
+def test_mnist_table1_networks_resumed_equal_uninterrupted(tmp_path):
+    from qlib.repro.mia_limits import mnist
+
+    g = np.random.default_rng(0)
+    X = g.random((160, 16)).astype(np.float32)
+    y = g.integers(0, 10, 160)
+    Xt, yt = g.random((30, 16)).astype(np.float32), g.integers(0, 10, 30)
+    disc = mnist.fit_discretisations(X, y, [3, 5], n_fit=40, n_freq=None, seed=1)
+
+    def run(units=None):
+        return mnist.table1_accuracies(X, y, Xt, yt, disc, n_list=[10, 20], raw_n_list=[10], reps=2, iters=5, lr=0.05,
+                                       hidden=8, seed=3, device="cpu", units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=5)
+    assert units.reused == 5 and units.computed == 5   # n = 10: 2 reps × (raw, 3, 5); n = 20: 2 reps × (3, 5)
+    pd.testing.assert_frame_equal(again, whole, check_exact=True)

@@ -69,7 +69,9 @@ import torch
 
 from qlib import discriminator, engine, quantizers, recorder, synthetic
 from qlib.attacks import metrics, shadow
+from qlib.devices import resolve
 from qlib.ranking import spearman
+from qlib.resume import Units
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
@@ -210,13 +212,18 @@ class SyntheticStudy:
         return [REFERENCE, *self.names]
 
 
-def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStudy:
+def synthetic_attacks(config: SyntheticConfig, *, device="auto", units=None) -> SyntheticStudy:
     """Every attack on every quantized (and the unquantized) model of every law (module docstring),
     at the settings of ``config`` (a :class:`SyntheticConfig`; ``SyntheticConfig()`` for the defaults).
-    ``device``: where the models train (``qlib.devices``); the attacks run on the CPU."""
+    ``device``: where the models train (``qlib.devices``); the attacks run on the CPU. ``units`` (a
+    :class:`qlib.resume.Units`): each (seed, law) is a unit, saved when done and reused by a rerun
+    (its pool comes from the seed's generator, drawn for all laws first, and its keep sets and
+    initialisations from the law's own seed, so a resumed study equals an uninterrupted one)."""
     cfg = config
     if not isinstance(cfg, SyntheticConfig):
         raise TypeError(f"config must be a SyntheticConfig, got {type(cfg).__name__}")
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
     A_, K_, N_ = len(cfg.names) + 1, cfg.models, 2 * cfg.n
     check_alloc("models", A_ * K_ * N_ * (len(SYNTHETIC_ATTACKS) + 2), 8, value=K_,
                 what="every attacked model's scores on its pool (attacked models × models × 2n × attacks)")
@@ -236,56 +243,75 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto") -> SyntheticStu
         model = engine.Linear(2 * laws[0].dim)
         split = engine.param_sizes(model)
         train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr)
+
+        def one_law(seed, li, x_pool, y_pool, x_val, y_val) -> dict:
+            """One (seed, law): train, record r_Q^n, attack, and (optionally) the discriminator."""
+            out = {"rows": [], "correct": np.zeros((A, P, K), dtype=np.int64), "disc": np.full((3, A), np.nan),
+                   "seconds": {"train_and_r_q": 0.0, "attacks": 0.0, "discriminator": 0.0}}
+            t0 = time.perf_counter()
+            sub = seed * 1_000_003 + li                                   # the law's own seed for keep and init
+            keep = shadow.paired_keep(K, 2 * n, seed=sub)
+            X, y = synthetic.features(x_pool[li]), y_pool[li]
+            Xv = synthetic.features(x_val[li]).expand(K, -1, -1).contiguous()
+            rec = recorder.RQRecorder(model, names, Xv, y_val[li].expand(K, -1).contiguous(), epochs=cfg.epochs,
+                                      device=device)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: counted in the tables
+                theta = shadow.train_shadows(model, X, y, keep, train_cfg, seed=sub, device=device,
+                                             callbacks=[rec]).cpu()
+            out["r"] = np.asarray(rec.r)
+            thq = quantizers.quantize_many(attacked, theta, split=split)  # (A, K, p)
+            t1 = time.perf_counter()
+            out["seconds"]["train_and_r_q"] = t1 - t0
+            phis = [shadow.binary_scores(model, thq[a], X, y) for a in range(A)]
+            for a in range(A):
+                sc = protocol.attack_scores(phis[a], keep, half)
+                for p in range(P):
+                    s = protocol.finite_scores(sc[p])
+                    out["correct"][a, p] = protocol.held_out_correct(s, keep)
+                    m = metrics.evaluate(s.ravel(), keep.ravel()).values
+                    acc = out["correct"][a, p].sum() / (2 * n * K)
+                    out["rows"].append({"seed": seed, "law": labels[li], "quantizer": attacked[a],
+                                        "attack": SYNTHETIC_ATTACKS[p], "accuracy": acc, "advantage": 2 * acc - 1,
+                                        "auc": m["auc"], "tpr@0.001": m["tpr@0.001"], "tpr@0.01": m["tpr@0.01"],
+                                        "advantage_opt": m["advantage"]})
+            t2 = time.perf_counter()
+            out["seconds"]["attacks"] = t2 - t1
+            if cfg.discriminator:
+                idx_in = np.nonzero(keep)[1].reshape(K, n)
+                idx_out = np.nonzero(~keep)[1].reshape(K, n)
+                loss = np.stack([np.logaddexp(0.0, -ph) for ph in phis])     # (A, K, 2n)
+                loss_in, loss_out = (np.take_along_axis(loss, ix[None], axis=2).astype(np.float32)
+                                     for ix in (idx_in, idx_out))
+                xr = x_pool[li]
+                tr, es, te = discriminator.split_runs(K, seed=sub)
+                res = discriminator.train_discriminators(
+                    thq, xr[torch.from_numpy(idx_in)][None], loss_in, xr[torch.from_numpy(idx_out)][None], loss_out,
+                    tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden, lr=cfg.disc_lr,
+                    epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=sub, device=device)
+                out["disc"] = np.stack([1 - res.mis / 2, 1 - res.mis_hi / 2, 1 - res.mis_lo / 2])  # MIS clipped
+            out["seconds"]["discriminator"] = time.perf_counter() - t2
+            return out
+
         for si, seed in enumerate(cfg.seeds):
             g = torch.Generator().manual_seed(seed)
             x_pool, y_pool = synthetic.sample(laws, 2 * n, g)                 # (L, 2n, dim), (L, 2n)
             x_val, y_val = synthetic.sample(laws, cfg.n_val, g)
             for li in range(L):
-                t0 = time.perf_counter()
-                sub = seed * 1_000_003 + li                                   # the law's own seed for keep and init
-                keep = shadow.paired_keep(K, 2 * n, seed=sub)
-                X, y = synthetic.features(x_pool[li]), y_pool[li]
-                Xv = synthetic.features(x_val[li]).expand(K, -1, -1).contiguous()
-                rec = recorder.RQRecorder(model, names, Xv, y_val[li].expand(K, -1).contiguous(), epochs=cfg.epochs,
-                                          device=device)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: counted in the tables
-                    theta = shadow.train_shadows(model, X, y, keep, train_cfg, seed=sub, device=device,
-                                                 callbacks=[rec]).cpu()
-                r[si, li] = rec.r
-                thq = quantizers.quantize_many(attacked, theta, split=split)  # (A, K, p)
-                t1 = time.perf_counter()
-                seconds["train_and_r_q"] += t1 - t0
-                phis = [shadow.binary_scores(model, thq[a], X, y) for a in range(A)]
-                for a in range(A):
-                    sc = protocol.attack_scores(phis[a], keep, half)
-                    for p in range(P):
-                        s = protocol.finite_scores(sc[p])
-                        correct[si, li, a, p] = protocol.held_out_correct(s, keep)
-                        m = metrics.evaluate(s.ravel(), keep.ravel()).values
-                        acc = correct[si, li, a, p].sum() / (2 * n * K)
-                        rows.append({"seed": seed, "law": labels[li], "quantizer": attacked[a],
-                                     "attack": SYNTHETIC_ATTACKS[p], "accuracy": acc, "advantage": 2 * acc - 1,
-                                     "auc": m["auc"], "tpr@0.001": m["tpr@0.001"], "tpr@0.01": m["tpr@0.01"],
-                                     "advantage_opt": m["advantage"]})
-                t2 = time.perf_counter()
-                seconds["attacks"] += t2 - t1
-                if cfg.discriminator:
-                    idx_in = np.nonzero(keep)[1].reshape(K, n)
-                    idx_out = np.nonzero(~keep)[1].reshape(K, n)
-                    loss = np.stack([np.logaddexp(0.0, -ph) for ph in phis])     # (A, K, 2n)
-                    li_, lo_ = (np.take_along_axis(loss, ix[None], axis=2).astype(np.float32)
-                                for ix in (idx_in, idx_out))
-                    xr = x_pool[li]
-                    tr, es, te = discriminator.split_runs(K, seed=sub)
-                    res = discriminator.train_discriminators(
-                        thq, xr[torch.from_numpy(idx_in)][None], li_, xr[torch.from_numpy(idx_out)][None], lo_,
-                        tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden, lr=cfg.disc_lr,
-                        epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=sub, device=device)
-                    disc_acc[si, li] = 1 - res.mis / 2     # the paper's estimate, MIS clipped to [0, 1]
-                    disc_lo[si, li] = 1 - res.mis_hi / 2
-                    disc_hi[si, li] = 1 - res.mis_lo / 2
-                seconds["discriminator"] += time.perf_counter() - t2
+                def work(seed=seed, li=li, pools=(x_pool, y_pool, x_val, y_val)):
+                    return one_law(seed, li, *pools)
+
+                if units is None:
+                    u = work()
+                else:
+                    u = units.run("synthetic_attacks_law", {"config": cfg.as_dict(), "seed": seed, "law": li,
+                                                            "device": resolve(device).type}, work)
+                r[si, li] = u["r"]
+                correct[si, li] = u["correct"]
+                disc_acc[si, li], disc_lo[si, li], disc_hi[si, li] = u["disc"]
+                rows += u["rows"]
+                for k, v in u["seconds"].items():
+                    seconds[k] += v
     seconds["total"] = sum(seconds.values())
     return SyntheticStudy(cfg.as_dict(), labels, names, pd.DataFrame(rows), r, correct, disc_acc, disc_lo, disc_hi,
                           seconds)

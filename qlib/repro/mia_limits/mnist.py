@@ -24,9 +24,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from qlib.devices import resolve
 from qlib.mia import C_P
 from qlib.mia import discretise as D
 from qlib.repro.ledger import Row, claim, close, not_comparable
+from qlib.resume import Units, fingerprint
 from qlib.validation import check_alloc, check_choice, check_float, check_int, check_int_sequence, check_seed
 
 from .paper import PAPER_S62_TEXT, PAPER_TABLE1_ACC, PAPER_TABLE1_C, PAPER_TABLE1_DELTA, PAPER_TABLE1_N
@@ -163,11 +165,14 @@ def table1_delta_rows(cp: dict | None = None) -> list[Row]:
 
 
 def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int, iters: int, lr: float,
-                      hidden: int, seed: int = 0, device="auto") -> pd.DataFrame:
+                      hidden: int, seed: int = 0, device="auto", units=None) -> pd.DataFrame:
     """§6.2's classifiers under our reading: for each n and repetition a training set drawn from the
     images not used for clustering, a network on the raw images (n in ``raw_n_list``) and one per
     discretisation; accuracies on the raw test images, the discretised test images and the training set.
-    Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images)."""
+    Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images).
+    ``units`` (a :class:`qlib.resume.Units`): each (n, repetition, K) network is a unit, keyed by its
+    training images, discretisation and settings (the training sets are drawn for every unit, reused
+    or not, so a resumed run equals an uninterrupted one)."""
     X = D.check_features(X, "X")
     y = D.check_labels(y, len(X), "y", high=9)
     Xt = D.check_features(Xt, "Xt", X.shape[1])
@@ -184,20 +189,36 @@ def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int
     lr = check_float("lr", lr, low=0.0, low_open=True)
     hidden = check_int("hidden", hidden, low=1)
     seed = check_seed("seed", seed)
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
     rng = np.random.default_rng(seed)
     kms, rows = disc["kms"], []
+    base = None
+    if units is not None:  # what every network depends on besides its training images and K
+        base = {"data": fingerprint(X, y, Xt, yt), "hidden": hidden, "iters": iters, "lr": lr, "seed": seed,
+                "device": resolve(device).type}
+
+    def one(n, r, K, idx):
+        Xtr = X[idx] if K == "raw" else D.discretise(kms[K], X[idx])
+        u, yu, w = D.distinct_pairs(Xtr, y[idx])
+        pred = D.train_mlp_classifier(u, yu, w, hidden=hidden, iters=iters, lr=lr, seed=seed + r, device=device)
+        return {"n": n, "K": str(K), "rep": r, "test (raw images)": D.accuracy(pred, Xt, yt),
+                "test (discretised)": D.accuracy(pred, Xt if K == "raw" else D.discretise(kms[K], Xt), yt),
+                "train": D.accuracy(pred, Xtr, y[idx])}
+
     for n in n_list:
         for r in range(reps):
-            idx = rng.choice(disc["rest"], size=n, replace=False)
+            idx = rng.choice(disc["rest"], size=n, replace=False)   # drawn for every unit: the stream stays the same
             for K in ["raw", *kms]:
                 if K == "raw" and n not in raw_n_list:
                     continue
-                Xtr = X[idx] if K == "raw" else D.discretise(kms[K], X[idx])
-                u, yu, w = D.distinct_pairs(Xtr, y[idx])
-                pred = D.train_mlp_classifier(u, yu, w, hidden=hidden, iters=iters, lr=lr, seed=seed + r, device=device)
-                rows.append({"n": n, "K": str(K), "rep": r, "test (raw images)": D.accuracy(pred, Xt, yt),
-                             "test (discretised)": D.accuracy(pred, Xt if K == "raw" else D.discretise(kms[K], Xt), yt),
-                             "train": D.accuracy(pred, Xtr, y[idx])})
+                if units is None:
+                    rows.append(one(n, r, K, idx))
+                else:
+                    km = None if K == "raw" else getattr(kms[K], "cluster_centers_", None)
+                    rows.append(units.run("mnist_table1_net", {**base, "n": n, "rep": r, "K": str(K),
+                                                               "idx": fingerprint(idx), "clusters": fingerprint(km)},
+                                          lambda n=n, r=r, K=K, idx=idx: one(n, r, K, idx)))
     return pd.DataFrame(rows).groupby(["n", "K"], sort=False).agg(["mean", "std"]).drop(columns="rep")
 
 
