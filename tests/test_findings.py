@@ -174,3 +174,14 @@ def test_a_finding_explains_only_rows_at_the_paper_scale():
         F.Cause("method", "x", scale_free=True)
     with pytest.raises(TypeError, match="scale_free must be a bool"):
         F.Cause("finding", "x", scale_free="yes")
+
+
+def test_causes_by_paper_keeps_the_paper_id_beside_the_paper_cause():
+    df = _rows(("rqp-sgd/01-theory", "Theorem 1", "a", "theory-check", "disagrees", "1", "2"),
+               ("eden/01-estimator-vnmse", "Figure 2", "b", "paper-number", "differs", "1", "2"))
+    df.loc[0, "paper"], df.loc[1, "paper"] = "004", "002"
+    out = F.assign_causes(df, [(F.Select("rqp-sgd/*"), F.Cause("paper", "the proof's cells"))])
+    t = BF.causes_by_paper(out)
+    assert list(t.index) == ["002", "004"] and t.index.name == "paper"
+    assert t.loc["004", "paper"] == 1 and t.loc["002", "unexplained"] == 1 and t.loc["002", "paper"] == 0
+    assert list(t.columns) == list(F.CAUSES)

@@ -409,10 +409,12 @@ def scale_flips(rows: pd.DataFrame, archived: pd.DataFrame) -> pd.DataFrame:
 
 
 def causes_by_paper(rows: pd.DataFrame) -> pd.DataFrame:
-    """Differing rows per paper and cause (every cause of the vocabulary a column)."""
-    out = []
+    """Differing rows per paper (the index, named ``paper``) and cause (every cause of the vocabulary a
+    column; the cause ``paper`` is a column like the others)."""
+    out, ids = [], []
     for p in PAPER_ORDER:
         sub = rows[rows["paper"] == p] if len(rows) else rows
         if len(sub):
-            out.append({"paper": p, **cause_counts(sub).to_dict()})
-    return pd.DataFrame(out, columns=["paper", *F.CAUSES])
+            out.append(cause_counts(sub).to_dict())
+            ids.append(p)
+    return pd.DataFrame(out, index=pd.Index(ids, name="paper"), columns=list(F.CAUSES)).fillna(0).astype(int)
