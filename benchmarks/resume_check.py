@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from qlib.book import archive, runner  # noqa: E402
 
 #: the notebooks whose drivers save units (ch.units)
-NOTEBOOKS = ("eden/02-rotation-and-scale", "eden/05-federated", "quantized-mis/05-molecular", "attacks/02-synthetic",
+NOTEBOOKS = ("eden/01-estimator-vnmse", "eden/02-rotation-and-scale", "eden/05-federated", "quantized-mis/05-molecular", "attacks/02-synthetic",
              "mia-limits/03-mnist-table1")
 
 

@@ -1,8 +1,8 @@
 """Resumable long runs (qlib.resume): a unit is saved once, reused only under the same inputs and code,
 and a run stopped part-way and resumed equals an uninterrupted one, bit for bit, for the heavy drivers
-of eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run), quantized-mis/05 (a molecular
-task and embedder), attacks/02 (a (seed, law) of the synthetic attacks) and mia-limits/03 (a Table 1
-network)."""
+of eden/01 (a Figure 2 dimension), eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run),
+quantized-mis/05 (a molecular task and embedder), attacks/02 (a (seed, law) of the synthetic attacks)
+and mia-limits/03 (a Table 1 network)."""
 
 from __future__ import annotations
 
@@ -185,4 +185,17 @@ def test_mnist_table1_networks_resumed_equal_uninterrupted(tmp_path):
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=5)
     assert units.reused == 5 and units.computed == 5   # n = 10: 2 reps × (raw, 3, 5); n = 20: 2 reps × (3, 5)
+    pd.testing.assert_frame_equal(again, whole, check_exact=True)
+
+
+def test_figure2_vnmse_sweep_resumed_equals_uninterrupted(tmp_path):
+    from qlib.repro.eden import sweeps
+
+    def run(units=None):
+        return sweeps.vnmse_sweep(["EDEN", "QSGD"], [1, 2], [2**6, 2**8, 2**10], trials=3, seed=4, timing_trials=0,
+                                  units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
+    assert units.reused == 2 and units.computed == 1   # one unit per d
     pd.testing.assert_frame_equal(again, whole, check_exact=True)

@@ -170,16 +170,18 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
 
 
 # -- Figures 2 and 7 ------------------------------------------------------------------------------
-def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=paper.FIG2_METHODS) -> pd.DataFrame:
+def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=paper.FIG2_METHODS,
+            units=None) -> pd.DataFrame:
     """The sweep of Figures 2 and 7 on LogNormal(0, 1) vectors of dimension 2^k, k in ``logd``, with
-    EDEN's Corollary 2.4 limit as a column."""
+    EDEN's Corollary 2.4 limit as a column. ``units`` (a :class:`qlib.resume.Units`): each d is a
+    resumable unit (:func:`.sweeps.vnmse_sweep`)."""
     check_methods(methods, paper.FIG2_METHODS)
     bits = check_budgets("bits", bits)
     logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
     df = vnmse_sweep(list(methods), bits, [2**k for k in logd], law="lognormal", trials=trials, seed=seed,
-                     device=device)
+                     device=device, units=units)
     df["theory (EDEN)"] = [eden_theory.limit_vnmse(b) for b in df["bits"]]
     return df
 

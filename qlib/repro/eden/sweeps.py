@@ -96,7 +96,7 @@ def _timed(fn, device, *args):
 
 
 def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device="cpu", dtype=torch.float32,
-                batched=False, domain="rotated", timing_trials=TIMING_TRIALS) -> pd.DataFrame:
+                batched=False, domain="rotated", timing_trials=TIMING_TRIALS, units=None) -> pd.DataFrame:
     """vNMSE (mean, sd over ``trials`` vectors) and encode time per (method, b, d): a DataFrame.
 
     ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b). Each trial is one
@@ -109,6 +109,8 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
     over the first ``timing_trials`` trials (None: all; 0: not timed, NaN) (Figures 2 and 7).
     ``batched=True`` compresses the ``trials`` vectors as one batch (each row its own rotation) and
     reports the time of one batch ``compress`` per vector (``timing_trials=0``: not timed).
+    ``units`` (a :class:`qlib.resume.Units`): each d is a unit (its vectors and seeds depend on the trial
+    alone), saved when done and reused by a rerun; a reused d keeps the encode times it measured.
     """
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
@@ -122,54 +124,70 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
-    rows = []
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
     keys = [(b, name) for b in bits for name in methods]
+    rows = []
     for d in dims:
-        comps = {(b, name): methods[name](b) for b, name in keys}
-        if batched:
-            xb = torch.stack([input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)])
-            err, nb = squared_errors([comps[k] for k in keys], xb, seed, domain=domain)
-            norm2 = (xb.double() ** 2).sum(-1).cpu()  # as eden_theory.vnmse
-            for j, (b, name) in enumerate(keys):
-                dt = _timed(comps[(b, name)].compress, dev, xb, seed)[1] if timed else math.nan
-                v = (err[j] / norm2).numpy()
-                rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
-                             "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(nb[j].double().mean()) / d})
-            continue
-        # one vector at a time (the `paper` profile's 100 vectors of 2^26 coordinates would need 25.6 GB
-        # at once): trial t's vector is drawn once and goes through every (b, method); each result is
-        # the same as drawing all vectors first, since vector t and its rotation seed depend on t only
-        acc = {k: ([], [], []) for k in keys}
-        for t in range(trials):
-            x = input_law(law, d, seed * 100003 + t, dtype, dev)
-            if domain == "original":  # compress (timed), decompress, compare: every (b, method) in turn
-                for k in keys:
-                    if t == 0:  # warm-up: JIT compilation and cached codebooks are not encode time
-                        comps[k].compress(x, seed)
-                    m, dt = _timed(comps[k].compress, dev, x, seed + t)
-                    v, ts, nbs = acc[k]
-                    v.append(float(eden_theory.vnmse(x, comps[k].decompress(m))))
-                    if t < timed:
-                        ts.append(dt)
-                    nbs.append(m.total_bits / d)
-                continue
-            err, nb = squared_errors([comps[k] for k in keys], x, seed + t)
-            norm2 = float((x.double() ** 2).sum())  # as eden_theory.vnmse
-            if not norm2 > 0:
-                raise ValueError(f"trial {t} drew a zero vector: the vNMSE is undefined")
-            for j, k in enumerate(keys):
-                v, ts, nbs = acc[k]
-                v.append(float(err[j]) / norm2)
-                nbs.append(int(nb[j]) / d)
-                if t < timed:  # the encode time, on its own (after the shared stages: kernels loaded)
-                    ts.append(_timed(comps[k].compress, dev, x, seed + t)[1])
-            del x
-        for b, name in keys:
-            v, ts, nbs = acc[(b, name)]
-            rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
-                         "encode_ms": 1e3 * float(np.median(ts)) if ts else math.nan,
-                         "bits_per_coord": float(np.mean(nbs))})
+        if units is None:
+            rows += _vnmse_at(d, methods, keys, law, trials, seed, dev, dtype, batched, domain, timed)
+        else:
+            inputs = {"methods": {k: getattr(f, "__qualname__", repr(f)) for k, f in methods.items()},
+                      "bits": [float(b) for b in bits], "d": d, "law": law, "trials": trials, "seed": seed,
+                      "device": dev.type, "dtype": str(dtype), "batched": batched, "domain": domain, "timed": timed}
+            rows += units.run("vnmse_sweep", inputs, lambda d=d: _vnmse_at(d, methods, keys, law, trials, seed, dev,
+                                                                           dtype, batched, domain, timed))
     return pd.DataFrame(rows)
+
+
+def _vnmse_at(d, methods, keys, law, trials, seed, dev, dtype, batched, domain, timed) -> list[dict]:
+    """:func:`vnmse_sweep`'s rows of one dimension ``d``."""
+    rows = []
+    comps = {(b, name): methods[name](b) for b, name in keys}
+    if batched:
+        xb = torch.stack([input_law(law, d, seed * 100003 + t, dtype, dev) for t in range(trials)])
+        err, nb = squared_errors([comps[k] for k in keys], xb, seed, domain=domain)
+        norm2 = (xb.double() ** 2).sum(-1).cpu()  # as eden_theory.vnmse
+        for j, (b, name) in enumerate(keys):
+            dt = _timed(comps[(b, name)].compress, dev, xb, seed)[1] if timed else math.nan
+            v = (err[j] / norm2).numpy()
+            rows.append({"method": name, "bits": b, "d": d, "vnmse": float(v.mean()), "sd": float(v.std()),
+                         "encode_ms": 1e3 * dt / trials, "bits_per_coord": float(nb[j].double().mean()) / d})
+        return rows
+    # one vector at a time (the `paper` profile's 100 vectors of 2^26 coordinates would need 25.6 GB
+    # at once): trial t's vector is drawn once and goes through every (b, method); each result is
+    # the same as drawing all vectors first, since vector t and its rotation seed depend on t only
+    acc = {k: ([], [], []) for k in keys}
+    for t in range(trials):
+        x = input_law(law, d, seed * 100003 + t, dtype, dev)
+        if domain == "original":  # compress (timed), decompress, compare: every (b, method) in turn
+            for k in keys:
+                if t == 0:  # warm-up: JIT compilation and cached codebooks are not encode time
+                    comps[k].compress(x, seed)
+                m, dt = _timed(comps[k].compress, dev, x, seed + t)
+                v, ts, nbs = acc[k]
+                v.append(float(eden_theory.vnmse(x, comps[k].decompress(m))))
+                if t < timed:
+                    ts.append(dt)
+                nbs.append(m.total_bits / d)
+            continue
+        err, nb = squared_errors([comps[k] for k in keys], x, seed + t)
+        norm2 = float((x.double() ** 2).sum())  # as eden_theory.vnmse
+        if not norm2 > 0:
+            raise ValueError(f"trial {t} drew a zero vector: the vNMSE is undefined")
+        for j, k in enumerate(keys):
+            v, ts, nbs = acc[k]
+            v.append(float(err[j]) / norm2)
+            nbs.append(int(nb[j]) / d)
+            if t < timed:  # the encode time, on its own (after the shared stages: kernels loaded)
+                ts.append(_timed(comps[k].compress, dev, x, seed + t)[1])
+        del x
+    for b, name in keys:
+        v, ts, nbs = acc[(b, name)]
+        rows.append({"method": name, "bits": b, "d": d, "vnmse": np.mean(v), "sd": np.std(v),
+                     "encode_ms": 1e3 * float(np.median(ts)) if ts else math.nan,
+                     "bits_per_coord": float(np.mean(nbs))})
+    return rows
 
 
 def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32,
