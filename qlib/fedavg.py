@@ -143,6 +143,29 @@ class ClientData:
         return self.X[idx], self.y[idx]
 
 
+def _eval_pair(name: str, ev):
+    """An evaluation pair (X, y) checked as the client data is: X non-empty, finite inputs, y integer
+    class indices >= 0, one per row of X. None passes through."""
+    if ev is None:
+        return None
+    if not (isinstance(ev, (tuple, list)) and len(ev) == 2):
+        raise TypeError(f"{name} must be None or a pair (X, y) of tensors, got {type(ev).__name__}")
+    X = _check_inputs(f"{name}[0]", ev[0])  # non-empty, finite
+    y = ev[1]
+    if not isinstance(y, torch.Tensor):
+        y = torch.as_tensor(np.asarray(y))
+    y = check_tensor(f"{name}[1]", y, floating=False, convert=False)
+    if y.dim() == 0:
+        raise ValueError(f"{name}[1] must have one label (or one row of labels) per example, got a scalar")
+    if y.is_floating_point():
+        raise TypeError(f"{name}[1] must be a tensor of integer class indices, got dtype {y.dtype}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"{name}[0] and {name}[1] must have the same length, got {X.shape[0]} and {y.shape[0]}")
+    if int(y.min()) < 0:
+        raise ValueError(f"{name}[1] must hold class indices >= 0, got min {int(y.min())}")
+    return X, y
+
+
 def _check_inputs(name, X) -> torch.Tensor:
     """Model inputs: a non-empty tensor (N, …), floating and finite (images) or integer (token ids)."""
     if not isinstance(X, torch.Tensor):
@@ -360,9 +383,7 @@ def run(
         raise TypeError(f"config must be a qlib.fedavg.FedAvgConfig or None, got {type(config).__name__}")
     elif options:
         config = dataclasses.replace(config, **options)
-    for name, ev in (("test", test), ("train_eval", train_eval)):
-        if ev is not None and not (isinstance(ev, (tuple, list)) and len(ev) == 2):
-            raise TypeError(f"{name} must be None or a pair (X, y) of tensors, got {type(ev).__name__}")
+    test, train_eval = _eval_pair("test", test), _eval_pair("train_eval", train_eval)
     k = check_int("clients_per_round", config.clients_per_round, low=1, high=data.n_clients)
     budgets = config.budgets(data.n_clients)
     method, rounds, local_steps, batch_size = config.method, config.rounds, config.local_steps, config.batch_size
@@ -372,6 +393,13 @@ def run(
     dev = resolve(config.device)
 
     net = copy.deepcopy(model).to(dev)
+    for name, ev in (("test", test), ("train_eval", train_eval)):  # labels within the model's outputs
+        if ev is not None:
+            with torch.no_grad():
+                width = net(ev[0][:1].to(dev)).shape[1]
+            if int(ev[1].max()) >= width:
+                raise ValueError(f"{name}[1] must hold class indices < {width} (the model's outputs), "
+                                 f"got max {int(ev[1].max())}")
     names = [n for n, _ in net.named_parameters()]
     x = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).to(torch.float32)
     shapes = {n: p.shape for n, p in net.named_parameters()}

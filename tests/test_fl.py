@@ -322,3 +322,27 @@ def test_derive_seed_is_the_seed_sequence_word():
     assert distributed.derive_seed(3, 0, 1) == want and 0 <= want < 2**63
     with pytest.raises(ValueError, match=r"keys\[0\]"):
         distributed.derive_seed(3, -1)
+
+
+def test_fedavg_checks_its_evaluation_pairs_like_its_client_data():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(40, 1, 28, 28, generator=g)
+    y = torch.randint(0, 10, (40,), generator=g)
+    data = fedavg.client_data(X, y, [np.arange(i * 10, i * 10 + 10) for i in range(4)])
+    kw = dict(rounds=1, clients_per_round=2, local_steps=1, batch_size=4, method="Float32", device="cpu", eval_every=1)
+    nan = X[:5].clone()
+    nan[0, 0, 0, 0] = float("nan")
+    for test, err, match in (
+            ((nan, y[:5]), ValueError, r"test\[0\] must be finite"),
+            ((X[:0], y[:0]), ValueError, r"test\[0\] must be non-empty"),
+            ((X[:5], y[:4]), ValueError, r"test\[0\] and test\[1\] must have the same length, got 5 and 4"),
+            ((X[:5], y[:5].float()), TypeError, r"test\[1\] must be a tensor of integer class indices"),
+            ((X[:5], y[:5] - 20), ValueError, r"test\[1\] must hold class indices >= 0"),
+            ((X[:5], y[:5] + 10), ValueError, r"test\[1\] must hold class indices < 10 \(the model's outputs\)"),
+            ((X[:5],), TypeError, r"test must be None or a pair")):
+        with pytest.raises(err, match=match):
+            fedavg.run(fl_models.LeNet5(), data, test=test, **kw)
+    with pytest.raises(ValueError, match=r"train_eval\[0\] must be finite"):
+        fedavg.run(fl_models.LeNet5(), data, train_eval=(nan, y[:5]), **kw)
+    h = fedavg.run(fl_models.LeNet5(), data, test=(X[:5].numpy(), y[:5].numpy()), **kw).history  # arrays pass
+    assert 0 <= h["test_acc"].iloc[-1] <= 1
