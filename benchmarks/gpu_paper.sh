@@ -15,6 +15,11 @@
 # (eden_paper_probes.py), and PROBE_NBS' `paper` time from two scaled runs (paper_time.py, fractions
 # PROBE_FRACTIONS of their round counts): the GPU times of the runs too long for LIMIT. If the book's
 # packages do not import, the archive runs are skipped and the probes still run.
+#
+# A run longer than one call resumes in the next (qlib.resume): every finished unit (a Figure 8 (law,
+# repetition), a federated run, …) is packed into $OUT/units.tgz, and a later call given it back as
+# UNITS_IN (carry it: e.g. copy it to .gpuunits/units.tgz, a path .gitignore keeps out of git)
+# unpacks it first, so its runs reuse those units and compute only the rest (the log says how many).
 set -u
 OUT=${OUT:-gpu_out}
 DATA_DIR=${DATA_DIR:-${QLIB_DATA_DIR:-../shared/data}}
@@ -50,6 +55,10 @@ echo "=== estimate (2-core CPU times of benchmarks/README.md; each run stops at 
 for nb in $GPU_NBS $CPU_NBS; do
   grep -o "^| \`$nb[^|]*| [^|]*|" benchmarks/README.md | head -1 | sed 's/^| //'
 done
+
+if [ -n "${UNITS_IN:-}" ] && [ -f "$UNITS_IN" ]; then
+  tar xzf "$UNITS_IN" && echo "=== units of an earlier call unpacked from $UNITS_IN: $(tar tzf "$UNITS_IN" | grep -c '\.pkl$') files"
+fi
 
 run_one() {  # notebook, device, extra args...
   local nb=$1 dev=$2; shift 2
@@ -88,6 +97,8 @@ ls -d archive/"$PROFILE"/*/* 2>/dev/null
 dirs=()  # only this run's entries (the tree may carry others, which stay as they are)
 for nb in $GPU_NBS $CPU_NBS; do for d in archive/"$PROFILE"/"$nb"*; do [ -d "$d" ] && dirs+=("$d"); done; done
 [ ${#dirs[@]} -gt 0 ] && tar czf "$OUT/archive.tgz" "${dirs[@]}"
+units=$(ls -d _build/gpu-*/_results/*/*/.units 2>/dev/null)
+[ -n "$units" ] && tar czf "$OUT/units.tgz" $units && echo "=== units packed into \$OUT/units.tgz: $(du -sh "$OUT/units.tgz" | cut -f1)"
 tar czf "$OUT/logs.tgz" _build/gpu-logs $(ls -d _build/gpu-*/.tmp _build/gpu-*/.failed _build/gpu-*/.stamps 2>/dev/null)
 for f in _build/gpu-logs/eden_probes.log _build/gpu-logs/paper_time-*.log; do [ -f "$f" ] && { echo "=== $f"; cat "$f"; }; done
 for f in _build/gpu-*/.stamps; do [ -d "$f" ] && find "$f" -name '*.json' -exec cat {} \; -exec echo \; ; done
