@@ -140,7 +140,7 @@ class Units:
             raise TypeError(f"reuse must be a bool, got {type(reuse).__name__}")
         self.folder = Path(folder)
         self.reuse = reuse
-        self.stop_after = None if stop_after is None else check_int("stop_after", stop_after, low=0)
+        self.stop_after = None if stop_after is None else check_int("stop_after", stop_after, low=1)
         if stamp is not None and (not isinstance(stamp, str) or not stamp):
             raise ValueError(f"stamp must be a non-empty string or None, got {stamp!r}")
         self.stamp = stamp or code_stamp()
@@ -217,5 +217,5 @@ def units_from_env(folder: str | os.PathLike) -> Units:
     reuse = os.environ.get("QLIB_RESUME", "1").strip() not in ("0", "false", "no")
     stop = os.environ.get("QLIB_UNITS_STOP_AFTER", "").strip()
     if stop and not stop.isdigit():
-        raise ValueError(f"QLIB_UNITS_STOP_AFTER must be a non-negative integer, got {stop!r}")
+        raise ValueError(f"QLIB_UNITS_STOP_AFTER must be a positive integer, got {stop!r}")
     return Units(folder, reuse=reuse, stop_after=int(stop) if stop else None)

@@ -285,3 +285,24 @@ for _m in ("on_chunk_start", "on_epoch_end", "on_chunk_end"):
     BASELINES[f"qlib.recorder.RQRecorder.{_m}"] = _recorder_hook(_m)
 BASELINES["qlib.discriminator.AttackResult.from_counts"] = lambda: {"successes": np.array([3, 5]),
                                                                    "trials": np.array([10, 10]), "level": 0.95}
+
+
+# ---------------------------------------------------------------------------------------------- resume
+@functools.lru_cache(maxsize=1)
+def _units_dir() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="qlib-badinput-units-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def _units():
+    from qlib.resume import Units
+
+    return Units(_units_dir())
+
+
+BASELINES["qlib.resume.Units"] = lambda: {"folder": _units_dir(), "reuse": True, "stop_after": 5}
+BASELINES["qlib.resume.units_from_env"] = lambda: {"folder": _units_dir()}
+BASELINES["qlib.resume.Units.path"] = lambda: {"self": _units(), "name": "w", "inputs": {"x": 1}}
+BASELINES["qlib.resume.Units.run"] = lambda: {"self": _units(), "name": "w", "inputs": {"x": 1}, "fn": lambda: 1}
+BASELINES["qlib.resume.Units.clear"] = lambda: {"self": _units()}

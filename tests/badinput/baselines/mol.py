@@ -329,6 +329,8 @@ BASELINES[f"{MC}.dropped_text"] = lambda: {"study": _fake_mol_study()}
 BASELINES[f"{MC}.tables_note"] = lambda: {}
 BASELINES[f"{MC}.table_with_paper"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
 BASELINES[f"{MC}.readings_text"] = lambda: {"study": _fake_mol_study()}
+BASELINES[f"{MC}.aggregation_table"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+BASELINES[f"{MC}.aggregation_text"] = lambda: {"study": _fake_mol_study()}
 
 
 def _mol_claims():
