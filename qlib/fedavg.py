@@ -89,13 +89,7 @@ class ClientData:
         # one check of the arrays (no per-round cost): X finite when floating, y class indices >= 0,
         # order an index into X, client c's rows order[offsets[c] : offsets[c] + sizes[c]] inside order
         X = _check_inputs("X", self.X)
-        y = check_tensor("y", self.y, floating=False, convert=False)
-        if y.is_floating_point():
-            raise TypeError(f"y must be a tensor of integer class indices, got dtype {y.dtype}")
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
-        if int(y.min()) < 0:
-            raise ValueError(f"y must hold class indices >= 0, got min {int(y.min())}")
+        _check_labels("y", self.y, X, "X and y must have the same length")
         idx = {}
         for name in ("order", "offsets", "sizes"):
             t = check_tensor(name, getattr(self, name), ndim=1, floating=False, convert=False)
@@ -154,16 +148,22 @@ def _eval_pair(name: str, ev):
     y = ev[1]
     if not isinstance(y, torch.Tensor):
         y = torch.as_tensor(np.asarray(y))
-    y = check_tensor(f"{name}[1]", y, floating=False, convert=False)
+    return X, _check_labels(f"{name}[1]", y, X, f"{name}[0] and {name}[1] must have the same length")
+
+
+def _check_labels(name: str, y, X: torch.Tensor, length_msg: str) -> torch.Tensor:
+    """Labels ``y`` of the rows of ``X``: a tensor of integer class indices >= 0, one per row (the
+    ``ValueError`` for a length mismatch starts with ``length_msg``)."""
+    y = check_tensor(name, y, floating=False, convert=False)
     if y.dim() == 0:
-        raise ValueError(f"{name}[1] must have one label (or one row of labels) per example, got a scalar")
+        raise ValueError(f"{name} must have one label (or one row of labels) per example, got a scalar")
     if y.is_floating_point():
-        raise TypeError(f"{name}[1] must be a tensor of integer class indices, got dtype {y.dtype}")
+        raise TypeError(f"{name} must be a tensor of integer class indices, got dtype {y.dtype}")
     if y.shape[0] != X.shape[0]:
-        raise ValueError(f"{name}[0] and {name}[1] must have the same length, got {X.shape[0]} and {y.shape[0]}")
+        raise ValueError(f"{length_msg}, got {X.shape[0]} and {y.shape[0]}")
     if int(y.min()) < 0:
-        raise ValueError(f"{name}[1] must hold class indices >= 0, got min {int(y.min())}")
-    return X, y
+        raise ValueError(f"{name} must hold class indices >= 0, got min {int(y.min())}")
+    return y
 
 
 def _check_inputs(name, X) -> torch.Tensor:

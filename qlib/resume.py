@@ -45,7 +45,7 @@ import numpy as np
 
 from .validation import check_callable, check_int
 
-__all__ = ["Units", "UnitsInterrupted", "code_stamp", "fingerprint", "SUMMARY_FILE", "units_from_env"]
+__all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "SUMMARY_FILE", "units_from_env"]
 
 T = TypeVar("T")
 SUMMARY_FILE = "summary.json"
@@ -209,6 +209,14 @@ class Units:
 
 
 _MISSING = object()
+
+
+def check_units(name: str, units) -> Units | None:
+    """``units`` itself if it is a :class:`Units` or None (a driver's ``units=`` argument), else a
+    ``TypeError`` naming ``name``."""
+    if units is not None and not isinstance(units, Units):
+        raise TypeError(f"{name} must be a qlib.resume.Units or None, got {type(units).__name__}")
+    return units
 
 
 def units_from_env(folder: str | os.PathLike) -> Units:

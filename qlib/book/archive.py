@@ -604,7 +604,7 @@ def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_
     ``smoke`` on the CPU (its rows are kept for :func:`revalidate`). The input stamp takes the code
     cells of the executed notebook (the code that ran) and the module hashes of ``snapshot`` (taken
     when the run started; without one, today's files). Returns the entry's folder."""
-    from .jobs import chapter_id, read_stamp
+    from .jobs import chapter_id, read_stamp, result_files
 
     root, out = Path(root), Path(out)
     cid = chapter_id(nb)
@@ -638,10 +638,9 @@ def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_
         shutil.copytree(figs, tmp / FIGURES)
         for f in (tmp / FIGURES).glob("*.npz"):
             compact_file(f)
-    for f in sorted(results.rglob("*")) if results.is_dir() else []:
+    for f in result_files(results):
         rel = f.relative_to(results)
-        if (f.is_file() and f.suffix in _FILE_EXT and f.name != FILENAME and rel.parts[0] not in (FIGURES, "cache")
-                and not any(part.startswith(".") for part in rel.parts)  # .units/: the run's resume state
+        if (f.suffix in _FILE_EXT and f.name != FILENAME and rel.parts[0] not in (FIGURES, "cache")
                 and f.stat().st_size <= MAX_FILE):
             (tmp / FILES / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, tmp / FILES / rel)

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp
+from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp, result_files
 
 COSTS_FILE = "profiles/costs.yml"
 
@@ -87,9 +87,7 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
         except Exception as exc:  # a failing notebook is a result, not a worker error
             error = error_line(exc)
         results_dir = base / "_results" / Path(nb).with_suffix("")
-        results = {p.relative_to(results_dir).as_posix(): p.read_bytes()  # not .units/ (the worker's resume state)
-                   for p in results_dir.rglob("*") if p.is_file()
-                   and not any(x.startswith(".") for x in p.relative_to(results_dir).parts)} if results_dir.is_dir() else {}
+        results = {p.relative_to(results_dir).as_posix(): p.read_bytes() for p in result_files(results_dir)}
         return {"error": error, "seconds": time.perf_counter() - t0,
                 "notebook": dest.read_bytes() if dest.exists() else b"",
                 "results": results, "worker": f"{socket.gethostname()} pid {os.getpid()}"}
@@ -100,10 +98,8 @@ def _inputs(job: Job, root: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for dep in dependencies(root, job.nb):
         d = job.out / "_results" / Path(dep).with_suffix("")
-        if d.is_dir():
-            for p in d.rglob("*"):
-                if p.is_file() and not any(x.startswith(".") for x in p.relative_to(d).parts):
-                    out[p.relative_to(job.out / "_results").as_posix()] = p.read_bytes()
+        for p in result_files(d):
+            out[p.relative_to(job.out / "_results").as_posix()] = p.read_bytes()
     return out
 
 

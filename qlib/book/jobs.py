@@ -368,6 +368,16 @@ def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
 UNITS_DIR = ".units"
 
 
+def result_files(folder: Path) -> list[Path]:
+    """The files below ``folder`` that are a run's results, sorted: none inside a hidden folder
+    (``.units/``, a run's resume state, is never a result to ship, hash or archive)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
 def units_line(units: Path, *, failed: bool = False) -> str:
     """``"; 5 units reused, 3 computed"`` from a notebook's units summary (empty when it has none)."""
     try:

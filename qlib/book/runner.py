@@ -45,6 +45,7 @@ from .jobs import (  # noqa: F401 - re-exported: the runner's public vocabulary
     kernel_env,
     papermill_execute,
     read_stamp,
+    result_files,
 )
 
 
@@ -194,9 +195,7 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     h.update(src_hash.encode())
     for dep in dependencies(root, job.nb):  # what the dependency left in its results folder
         dep_results = out / "_results" / Path(dep).with_suffix("")
-        files = ([p for p in dep_results.rglob("*") if p.is_file()  # not .units/ (a run's resume state)
-                  and not any(x.startswith(".") for x in p.relative_to(dep_results).parts)]
-                 if dep_results.is_dir() else [])
+        files = result_files(dep_results)
         h.update(dep.encode())
         h.update(_hash_files(files, dep_results).encode() if files else b"none")
     if Path(job.nb).parts[0] in AGGREGATOR_PARTS:

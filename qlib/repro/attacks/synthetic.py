@@ -71,7 +71,7 @@ from qlib import discriminator, engine, quantizers, recorder, synthetic
 from qlib.attacks import metrics, shadow
 from qlib.devices import resolve
 from qlib.ranking import spearman
-from qlib.resume import Units
+from qlib.resume import check_units
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
@@ -222,8 +222,7 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto", units=None) -> 
     cfg = config
     if not isinstance(cfg, SyntheticConfig):
         raise TypeError(f"config must be a SyntheticConfig, got {type(cfg).__name__}")
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
     A_, K_, N_ = len(cfg.names) + 1, cfg.models, 2 * cfg.n
     check_alloc("models", A_ * K_ * N_ * (len(SYNTHETIC_ATTACKS) + 2), 8, value=K_,
                 what="every attacked model's scores on its pool (attacked models × models × 2n × attacks)")

@@ -43,7 +43,7 @@ from qlib import eden_theory as _eden_theory
 from qlib.devices import resolve
 from qlib.repro import ledger
 from qlib.repro.eden.paper import FIG3, FIG10, FIG12, FIG13, FIG14, LEARNING_METHODS, PAPER_TABLE1, TABLE1_TEXT
-from qlib.resume import Units, fingerprint
+from qlib.resume import check_units, fingerprint
 from qlib.validation import check_callable, check_choice, check_float, check_float_sequence, check_int, check_seed
 
 __all__ = [
@@ -238,8 +238,7 @@ def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, 
         raise TypeError(f"runs must be a non-empty list of (method, bits) pairs, got {runs!r}")
     seed = check_seed("seed", kw.get("seed", 0))
     config = fedavg.FedAvgConfig(**kw)  # the settings every run shares, checked once
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
 
     def one(method, b):
         torch.manual_seed(seed)

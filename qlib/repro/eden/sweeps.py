@@ -24,7 +24,7 @@ from ...compressors import (
     squared_errors,
 )
 from ...devices import resolve
-from ...resume import Units
+from ...resume import check_units
 from ...validation import (
     check_alloc,
     check_bool,
@@ -124,8 +124,7 @@ def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device=
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
     keys = [(b, name) for b in bits for name in methods]
     rows = []
     for d in dims:
@@ -212,8 +211,7 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
     dev = resolve(device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
     keys = [(b, name) for b in bits for name in methods]
 
     def one(law, r):  # one (law, repetition): seeded by r alone

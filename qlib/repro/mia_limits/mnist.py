@@ -28,7 +28,7 @@ from qlib.devices import resolve
 from qlib.mia import C_P
 from qlib.mia import discretise as D
 from qlib.repro.ledger import Row, claim, close, not_comparable
-from qlib.resume import Units, fingerprint
+from qlib.resume import check_units, fingerprint
 from qlib.validation import check_alloc, check_choice, check_float, check_int, check_int_sequence, check_seed
 
 from .paper import PAPER_S62_TEXT, PAPER_TABLE1_ACC, PAPER_TABLE1_C, PAPER_TABLE1_DELTA, PAPER_TABLE1_N
@@ -189,8 +189,7 @@ def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int
     lr = check_float("lr", lr, low=0.0, low_open=True)
     hidden = check_int("hidden", hidden, low=1)
     seed = check_seed("seed", seed)
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
     rng = np.random.default_rng(seed)
     kms, rows = disc["kms"], []
     base = None

@@ -57,7 +57,7 @@ from qlib.devices import resolve
 from qlib.engine import MLP, TrainConfig, init_params, param_sizes, train
 from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
-from qlib.resume import Units, fingerprint
+from qlib.resume import check_units, fingerprint
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
@@ -449,8 +449,7 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
     if progress is not None:
         check_callable("progress", progress)
-    if units is not None and not isinstance(units, Units):
-        raise TypeError(f"units must be a qlib.resume.Units or None, got {type(units).__name__}")
+    check_units("units", units)
     parts, inputs, miss, kept = [], [], {}, {}
     for ti, name in enumerate(tasks):
         try:

@@ -306,3 +306,4 @@ BASELINES["qlib.resume.units_from_env"] = lambda: {"folder": _units_dir()}
 BASELINES["qlib.resume.Units.path"] = lambda: {"self": _units(), "name": "w", "inputs": {"x": 1}}
 BASELINES["qlib.resume.Units.run"] = lambda: {"self": _units(), "name": "w", "inputs": {"x": 1}, "fn": lambda: 1}
 BASELINES["qlib.resume.Units.clear"] = lambda: {"self": _units()}
+BASELINES["qlib.resume.check_units"] = lambda: {"name": "units", "units": _units()}
