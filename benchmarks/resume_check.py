@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT))
 from qlib.book import archive, runner  # noqa: E402
 
 #: the notebooks whose drivers save units (ch.units)
-NOTEBOOKS = ("eden/01-estimator-vnmse", "eden/02-rotation-and-scale", "eden/05-federated", "quantized-mis/05-molecular", "attacks/02-synthetic",
-             "mia-limits/03-mnist-table1")
+NOTEBOOKS = ("eden/01-estimator-vnmse", "eden/02-rotation-and-scale", "eden/05-federated", "quantized-mis/03-synthetic-study",
+             "quantized-mis/05-molecular", "attacks/01-toys-vs-limit", "attacks/02-synthetic", "attacks/03-molecular",
+             "attacks/04-dp-sgd-bound", "mia-limits/02-overfitting", "mia-limits/03-mnist-table1")
 
 
 def _run(nb, out, profile, data_dir, logs, force=False):

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _kernels, devices
-from .validation import check_alloc, check_choice, check_float, check_int, check_seed, check_tensor
+from .validation import check_alloc, check_bool, check_choice, check_float, check_int, check_seed, check_tensor, nested
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainConfig", "TrainResult", "Callback", "check_data", "param_sizes",
@@ -107,6 +107,19 @@ def _X(model, X, theta=None) -> torch.Tensor:
         raise ValueError(f"X must have shape (K, n, {model.in_features})"
                          + ("" if theta is None else f" with K = {theta.shape[-2]} models") + f", got {tuple(X.shape)}")
     return X
+
+
+def _check_finite_inputs(theta: torch.Tensor, X: torch.Tensor, allow_nonfinite) -> None:
+    """The forward passes' non-finite policy (:mod:`qlib.validation`): NaN/inf parameters or inputs raise
+    a ``ValueError`` naming ``theta`` or ``X`` (one pass over each: ``forward`` is the user's call; the
+    training loop's ``apply`` checks kind and shape only). ``allow_nonfinite=True`` is for a caller that
+    scores models which may have diverged and records their NaN outputs as results."""
+    if check_bool("allow_nonfinite", allow_nonfinite) or nested():
+        return
+    for name, t in (("theta", theta), ("X", X)):
+        if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite (no NaN or inf); pass allow_nonfinite=True to score models "
+                             "that may have diverged (their outputs are then NaN)")
 
 
 def _init_args(model, K, generator, dtype) -> int:
@@ -183,10 +196,13 @@ class Linear:
             raise ValueError(f"grad_out must have the outputs' shape {tuple(X1.shape[:2])}, got {tuple(grad_out.shape)}")
         return torch.bmm(grad_out.unsqueeze(1), X1).squeeze(1)
 
-    def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
-        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n)."""
+    def forward(self, theta: torch.Tensor, X: torch.Tensor, *, allow_nonfinite: bool = False) -> torch.Tensor:
+        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n). A NaN/inf in ``theta`` or ``X``
+        raises unless ``allow_nonfinite`` (:func:`_check_finite_inputs`)."""
         theta = _theta(self, theta)
-        return self.apply(theta, self.prepare(_X(self, X, theta)))
+        X = _X(self, X, theta)
+        _check_finite_inputs(theta, X, allow_nonfinite)
+        return self.apply(theta, self.prepare(X))
 
 
 @dataclass(frozen=True)
@@ -233,7 +249,7 @@ class MLP:
             data = _X(self, data, theta)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"data (prepare(X)): {exc}") from None
-        return self.forward(theta, data)
+        return self.forward(theta, data, allow_nonfinite=True)  # the hot path: kind and shape only
 
     def shared_loss_grad(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
                          loss: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -273,17 +289,19 @@ class MLP:
         g_W1 = torch.mm(dZ.reshape(N, K * h).t(), X)                    # (K·h, d)
         return per_model, torch.cat([g_W1.view(K, hd), g_b1, g_w2, g_b2.unsqueeze(1)], dim=1)
 
-    def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
-        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n)."""
+    def forward(self, theta: torch.Tensor, X: torch.Tensor, *, allow_nonfinite: bool = False) -> torch.Tensor:
+        """theta (K, p) or (Q, K, p), X (K, n, d) -> (K, n) or (Q, K, n). A NaN/inf in ``theta`` or ``X``
+        raises unless ``allow_nonfinite`` (:func:`_check_finite_inputs`)."""
         theta = _theta(self, theta)
         X = _X(self, X, theta)
+        _check_finite_inputs(theta, X, allow_nonfinite)
         p = self.unflatten(theta)
         lead = theta.shape[:-2]
         if lead:  # fold leading dims into the model dimension
             Q = math.prod(lead)
             flat = theta.reshape(Q * theta.shape[-2], -1)
             Xr = X.unsqueeze(0).expand(Q, *X.shape).reshape(-1, *X.shape[1:])
-            return self.forward(flat, Xr).reshape(*lead, theta.shape[-2], X.shape[1])
+            return self.forward(flat, Xr, allow_nonfinite=True).reshape(*lead, theta.shape[-2], X.shape[1])
         h = torch.baddbmm(p["0.bias"].unsqueeze(1), X, p["0.weight"].transpose(1, 2)).relu_()
         return torch.baddbmm(p["2.bias"].unsqueeze(1), h, p["2.weight"].transpose(1, 2)).squeeze(-1)
 

@@ -39,6 +39,13 @@ precision than its sender's.
 Every function checks its arguments at the door; called inside another ``qlib`` function's
 :func:`qlib.validation.skip_nested` block the checks pass trusted values through (the compressors call
 :func:`seeded_rht` per message).
+
+**Non-finite input** (the policy of :mod:`qlib.validation`): the transforms and rotations raise a
+``ValueError`` naming the argument when it holds a NaN or ±inf; ``allow_nonfinite=True`` lets them
+propagate instead (the transform is linear, as ``torch.fft``). The check costs no pass over the data:
+each output coordinate of a Walsh–Hadamard transform is a ± sum of *every* input of its row, so the
+first output coordinate of a row is finite exactly when the row is (or when its sum overflows, which the
+error then says). It reads one value per row after the transform (on CUDA: one synchronisation).
 """
 
 from __future__ import annotations
@@ -122,12 +129,41 @@ def hadamard_matrix(m: int, dtype: torch.dtype = torch.float64, device="cpu") ->
 
 
 def _vectors(x, name="x"):
-    # finiteness is not checked here: the transform is linear (NaN/inf propagate as in torch.fft) and
-    # runs on every message; the compressors check their input once, at compress()
+    # finiteness is checked on the transform's output (_check_rows): no pass over the input
     x = check_tensor(name, x, finite=False, nonempty=False, convert=False)
     if x.dim() == 0:
         raise ValueError(f"{name} must have at least one dimension, got a scalar")
     return x
+
+
+def _rows_finite(out, n: int) -> bool:
+    """Whether the first coordinate of every length-``n`` row of the transform ``out`` (a tensor or an
+    ndarray) is finite: exactly when every input row was (see the module docstring)."""
+    if isinstance(out, torch.Tensor):
+        if out.device.type == "cpu" and out.dtype in _COMPILED_DTYPES and not out.requires_grad:
+            out = out.numpy()
+        else:
+            return not out.numel() or bool(torch.isfinite(out.reshape(-1, n)[:, 0]).all())
+    if out.size == n:
+        return math.isfinite(out.flat[0])
+    return not out.size or bool(np.isfinite(out.reshape(-1, n)[:, 0]).all())
+
+
+def _nonfinite(name: str, x: torch.Tensor | None) -> ValueError:
+    """The error of a transform whose output is not finite: a NaN/inf in ``name``, or (``x`` finite,
+    when still at hand) an overflow of its sums."""
+    if x is not None and bool(torch.isfinite(x).all()):
+        return ValueError(f"{name} is finite but its transform overflows {x.dtype} (a sum of its entries is "
+                          f"not representable); scale {name} down")
+    return ValueError(f"{name} must be finite (no NaN or inf); pass allow_nonfinite=True to let them "
+                      "propagate (the transform is linear)")
+
+
+def _check_rows(out, n: int, name: str, x: torch.Tensor | None):
+    """``out`` if its rows are finite, else the error of :func:`_nonfinite`."""
+    if not _rows_finite(out, n):
+        raise _nonfinite(name, x)
+    return out
 
 
 def _stages(y: torch.Tensor, n: int, inner: int) -> torch.Tensor:
@@ -176,24 +212,26 @@ def _applies(x: torch.Tensor) -> bool:
     )
 
 
-def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
+def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = False) -> torch.Tensor:
     """Orthonormal Walsh–Hadamard transform over the last dimension: ``x @ H_D / sqrt(D)``.
 
     Sylvester (natural) order, i.e. equal to ``x @ scipy.linalg.hadamard(D) / sqrt(D)``. Batched over
     leading dimensions, float32/float64, CPU/CUDA, differentiable (no in-place ops on the input). The
     transform is its own inverse. ``D`` must be a power of two (pad with :func:`pad_to_power_of_two`).
-    The entries are not checked: the transform is linear, so a NaN or inf propagates (as in
-    ``torch.fft``), and the check would be one more pass over every message; the compressors check
-    their input once, at ``compress``. An empty batch ``(0, D)`` gives an empty result.
+    A NaN or inf in ``x`` raises a ``ValueError`` (read from the first output coordinate of each row:
+    no extra pass; module docstring); ``allow_nonfinite=True`` lets it propagate, as ``torch.fft``
+    does. An empty batch ``(0, D)`` gives an empty result.
     ``backend``: ``"auto"`` (the compiled CPU kernel where :func:`compiled_fwht_applies`, else torch),
     ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor.
     """
-    if backend == "auto" and type(x) is torch.Tensor and x.dim() and _applies(x):
+    if backend == "auto" and type(allow_nonfinite) is bool and type(x) is torch.Tensor and x.dim() and _applies(x):
         n = x.shape[-1]  # fast path: the checks below hold for a CPU float32/float64 tensor
         if n & (n - 1) == 0 and n:
-            return _fwht_compiled(x, n)
+            out = _fwht_compiled(x, n)
+            return out if allow_nonfinite or nested() or _rows_finite(out, n) else _check_rows(out, n, "x", x)
     _vectors(x)
     backend = check_choice("backend", backend, _BACKENDS)
+    check = not (check_bool("allow_nonfinite", allow_nonfinite) or nested())
     n = x.shape[-1]
     if not _is_pow2(n):
         raise ValueError(
@@ -206,9 +244,8 @@ def fwht(x: torch.Tensor, backend: str = "auto") -> torch.Tensor:
             f"importable; got device {x.device.type}, dtype {x.dtype}, requires_grad {x.requires_grad}"
             + ("" if _kernel() is not None else " (numba cannot be imported)")
         )
-    if backend == "compiled" or (backend == "auto" and _applies(x)):
-        return _fwht_compiled(x, n)
-    return _fwht_torch(x, n)
+    out = _fwht_compiled(x, n) if backend == "compiled" or (backend == "auto" and _applies(x)) else _fwht_torch(x, n)
+    return _check_rows(out, n, "x", x) if check else out
 
 
 _AT: dict = {}  # (n, torch dtype) -> (the kernel taking addresses, 1/sqrt(n) in that dtype)
@@ -256,9 +293,12 @@ def _fwht_torch(x: torch.Tensor, n: int) -> torch.Tensor:
     return (y * (1.0 / math.sqrt(n))).reshape(*lead, n)
 
 
-def pad_to_power_of_two(x: torch.Tensor) -> torch.Tensor:
-    """Zero-pad the last dimension of ``x`` to the next power of two (no copy if already one)."""
+def pad_to_power_of_two(x: torch.Tensor, *, allow_nonfinite: bool = False) -> torch.Tensor:
+    """Zero-pad the last dimension of ``x`` to the next power of two (no copy if already one). A NaN or
+    inf in ``x`` raises a ``ValueError`` (one pass over ``x``) unless ``allow_nonfinite``."""
     _vectors(x)
+    if not (check_bool("allow_nonfinite", allow_nonfinite) or nested()):
+        check_tensor("x", x, finite=True, nonempty=False, convert=False)
     d = x.shape[-1]
     if d == 0:
         raise ValueError("x must have a non-empty last dimension")
@@ -358,25 +398,30 @@ def _check_signs_alloc(batch, k: int, D: int, itemsize: float) -> None:
     check_alloc("(*batch, k, D)", math.ceil(n * itemsize), 1, value=(*batch, k, D), what="the rotation signs")
 
 
-def rht(x: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+def rht(x: torch.Tensor, signs: torch.Tensor, *, allow_nonfinite: bool = False) -> torch.Tensor:
     """Randomized Hadamard rotation(s): for each row ``s_j`` of ``signs`` (shape ``(k, D)`` or
     ``(…, k, D)``), ``x ← fwht(s_j ∘ x)``. ``k = 1`` is the single RHT of the paper; ``k ≥ 2`` gives
     a rotation whose output law is closer to a uniform one (the paper's theorems assume a uniform rotation, §2).
 
     The arguments are checked by :func:`check_signs` (``signs`` entries must be ±1); like :func:`fwht`,
-    a NaN or inf in ``x`` propagates (the transform is linear)."""
+    a NaN or inf in ``x`` raises unless ``allow_nonfinite`` (then it propagates)."""
     check_signs(x, signs)
+    check = not (check_bool("allow_nonfinite", allow_nonfinite) or nested())
+    x0 = x
     for j in range(signs.shape[-2]):
-        x = fwht(x * signs[..., j, :])
-    return x
+        x = fwht(x * signs[..., j, :], allow_nonfinite=True)
+    return _check_rows(x, x.shape[-1], "x", x0) if check else x
 
 
-def irht(y: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1."""
+def irht(y: torch.Tensor, signs: torch.Tensor, *, allow_nonfinite: bool = False) -> torch.Tensor:
+    """Inverse of :func:`rht` with the same ``signs``: ``y ← s_j ∘ fwht(y)`` for j = k…1 (a NaN or inf in
+    ``y`` raises unless ``allow_nonfinite``, as in :func:`rht`)."""
     check_signs(y, signs, "y")
+    check = not (check_bool("allow_nonfinite", allow_nonfinite) or nested())
+    y0 = y
     for j in reversed(range(signs.shape[-2])):
-        y = fwht(y) * signs[..., j, :]
-    return y
+        y = fwht(y, allow_nonfinite=True) * signs[..., j, :]
+    return _check_rows(y, y.shape[-1], "y", y0) if check else y
 
 
 def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
@@ -416,14 +461,18 @@ def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.
     return draw.numpy().astype("<i4", copy=False).view(np.uint8)  # little-endian bytes on any host
 
 
-def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None) -> torch.Tensor:
+def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = None,
+               allow_nonfinite: bool = False) -> torch.Tensor:
     """The rotation every compressor uses: ``rht(x, rotation_signs(seed, x.shape[:-1], k, D, x.dtype,
     x.device))`` (``D = x.shape[-1]``, a power of two), every row its own signs. On CPU where
     :func:`compiled_rotation_applies`, one compiled pass per rotation with the signs read from the random
     bits as the transform loads its input (the same result, bit for bit). ``scratch``: on the compiled
     path the result is the calling thread's scratch array of that name (``qlib._kernels.scratch``), for a
-    caller that drops it before its next call under that name; None: a new tensor."""
+    caller that drops it before its next call under that name; None: a new tensor. A NaN or inf in ``x``
+    raises unless ``allow_nonfinite`` (as in :func:`rht`)."""
+    check = False
     if not nested():
+        check = not check_bool("allow_nonfinite", allow_nonfinite)
         x = _vectors(x)
         seed = check_seed("seed", seed)
         k = check_int("k", k, low=1)
@@ -436,17 +485,24 @@ def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = 
     batch, D = x.shape[:-1], x.shape[-1]
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(x, D):
-            return rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
+            out = rht(x, rotation_signs(seed, batch, k, D, x.dtype, x.device))
+            return _check_rows(out, D, "x", x) if check else out
         src = _kernels.rows(x, D)
         out = None if scratch is None else _kernels.scratch(scratch, src.shape, src.dtype)
         out = _kernel().rht_rows(src, rotation_sign_bits(seed, batch, k, D, x.dtype), k, out=out)
+    if check:
+        _check_rows(out, D, "x", x)
     return torch.from_numpy(out.reshape(x.shape))
 
 
-def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False) -> torch.Tensor:
+def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = False,
+                allow_nonfinite: bool = False) -> torch.Tensor:
     """The inverse of :func:`seeded_rht`: ``irht(y, rotation_signs(seed, …))``. ``overwrite``: the
-    compiled path may transform ``y`` in place (the caller's own temporary)."""
+    compiled path may transform ``y`` in place (the caller's own temporary). A NaN or inf in ``y``
+    raises unless ``allow_nonfinite`` (as in :func:`rht`)."""
+    check = False
     if not nested():
+        check = not check_bool("allow_nonfinite", allow_nonfinite)
         y = _vectors(y, "y")
         seed = check_seed("seed", seed)
         k = check_int("k", k, low=1)
@@ -455,13 +511,16 @@ def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = Fal
             raise ValueError(f"y must have a power-of-two last dimension, got {y.shape[-1]}")
         check_alloc("k", math.prod(y.shape) * k, y.element_size(), value=k, what="the signs of k rotations")
     batch, D = y.shape[:-1], y.shape[-1]
+    y0 = y
     with skip_nested():  # checked above: the signs come from rotation_signs
         if not _rotation_applies(y, D):
-            return irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
-        if not (overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad):
+            out = irht(y, rotation_signs(seed, batch, k, D, y.dtype, y.device))
+            return _check_rows(out, D, "y", y0) if check else out
+        in_place = overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad
+        if not in_place:
             y = y.detach().resolve_neg().clone(memory_format=torch.contiguous_format)
         _kernel().irht_rows(y.numpy().reshape(-1, D), rotation_sign_bits(seed, batch, k, D, y.dtype), k)
-    return y
+    return _check_rows(y, D, "y", None if in_place else y0) if check else y
 
 
 def check_signs(x: torch.Tensor, signs: torch.Tensor, name: str = "x") -> None:

@@ -3,6 +3,12 @@
 Rank 1 = the most private (largest r_Q^n, largest MIS). :func:`spearman` is vectorised over laws;
 :func:`rq_rank_stability` and :func:`threshold_rank_stability` re-estimate the ranking from random
 subsets of k_run runs and compare it with the all-run ranking (§5.1.2, App. E.2).
+
+**Non-finite values** (the policy of :mod:`qlib.validation`): a NaN or ±inf in the values ranked or
+averaged raises a ``ValueError`` naming the argument. ``allow_nonfinite=True`` is for r_Q^n, where both
+have a meaning (Algorithm 1): NaN is an undefined r_Q^n (fewer than two distinct quantized models), ranked
+last and ignored by :func:`average_runs`; +inf an r_Q^n that no model bounds, ranked first. Every caller in
+:mod:`qlib.repro` that ranks r_Q^n passes it.
 """
 
 from __future__ import annotations
@@ -13,7 +19,17 @@ import numpy as np
 import torch
 
 from .discriminator import fit_thresholds
-from .validation import check_alloc, check_array, check_choice, check_int, check_int_sequence, check_seed
+from .validation import (
+    check_alloc,
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    nested,
+    skip_nested,
+)
 
 __all__ = ["ranks", "spearman", "run_subsets", "average_runs", "rq_rank_stability",
            "threshold_rank_stability", "rank_confusion"]
@@ -24,40 +40,45 @@ def _axis(axis, ndim: int, name: str = "axis") -> int:
     return check_int(name, axis, low=-ndim, high=ndim - 1)
 
 
-def _values(name: str, values, min_ndim: int = 1, **kw) -> np.ndarray:
+def _values(name: str, values, min_ndim: int = 1, allow_nonfinite: bool = False, **kw) -> np.ndarray:
     """A non-empty real array of at least ``min_ndim`` dimensions; NaN (undefined r_Q^n) and ±inf
-    allowed unless ``finite=True`` is passed."""
+    refused unless ``allow_nonfinite`` (the module docstring)."""
+    allow_nonfinite = check_bool("allow_nonfinite", allow_nonfinite)
     v = check_array(name, values, **{"finite": False, **kw})
+    if not allow_nonfinite and not nested() and v.dtype.kind == "f" and v.size and not np.isfinite(v).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf); pass allow_nonfinite=True for r_Q^n, where NaN "
+                         "(undefined) ranks last and +inf first")
     if v.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {v.shape}")
     return v
 
 
-def ranks(values, axis: int = -1) -> np.ndarray:
+def ranks(values, axis: int = -1, *, allow_nonfinite: bool = False) -> np.ndarray:
     """Ranks along ``axis``, 1 = largest value (= most private for r_Q^n and for MIS); ties share
-    their average rank (as scipy.stats.rankdata). NaN is ranked last; +inf (an r_Q^n that no model
-    bounds) first."""
+    their average rank (as scipy.stats.rankdata). NaN/inf raise unless ``allow_nonfinite``: then NaN is
+    ranked last and +inf (an r_Q^n that no model bounds) first."""
     from scipy import stats
 
-    v = _values("values", values)
+    v = _values("values", values, allow_nonfinite=allow_nonfinite)
     axis = _axis(axis, v.ndim)
     v = np.where(np.isnan(v), -np.inf, v)
     return stats.rankdata(-v, axis=axis)
 
 
-def spearman(a, b, axis: int = -1) -> np.ndarray:
+def spearman(a, b, axis: int = -1, *, allow_nonfinite: bool = False) -> np.ndarray:
     """Spearman ρ between a and b along ``axis`` (vectorised over the other axes).
     NaN where one side is constant. ``a`` and ``b`` are broadcast against each other first (e.g.
-    (S, L, Q) against (1, L, Q)), ``axis`` is an axis of the broadcast shape; NaN entries are ranked
-    last, as in :func:`ranks`."""
-    a, b = _values("a", a), _values("b", b)
+    (S, L, Q) against (1, L, Q)), ``axis`` is an axis of the broadcast shape; NaN/inf entries raise
+    unless ``allow_nonfinite`` (then ranked as in :func:`ranks`)."""
+    a, b = _values("a", a, allow_nonfinite=allow_nonfinite), _values("b", b, allow_nonfinite=allow_nonfinite)
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise ValueError(f"a and b must have broadcastable shapes, got {a.shape} and {b.shape}") from None
     a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     axis = _axis(axis, len(shape))
-    ra, rb = ranks(a, axis), ranks(b, axis)
+    with skip_nested():  # a, b and axis checked above
+        ra, rb = ranks(a, axis, allow_nonfinite=True), ranks(b, axis, allow_nonfinite=True)
     ra = ra - ra.mean(axis=axis, keepdims=True)
     rb = rb - rb.mean(axis=axis, keepdims=True)
     num = (ra * rb).sum(axis=axis)
@@ -78,39 +99,42 @@ def run_subsets(n_runs: int, k_run: int, n_subsets: int, seed: int = 0) -> np.nd
     return np.argsort(rng.random((n_subsets, n_runs)), axis=1)[:, :k_run]
 
 
-def average_runs(x, axis: int = -1, how: str = "mean") -> np.ndarray:
-    """Mean or median over ``axis`` ignoring NaN (runs where r_Q^n is undefined), silently (NaN
-    where every run is NaN)."""
+def average_runs(x, axis: int = -1, how: str = "mean", *, allow_nonfinite: bool = False) -> np.ndarray:
+    """Mean or median over ``axis``. NaN/inf raise unless ``allow_nonfinite``: then NaN runs (where r_Q^n
+    is undefined) are ignored, silently (NaN where every run is NaN)."""
     check_choice("how", how, ("mean", "median"))
-    x = _values("x", x)
+    x = _values("x", x, allow_nonfinite=allow_nonfinite)
     axis = _axis(axis, x.ndim)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(x, axis=axis) if how == "mean" else np.nanmedian(x, axis=axis)
 
 
-def rq_rank_stability(r, k_runs, n_subsets: int = 100, how: str = "mean", seed: int = 0):
+def rq_rank_stability(r, k_runs, n_subsets: int = 100, how: str = "mean", seed: int = 0, *,
+                      allow_nonfinite: bool = False):
     """Rank stability of r_Q^n averaged over k_run runs against all runs (Fig. 1 / Fig. 7).
 
-    ``r`` (L, Q, R): r_Q^n per law, quantizer and run. For each k in ``k_runs``: ``n_subsets``
+    ``r`` (L, Q, R): r_Q^n per law, quantizer and run (NaN/inf raise unless ``allow_nonfinite``: then
+    as in :func:`average_runs` and :func:`ranks`). For each k in ``k_runs``: ``n_subsets``
     random subsets of k runs (the same subsets for every law); returns a dict with
     ``spearman`` (len(k_runs), n_subsets, L) against the all-run ranking, ``ranks``
     (len(k_runs), n_subsets, L, Q) and ``full_ranks`` (L, Q).
     """
     check_choice("how", how, ("mean", "median"))
-    r = check_array("r (laws, quantizers, runs)", r, ndim=3, finite=False)
+    r = _values("r (laws, quantizers, runs)", r, allow_nonfinite=allow_nonfinite, ndim=3)
     k_runs = check_int_sequence("k_runs", k_runs, low=2, high=r.shape[2])
     n_subsets = check_int("n_subsets", n_subsets, low=1)
     seed = check_seed("seed", seed)
-    full = average_runs(r, 2, how)
+    ok = True  # r checked above: what follows sees finite values unless they were allowed
+    full = average_runs(r, 2, how, allow_nonfinite=ok)
     out_s, out_r = [], []
     for i, k in enumerate(k_runs):
         idx = run_subsets(r.shape[2], int(k), n_subsets, seed + i)
-        sub = average_runs(r[:, :, idx], 3, how)                     # (L, Q, S)
+        sub = average_runs(r[:, :, idx], 3, how, allow_nonfinite=ok)   # (L, Q, S)
         sub = np.moveaxis(sub, 2, 0)                         # (S, L, Q)
-        out_s.append(spearman(sub, full[None], axis=-1))
-        out_r.append(ranks(sub, axis=-1))
-    return {"spearman": np.stack(out_s), "ranks": np.stack(out_r), "full_ranks": ranks(full, axis=-1)}
+        out_s.append(spearman(sub, full[None], axis=-1, allow_nonfinite=ok))
+        out_r.append(ranks(sub, axis=-1, allow_nonfinite=ok))
+    return {"spearman": np.stack(out_s), "ranks": np.stack(out_r), "full_ranks": ranks(full, axis=-1, allow_nonfinite=ok)}
 
 
 def threshold_rank_stability(loss_in, loss_out, full_mis, k_runs, n_subsets: int = 20, seed: int = 0):

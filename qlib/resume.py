@@ -114,9 +114,17 @@ def fingerprint(*objs: Any) -> str:
     return h.hexdigest()[:16]
 
 
+def _plain(o: Any) -> str:
+    """A value JSON cannot hold, as text for a unit's key: an array or a tensor by :func:`fingerprint`
+    (its repr elides the middle of a large array), anything else by its repr."""
+    if isinstance(o, np.ndarray) or type(o).__name__ == "Tensor":
+        return "fingerprint " + fingerprint(o)
+    return repr(o)
+
+
 def _key(name: str, inputs: dict, stamp: str) -> str:
     try:
-        text = json.dumps({"unit": name, "inputs": inputs, "code": stamp}, sort_keys=True, default=repr)
+        text = json.dumps({"unit": name, "inputs": inputs, "code": stamp}, sort_keys=True, default=_plain)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"inputs must be JSON-serialisable values (use fingerprint() for data): {exc}") from None
     return hashlib.sha256(text.encode()).hexdigest()[:24]

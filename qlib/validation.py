@@ -33,6 +33,33 @@ The switch is a :class:`contextvars.ContextVar`: per thread and per asyncio task
 (also on an exception). :func:`nested` says whether it is on; a function whose checks are not ``check_*``
 calls (an idea's own, e.g. a ±1 sign test) asks it.
 
+**Non-finite values: refused at the door, one decision per family** (issue 41). A NaN or ±inf where a
+number is meant raises a ``ValueError`` naming the argument (``check_*(..., finite=True)``, the default).
+Where a NaN or inf carries a meaning for some callers, the entry point takes ``allow_nonfinite=False``
+and says what the switch does; inside :func:`skip_nested` nothing is checked (the caller checked at its
+door). The families:
+
+* **Transforms and rotations** (:mod:`qlib.hadamard`: ``fwht``, ``rht``, ``irht``, ``seeded_rht``,
+  ``seeded_irht``, ``pad_to_power_of_two``): refused. The check reads the first output coordinate of
+  each row, which sums every input of the row, so it costs no pass over the data (``benchmarks/
+  bench_finite_check.py``); ``allow_nonfinite=True`` propagates, as ``torch.fft`` does.
+* **Rankings** (:mod:`qlib.ranking`: ``ranks``, ``spearman``, ``average_runs``, ``rq_rank_stability``;
+  ``rank_confusion`` takes ranks, always finite): refused; ``allow_nonfinite=True`` is the r_Q^n reading
+  (NaN an undefined r_Q^n, ranked last and ignored by averages; +inf an unbounded one, ranked first).
+* **Forward passes** (``qlib.engine.Linear.forward``, ``MLP.forward``): NaN/inf parameters or inputs
+  refused; ``allow_nonfinite=True`` scores a model that may have diverged (its outputs NaN). ``apply``,
+  the training loop's call, checks kind and shape only (``train`` checks its data and θ₀ once).
+* **Metrics** (``qlib.repro.quantized_mis.molecular.auroc``, ``r2``, ``spearman_to_labels``): non-finite
+  scores refused; ``allow_nonfinite=True`` gives their row NaN (a diverged model recorded as a failed
+  model, not a stopped batch) — what the molecular study passes.
+* **Attack statistics** (``qlib.repro.attacks.protocol``): ``percentile_interval`` refuses non-finite
+  resamples unless ``allow_nonfinite=True`` (an undefined resampled ρ, ignored); ``finite_scores`` is the
+  one function whose purpose is non-finite input (0/0 and x/0 scores of a zero per-example variance,
+  mapped to stated finite values).
+* **Labels, rates, sizes and every other scalar or array argument**: refused, no switch.
+
+A ledger row whose ``ours`` is NaN (a comparison that failed) is a result, not an input: it is recorded.
+
 **No allocation before a size check** (issue 30). A size an argument sets (``n``, ``D``, ``levels``, a
 shape) is checked against the memory it would take before anything of that size is made:
 :func:`check_alloc` raises a ``ValueError`` naming the argument, the bytes the call would need and the

@@ -318,3 +318,21 @@ def test_train_config_is_frozen_hashable_and_keyed():
     assert len(a.key()) == 16 and int(a.key(), 16) >= 0
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.lr = 1.0
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("where", ["theta", "X"])
+@pytest.mark.parametrize("family", ["Linear", "MLP"])
+def test_forward_refuses_nonfinite_parameters_and_inputs_unless_allowed(family, where, bad):
+    """The forward passes' non-finite policy (qlib.validation): forward, the user's call, names the
+    argument; allow_nonfinite=True scores a diverged model as NaN; apply, the training loop's call,
+    checks kind and shape only."""
+    model = engine.Linear(3) if family == "Linear" else engine.MLP(3, 4)
+    th = engine.init_params(model, 2, 0)
+    X = torch.randn(2, 5, 3, generator=torch.Generator().manual_seed(1))
+    (th if where == "theta" else X)[1, 0] = bad
+    with pytest.raises(ValueError, match=rf"^{where} must be finite"):
+        model.forward(th, X)
+    out = model.forward(th, X, allow_nonfinite=True)
+    assert torch.isfinite(out[0]).all() and not torch.isfinite(out[1]).all()
+    torch.testing.assert_close(model.apply(th, model.prepare(X)), out, equal_nan=True)

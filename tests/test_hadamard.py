@@ -204,3 +204,53 @@ def test_payloads_do_not_share_the_senders_scratch():
     assert torch.equal(p1.indices, idx1) and torch.equal(p1.scale, s1) and torch.equal(eden.decompress(p1), y1)
     assert b1 != b2 and torch.equal(eden.decompress(wire.from_bytes(b1)).reshape(y1.shape), y1)
     assert not torch.equal(p2.indices, p1.indices)
+
+
+_TRANSFORMS = {
+    "fwht": (lambda x, **k: H.fwht(x, **k), "x"),
+    "fwht torch": (lambda x, **k: H.fwht(x, backend="torch", **k), "x"),
+    "fwht float64": (lambda x, **k: H.fwht(x.double(), **k), "x"),
+    "rht": (lambda x, **k: H.rht(x, H.rotation_signs(1, x.shape[:-1], 2, x.shape[-1]), **k), "x"),
+    "irht": (lambda y, **k: H.irht(y, H.rotation_signs(1, y.shape[:-1], 1, y.shape[-1]), **k), "y"),
+    "seeded_rht": (lambda x, **k: H.seeded_rht(x, 3, 2, **k), "x"),
+    "seeded_irht": (lambda y, **k: H.seeded_irht(y, 3, **k), "y"),
+    "seeded_irht overwrite": (lambda y, **k: H.seeded_irht(y.clone(), 3, overwrite=True, **k), "y"),
+    "pad_to_power_of_two": (lambda x, **k: H.pad_to_power_of_two(x[..., :-1], **k), "x"),
+}
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("d", [4, 8, 1024])
+@pytest.mark.parametrize("which", list(_TRANSFORMS))
+def test_transforms_refuse_nonfinite_input_unless_allowed(which, d, bad):
+    """The non-finite policy (qlib.validation): a NaN/inf anywhere in one row of a batch raises a
+    ValueError naming the argument (read from the first output coordinate of each row, which sums every
+    input); allow_nonfinite=True propagates it to that row only, as a linear transform does."""
+    f, name = _TRANSFORMS[which]
+    x = torch.randn(3, d, generator=torch.Generator().manual_seed(d))
+    x[1, d // 2 - 1] = bad
+    with pytest.raises(ValueError, match=rf"^{name} must be finite"):
+        f(x)
+    y = f(x, allow_nonfinite=True)
+    assert torch.isfinite(y[[0, 2]]).all()
+    assert not torch.isfinite(y[1]).all()
+    clean = x.clone()
+    clean[1, d // 2 - 1] = 0.0
+    assert torch.equal(f(clean), f(clean, allow_nonfinite=True))  # finite input: the check changes nothing
+
+
+def test_transform_overflow_is_told_apart_from_nonfinite_input():
+    x = torch.full((4,), 3e38)  # finite, but the first output coordinate, 2 * 3e38 * 2 / 2, overflows float32
+    with pytest.raises(ValueError, match=r"^x is finite but its transform overflows torch.float32"):
+        H.fwht(x)
+    assert torch.isinf(H.fwht(x, allow_nonfinite=True)[0])
+
+
+def test_nonfinite_check_is_off_behind_the_door():
+    """Inside a checked caller (skip_nested) the transforms check nothing, as the compressors need."""
+    from qlib.validation import skip_nested
+
+    x = torch.tensor([1.0, float("nan"), 2.0, 3.0])
+    with skip_nested():
+        assert torch.isnan(H.fwht(x)).all()
+        assert torch.isnan(H.seeded_rht(x, 1)).all()

@@ -32,9 +32,27 @@ def test_rankings_reject_broken_input_by_name():
         ranking.threshold_rank_stability(np.ones((1, 2, 4, 3)), np.ones((1, 2, 4, 3)), [[0.2, np.nan]], [2])
     with pytest.raises(ValueError, match=r"\bpred_ranks\b"):
         ranking.rank_confusion([[1.0, 4.0]], [[1.0, 2.0]])
-    # NaN (an undefined r_Q^n) stays legitimate: ranked last, ignored by averages
-    np.testing.assert_array_equal(ranking.ranks([np.nan, 1.0, np.inf]), [3, 2, 1])
-    np.testing.assert_allclose(ranking.average_runs([[1.0, np.nan, 3.0]]), [2.0])
+
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_rankings_refuse_nonfinite_values_unless_allowed(bad):
+    """The non-finite policy (qlib.validation): every ranking refuses NaN/inf by name by default;
+    allow_nonfinite=True is the r_Q^n reading (NaN, undefined, ranks last and is ignored by averages;
+    +inf, unbounded, ranks first)."""
+    v = [bad, 1.0, 2.0]
+    calls = {"values": lambda **k: ranking.ranks(v, **k), "a": lambda **k: ranking.spearman(v, [1.0, 2.0, 3.0], **k),
+             "b": lambda **k: ranking.spearman([1.0, 2.0, 3.0], v, **k),
+             "x": lambda **k: ranking.average_runs([v], **k),
+             r"r \(laws": lambda **k: ranking.rq_rank_stability(np.array([[v, [1.0, 2.0, 3.0]]]), [2], 3, **k)}
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^{name}.* must be finite.*allow_nonfinite=True"):
+            call()
+        call(allow_nonfinite=True)  # the r_Q^n reading: no error
+    np.testing.assert_array_equal(ranking.ranks([np.nan, 1.0, np.inf], allow_nonfinite=True), [3, 2, 1])
+    np.testing.assert_allclose(ranking.average_runs([[1.0, np.nan, 3.0]], allow_nonfinite=True), [2.0])
+    with pytest.raises(TypeError, match=r"\ballow_nonfinite\b"):
+        ranking.ranks([1.0, 2.0], allow_nonfinite="yes")
 
 
 def test_rank_stability_is_perfect_without_run_noise_and_errors():

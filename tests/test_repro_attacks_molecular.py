@@ -243,3 +243,16 @@ def test_claims_rows_tables_and_text(tiny):
 
 def test_synthetic_still_uses_the_shared_protocol():
     assert synthetic.SYNTHETIC_ATTACKS is protocol.ATTACKS
+
+
+def test_percentile_interval_refuses_non_finite_resamples_unless_allowed():
+    """The attack statistics' non-finite policy (qlib.validation): NaN/inf resamples raise naming x; with
+    allow_nonfinite=True (what both attacks chapters pass: a resampled rho can be undefined) NaN resamples
+    are ignored."""
+    x = np.arange(1.0, 101.0)
+    bad = np.r_[x, np.nan]
+    with pytest.raises(ValueError, match=r"^x must be finite.*allow_nonfinite=True"):
+        protocol.percentile_interval(bad, 0.9)
+    with pytest.raises(ValueError, match=r"^x must be finite"):
+        protocol.percentile_interval(np.r_[x, np.inf], 0.9)
+    assert protocol.percentile_interval(bad, 0.9, allow_nonfinite=True) == protocol.percentile_interval(x, 0.9)

@@ -139,14 +139,21 @@ def test_metrics_reject_bad_labels_by_name():
         MM.auroc(None, y)
 
 
-def test_metrics_give_nan_for_a_non_finite_score_row():
+def test_metrics_refuse_non_finite_scores_or_give_nan_rows_when_allowed():
+    """The metrics' non-finite policy (qlib.validation): a NaN/inf score raises naming the argument; with
+    allow_nonfinite=True (what train_task passes) a diverged model's row is NaN and the others are
+    unchanged."""
     rng = np.random.default_rng(1)
     y, yr = np.array([0, 1] * 10), rng.normal(size=20)
     s = rng.normal(size=(3, 20))
+    clean = [f(s, lab) for f, lab in ((MM.auroc, y), (MM.r2, yr), (MM.spearman_to_labels, yr))]
     s[1, 4], s[2, 0] = np.nan, np.inf                       # two diverged models among three
-    for f, lab in ((MM.auroc, y), (MM.r2, yr), (MM.spearman_to_labels, yr)):
-        out = f(s, lab)
-        assert np.isfinite(out[0]) and np.isnan(out[1:]).all(), f.__name__
+    for (f, lab, arg), ref in zip(((MM.auroc, y, "scores"), (MM.r2, yr, "pred"), (MM.spearman_to_labels, yr, "pred")),
+                                  clean):
+        with pytest.raises(ValueError, match=rf"^{arg} must be finite.*allow_nonfinite=True"):
+            f(s, lab)
+        out = f(s, lab, allow_nonfinite=True)
+        assert out[0] == ref[0] and np.isnan(out[1:]).all(), f.__name__
 
 
 def test_train_task_rejects_bad_labels_and_settings_by_name():

@@ -1,8 +1,10 @@
 """Resumable long runs (qlib.resume): a unit is saved once, reused only under the same inputs and code,
 and a run stopped part-way and resumed equals an uninterrupted one, bit for bit, for the heavy drivers
 of eden/01 (a Figure 2 dimension), eden/02 (Figure 8's (law, repetition)), eden/05 (a federated run),
-quantized-mis/05 (a molecular task and embedder), attacks/02 (a (seed, law) of the synthetic attacks)
-and mia-limits/03 (a Table 1 network)."""
+quantized-mis/03 (a stage of the synthetic study), quantized-mis/05 (a molecular task and embedder),
+attacks/01 (a sample size of a toy), attacks/02 (a (seed, law) of the synthetic attacks), attacks/03 (a
+molecular task), attacks/04 (a (method, canary)'s trainings), mia-limits/02 (100 iterations of the
+overfitting networks) and mia-limits/03 (a Table 1 network)."""
 
 from __future__ import annotations
 
@@ -199,3 +201,99 @@ def test_figure2_vnmse_sweep_resumed_equals_uninterrupted(tmp_path):
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
     assert units.reused == 2 and units.computed == 1   # one unit per d
     pd.testing.assert_frame_equal(again, whole, check_exact=True)
+
+
+def test_molecular_attacks_resumed_equal_uninterrupted(tmp_path, shared_data_dir):
+    from qlib.repro.attacks import molecular
+
+    cfg = molecular.MolecularAttackConfig(tasks=("Carcinogens_Lagunin", "DILI"), models=8, epochs=6,
+                                          names=("sign", "bits2"), max_molecules=60)
+
+    def run(units=None):
+        return molecular.molecular_attacks(cfg, data_dir=shared_data_dir, cache_dir=tmp_path / "emb", device="cpu",
+                                           units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path / "units", run, stop_after=1)
+    assert units.reused == 1 and units.computed == 1   # one unit per task
+    pd.testing.assert_frame_equal(again.table, whole.table, check_exact=True)
+    for a, b in zip(again.tasks, whole.tasks):
+        for name in ("keep", "r", "scores", "correct"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_toy_attack_study_resumed_equals_uninterrupted(tmp_path):
+    from qlib.repro.attacks import toys
+
+    toy = toys.empirical_toy(toys.zipf_law(6, 1.0))
+
+    def run(units=None):
+        return toys.attack_study(toy, [4, 8, 16], shadows=8, pairs=400, min_targets=4, reps=5, seed=2, units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
+    assert units.reused == 2 and units.computed == 1   # one unit per sample size
+    pd.testing.assert_frame_equal(again.table, whole.table, check_exact=True)
+    assert again.scores.keys() == whole.scores.keys()
+    for k in whole.scores:
+        for a, b in zip(again.scores[k], whole.scores[k]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_overfit_mlp_resumed_equals_uninterrupted(tmp_path, monkeypatch):
+    from qlib.mia import overfit
+
+    monkeypatch.setattr(overfit, "UNIT_ITERATIONS", 4)
+    kw = dict(n=20, d=3, width=16, iters=10, lr=0.05, n_val=30, seeds=(0, 1), eval_every=3, device="cpu")
+
+    def run(units=None):
+        return overfit.train_overfit_mlp(units=units, **kw)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
+    assert units.reused == 2 and units.computed == 1   # iterations 0-3, 4-7, 8-10
+    for f in ("iterations", "thresholds", "train_frac", "val_frac", "train_mse", "val_mse"):
+        np.testing.assert_array_equal(getattr(again, f), getattr(whole, f))
+
+
+def test_synthetic_study_resumed_equals_uninterrupted(tmp_path):
+    from qlib.repro.quantized_mis import study
+
+    cfg = study.StudyConfig(runs=6, epochs=8, n=10, n_val=10, grid=((1.5, 6), (2.0, 8)), names=("sign", "bits2"),
+                            disc_epochs=2)
+
+    def run(units=None):
+        return study.run_study(cfg, device="cpu", units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=1)
+    assert units.reused == 1 and units.computed == 1   # the training stage, then the discriminator
+    for f in ("r", "n_distinct", "acc_val", "acc_train", "loss_in", "loss_out", "thr_mis", "thr_lo", "thr_hi",
+              "disc_mis", "disc_lo", "disc_hi"):
+        np.testing.assert_array_equal(getattr(again, f), getattr(whole, f), err_msg=f)
+
+
+def test_dp_audit_resumed_equals_uninterrupted(tmp_path):
+    from qlib.repro.attacks import dp_audit
+
+    task = dp_audit.diagnostic_task()
+
+    def run(units=None):
+        return dp_audit.audit(task, eps_values=[1.0, 4.0], runs=6, rqp_sigma=1.0, seed=3,
+                              setting={"T": 3, "m": 8, "eta": 0.1, "clip": 1.0, "b": 4, "M": 1.0, "delta": 1e-5},
+                              units=units)
+
+    whole = run()
+    again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
+    assert units.reused == 2 and units.computed == 2   # 2 methods × 2 canaries
+    pd.testing.assert_frame_equal(again.table, whole.table, check_exact=True)
+
+
+def test_a_large_array_in_a_units_inputs_is_keyed_by_its_values(tmp_path):
+    """numpy elides the middle of a large array's repr: the key must not (two arrays, one repr)."""
+    a, b = np.zeros(5000), np.zeros(5000)
+    b[2500] = 1.0
+    assert repr(a) == repr(b)
+    u = Units(tmp_path, stamp="s")
+    assert u.path("w", {"x": a}) != u.path("w", {"x": b})
+    assert u.path("w", {"x": a}) == u.path("w", {"x": a.copy()})

@@ -93,7 +93,7 @@ def _outputs(model, theta, X, chunk: int = 64) -> torch.Tensor:
     out = []
     for i in range(0, theta.shape[0], chunk):
         th = theta[i:i + chunk]
-        out.append(model.forward(th, X.to(th.dtype).expand(th.shape[0], *X.shape)))
+        out.append(model.forward(th, X.to(th.dtype).expand(th.shape[0], *X.shape), allow_nonfinite=True))  # a diverged shadow scores NaN
     return torch.cat(out)
 
 

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from qlib.validation import (
 )
 
 from ..devices import resolve
+from ..resume import check_units
 
 DEFAULT_THRESHOLDS = (0.5, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
@@ -144,6 +146,10 @@ def ols_threshold_game(d: int, n: int, trials: int, *, seed: int = 0) -> float:
 
 
 # ---- Simulation 1 -----------------------------------------------------------------------------
+#: iterations per resumable unit of :func:`train_overfit_mlp`
+UNIT_ITERATIONS = 100
+
+
 @dataclass(frozen=True)
 class OverfitRun:
     """Fractions of points with squared loss ≤ ε: arrays (seeds, evaluations, thresholds)."""
@@ -164,13 +170,19 @@ def sphere(n: int, d: int, g: torch.Generator, device, dtype=torch.float32) -> t
 
 def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: int = 2500, lr: float = 0.1,
                       n_val: int = 10_000, noise_sd: float = 0.1, thresholds=DEFAULT_THRESHOLDS,
-                      seeds=(0,), eval_every: int = 10, device: str = "auto") -> OverfitRun:
+                      seeds=(0,), eval_every: int = 10, device: str = "auto", units=None) -> OverfitRun:
     """Simulation 1 of paper 003 (Figure 1), all seeds trained at once as one batched model.
 
     Data: x ~ Uniform(S^{d−1}), y = sin(π x_1) + ζ, ζ ~ N(0, noise_sd²) (the paper's N(0, 0.01) read
     as a variance). Model x ↦ W_2 ReLU(W_1 x + b_1) + b_2, Xavier-normal weights, PyTorch-default
     uniform biases; full-batch Adam on the MSE. Fractions are recorded at iteration 0 and every
     ``eval_every`` iterations (and at ``iters``).
+
+    ``units`` (a :class:`qlib.resume.Units`): every :data:`UNIT_ITERATIONS` iterations are a unit whose
+    result is the whole training state after them (the weights, Adam's state, the fractions recorded so
+    far), keyed by every argument; a rerun loads the states saved and continues from the last, which
+    gives the same numbers as an uninterrupted run, bit for bit (full-batch training draws nothing after
+    the initialisation).
     """
     n, d, width, iters = (check_int(k, v, low=1, integral_float=True) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
     lr = check_positive("lr", lr)
@@ -179,6 +191,7 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
     noise_sd = check_float("noise_sd", noise_sd, low=0.0)
     thresholds = check_float_sequence("thresholds", thresholds, low=0.0)
     seeds = check_int_sequence("seeds", seeds, low=0)
+    check_units("units", units)
     check_alloc("n, n_val, d and width", len(seeds) * ((n + n_val) * (d + 3 * width) + 4 * (d + 2) * width), 4,
                 value=(n, n_val, d, width), what="the seeds' data, hidden activations and weights (with Adam's moments)")
     dev = resolve(device)
@@ -215,14 +228,50 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
             tm.append(lt.mean(1).cpu().numpy())
             vm.append(lv.mean(1).cpu().numpy())
 
-    record(0)
-    for it in range(1, iters + 1):
-        opt.zero_grad(set_to_none=True)
-        loss = ((fwd(X) - Y) ** 2).mean(1).sum()  # seeds are independent: sum of per-seed MSEs
-        loss.backward()
-        opt.step()
-        if it % eval_every == 0 or it == iters:
-            record(it)
+    def advance(first: int, last: int) -> None:
+        """Iterations first … last (0: the record at the start)."""
+        if first == 0:
+            record(0)
+            first = 1
+        for it in range(first, last + 1):
+            opt.zero_grad(set_to_none=True)
+            loss = ((fwd(X) - Y) ** 2).mean(1).sum()  # seeds are independent: sum of per-seed MSEs
+            loss.backward()
+            opt.step()
+            if it % eval_every == 0 or it == iters:
+                record(it)
+
+    if units is None:
+        advance(0, iters)
+    else:
+        weights = (W1, b1, W2, b2)
+        key = {"n": n, "d": d, "width": width, "iters": iters, "lr": lr, "n_val": n_val, "noise_sd": noise_sd,
+               "thresholds": list(thresholds), "seeds": list(seeds), "eval_every": eval_every, "device": dev.type}
+
+        def snapshot() -> dict:
+            return {"weights": [w.detach().cpu().clone() for w in weights], "opt": copy.deepcopy(opt.state_dict()),
+                    "records": copy.deepcopy((its, tf, vf, tm, vm))}
+
+        def restore(state: dict) -> None:
+            with torch.no_grad():
+                for w, v in zip(weights, state["weights"]):
+                    w.copy_(v.to(w.device))
+            opt.load_state_dict(copy.deepcopy(state["opt"]))
+            for mine, saved in zip((its, tf, vf, tm, vm), state["records"]):
+                mine[:] = saved
+
+        state = None
+        for first in range(0, iters + 1, UNIT_ITERATIONS):
+            last = min(first + UNIT_ITERATIONS - 1, iters)
+
+            def segment(first=first, last=last, before=state):
+                if before is not None:
+                    restore(before)   # the state the previous unit left (loaded or just computed)
+                advance(first, last)
+                return snapshot()
+
+            state = units.run("overfit_iterations", {**key, "last": last}, segment)
+        restore(state)
     return OverfitRun(np.array(its), np.asarray(thresholds, dtype=np.float64),
                       np.stack(tf, 1), np.stack(vf, 1), np.stack(tm, 1), np.stack(vm, 1))
 
@@ -287,7 +336,7 @@ def propB1_bound(s: int) -> float:
 
 
 __all__ = [
-    "DEFAULT_THRESHOLDS", "fraction_below", "eq6_lower_bound", "ols_losses", "loss_threshold_accuracy",
+    "DEFAULT_THRESHOLDS", "UNIT_ITERATIONS", "fraction_below", "eq6_lower_bound", "ols_losses", "loss_threshold_accuracy",
     "ols_threshold_game", "OverfitRun", "train_overfit_mlp", "wishart_gram_bartlett", "prob_event_E",
     "propB1_n_printed", "propB1_n_corrected", "propB1_bound",
 ]

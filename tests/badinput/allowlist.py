@@ -35,34 +35,14 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "ddof=0 (biased variance) is one of the two documented choices (0 or 1)",
     ("qlib.recorder.RQRecorder", "ddof", "0"):
         "ddof=0 (biased variance) is one of the two documented choices (0 or 1)",
-    ("qlib.ranking.ranks", "values", "nan"):
-        "NaN is an undefined r_Q^n (fewer than two distinct models), documented to rank last",
-    ("qlib.ranking.ranks", "values", "inf"):
-        "+inf is the r_Q^n of a trajectory no model bounds (rqn docstring); ±inf rank like any number",
     ("qlib.ranking.ranks", "values", "ndim"):
         "vectorised: ranks along axis, any number of other axes",
-    ("qlib.ranking.spearman", "a", "nan"):
-        "NaN is an undefined r_Q^n (fewer than two distinct models), documented to rank last",
-    ("qlib.ranking.spearman", "a", "inf"):
-        "+inf is the r_Q^n of a trajectory no model bounds (rqn docstring); ±inf rank like any number",
     ("qlib.ranking.spearman", "a", "ndim"):
         "a and b broadcast ((S, L, Q) against (1, L, Q) in rq_rank_stability)",
-    ("qlib.ranking.spearman", "b", "nan"):
-        "NaN is an undefined r_Q^n (fewer than two distinct models), documented to rank last",
-    ("qlib.ranking.spearman", "b", "inf"):
-        "+inf is the r_Q^n of a trajectory no model bounds (rqn docstring); ±inf rank like any number",
     ("qlib.ranking.spearman", "b", "ndim"):
         "a and b broadcast ((S, L, Q) against (1, L, Q) in rq_rank_stability)",
-    ("qlib.ranking.average_runs", "x", "nan"):
-        "NaN runs (undefined r_Q^n) are documented to be ignored",
-    ("qlib.ranking.average_runs", "x", "inf"):
-        "+inf is the r_Q^n of a trajectory no model bounds (rqn docstring); ±inf rank like any number",
     ("qlib.ranking.average_runs", "x", "ndim"):
         "any shape: the average is over axis",
-    ("qlib.ranking.rq_rank_stability", "r", "nan"):
-        "NaN runs (undefined r_Q^n) are ignored by average_runs",
-    ("qlib.ranking.rq_rank_stability", "r", "inf"):
-        "+inf is the r_Q^n of a trajectory no model bounds (rqn docstring); ±inf rank like any number",
     ("qlib.ranking.rank_confusion", "pred_ranks", "ndim+1"):
         "documented: pooled over every leading axis of (..., L, Q)",
     ("qlib.engine.per_sample_loss", "out", "ndim+1"):
@@ -73,8 +53,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "zero epochs is a no-op returning theta0 (an untrained reference); the record train builds",
     **{(f"qlib.engine.{c}.{m}", p, k): "a model's method on the hot path of every epoch: NaN/inf propagate as in "
        "torch (train checks X, y and theta0 once, at its door; the kind and shape are checked here)"
-       for c, ms in (("Linear", ("apply", "forward", "prepare", "unflatten", "vjp")),
-                     ("MLP", ("apply", "forward", "prepare", "unflatten", "shared_loss_grad")))
+       for c, ms in (("Linear", ("apply", "prepare", "unflatten", "vjp")),
+                     ("MLP", ("apply", "prepare", "unflatten", "shared_loss_grad")))
        for m in ms for p in ("theta", "X", "data", "grad_out", "y", "weights") for k in ("nan", "inf")
        if p in __import__("inspect").signature(getattr(getattr(__import__("qlib.engine").engine, c), m)).parameters},
     ("qlib.engine.Linear.unflatten", "theta", "ndim"): "any leading shape (..., p): the views of the parameters keep it",
@@ -119,12 +99,12 @@ ALLOW: dict[tuple[str, str, str], str] = {
                           ("compiled_fwht_applies", "x", "ndim"), ("rht", "x", "ndim+1"), ("irht", "y", "ndim+1"),
                           ("check_signs", "x", "ndim+1"), ("seeded_rht", "x", "ndim"), ("seeded_irht", "y", "ndim"),
                           ("compiled_rotation_applies", "x", "ndim"))
-       for m, r in (("nan", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
-                            "a check would be one more pass (the compressors check their input once, at compress)"),
-                    ("inf", "a linear transform on the hot path of every message: NaN/inf propagate as in torch.fft; "
-                            "a check would be one more pass (the compressors check their input once, at compress)"),
-                    (ndim, "batched over every leading dimension: (*batch, D) of any batch shape; a flattened "
-                           "batch is one longer vector"))},
+       for m, r in ((ndim, "batched over every leading dimension: (*batch, D) of any batch shape; a flattened "
+                           "batch is one longer vector"),)},
+    **{(f"qlib.hadamard.{f}", p, m): "a question about the tensor (its dtype, device, autograd, shape) or about "
+                                     "the signs: the values of x are not read (the transforms refuse NaN/inf)"
+       for f, p in (("compiled_fwht_applies", "x"), ("check_signs", "x"), ("compiled_rotation_applies", "x"))
+       for m in ("nan", "inf")},
     **{(f"qlib.hadamard.{f}", "signs", "ndim+1"): "signs (..., k, D) with leading dimensions that broadcast with "
                                                   "the vectors' (one rotation per vector or one for all)"
        for f in ("rht", "irht", "check_signs")},
@@ -223,11 +203,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
        for f in ("paper_value", "ours") for m in ("nan", "inf", "str", "range", "None")},
     **{(f"qlib.repro.quantized_mis.molecular.{fn}", arg, m): why
        for fn, arg in (("auroc", "scores"), ("r2", "pred"), ("spearman_to_labels", "pred"))
-       for m, why in (("nan", "documented: a non-finite score row (a diverged model in a batch) gives NaN for "
-                              "that row, so one model does not stop the batched scoring of train_task"),
-                      ("inf", "documented: a non-finite score row (a diverged model in a batch) gives NaN for "
-                              "that row, so one model does not stop the batched scoring of train_task"),
-                      ("ndim+1", "documented (..., n): leading axes are batch axes (one model per row)"))},
+       for m, why in (("ndim+1", "documented (..., n): leading axes are batch axes (one model per row)"),)},
     ("qlib.repro.quantized_mis.synthetic_claims.section512_claims", "values", "nan"): "documented: r_Q^n / MIS are NaN where "
         "undefined (all runs of a law undefined); a NaN never wins a comparison, so a claim is False there",
     # (end mol)
@@ -251,10 +227,6 @@ ALLOW: dict[tuple[str, str, str], str] = {
        for lab in ("nan-entry", "inf-entry")},
     ("qlib.repro.attacks.protocol.finite_scores", "s", "ndim+1"): "documented: elementwise, any shape (the scores of "
                                                                   "one attack on (K, N) pairs, or flattened)",
-    ("qlib.repro.attacks.protocol.percentile_interval", "x", "nan-entry"): "documented: NaN resamples (an undefined "
-                                                                          "statistic) are ignored",
-    ("qlib.repro.attacks.protocol.percentile_interval", "x", "inf-entry"): "an infinite resampled statistic has "
-                                                                          "well-defined quantiles",
     **{("qlib.repro.attacks.protocol.percentile_interval", "x", lab): "documented: quantiles along axis, any shape"
        for lab in ("ndim+1", "flattened")},
     ("qlib.repro.attacks.protocol.percentile_interval", "axis", "-1"): "numpy's axis convention: -1 is the last axis",

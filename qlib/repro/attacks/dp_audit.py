@@ -45,6 +45,8 @@ import torch
 
 from qlib import dpsgd
 from qlib.attacks import dp_bound, metrics
+from qlib.devices import resolve
+from qlib.resume import check_units, fingerprint
 from qlib.rqp_privacy import check_bits, dpsgd_noise_multiplier, solve_q
 from qlib.validation import (
     check_alloc,
@@ -180,10 +182,13 @@ def _seeds(seed: int, *key: int) -> tuple[int, int]:
 
 def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=("dpsgd", "rqp"),
           canaries=CANARIES, setting=None, seed: int = 0, sampling: str = "with_replacement",
-          level: float = 0.95, correction: str = "bonferroni", device="cpu") -> DPAudit:
+          level: float = 0.95, correction: str = "bonferroni", device="cpu", units=None) -> DPAudit:
     """The audit of every method × canary × ε: per method and canary two batched trainings (``runs``
     models per ε with the canary, ``runs`` without; all ε of ``eps_values`` in the same call, σ and q per
-    run), each final model scored by the canary's margin; the metrics and bounds per setting."""
+    run), each final model scored by the canary's margin; the metrics and bounds per setting. ``units`` (a
+    :class:`qlib.resume.Units`): each (method, canary)'s two trainings are a unit, saved when done and
+    reused by a rerun (seeded by ``(seed, method, canary)`` alone, so a resumed audit equals an
+    uninterrupted one)."""
     task = _logreg_task(task)
     eps_values = check_float_sequence("eps_values", eps_values, low=0.0, low_open=True)
     runs = check_int("runs", runs, low=2)
@@ -201,6 +206,7 @@ def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=
     check_choice("sampling", sampling, ("with_replacement", "epoch"))
     level = check_probability("level", level, open_low=True, open_high=True)
     check_choice("correction", correction, dp_bound.CORRECTIONS)
+    check_units("units", units)
     E = len(eps_values)
     # what one call of dpsgd.train holds at once (the sides run one after the other): the example indices and
     # weights of every step (int64, int64, float32) and one step's batch of float64 features, with about two
@@ -222,14 +228,26 @@ def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=
                     Xout, yout = task.X_train, task.y_train
                 else:
                     Xout, yout = np.delete(Xin, idx, axis=0), np.delete(yin, idx)
-                margin = {}
-                for side, (Xs, ys), sd in zip(("in", "out"), ((Xin, yin), (Xout, yout)), _seeds(seed, mi, ci)):
-                    t = dpsgd.Task(task.name, "logreg", Xs, ys, task.X_test, task.y_test, 2)
-                    res = dpsgd.train(t, method, runs=E * runs, T=s["T"], m=s["m"], eta=s["eta"], clip=s["clip"],
-                                      sigma=sig, q=qs, b=s["b"], M=s["M"], sampling=sampling, seed=sd,
-                                      device=device, dtype=torch.float64)
-                    z = (res.w.cpu().numpy() @ x).reshape(E, runs)
-                    margin[side] = ((2 * y - 1) * z, res.test_acc.reshape(E, runs).mean(1))
+                seeds = _seeds(seed, mi, ci)
+
+                def margins(method=method, x=x, y=y, Xin=Xin, yin=yin, Xout=Xout, yout=yout, sig=sig, qs=qs,
+                            seeds=seeds):
+                    """The canary's margin on every final model of both sides, and their test accuracy."""
+                    margin = {}
+                    for side, (Xs, ys), sd in zip(("in", "out"), ((Xin, yin), (Xout, yout)), seeds):
+                        t = dpsgd.Task(task.name, "logreg", Xs, ys, task.X_test, task.y_test, 2)
+                        res = dpsgd.train(t, method, runs=E * runs, T=s["T"], m=s["m"], eta=s["eta"], clip=s["clip"],
+                                          sigma=sig, q=qs, b=s["b"], M=s["M"], sampling=sampling, seed=sd,
+                                          device=device, dtype=torch.float64)
+                        z = (res.w.cpu().numpy() @ x).reshape(E, runs)
+                        margin[side] = ((2 * y - 1) * z, res.test_acc.reshape(E, runs).mean(1))
+                    return margin
+
+                margin = margins() if units is None else units.run("dp_audit_trainings", {
+                    "task": fingerprint(task.X_train, task.y_train, task.X_test, task.y_test), "method": method,
+                    "canary": kind, "eps": list(eps_values), "runs": runs, "sigma": sig, "q": qs, "setting": s,
+                    "seeds": list(seeds), "sampling": sampling,
+                    "device": resolve(device).type}, margins)
                 for k, e in enumerate(eps_values):
                     sc = np.r_[margin["in"][0][k], margin["out"][0][k]]
                     mem = np.r_[np.ones(runs, bool), np.zeros(runs, bool)]

@@ -43,6 +43,7 @@ model left out of that task's ρ.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import asdict, dataclass, fields
@@ -54,6 +55,8 @@ import torch
 from qlib import engine, molecules, quantizers, recorder
 from qlib.attacks import metrics, shadow
 from qlib.data import MissingDataError
+from qlib.devices import resolve
+from qlib.resume import check_units, fingerprint
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
@@ -225,16 +228,20 @@ def _split(n: int, val_frac: float, seed: int):
 
 
 def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir=None, device="auto",
-                      progress=None) -> MolecularAttackStudy:
+                      progress=None, units=None) -> MolecularAttackStudy:
     """Every attack on every quantized (and the unquantized) molecular MLP of every task of ``config`` (a
     :class:`MolecularAttackConfig`; module docstring). ``data_dir`` the TDC files (:func:`qlib.molecules.load_task`:
     a task absent offline is listed in ``missing``), ``cache_dir`` the embedding cache, ``device`` where the
-    models train (the attacks run on the CPU), ``progress`` an optional callable ``progress(task, TaskAttacks)``."""
+    models train (the attacks run on the CPU), ``progress`` an optional callable ``progress(task, TaskAttacks)``.
+    ``units`` (a :class:`qlib.resume.Units`): each task is a unit, keyed by the settings and a fingerprint of
+    its embeddings and labels, saved when done and reused by a rerun (each task is seeded by its own index
+    alone, so a resumed study equals an uninterrupted one)."""
     cfg = config
     if not isinstance(cfg, MolecularAttackConfig):
         raise TypeError(f"config must be a MolecularAttackConfig, got {type(cfg).__name__}")
     if progress is not None:
         check_callable("progress", progress)
+    check_units("units", units)
     names, attacked = list(cfg.names), [REFERENCE, *cfg.names]
     A, P, K = len(attacked), len(protocol.ATTACKS), cfg.models
     half = protocol.halves(K)
@@ -254,46 +261,60 @@ def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir
             emb, _ = molecules.embed_cached(key, smiles, cfg.embedder, cache_dir=cache_dir)
             X = emb.X.astype(np.float32)
             y = labels[emb.valid]
-            smiles = [s for s, v in zip(smiles, emb.valid) if v]
-            val, pool = _split(X.shape[0], cfg.val_frac, sub)
-            N = pool.size
-            check_alloc("models", A * (P + 2) * K * N, 8, value=K,
-                        what="every attacked model's attack scores on the pool (attacked models × attacks × models × pool)")
-            mu, sd = X[pool].mean(0), X[pool].std(0)
-            Xs = (X - mu) / np.where(sd > 0, sd, 1.0)
-            Xp, yp = torch.from_numpy(Xs[pool]), torch.from_numpy(y[pool].astype(np.float32))
-            Xv, yv = torch.from_numpy(Xs[val]), torch.from_numpy(y[val].astype(np.float32))
-            model = engine.MLP(X.shape[1], cfg.hidden)
-            keep = shadow.paired_keep(K, N, seed=sub)
-            t0 = time.perf_counter()
-            rec = recorder.RQRecorder(model, names, Xv.expand(K, -1, -1).contiguous(), yv.expand(K, -1).contiguous(),
-                                      epochs=cfg.epochs, loss="logistic", scope="tensor", device=device)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: left out, counted in the tables
-                theta = shadow.train_shadows(model, Xp, yp, keep, engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr,
-                                                                                     loss="logistic"),
-                                             seed=sub, device=device, callbacks=[rec]).cpu()
-                rec.finish()
-            r = np.asarray(rec.r, dtype=float).copy()
-            thq = quantizers.quantize_many(attacked, theta, split=engine.param_sizes(model))   # (A, K, p)
-            t1 = time.perf_counter()
-            scores = np.empty((A, P, K, N))
-            correct = np.empty((A, P, K), dtype=np.int64)
-            for a in range(A):
-                phi = shadow.binary_scores(model, thq[a], Xp, yp)
-                sc = protocol.attack_scores(phi, keep, half)
-                for p in range(P):
-                    s = protocol.finite_scores(sc[p])
-                    scores[a, p] = s
-                    correct[a, p] = protocol.held_out_correct(s, keep)
-                    m = metrics.evaluate(s.ravel(), keep.ravel()).values
-                    acc = correct[a, p].sum() / (K * N)
-                    rows.append({"task": name, "quantizer": attacked[a], "attack": protocol.ATTACKS[p], "accuracy": acc,
-                                 "advantage": 2 * acc - 1, "auc": m["auc"], "tpr@0.001": m["tpr@0.001"],
-                                 "tpr@0.01": m["tpr@0.01"]})
-            seconds = {"train_and_r_q": t1 - t0, "attacks": time.perf_counter() - t1}
-            ta = TaskAttacks(name, [smiles[i] for i in pool], y[pool].astype(float), keep, r, scores, correct,
-                             int(val.size), int(X.shape[1]), int(emb.n_invalid), seconds)
+
+            def one_task(name=name, X=X, y=y, emb=emb, smiles=smiles, sub=sub):
+                """One task: train the shadows with r_Q^n recorded, quantize, attack."""
+                task_rows = []
+                smiles = [s for s, v in zip(smiles, emb.valid) if v]
+                val, pool = _split(X.shape[0], cfg.val_frac, sub)
+                N = pool.size
+                check_alloc("models", A * (P + 2) * K * N, 8, value=K, what="every attacked model's attack scores on the "
+                            "pool (attacked models × attacks × models × pool)")
+                mu, sd = X[pool].mean(0), X[pool].std(0)
+                Xs = (X - mu) / np.where(sd > 0, sd, 1.0)
+                Xp, yp = torch.from_numpy(Xs[pool]), torch.from_numpy(y[pool].astype(np.float32))
+                Xv, yv = torch.from_numpy(Xs[val]), torch.from_numpy(y[val].astype(np.float32))
+                model = engine.MLP(X.shape[1], cfg.hidden)
+                keep = shadow.paired_keep(K, N, seed=sub)
+                t0 = time.perf_counter()
+                rec = recorder.RQRecorder(model, names, Xv.expand(K, -1, -1).contiguous(),
+                                          yv.expand(K, -1).contiguous(), epochs=cfg.epochs, loss="logistic",
+                                          scope="tensor", device=device)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: left out, counted in the tables
+                    train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr, loss="logistic")
+                    theta = shadow.train_shadows(model, Xp, yp, keep, train_cfg, seed=sub, device=device,
+                                                 callbacks=[rec]).cpu()
+                    rec.finish()
+                r = np.asarray(rec.r, dtype=float).copy()
+                thq = quantizers.quantize_many(attacked, theta, split=engine.param_sizes(model))   # (A, K, p)
+                t1 = time.perf_counter()
+                scores = np.empty((A, P, K, N))
+                correct = np.empty((A, P, K), dtype=np.int64)
+                for a in range(A):
+                    phi = shadow.binary_scores(model, thq[a], Xp, yp)
+                    sc = protocol.attack_scores(phi, keep, half)
+                    for p in range(P):
+                        s = protocol.finite_scores(sc[p])
+                        scores[a, p] = s
+                        correct[a, p] = protocol.held_out_correct(s, keep)
+                        m = metrics.evaluate(s.ravel(), keep.ravel()).values
+                        acc = correct[a, p].sum() / (K * N)
+                        task_rows.append({"task": name, "quantizer": attacked[a], "attack": protocol.ATTACKS[p],
+                                          "accuracy": acc, "advantage": 2 * acc - 1, "auc": m["auc"],
+                                          "tpr@0.001": m["tpr@0.001"], "tpr@0.01": m["tpr@0.01"]})
+                seconds = {"train_and_r_q": t1 - t0, "attacks": time.perf_counter() - t1}
+                ta = TaskAttacks(name, [smiles[i] for i in pool], y[pool].astype(float), keep, r, scores, correct,
+                                 int(val.size), int(X.shape[1]), int(emb.n_invalid), seconds)
+                return ta, task_rows
+
+            if units is None:
+                ta, task_rows = one_task()
+            else:
+                ta, task_rows = units.run("molecular_attacks_task", {
+                    "config": cfg.as_dict(), "task": name, "data": fingerprint(X, y, smiles), "n_invalid": int(emb.n_invalid),
+                    "device": resolve(device).type}, one_task)
+            rows += task_rows
             out.append(ta)
             if progress is not None:
                 progress(name, ta)
@@ -375,7 +396,7 @@ class MolecularAnalysis:
 
 
 #: the percentile bootstrap interval (shared with the other chapter of the protocol)
-_pct = protocol.percentile_interval
+_pct = functools.partial(protocol.percentile_interval, allow_nonfinite=True)  # an undefined resampled ρ is NaN
 
 
 def analyse(study: MolecularAttackStudy, *, reps: int = 200, level: float = 0.95, draws: int = 10_000,

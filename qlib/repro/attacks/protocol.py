@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from qlib.attacks import lira, threshold
-from qlib.validation import check_array, check_int, check_probability
+from qlib.validation import check_array, check_bool, check_int, check_probability, nested
 
 __all__ = ["ATTACKS", "halves", "finite_scores", "attack_scores", "held_out_correct", "percentile_interval"]
 
@@ -106,10 +106,15 @@ def held_out_correct(scores, keep) -> np.ndarray:
     return correct
 
 
-def percentile_interval(x, level: float = 0.95, axis: int = 0):
+def percentile_interval(x, level: float = 0.95, axis: int = 0, *, allow_nonfinite: bool = False):
     """``(lo, hi)``: the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of bootstrap resamples ``x`` along
-    ``axis``, NaN resamples ignored (an all-NaN slice gives NaN)."""
+    ``axis``. A NaN/inf resample raises (naming ``x``) unless ``allow_nonfinite``, for resampled statistics
+    that can be undefined (a Spearman ρ of a constant resample): NaN resamples are then ignored (an
+    all-NaN slice gives NaN) and ±inf ones are quantiles like any other."""
     x = check_array("x", x, finite=False)
+    if not check_bool("allow_nonfinite", allow_nonfinite) and not nested() and not np.isfinite(x).all():
+        raise ValueError("x must be finite (no NaN or inf); pass allow_nonfinite=True where a resampled statistic "
+                         "can be undefined (NaN resamples are then ignored)")
     level = check_probability("level", level, open_low=True, open_high=True)
     axis = check_int("axis", axis, low=-x.ndim, high=x.ndim - 1) if x.ndim else check_int("axis", axis, low=0, high=0)
     with warnings.catch_warnings():

@@ -59,6 +59,7 @@ quantizer whose r_Q^n is NaN for every model left out of that law's ρ.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import asdict, dataclass, fields
@@ -331,7 +332,7 @@ def rank_rho(r, advantage) -> np.ndarray:
     except ValueError:
         raise ValueError(f"advantage must broadcast against r {r.shape}, got shape {advantage.shape}") from None
     with skip_nested():
-        return spearman(r, -advantage, axis=-1)
+        return spearman(r, -advantage, axis=-1, allow_nonfinite=True)
 
 
 def permutation_test(rho, r, advantage, *, draws: int = 10_000, alpha: float = ALPHA, seed: int = 0):
@@ -382,7 +383,7 @@ class SyntheticAnalysis:
 
 
 #: the percentile bootstrap interval (shared with the other chapter of the protocol)
-_pct = protocol.percentile_interval
+_pct = functools.partial(protocol.percentile_interval, allow_nonfinite=True)  # an undefined resampled ρ is NaN
 
 
 def _cell_rho(r: np.ndarray, adv: np.ndarray, ok: np.ndarray) -> np.ndarray:

@@ -50,6 +50,7 @@ import pandas as pd
 
 from qlib.attacks import lira, metrics, threshold
 from qlib.mia import C_P, erm, exact, max_delta_discrete
+from qlib.resume import check_units, fingerprint
 from qlib.validation import (
     check_array,
     check_choice,
@@ -239,11 +240,13 @@ class AttackStudy:
 
 
 def attack_study(toy: Toy, ns, *, shadows: int = 64, pairs: int = 40_000, min_targets: int = 50,
-                 per_target: int = 50, reps: int = 200, seed: int = 0) -> AttackStudy:
+                 per_target: int = 50, reps: int = 200, seed: int = 0, units=None) -> AttackStudy:
     """Every attack against ``toy`` at each sample size of ``ns`` (module docstring): ``shadows`` = M
     reference models (and M in-models per atom for online LiRA), about ``pairs`` evaluated pairs per n
     from at least ``min_targets`` target models, each contributing at most ``per_target`` member pairs
-    (and as many non-member pairs), ``reps`` bootstrap resamples of the target models."""
+    (and as many non-member pairs), ``reps`` bootstrap resamples of the target models. ``units`` (a
+    :class:`qlib.resume.Units`): each sample size is a unit, saved when done and reused by a rerun (each
+    is seeded by ``(seed, n)`` alone, so a resumed study equals an uninterrupted one)."""
     if not isinstance(toy, Toy):
         raise TypeError(f"toy must be a Toy (empirical_toy, erm_toy), got {type(toy).__name__}")
     check_choice("toy.kind", toy.kind, TOY_KINDS)
@@ -254,27 +257,45 @@ def attack_study(toy: Toy, ns, *, shadows: int = 64, pairs: int = 40_000, min_ta
     per_target = check_int("per_target", per_target, low=1)
     reps = check_int("reps", reps, low=1)
     seed = check_seed("seed", seed)
+    check_units("units", units)
     rows, kept = [], {}
     with skip_nested():
         for n in ns:
-            rng = np.random.default_rng([seed, n])
-            T = max(min_targets, math.ceil(pairs / (2 * min(n, per_target))))
-            M, m = shadows, toy.m
-            conf_out = toy.confidence(rng.multinomial(n, toy.p, size=M))
-            ins = rng.multinomial(n - 1, toy.p, size=(m, M)) + np.eye(m, dtype=np.int64)[:, None, :]
-            conf_in = toy.confidence(ins.reshape(m * M, m)).reshape(m, M, m)[np.arange(m), :, np.arange(m)].T
-            shadow_phi = lira.scaled_logit_from_confidence(np.r_[conf_out, conf_in])
-            keep = np.r_[np.zeros((M, m), bool), np.ones((M, m), bool)]
-            games = {part: _games(rng, toy, n, T, per_target) for part in ("calibration", "evaluation")}
-            per = {part: _attack_scores(toy, N, conf_out, shadow_phi, keep) for part, (N, _, _) in games.items()}
-            delta = toy.delta(n)
-            for a in ATTACKS:
-                cs, cm, _ = _pairs(per["calibration"][a], *games["calibration"][1:])
-                es, em, eg = _pairs(per["evaluation"][a], *games["evaluation"][1:])
-                pred = es >= 1.0 if a == ORACLE else threshold.threshold_attack(cs, cm, es)[1]
-                r = metrics.evaluate(es, em, pred, reps=reps, seed=seed, groups=eg)
-                rows.append({"toy": toy.name, "n": n, "attack": a, **r.row(), "limit": 0.5 + delta / 2,
-                             "delta": delta, "bound": toy.bound(n), "targets": T, "pairs": es.size,
-                             "shadows": M})
-                kept[(n, a)] = (es, em, eg)
+            if units is None:
+                n_rows, n_kept = _one_size(toy, n, shadows, pairs, min_targets, per_target, reps, seed)
+            else:
+                n_rows, n_kept = units.run("toy_attacks_n", {
+                    "toy": fingerprint(toy.name, toy.kind, toy.p, toy.alpha, toy.losses, toy.conf, toy.weights),
+                    "n": n, "shadows": shadows, "pairs": pairs, "min_targets": min_targets, "per_target": per_target,
+                    "reps": reps, "seed": seed},
+                    lambda n=n: _one_size(toy, n, shadows, pairs, min_targets, per_target, reps, seed))
+            rows += n_rows
+            kept.update(n_kept)
     return AttackStudy(toy, pd.DataFrame(rows), kept)
+
+
+def _one_size(toy: Toy, n: int, shadows: int, pairs: int, min_targets: int, per_target: int, reps: int,
+              seed: int) -> tuple[list, dict]:
+    """:func:`attack_study` at one sample size ``n`` (checked arguments): its rows and kept scores."""
+    rows, kept = [], {}
+    rng = np.random.default_rng([seed, n])
+    T = max(min_targets, math.ceil(pairs / (2 * min(n, per_target))))
+    M, m = shadows, toy.m
+    conf_out = toy.confidence(rng.multinomial(n, toy.p, size=M))
+    ins = rng.multinomial(n - 1, toy.p, size=(m, M)) + np.eye(m, dtype=np.int64)[:, None, :]
+    conf_in = toy.confidence(ins.reshape(m * M, m)).reshape(m, M, m)[np.arange(m), :, np.arange(m)].T
+    shadow_phi = lira.scaled_logit_from_confidence(np.r_[conf_out, conf_in])
+    keep = np.r_[np.zeros((M, m), bool), np.ones((M, m), bool)]
+    games = {part: _games(rng, toy, n, T, per_target) for part in ("calibration", "evaluation")}
+    per = {part: _attack_scores(toy, N, conf_out, shadow_phi, keep) for part, (N, _, _) in games.items()}
+    delta = toy.delta(n)
+    for a in ATTACKS:
+        cs, cm, _ = _pairs(per["calibration"][a], *games["calibration"][1:])
+        es, em, eg = _pairs(per["evaluation"][a], *games["evaluation"][1:])
+        pred = es >= 1.0 if a == ORACLE else threshold.threshold_attack(cs, cm, es)[1]
+        r = metrics.evaluate(es, em, pred, reps=reps, seed=seed, groups=eg)
+        rows.append({"toy": toy.name, "n": n, "attack": a, **r.row(), "limit": 0.5 + delta / 2,
+                     "delta": delta, "bound": toy.bound(n), "targets": T, "pairs": es.size,
+                     "shadows": M})
+        kept[(n, a)] = (es, em, eg)
+    return rows, kept

@@ -68,6 +68,7 @@ from qlib.validation import (
     check_float,
     check_int,
     check_seed,
+    nested,
 )
 
 from ._args import config_record
@@ -90,12 +91,17 @@ TABLE_READING = ("ternary33_table", "ternary50_table", "ternary90_table")
 # ---------------------------------------------------------------------------------------------
 # Metrics (vectorised over leading axes)
 # ---------------------------------------------------------------------------------------------
-def _scores(name: str, s) -> np.ndarray:
-    """Scores/predictions (..., n): real, non-empty, at least one axis; non-finite entries allowed
-    (the row they sit in scores NaN)."""
+def _scores(name: str, s, allow_nonfinite) -> np.ndarray:
+    """Scores/predictions (..., n): real, non-empty, at least one axis. The metrics' non-finite policy
+    (:mod:`qlib.validation`): a NaN/inf entry raises a ``ValueError`` naming ``name`` unless
+    ``allow_nonfinite`` — for a caller that scores models which may have diverged: the row it sits in
+    then scores NaN (a failed model, recorded as such), so one such model does not stop a batch."""
     s = check_array(name, s, finite=False)
     if s.ndim < 1:
         raise ValueError(f"{name} must have shape (..., n) with n the number of labels, got a scalar")
+    if not check_bool("allow_nonfinite", allow_nonfinite) and not nested() and not np.isfinite(s).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf); pass allow_nonfinite=True to score a diverged "
+                         "model's row as NaN")
     return s
 
 
@@ -113,13 +119,13 @@ def _finite_rows(s: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(s).all(axis=-1), value, np.nan)
 
 
-def auroc(scores, y) -> np.ndarray:
+def auroc(scores, y, *, allow_nonfinite: bool = False) -> np.ndarray:
     """Area under the ROC curve of ``scores`` (..., n) against binary labels ``y`` (n,), by the
     rank (Mann–Whitney) formula with average ranks for ties — the value of scikit-learn's
-    ``roc_auc_score`` (tests check it). Leading axes are batch axes (one model per row); NaN where
-    a score row is non-finite (a diverged model), so one such model does not stop a batch. ``y``
-    must be finite, 0/1 and hold both classes (``ValueError`` naming ``y``)."""
-    s = _scores("scores", scores)
+    ``roc_auc_score`` (tests check it). Leading axes are batch axes (one model per row). A non-finite
+    score raises unless ``allow_nonfinite``: then its row is NaN (a diverged model), so one such model
+    does not stop a batch. ``y`` must be finite, 0/1 and hold both classes (``ValueError`` naming ``y``)."""
+    s = _scores("scores", scores, allow_nonfinite)
     y = _labels(y, s.shape[-1], "scores")
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValueError(f"y must be binary (0/1) for AUROC, got values {np.unique(y)[:5]}")
@@ -133,11 +139,11 @@ def auroc(scores, y) -> np.ndarray:
     return _finite_rows(s, auc)
 
 
-def r2(pred, y) -> np.ndarray:
+def r2(pred, y, *, allow_nonfinite: bool = False) -> np.ndarray:
     """Coefficient of determination 1 − Σ(y − ŷ)² / Σ(y − ȳ)² of ``pred`` (..., n) against finite
-    labels ``y`` (n,), not constant. Leading axes are batch axes; NaN where a prediction row is
-    non-finite (a diverged model)."""
-    p = _scores("pred", pred)
+    labels ``y`` (n,), not constant. Leading axes are batch axes; a non-finite prediction raises unless
+    ``allow_nonfinite`` (then its row is NaN: a diverged model)."""
+    p = _scores("pred", pred, allow_nonfinite)
     y = _labels(y, p.shape[-1], "pred")
     sst = ((y - y.mean()) ** 2).sum()
     if sst == 0:
@@ -146,10 +152,11 @@ def r2(pred, y) -> np.ndarray:
         return _finite_rows(p, 1.0 - ((p - y) ** 2).sum(axis=-1) / sst)
 
 
-def spearman_to_labels(pred, y) -> np.ndarray:
+def spearman_to_labels(pred, y, *, allow_nonfinite: bool = False) -> np.ndarray:
     """Spearman ρ between each row of ``pred`` (..., n) and finite labels ``y`` (n,); NaN for a
-    constant row and for a non-finite one (a diverged model). Leading axes are batch axes."""
-    p = _scores("pred", pred)
+    constant row. A non-finite prediction raises unless ``allow_nonfinite`` (then its row is NaN: a
+    diverged model). Leading axes are batch axes."""
+    p = _scores("pred", pred, allow_nonfinite)
     y = _labels(y, p.shape[-1], "pred")
     with np.errstate(invalid="ignore"):
         rp = stats.rankdata(p, axis=-1)
@@ -289,20 +296,21 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     with torch.no_grad():
         thq = quantize_many(scored, res.theta, split=split)                     # (Q', R, p), per tensor
         xv = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
-        out_q = model.forward(thq, xv).numpy()                                  # (Q', R, n_val)
-        out_o = model.forward(res.theta, xv).numpy()                            # (R, n_val)
+        out_q = model.forward(thq, xv, allow_nonfinite=True).numpy()  # (Q', R, n_val)
+        out_o = model.forward(res.theta, xv, allow_nonfinite=True).numpy()  # (R, n_val)
         th0q = quantize_many(scored, theta0, split=split)
-        out_0 = model.forward(th0q, xv).numpy()
+        out_0 = model.forward(th0q, xv, allow_nonfinite=True).numpy()
     yv = ys[val]
     if kind == "classification":
         fns = {"auroc": auroc}
         if prob_auroc:
-            fns["auroc_prob"] = lambda s, y_: auroc(torch.sigmoid(torch.from_numpy(s).float()).numpy(), y_)
+            fns["auroc_prob"] = lambda s, y_, **kw: auroc(torch.sigmoid(torch.from_numpy(s).float()).numpy(), y_, **kw)
     else:
         fns = {"r2": r2, "spearman": spearman_to_labels}
-    original = {k: f(out_o, yv) for k, f in fns.items()}
-    quantized = {k: f(out_q, yv) for k, f in fns.items()}
-    initial = {k: f(out_0, yv) for k, f in fns.items()}
+    # a diverged run (non-finite outputs) scores NaN and is recorded as such (the metrics' allow_nonfinite)
+    original = {k: f(out_o, yv, allow_nonfinite=True) for k, f in fns.items()}
+    quantized = {k: f(out_q, yv, allow_nonfinite=True) for k, f in fns.items()}
+    initial = {k: f(out_0, yv, allow_nonfinite=True) for k, f in fns.items()}
     r = rec.r.copy() if record else np.full((len(quantizers), runs), np.nan)
     stats_ = rec.change_stats() if record else ({}, 0.0, 0.0)
     return TaskRun(kind, tuple(quantizers), r, original, quantized, int(tr.shape[1]), int(val.size),

@@ -47,8 +47,8 @@ def stability(res: StudyResult, k_runs: Sequence[int], n_subsets: int, n_subsets
     check_alloc("n_subsets", n_subsets * R, 8 * 4, value=n_subsets, what="the random subsets of the runs")
     check_alloc("n_subsets_baseline", n_subsets_baseline * R, 8 * 4, value=n_subsets_baseline,
                 what="the random subsets of the runs")
-    st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed),
-          "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed),
+    st = {"r_Q^n mean": rq_rank_stability(res.r, k_runs, n_subsets, how="mean", seed=seed, allow_nonfinite=True),
+          "r_Q^n median": rq_rank_stability(res.r, k_runs, n_subsets, how="median", seed=seed, allow_nonfinite=True),
           "threshold MIS": threshold_rank_stability(res.loss_in[:, 1:], res.loss_out[:, 1:], res.thr_mis[:, 1:],
                                                     k_runs, n_subsets_baseline, seed=seed)}
     curve = pd.DataFrame({"k_run": k_runs, **{k: _mean_defined(v["spearman"]) for k, v in st.items()}})

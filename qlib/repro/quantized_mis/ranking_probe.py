@@ -151,10 +151,10 @@ def variant_table(variants: dict, names: Sequence[str], *, k: int = 20, n_subset
         if k > r.shape[2]:
             raise ValueError(f"k must be at most the runs ({r.shape[2]}), got {k}")
         for how in ("mean", "median"):
-            st = rq_rank_stability(r, [k], n_subsets, how=how, seed=seed)
+            st = rq_rank_stability(r, [k], n_subsets, how=how, seed=seed, allow_nonfinite=True)
             rho = st["spearman"][0]
             ok = np.isfinite(rho)
-            summ = average_runs(r, 2, how)
+            summ = average_runs(r, 2, how, allow_nonfinite=True)
             sign = section512_claims(summ, names)[_SIGN_CLAIM]
             out.append({"variant": label, "run average": how, f"ρ at k = {k}": float(rho[ok].mean()) if ok.any() else np.nan,
                         "ρ undefined (share)": float(1 - ok.mean()),

@@ -32,6 +32,7 @@ from ... import devices, engine, quantizers
 from ... import discriminator as disc
 from ...ranking import average_runs, ranks, spearman
 from ...recorder import RQRecorder
+from ...resume import check_units
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, check_grid, features, make_laws, sample
 from ...validation import check_bool, check_choice, check_float, check_int, check_seed
@@ -225,11 +226,11 @@ class StudyResult:
     # summaries ---------------------------------------------------------------------------
     def r_summary(self, how: str = "mean") -> np.ndarray:
         """(L, Q) r_Q^n averaged over runs ('mean' or 'median', NaN runs ignored)."""
-        return average_runs(self.r, 2, how)
+        return average_runs(self.r, 2, how, allow_nonfinite=True)
 
 
 def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: int | None = None, block: int = 50,
-              cache_dir=None, **settings) -> StudyResult:
+              cache_dir=None, units=None, **settings) -> StudyResult:
     """The synthetic study of paper 001 §5.1 at any scale (paper: :class:`StudyConfig`'s defaults).
 
     ``config``: the study's settings (:class:`StudyConfig`); ``settings``, its fields by keyword,
@@ -245,20 +246,59 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
     Run-time settings that do not change the result stay outside the record: ``device``,
     ``chunk_size`` (models per training chunk), ``block`` (the recorder's epochs per block) and
     ``cache_dir``: with it, the result is stored under :func:`study_key` — a hash of the record
-    AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded.
+    AND of the sources of the code the study runs (:func:`code_hash`) — and reloaded. ``units`` (a
+    :class:`qlib.resume.Units`): the study's two stages are units — the training of every model with
+    r_Q^n recorded, the final models and the threshold baseline; then the discriminator, which is
+    batched over laws — saved when done and reused by a rerun (each stage is seeded from the record
+    alone, so a resumed study equals an uninterrupted one).
     """
     cfg = config_record(StudyConfig, config, settings)
     check_int("block", block, low=1)
     check_int("chunk_size", chunk_size, low=1, allow_none=True)
-    runs, epochs, n, n_val, lr = cfg.runs, cfg.epochs, cfg.n, cfg.n_val, cfg.lr
-    names, grid, centre_scale, scope, seed = cfg.names, cfg.grid, cfg.centre_scale, cfg.scope, cfg.seed
-    law_seed, variant = cfg.law_seed, cfg.variant
+    check_units("units", units)
     config = cfg.as_dict()
     if cache_dir is not None:
         path = Path(cache_dir) / f"study-{study_key(config)}.npz"
         if path.is_file():
             return StudyResult.load(path)
     dev = devices.resolve(device)
+    key = {"config": config, "device": dev.type}
+
+    def stage1():
+        return _train_stage(cfg, dev, chunk_size, block)
+
+    st = stage1() if units is None else units.run("synthetic_study_train", key, stage1)
+    seconds = dict(st["seconds"])
+
+    def stage2():
+        return _discriminator_stage(cfg, dev, st)
+
+    dm, dl, dh, seconds["discriminator"] = stage2() if units is None else units.run(
+        "synthetic_study_discriminator", key, stage2)
+    seconds["total"] = sum(seconds.values())   # the stages' own times (a reused stage keeps its first run's)
+    names, L, R, Qa = cfg.names, st["L"], cfg.runs, len(st["acc_names"])
+    li, lo, thr = st["loss_in"], st["loss_out"], st["thr"]
+
+    out = StudyResult(
+        config=config, names=list(names), acc_names=st["acc_names"],
+        r=st["r"].reshape(len(names), L, R).transpose(1, 0, 2),
+        n_distinct=st["n_distinct"].reshape(len(names), L, R).transpose(1, 0, 2),
+        acc_val=st["acc_val"].reshape(Qa, L, R).transpose(1, 0, 2),
+        acc_train=st["acc_train"].reshape(Qa, L, R).transpose(1, 0, 2),
+        loss_in=li, loss_out=lo,
+        thr_mis=thr.mis.reshape(L, Qa), thr_lo=thr.mis_lo.reshape(L, Qa), thr_hi=thr.mis_hi.reshape(L, Qa),
+        disc_mis=dm, disc_lo=dl, disc_hi=dh, seconds=seconds)
+    if cache_dir is not None:
+        out.save(path)
+    return out
+
+
+def _train_stage(cfg: StudyConfig, dev, chunk_size, block) -> dict:
+    """:func:`run_study`'s first stage: every model trained with r_Q^n recorded, the final models'
+    accuracies and losses, the threshold baseline."""
+    runs, epochs, n, n_val, lr = cfg.runs, cfg.epochs, cfg.n, cfg.n_val, cfg.lr
+    names, grid, centre_scale, scope, seed = cfg.names, cfg.grid, cfg.centre_scale, cfg.scope, cfg.seed
+    law_seed, variant = cfg.law_seed, cfg.variant
     seconds = {}
     t0 = time.perf_counter()
     laws = make_laws(law_seed, grid=grid, centre_scale=centre_scale)
@@ -313,7 +353,20 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
     thr = disc.threshold_attack(li.reshape(L * Qa, R, nneg), lo.reshape(L * Qa, R, nneg),
                                 np.concatenate([tr_runs, es_runs]), te_runs)
     seconds["threshold"] = time.perf_counter() - t2
+    return {"L": L, "acc_names": acc_names, "r": np.asarray(rec.r), "n_distinct": np.asarray(rec.n_distinct),
+            "acc_val": acc_val, "acc_train": acc_tr, "loss_in": li, "loss_out": lo, "thr": thr,
+            "thq_all": thq_all, "x_tr": x_tr[:, :, :nneg].clone(), "x_va": x_va[:, :, :nneg].clone(),
+            "splits": (tr_runs, es_runs, te_runs), "seconds": seconds}
+
+
+def _discriminator_stage(cfg: StudyConfig, dev, st: dict):
+    """:func:`run_study`'s second stage: the discriminator baseline on the first stage's final models
+    ((L, Qa) MIS, its interval, and the stage's seconds)."""
     t3 = time.perf_counter()
+    L, R, Qa, seed = st["L"], cfg.runs, len(st["acc_names"]), cfg.seed
+    li, lo, nneg = st["loss_in"], st["loss_out"], st["loss_in"].shape[-1]
+    tr_runs, es_runs, te_runs = st["splits"]
+    thq_all, x_tr, x_va = st["thq_all"], st["x_tr"], st["x_va"]
     if cfg.discriminator:
         th = thq_all.reshape(Qa, L, R, -1).transpose(0, 1).reshape(L * Qa, R, -1)
         group_law = np.repeat(np.arange(L), Qa)
@@ -325,21 +378,7 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
         dm, dl, dh = (a.reshape(L, Qa) for a in (dres.mis, dres.mis_lo, dres.mis_hi))
     else:
         dm = dl = dh = np.full((L, Qa), np.nan)
-    seconds["discriminator"] = time.perf_counter() - t3
-    seconds["total"] = time.perf_counter() - t0
-
-    out = StudyResult(
-        config=config, names=list(names), acc_names=acc_names,
-        r=rec.r.reshape(len(names), L, R).transpose(1, 0, 2),
-        n_distinct=rec.n_distinct.reshape(len(names), L, R).transpose(1, 0, 2),
-        acc_val=acc_val.reshape(Qa, L, R).transpose(1, 0, 2),
-        acc_train=acc_tr.reshape(Qa, L, R).transpose(1, 0, 2),
-        loss_in=li, loss_out=lo,
-        thr_mis=thr.mis.reshape(L, Qa), thr_lo=thr.mis_lo.reshape(L, Qa), thr_hi=thr.mis_hi.reshape(L, Qa),
-        disc_mis=dm, disc_lo=dl, disc_hi=dh, seconds=seconds)
-    if cache_dir is not None:
-        out.save(path)
-    return out
+    return dm, dl, dh, time.perf_counter() - t3
 
 
 def load_study(results_dir, chapter: str = "quantized-mis/03-synthetic-study") -> StudyResult:
@@ -398,9 +437,9 @@ def variant_effect(config: StudyConfig, *, device="auto", cache_dir=None) -> tup
         f"r_Q^n ({quantizers.VARIANTS[1]})": np.nanmean(rb, axis=0),
         f"accuracy ({quantizers.VARIANTS[0]})": acc_a.mean(axis=0),
         f"accuracy ({quantizers.VARIANTS[1]})": acc_b.mean(axis=0),
-        f"mean rank ({quantizers.VARIANTS[0]})": ranks(ra, axis=-1).mean(axis=0),
-        f"mean rank ({quantizers.VARIANTS[1]})": ranks(rb, axis=-1).mean(axis=0),
+        f"mean rank ({quantizers.VARIANTS[0]})": ranks(ra, axis=-1, allow_nonfinite=True).mean(axis=0),
+        f"mean rank ({quantizers.VARIANTS[1]})": ranks(rb, axis=-1, allow_nonfinite=True).mean(axis=0),
     })
-    summary = {"rho": float(np.nanmean(spearman(ra, rb))), "max_acc_change": float(np.abs(acc_a - acc_b).max()),
+    summary = {"rho": float(np.nanmean(spearman(ra, rb, allow_nonfinite=True))), "max_acc_change": float(np.abs(acc_a - acc_b).max()),
                "laws": ra.shape[0], "runs": a.config["runs"], "epochs": a.config["epochs"]}
     return frame, summary

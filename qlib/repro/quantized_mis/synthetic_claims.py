@@ -86,11 +86,11 @@ def spearman_table(res: StudyResult) -> pd.DataFrame:
     disc, thr = res.disc_mis[:, 1:], res.thr_mis[:, 1:]
     rho = pd.DataFrame({
         "law": law_labels(res.config["grid"]),
-        "ρ(r mean, discriminator)": spearman(r_mean, disc),
-        "ρ(r median, discriminator)": spearman(r_med, disc),
-        "ρ(r mean, threshold)": spearman(r_mean, thr),
-        "ρ(r median, threshold)": spearman(r_med, thr),
-        "ρ(discriminator, threshold)": spearman(disc, thr),
+        "ρ(r mean, discriminator)": spearman(r_mean, disc, allow_nonfinite=True),
+        "ρ(r median, discriminator)": spearman(r_med, disc, allow_nonfinite=True),
+        "ρ(r mean, threshold)": spearman(r_mean, thr, allow_nonfinite=True),
+        "ρ(r median, threshold)": spearman(r_med, thr, allow_nonfinite=True),
+        "ρ(discriminator, threshold)": spearman(disc, thr, allow_nonfinite=True),
         "runs with r undefined": np.isnan(res.r).sum(axis=(1, 2)),
     })
     mean_row = rho.drop(columns="law").mean(numeric_only=True)
@@ -363,7 +363,7 @@ def figure2_readings(res: StudyResult) -> pd.DataFrame:
             nm = _reading_names(reading)
             rv = r[:, [res.names.index(q) for q in nm]]
             mv = mis[:, [res.acc_names.index(q) for q in nm]]
-            cols[f"ρ(r mean, {base}), {label} reading"] = spearman(rv, mv)
+            cols[f"ρ(r mean, {base}), {label} reading"] = spearman(rv, mv, allow_nonfinite=True)
     rho = pd.DataFrame(cols)
     mean_row = rho.drop(columns="law").mean(numeric_only=True)
     return pd.concat([rho, pd.DataFrame([{"law": "mean", **mean_row}])], ignore_index=True)
@@ -417,7 +417,7 @@ def figure6_rows(res: StudyResult) -> list[Row]:
     (:meth:`~.study.StudyResult.r_summary`), and a quantizer with no defined run is never the least
     private: a plain mean made one NaN run turn its quantizer's mean NaN, and ``argmin`` returns the
     first NaN — the row then tested whichever quantizer had an undefined run (also 2026-11-28)."""
-    r_mean = average_runs(res.r, 2, "mean")                                       # (L, Q), NaN runs ignored
+    r_mean = average_runs(res.r, 2, "mean", allow_nonfinite=True)                                       # (L, Q), NaN runs ignored
     rel = res.acc_train[:, 1:].mean(axis=2) / res.acc_train[:, :1].mean(axis=2)   # (L, Q)
     least = np.where(np.isnan(r_mean), np.inf, r_mean).argmin(axis=1)
     kept = rel[np.arange(len(least)), least]

@@ -276,9 +276,9 @@ def probe(tasks: Sequence[str], embedder: str = "maccs", runs: int = 10, epochs:
                 split = [int(np.prod(sh)) for sh in shapes]
                 with torch.no_grad():
                     xv = torch.from_numpy(Xs[val]).unsqueeze(0).expand(runs, -1, -1)
-                    o_ = auroc(_forward(theta, xv, shapes).numpy(), y[val])
+                    o_ = auroc(_forward(theta, xv, shapes).numpy(), y[val], allow_nonfinite=True)
                     q_ = auroc(_forward(quantize_many(list(QUANTIZERS), theta, split=split), xv, shapes).numpy(),
-                               y[val])
+                               y[val], allow_nonfinite=True)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     rel = q_ / o_
                 rows += [_row(v, name, qn, rel[qi], q_[qi], o_, runs, sec) for qi, qn in enumerate(QUANTIZERS)]
