@@ -27,11 +27,12 @@ import gzip
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.request
 from pathlib import Path
 
 import numpy as np
+
+from .atomic import atomic_file
 
 ENV_VAR = "QLIB_DATA_DIR"
 DOWNLOAD_ENV_VAR = "QLIB_DOWNLOAD"
@@ -164,15 +165,9 @@ def require_file(
     if target.is_file():
         return target
     if url is not None and _want_download(download):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as fh, urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310
-                shutil.copyfileobj(resp, fh)
-            os.replace(tmp, target)  # atomic: a killed download leaves no truncated file behind
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        # atomic: a killed download leaves no truncated file behind
+        with atomic_file(target) as fh, urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310
+            shutil.copyfileobj(resp, fh)
         return target
     how = f"download it from {url}" if url else "see the dataset's SOURCES.md"
     raise MissingDataError(

@@ -20,8 +20,7 @@ the entropy-coded cells, the multi-client NMSE of Lemma 2.2, the measured errors
 :func:`mean_estimate`. Split at the rotation, for a caller that encodes one vector at several budgets
 and measures the error where the rotation leaves it unchanged (``qlib.compressors.squared_errors``):
 :func:`compress_rotated` (``compress`` after its rotation) and :func:`rotated_reconstruction` (``decompress``
-before its inverse rotation). The names that moved stay reachable here (``qlib.eden.limit_vnmse`` is
-``qlib.eden_theory.limit_vnmse``).
+before its inverse rotation).
 
 On CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
 :func:`qlib.hadamard.compiled_fwht_applies`) :func:`compress` and :func:`decompress` take a compiled
@@ -76,16 +75,6 @@ __all__ = [
 ]
 
 SCALE_BITS = 64  # the scale S travels as one float64 (paper §2.2: "e.g., 64")
-
-#: the names that moved to :mod:`qlib.eden_theory`, still reachable as ``qlib.eden.<name>``
-_MOVED = frozenset(_theory.__all__)
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        return getattr(_theory, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -> None:
     """Raise unless every squared norm ``norm2`` of the rows of ``x`` is finite: with an infinite or NaN

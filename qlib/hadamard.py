@@ -227,8 +227,7 @@ def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = Fals
     if backend == "auto" and type(allow_nonfinite) is bool and type(x) is torch.Tensor and x.dim() and _applies(x):
         n = x.shape[-1]  # fast path: the checks below hold for a CPU float32/float64 tensor
         if n & (n - 1) == 0 and n:
-            out = _fwht_compiled(x, n)
-            return out if allow_nonfinite or nested() or _rows_finite(out, n) else _check_rows(out, n, "x", x)
+            return _fwht_compiled(x, n, not (allow_nonfinite or nested()))
     _vectors(x)
     backend = check_choice("backend", backend, _BACKENDS)
     check = not (check_bool("allow_nonfinite", allow_nonfinite) or nested())
@@ -251,7 +250,7 @@ def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = Fals
 _AT: dict = {}  # (n, torch dtype) -> (the kernel taking addresses, 1/sqrt(n) in that dtype)
 
 
-def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
+def _fwht_compiled(x: torch.Tensor, n: int, check: bool = False) -> torch.Tensor:
     # the kernel with as little Python around it as possible: the rows travel as addresses (NumPy views,
     # from_numpy and reshapes cost ~15 us per call, as much as the whole transform at 2^12)
     if x.requires_grad:
@@ -266,9 +265,13 @@ def _fwht_compiled(x: torch.Tensor, n: int) -> torch.Tensor:
         at = _AT[(n, x.dtype)] = (_kernel().ROWS_AT[dt], dt.type(1.0 / math.sqrt(n)), dt)  # set: _applies(x)
     # NumPy's allocation, not torch.empty: NumPy asks for huge pages on large arrays (madvise), and at
     # 2^24 the 4 KiB page faults of a torch.empty output doubled the time of the transform
-    out = torch.from_numpy(np.empty(x.shape, dtype=at[2]))
-    if out.numel():
-        at[0](x.data_ptr(), out.data_ptr(), out.numel() // n, n, at[1])  # (ndarray.ctypes.data alone: 2.5 us)
+    o = np.empty(x.shape, dtype=at[2])
+    out = torch.from_numpy(o)
+    if o.size:
+        at[0](x.data_ptr(), out.data_ptr(), o.size // n, n, at[1])  # (ndarray.ctypes.data alone: 2.5 us)
+        # the non-finite check (module docstring): one value per row, read where it lies
+        if check and not (math.isfinite(o.flat[0]) if o.size == n else np.isfinite(o.reshape(-1, n)[:, 0]).all()):
+            raise _nonfinite("x", x)
     return out
 
 

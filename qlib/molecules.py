@@ -65,7 +65,6 @@ import contextlib
 import hashlib
 import io
 import os
-import tempfile
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -76,6 +75,7 @@ import numpy as np
 import pandas as pd
 
 from . import data as qdata
+from .atomic import atomic_file
 from .validation import check_array, check_bool, check_callable, check_choice, check_int, check_str
 
 __all__ = [
@@ -562,13 +562,6 @@ def embed_cached(task: str, smiles: Sequence[str], embedder_: str | Embedder, *,
         if got is not None:
             return got, True
     emb = embed(smiles, e)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, X=emb.X, valid=emb.valid, version=np.array(e.version), smiles_sha256=np.array(digest))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_file(path) as fh:
+        np.savez(fh, X=emb.X, valid=emb.valid, version=np.array(e.version), smiles_sha256=np.array(digest))
     return emb, False

@@ -43,6 +43,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from .atomic import atomic_file, write_text
 from .validation import check_callable, check_int
 
 __all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "SUMMARY_FILE", "units_from_env"]
@@ -182,11 +183,8 @@ class Units:
                 self._summary()
                 return value
         value = fn()
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
+        with atomic_file(p) as fh:
             pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, p)
         self.computed += 1
         self._summary()
         if self.stop_after is not None and self.computed >= self.stop_after:
@@ -207,9 +205,7 @@ class Units:
         per[f"{os.getpid()}-{id(self)}"] = mine
         tot = {"reused": sum(v.get("reused", 0) for v in per.values()),
                "computed": sum(v.get("computed", 0) for v in per.values()), "processes": per}
-        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(tot))
-        os.replace(tmp, f)
+        write_text(f, json.dumps(tot))
 
     def clear(self) -> None:
         """Remove every saved unit (and the summary)."""

@@ -1,6 +1,6 @@
 """The federated simulation: qlib.distributed (compressed mean, distributed GD and power iteration),
 qlib.fedavg (the batched-client FedAvg engine and its config), qlib.fl_models, the budget compressors
-of qlib.compressors, and the qlib.fl re-export module."""
+of qlib.compressors."""
 
 from __future__ import annotations
 
@@ -301,20 +301,6 @@ def test_config_record_is_frozen_hashable_and_equals_the_keywords():
                      ({"loss": 1.0}, "loss"), ({"device": 3}, "device")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
             fedavg.FedAvgConfig(**kw)
-
-
-def test_fl_module_re_exports_the_moved_names():
-    import qlib.fl as shim
-
-    moved = {"METHODS": C, "RandomMask": C, "make_compressor": C, "compressed_mean": distributed,
-             "logistic_regression": distributed, "client_covariances": distributed, "power_iteration": distributed,
-             "ClientData": fedavg, "client_data": fedavg, "FedAvgConfig": fedavg, "FLResult": fedavg, "run": fedavg,
-             "rolling_mean": fedavg, "LeNet5": fl_models, "MLP": fl_models, "CNN2": fl_models, "ResNet9": fl_models,
-             "CharLSTM": fl_models}
-    assert sorted(shim.__all__) == sorted(moved)
-    for name, home in moved.items():
-        assert getattr(shim, name) is getattr(home, name)
-        assert name in shim.__doc__
 
 
 def test_derive_seed_is_the_seed_sequence_word():

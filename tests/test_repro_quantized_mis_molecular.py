@@ -257,3 +257,17 @@ def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
     fa, fb = MC.figure34_readings(a), MC.figure34_readings(b)
     assert fa[fa.reading == "Table 1"]["mean r_Q^n"].isna().all() and fb["mean r_Q^n"].notna().all()
     assert "not recorded" in MC.figure34_readings_text(a) and "1.58b 90%" in MC.figure34_readings_text(b)
+
+
+def test_study_in_worker_processes_equals_the_serial_study(shared_data_dir, tmp_path):
+    """processes=2 trains the (task, embedder) units in spawned workers while the parent embeds: the
+    same frame, bit for bit, in the same order."""
+    kw = dict(tasks=["HIA_Hou", "DILI"], embedders=["maccs", "morgan"], runs=2, epochs=6, max_molecules=80,
+              data_dir=shared_data_dir, cache_dir=tmp_path / "emb")
+    a = MM.run_study(**kw)
+    b = MM.run_study(processes=2, **kw)
+    pd.testing.assert_frame_equal(a.frame, b.frame, check_exact=True)
+    cols = [c for c in a.inputs.columns if c not in ("train_s", "cache_hit")]
+    pd.testing.assert_frame_equal(a.inputs[cols], b.inputs[cols], check_exact=True)
+    with pytest.raises(ValueError, match=r"\bprocesses\b"):
+        MM.run_study(processes=0, **kw)

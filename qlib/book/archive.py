@@ -49,6 +49,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..atomic import atomic_file, write_text
 from .compare import COLUMNS, FILENAME
 
 try:
@@ -442,10 +443,8 @@ def compact(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def save_figure_data(fig, path: str | os.PathLike) -> Path:
     """Write :func:`figure_data` of ``fig`` to ``path`` (compressed NPZ, :func:`compact`, written atomically)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-    np.savez_compressed(tmp, **compact(figure_data(fig)))
-    os.replace(tmp, path)
+    with atomic_file(path) as fh:
+        np.savez_compressed(fh, **compact(figure_data(fig)))
     return path
 
 
@@ -454,9 +453,8 @@ def compact_file(path: str | os.PathLike) -> Path:
     path = Path(path)
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-    np.savez_compressed(tmp, **compact(arrays))
-    os.replace(tmp, path)
+    with atomic_file(path) as fh:
+        np.savez_compressed(fh, **compact(arrays))
     return path
 
 
@@ -591,10 +589,7 @@ def text_outputs(executed: Path) -> list[dict]:
 # Archiving
 # ---------------------------------------------------------------------------------------------
 def _write_json(path: Path, obj) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(obj, indent=1, sort_keys=True, default=str) + "\n")
 
 
 def store(root: Path, out: Path, nb: str, *, archive: Path | None = None, smoke_out: Path | None = None,

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
+from qlib.atomic import atomic_file
 from qlib.repro import ledger
 from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS, Row
 
@@ -301,16 +301,8 @@ def with_causes(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _atomic_write_csv(df: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            df.to_csv(fh, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path, "w", newline="") as fh:
+        df.to_csv(fh, index=False)
 
 
 #: the batch runner's stamps, beside ``_results`` in its output tree: ``<output>/.stamps/<chapter>.json``,

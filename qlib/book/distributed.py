@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import yaml
 
+from ..atomic import write_bytes
 from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp, result_files
 
 COSTS_FILE = "profiles/costs.yml"
@@ -123,10 +124,7 @@ def _land(job: Job, res: dict[str, Any], log) -> Outcome:
 
 
 def _write_atomic_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    write_bytes(path, data)
 
 
 class _sigint_ignored:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text
 from .compare import FILENAME as COMPARISONS_FILE
 
 AGGREGATOR_PARTS = ("appendix",)  # notebooks that read every other notebook's results
@@ -271,10 +272,7 @@ def read_stamp(stamp_file: Path) -> dict:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 class kernel_env:

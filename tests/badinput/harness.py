@@ -485,7 +485,7 @@ def typing_hints(fn) -> dict:  # pragma: no cover - debugging aid
 #: which baseline file / allow-list section owns a module
 AREAS = {
     "core": ("qlib.quantizers", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
-             "qlib.engine", "qlib.synthetic", "qlib.data", "qlib.devices", "qlib.validation", "qlib.resume"),
+             "qlib.engine", "qlib.synthetic", "qlib.data", "qlib.devices", "qlib.validation", "qlib.resume", "qlib.atomic"),
     "mia": ("qlib.mia.", "qlib.repro.mia_limits."),
     "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_theory", "qlib.compressors", "qlib.wire", "qlib.distributed",
              "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),

@@ -183,7 +183,7 @@ def figure13_rows(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
                                       reason=f"{ds} is not in the data directory (see qlib.data.load_{ds.lower().replace('-', '')})"))
         elif ds == "CIFAR-100":
             out.append(ledger.missing(f"Figure 13 / App. I.6 ({ds})", what,
-                                      reason="qlib.fl ships no ResNet-18; the CIFAR-100 panel is not run"))
+                                      reason="qlib.fl_models ships no ResNet-18; the CIFAR-100 panel is not run"))
     return out
 
 

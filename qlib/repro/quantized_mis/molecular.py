@@ -36,6 +36,7 @@ tables, claims (``<item>_rows``) and generated prose are :mod:`.molecular_claims
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -438,7 +439,7 @@ class Study:
 
 
 def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir=None, device="cpu", progress=None,
-              units=None, **settings) -> Study:
+              units=None, processes: int = 1, **settings) -> Study:
     """Run :func:`train_task` for every available task and embedder of ``config`` (embeddings from
     the cache).
 
@@ -450,15 +451,102 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     callable ``progress(task, embedder, TaskRun)``) and ``units`` (a :class:`qlib.resume.Units`: each
     (task, embedder)'s training is a unit, keyed by its settings and a fingerprint of its embeddings
     and labels, saved when done and reused by a rerun; each is seeded by its task's index alone, so a
-    resumed study equals an uninterrupted one).
+    resumed study equals an uninterrupted one) and ``processes``: on the CPU, the (task, embedder)
+    trainings run in that many worker processes (each with this process's torch thread count), while
+    this one embeds the next tasks; the results are the same, bit for bit, and come in the same order
+    (each training is seeded by its task alone). On CUDA one process trains (the device is shared).
     """
     cfg = config_record(MolecularConfig, config, settings)
-    tasks, embedders, runs, epochs, lr = list(cfg.tasks), list(cfg.embedders), cfg.runs, cfg.epochs, cfg.lr
-    max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
+    runs = cfg.runs
     if progress is not None:
         check_callable("progress", progress)
     check_units("units", units)
-    parts, inputs, miss, kept = [], [], {}, {}
+    processes = check_int("processes", processes, low=1)
+    if resolve(device).type != "cpu":
+        processes = 1
+    pool = _pool(processes) if processes > 1 else None
+    specs = []   # (name, kind, embedder, molecules, nan labels, emb, hit, keep, the training or its future)
+    miss = {}
+    try:
+        _study_units(cfg, data_dir, cache_dir, device, units, pool, specs, miss)
+        results = [_finish_unit(sp, units) for sp in specs]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    parts, inputs, kept = [], [], {}
+    for sp, tr in zip(specs, results):
+        name, kind, e, n_mol, n_nan, emb, hit, keep = sp[:8]
+        X = emb.X
+        if keep:
+            kept[(name, e)] = tr.losses[:, :len(QUANTIZERS)]   # Figure 10: the eight quantizers
+        inputs.append({"task": name, "kind": kind, "embedder": e, "molecules": n_mol,
+                       "nan_labels": n_nan, "invalid_smiles": emb.n_invalid,
+                       "used": X.shape[0], "n_train_run": tr.n_train, "n_val": tr.n_val, "d": tr.d,
+                       "cache_hit": hit, "train_s": tr.seconds,
+                       "val_flops_done": tr.flops_done, "val_flops_full": tr.flops_full,
+                       **{f"changed_{q}": f for q, f in tr.changes.items()}})
+        for metric in tr.original:
+            o = tr.original[metric]
+            qv = tr.quantized[metric]
+            nq = len(tr.quantizers)
+            for qi, q in enumerate(tr.quantizers + tr.also + ("identity",)):
+                vals = qv[qi] if q != "identity" else o
+                rq = tr.r[qi] if qi < nq else np.full(runs, np.nan)
+                init = tr.initial[metric][qi] if q != "identity" else np.full(runs, np.nan)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    rel = vals / o
+                parts.append(pd.DataFrame({"task": name, "kind": kind, "embedder": e, "quantizer": q,
+                                           "run": np.arange(runs), "metric": metric, "r_q": rq,
+                                           "value": vals, "original": o, "relative": rel,
+                                           "initial": init}))
+        if progress is not None:
+            progress(name, e, tr)
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["task", "kind", "embedder", "quantizer", "run", "metric", "r_q", "value", "original", "relative",
+                 "initial"])
+    return Study(frame, miss, pd.DataFrame(inputs), kept, cfg.as_dict())
+
+
+def _pool(processes: int):
+    """Worker processes for :func:`run_study`'s trainings (spawned: no state of this process is
+    copied), each with this process's torch thread count."""
+    import concurrent.futures
+    import multiprocessing
+
+    return concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+                                                  initializer=_worker_threads, initargs=(torch.get_num_threads(),))
+
+
+def _worker_threads(threads: int) -> None:
+    torch.set_num_threads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+
+
+def _train_unit(kw: dict) -> TaskRun:
+    """One (task, embedder) training in a worker process (:func:`train_task` with ``kw``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RQUndefinedWarning)
+        return train_task(**kw)
+
+
+def _finish_unit(sp, units) -> TaskRun:
+    """A unit's training: computed here, or the worker's result; saved as a unit (when ``units``)."""
+    key, work = sp[8], sp[9]
+    fn = work if callable(work) else work.result
+    return fn() if units is None or key is None else units.run("molecular_task", key, fn)
+
+
+def _study_units(cfg, data_dir, cache_dir, device, units, pool, specs: list, miss: dict) -> None:
+    """Load and embed each task of ``cfg`` (in this process) and set each (task, embedder)'s training
+    going: a unit saved earlier is read, a missing one is submitted to ``pool`` (or left to compute
+    here when there is none). Appends to ``specs`` and ``miss``."""
+    tasks, embedders, runs, epochs, lr = list(cfg.tasks), list(cfg.embedders), cfg.runs, cfg.epochs, cfg.lr
+    max_molecules, keep_losses_for, seed = cfg.max_molecules, cfg.keep_losses_for, cfg.seed
     for ti, name in enumerate(tasks):
         try:
             task = molecules.load_task(name, data_dir=data_dir)
@@ -477,45 +565,18 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
             rec_q = QUANTIZERS + TABLE_READING if cfg.record_table_reading else QUANTIZERS
             also = () if cfg.record_table_reading else TABLE_READING
 
-            def train(X=X, y=y, kind=task.kind, keep=keep, rec_q=rec_q, also=also, ti=ti):
-                return train_task(X, y, kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
-                                  val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
-                                  keep_losses=keep, quantizers=rec_q, also=also)
-
-            if units is None:
-                tr = train()
+            kw = dict(X=X, y=y, kind=task.kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
+                      val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
+                      keep_losses=keep, quantizers=rec_q, also=also)
+            ukey = None if units is None else {
+                "task": name, "embedder": e, "kind": task.kind, "data": fingerprint(X, y), "runs": runs,
+                "epochs": epochs, "lr": lr, "hidden": cfg.hidden, "val_frac": cfg.val_frac,
+                "subsample": cfg.subsample, "seed": seed + ti, "device": resolve(device).type, "keep": keep,
+                "quantizers": list(rec_q), "also": list(also)}
+            saved = ukey is not None and units.reuse and units.path("molecular_task", ukey).is_file()
+            if pool is not None and not saved:
+                work = pool.submit(_train_unit, kw)
             else:
-                tr = units.run("molecular_task", {
-                    "task": name, "embedder": e, "kind": task.kind, "data": fingerprint(X, y), "runs": runs,
-                    "epochs": epochs, "lr": lr, "hidden": cfg.hidden, "val_frac": cfg.val_frac,
-                    "subsample": cfg.subsample, "seed": seed + ti, "device": resolve(device).type, "keep": keep,
-                    "quantizers": list(rec_q), "also": list(also)}, train)
-            if keep:
-                kept[(name, e)] = tr.losses[:, :len(QUANTIZERS)]   # Figure 10: the eight quantizers
-            inputs.append({"task": name, "kind": task.kind, "embedder": e, "molecules": len(task.smiles),
-                           "nan_labels": task.n_nan_labels, "invalid_smiles": emb.n_invalid,
-                           "used": X.shape[0], "n_train_run": tr.n_train, "n_val": tr.n_val, "d": tr.d,
-                           "cache_hit": hit, "train_s": tr.seconds,
-                           "val_flops_done": tr.flops_done, "val_flops_full": tr.flops_full,
-                           **{f"changed_{q}": f for q, f in tr.changes.items()}})
-            for metric in tr.original:
-                o = tr.original[metric]
-                qv = tr.quantized[metric]
-                nq = len(tr.quantizers)
-                for qi, q in enumerate(tr.quantizers + tr.also + ("identity",)):
-                    vals = qv[qi] if q != "identity" else o
-                    rq = tr.r[qi] if qi < nq else np.full(runs, np.nan)
-                    init = tr.initial[metric][qi] if q != "identity" else np.full(runs, np.nan)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        rel = vals / o
-                    parts.append(pd.DataFrame({"task": name, "kind": task.kind, "embedder": e, "quantizer": q,
-                                               "run": np.arange(runs), "metric": metric, "r_q": rq,
-                                               "value": vals, "original": o, "relative": rel,
-                                               "initial": init}))
-            if progress is not None:
-                progress(name, e, tr)
-    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["task", "kind", "embedder", "quantizer", "run", "metric", "r_q", "value", "original", "relative",
-                 "initial"])
-    return Study(frame, miss, pd.DataFrame(inputs), kept, cfg.as_dict())
+                work = functools.partial(train_task, **kw)
+            specs.append((name, task.kind, e, len(task.smiles), task.n_nan_labels, emb, hit, keep, ukey, work))
 

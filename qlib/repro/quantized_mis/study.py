@@ -16,8 +16,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 import time
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
@@ -30,6 +28,7 @@ import torch
 
 from ... import devices, engine, quantizers
 from ... import discriminator as disc
+from ...atomic import atomic_file
 from ...ranking import average_runs, ranks, spearman
 from ...recorder import RQRecorder
 from ...resume import check_units
@@ -207,14 +206,10 @@ class StudyResult:
                "thr_hi", "disc_mis", "disc_lo", "disc_hi")
 
     def save(self, path) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         meta = json.dumps({"config": self.config, "names": self.names, "acc_names": self.acc_names,
                            "seconds": self.seconds})
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-        os.close(fd)
-        np.savez_compressed(tmp, meta=np.array(meta), **{k: getattr(self, k) for k in self._ARRAYS})
-        os.replace(tmp, path)
+        with atomic_file(path) as fh:
+            np.savez_compressed(fh, meta=np.array(meta), **{k: getattr(self, k) for k in self._ARRAYS})
 
     @classmethod
     def load(cls, path) -> "StudyResult":

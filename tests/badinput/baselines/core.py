@@ -307,3 +307,6 @@ BASELINES["qlib.resume.Units.path"] = lambda: {"self": _units(), "name": "w", "i
 BASELINES["qlib.resume.Units.run"] = lambda: {"self": _units(), "name": "w", "inputs": {"x": 1}, "fn": lambda: 1}
 BASELINES["qlib.resume.Units.clear"] = lambda: {"self": _units()}
 BASELINES["qlib.resume.check_units"] = lambda: {"name": "units", "units": _units()}
+BASELINES["qlib.atomic.write_bytes"] = lambda: {"path": _units_dir() / "atomic.bin", "data": b"x"}
+BASELINES["qlib.atomic.write_text"] = lambda: {"path": _units_dir() / "atomic.txt", "text": "x"}
+BASELINES["qlib.atomic.atomic_file"] = lambda: {"path": _units_dir() / "atomic.ctx"}

@@ -364,11 +364,11 @@ B[LE + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["ED
 
 
 def _federated_runs():
-    from qlib import fl
+    from qlib import fedavg, fl_models
 
     X = _randn(8, 4)
     y = torch.arange(8) % 2
-    return {"model_fn": lambda: fl.MLP(4, 3, 2), "data": fl.client_data(X, y, [np.arange(0, 4), np.arange(4, 8)]),
+    return {"model_fn": lambda: fl_models.MLP(4, 3, 2), "data": fedavg.client_data(X, y, [np.arange(0, 4), np.arange(4, 8)]),
             "runs": [("EDEN", 1.0)], "test": (X, y), "rounds": 1, "clients_per_round": 2, "batch_size": 2,
             "device": "cpu"}
 
