@@ -455,3 +455,20 @@ def test_a_list_override_checks_its_elements():
         check_entry("--set", "eden/02", {"fig6_bits": ["a", "b"]}, declared)
     with pytest.raises(ProfileError, match="must be a list of strings"):
         check_entry("--set", "eden/02", {"laws": [1]}, declared)
+
+
+def test_kernels_started_by_a_dask_worker_do_not_inherit_its_malloc_trimming(monkeypatch):
+    """A Dask nanny sets MALLOC_TRIM_THRESHOLD_=65536 for its workers; a kernel inheriting it faults its
+    pages in again after every free (the default book: 891 s of system time). kernel_env removes it for
+    the kernel and restores the caller's environment after."""
+    import dask
+    import distributed  # noqa: F401 - loads its configuration defaults
+
+    from qlib.book.jobs import WORKER_ONLY_ENV, kernel_env
+
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")  # what we undo
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.setenv("QLIB_DATA_DIR", "/before")
+    with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR="/data"):
+        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ and os.environ["QLIB_DATA_DIR"] == "/data"
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and os.environ["QLIB_DATA_DIR"] == "/before"

@@ -65,7 +65,7 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
     if inputs is None:
         inputs = payload.get("inputs", {})
 
-    from .jobs import kernel_env, papermill_execute
+    from .jobs import WORKER_ONLY_ENV, kernel_env, papermill_execute
 
     nb = payload["nb"]
     t0 = time.perf_counter()
@@ -83,7 +83,7 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
         dest = base / "executed.ipynb"
         error = ""
         try:
-            with kernel_env(QLIB_DATA_DIR=payload["data"]):
+            with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR=payload["data"]):
                 papermill_execute(src, dest, payload["params"], cwd, payload["timeout"])
         except Exception as exc:  # a failing notebook is a result, not a worker error
             error = error_line(exc)

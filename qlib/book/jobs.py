@@ -275,16 +275,28 @@ def _write_atomic(path: Path, text: str) -> None:
     write_text(path, text)
 
 
-class kernel_env:
-    """Set environment variables for the kernels papermill starts, restoring the caller's after."""
+#: variables a Dask nanny sets for its worker processes that the kernels they start must not inherit:
+#: ``MALLOC_TRIM_THRESHOLD_=65536`` (distributed's ``nanny.pre-spawn-environ``) returns every freed block
+#: above 64 KiB to the system, so a kernel's next allocation faults its pages in again — measured on the
+#: default book: 566 million minor page faults and 891 s of system time in 35.7 min (2 workers)
+WORKER_ONLY_ENV = ("MALLOC_TRIM_THRESHOLD_",)
 
-    def __init__(self, **env: str | None):
+
+class kernel_env:
+    """Set environment variables for the kernels papermill starts (and remove those named in
+    ``unset``), restoring the caller's after."""
+
+    def __init__(self, unset: tuple[str, ...] = (), **env: str | None):
         self.env = {k: v for k, v in env.items() if v}
+        self.unset = tuple(unset)
         self.saved: dict[str, str | None] = {}
 
     def __enter__(self):
-        for k, v in self.env.items():
+        for k in self.unset:
             self.saved[k] = os.environ.get(k)
+            os.environ.pop(k, None)
+        for k, v in self.env.items():
+            self.saved.setdefault(k, os.environ.get(k))
             os.environ[k] = v
         return self
 
