@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
@@ -26,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from qlib import hadamard  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_hadamard import interleaved  # noqa: E402  (medians of round-robin calls, after a warm-up)
 
 
 def before_module(rev: str):
@@ -40,16 +41,6 @@ def before_module(rev: str):
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
-
-
-def interleaved(fns: dict, repeat: int) -> dict:
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t)
-    return {k: statistics.median(v) * 1e3 for k, v in times.items()}
 
 
 def main() -> None:
@@ -74,7 +65,7 @@ def main() -> None:
                            "unchecked": lambda x=x: hadamard.seeded_rht(x, 1, allow_nonfinite=True)},
         }
         for name, fns in rows.items():
-            m = interleaved(fns, args.repeat)
+            m = {k: v * 1e3 for k, v in interleaved(fns, args.repeat).items()}
             print(f"{name:>14} {'2^' + str(k):>5} {m['before']:10.3f} {m['checked']:10.3f} {m['unchecked']:10.3f} "
                   f"{m['checked'] / m['before']:14.3f}x")
 

@@ -231,3 +231,16 @@ def test_a_dependency_s_large_results_reach_its_dependent_outside_the_graph(book
     out = nbformat.read(book / "out/chapters/a/05-reader.ipynb", as_version=4)
     assert f"sha {hashlib.sha256(blob).hexdigest()}" in "".join(o.get("text", "") for o in out.cells[-1].outputs)
     assert not [w for w in recwarn if "large graph" in str(w.message)]
+
+
+def test_every_notebook_is_in_one_dask_task_group():
+    """Dask queues a task group and hands it out by priority (longest first); keys whose prefix
+    differs per part were placed part by part instead."""
+    from dask.utils import key_split
+
+    from qlib.book.distributed import task_key
+
+    labels = ["quantized-mis/05-molecular.ipynb", "eden/05-federated.ipynb", "attacks/01-toys-vs-limit.ipynb",
+              "appendix/01-comparisons.ipynb"]
+    assert {key_split(task_key(lab)) for lab in labels} == {"qbook"}
+    assert len({task_key(labels[0]) for _ in range(3)}) == 3   # a fresh key per submission

@@ -25,6 +25,7 @@ alone at the end of the book.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -54,6 +55,18 @@ def expected_seconds(job: Job, root: Path) -> float:
         return 0.0
     v = (costs.get(str(job.params.get("profile"))) or {}).get(job.nb)
     return float(v) if isinstance(v, (int, float)) else 0.0
+
+
+_SUBMITTED = itertools.count()
+
+
+def task_key(label: str) -> str:
+    """A notebook's Dask key: ``qbook-<ns>-<n>-<notebook>``, new at every submission. Dask groups tasks by their key's prefix
+    (``dask.utils.key_split``), and this one's is ``qbook`` for every notebook: one group, which the
+    scheduler queues and hands out longest first (``priority``). Keys ``qbook-<notebook>-<ns>`` made a
+    group per part (``qbook-eden``, ``qbook-quantized``, …), each placed on its own: on 2026-11-28 the
+    default book's eden/05 (expected 504 s) started 21 minutes in."""
+    return f"qbook-{time.time_ns()}-{next(_SUBMITTED)}-{label}"
 
 
 def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = None) -> dict[str, Any]:
@@ -175,7 +188,10 @@ def _cluster(jobs: int, scheduler: str | None, device: str, log):
     import dask
     from distributed import Client, LocalCluster
 
-    dask.config.set({"distributed.scheduler.allowed-failures": 1})  # a worker death is retried once
+    dask.config.set({"distributed.scheduler.allowed-failures": 1,  # a worker death is retried once
+                     # a worker holds one notebook at a time: the next waits at the scheduler (longest first),
+                     # not behind a 30-minute notebook in a busy worker's queue
+                     "distributed.scheduler.worker-saturation": 1.0})
     if scheduler:
         client = Client(scheduler, timeout="30s")
         log(f"[dask] cluster {scheduler}: {len(client.scheduler_info()['workers'])} workers; "
@@ -232,7 +248,7 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
         inputs = _inputs(job, root)
         if sum(map(len, inputs.values())) > 2**20:
             inputs = client.scatter(inputs, hash=False)
-        fut = client.submit(execute_remote, payload, inputs, key=f"qbook-{job.label}-{time.time_ns()}", pure=False,
+        fut = client.submit(execute_remote, payload, inputs, key=task_key(job.label), pure=False,
                             retries=1, resources={"GPU": 1} if gpu else None,
                             priority=int(expected_seconds(job, root)))
         by_key[fut.key] = job
