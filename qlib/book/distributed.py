@@ -233,7 +233,8 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
     def submit_ready() -> None:
         # until nothing more is ready: a skipped notebook makes its dependents ready at once
         while batch := [j for j in pending if ready(j)]:
-            for job in batch:
+            # longest first here too: the first tasks submitted go straight to the idle workers
+            for job in sorted(batch, key=lambda j: -expected_seconds(j, root)):
                 _submit(job)
 
     def _submit(job: Job) -> None:
