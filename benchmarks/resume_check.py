@@ -37,10 +37,15 @@ NOTEBOOKS = ("eden/01-estimator-vnmse", "eden/02-rotation-and-scale", "eden/05-f
              "attacks/04-dp-sgd-bound", "mia-limits/02-overfitting", "mia-limits/03-mnist-table1")
 
 
+#: at the smoke profile these run one unit (one task; under 100 iterations): the check adds a second
+OVERRIDES = {"smoke": {"attacks/03-molecular": {"tasks": ["Carcinogens_Lagunin", "DILI"]},
+                       "mia-limits/02-overfitting": {"iters": 120}}}
+
+
 def _run(nb, out, profile, data_dir, logs, force=False):
     t0 = time.perf_counter()
     rep = runner.run(root=ROOT, profile=profile, only=[nb], output_dir=out, data_dir=data_dir, progress=False,
-                     force=force, log=logs.append)
+                     force=force, log=logs.append, overrides=OVERRIDES.get(profile, {}).get(nb))
     return rep, time.perf_counter() - t0
 
 
