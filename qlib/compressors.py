@@ -288,10 +288,11 @@ class EDEN(Compressor):
             return None  # the sub-bit mask comes before the rotation: nothing to share
         k = self.kw.get("n_rotations", 1)
         r = sh.rotated(k)
-        pl = _eden.compress_rotated(r, self.bits, sh.seed, d=sh.d, **self.kw)
+        norm2 = sh.get(("rht-norm2", k), lambda: torch.linalg.vecdot(r, r))  # (as compress_rotated: the same bits)
+        pl = _eden.compress_rotated(r, self.bits, sh.seed, d=sh.d, norm2=norm2, **self.kw)
         if want_err and sh.d == sh.D:
             return sh.dist(_eden.rotated_reconstruction(pl), r), None, pl.nbits
-        return None, _eden.decompress(pl), pl.nbits
+        return None, _eden.decompress(pl, scratch="compressors.xh"), pl.nbits
 
 
 class DRIVE(Compressor):
@@ -392,10 +393,10 @@ class HadamardSQ(Compressor):
             return None
         nbits = _full(sh.batch, self.bits * sh.D + 2 * FLOAT_BITS)
         rotated_err = want_err and sh.d == sh.D
-        err, c = sh.sq(sh.rotated(1), ("rht", 1), 2**self.bits, not rotated_err)
+        err, c = sh.sq(sh.rotated(1), ("rht", 1), 2**self.bits, not rotated_err, scratch=True)
         if rotated_err:
             return err, None, nbits
-        return None, _h.seeded_irht(c, sh.seed, overwrite=True)[..., : sh.d], nbits
+        return None, _h.seeded_irht(c, sh.seed, overwrite=True)[..., : sh.d], nbits  # (in place, on the scratch)
 
 
 class KashinSQ(Compressor):
@@ -447,15 +448,20 @@ class KashinSQ(Compressor):
         if kern is not None:  # the elementwise steps compiled between the transforms: the same bits
             rows = lambda t, n: _kernels.rows(t, n)  # noqa: E731
             xr, sr = rows(x, d), rows(s, d)
-            fwht = lambda a: _h.fwht(torch.from_numpy(a)).numpy()  # noqa: E731
+            # every transform in place on the thread's scratch arrays (the padded analysis input, then the
+            # residual from the second iteration on): no fresh temporary per step, the same bits
+            fwht = lambda a: _h.fwht(torch.from_numpy(a), overwrite=True).numpy()  # noqa: E731
             coeffs = np.zeros((xr.shape[0], D), dtype=xr.dtype)
-            r = xr
+            pad = _kernels.scratch("compressors.kashin", (xr.shape[0], D), xr.dtype)
+            r, res = xr, None
             for _ in range(self.n_iters - 1):
-                c = fwht(kern.times_pad_rows(r, sr, D))
+                c = fwht(kern.times_pad_rows(r, sr, D, out=pad))
                 kern.clamp_add_rows(c, rows(M, 1).reshape(-1), coeffs)
-                r = kern.sub_times_rows(r, fwht(c), sr)
+                if res is None:
+                    res = _kernels.scratch("compressors.kashin-r", xr.shape, xr.dtype)
+                r = kern.sub_times_rows(r, fwht(c), sr, out=res)
                 M = M * self.eta
-            kern.add_rows(coeffs, fwht(kern.times_pad_rows(r, sr, D)))
+            kern.add_rows(coeffs, fwht(kern.times_pad_rows(r, sr, D, out=pad)))
             return torch.from_numpy(coeffs).reshape(*batch, D)
         coeffs = torch.zeros((*batch, D), dtype=x.dtype, device=x.device)
         r = x
@@ -497,9 +503,9 @@ class KashinSQ(Compressor):
             D = c.shape[-1]
             err = sh.kernel.fold_dist_rows(_kernels.rows(ch, D), _kernels.rows(c, D))
             return torch.from_numpy(err).reshape(sh.batch), None, nbits
-        _, ch = sh.sq(c, key, 2**self.bits, True)
+        _, ch = sh.sq(c, key, 2**self.bits, True, scratch=True)
         frame = sh.get(("kashin-frame",), lambda: self._frame(sh.seed, sh.batch, sh.d, sh.x.dtype, sh.x.device))
-        xh = self._bwd(ch, frame)
+        xh = _h.fwht(ch, overwrite=True)[..., : sh.d].mul_(frame)  # self._bwd in place on the scratch (same bits)
         return (sh.dist(xh, sh.x), None, nbits) if want_err else (None, xh, nbits)
 
 
@@ -559,7 +565,7 @@ class QSGD(Compressor):
         norm = sh.get(("qsgd-norm",), lambda: (x * x).sum(-1, keepdim=True).sqrt())  # as _qsgd_levels
         u = sh.uniforms("qsgd", x.shape)
         d = sh.d
-        out = None if want_err else np.empty((math.prod(sh.batch), d), dtype=_np_dtype(x))
+        out = None if want_err else _kernels.scratch("compressors.qsgd", (math.prod(sh.batch), d), _np_dtype(x))
         err = sh.kernel.qsgd_rows(_kernels.rows(x, d), _kernels.rows(u, d), _kernels.rows(norm, 1).reshape(-1),
                                   self.levels, out)
         nbits = self._code_bits(x, None)
@@ -694,9 +700,9 @@ class CountSketch(Compressor):
         sg = (1 - 2 * bits.reshape(-1)[:n]).to(torch.float64).reshape(self.rows, d)
         return h, sg, c
 
-    def _compress(self, x, seed):
+    def _compress(self, x, seed, hashes=None):
         batch, d = x.shape[:-1], x.shape[-1]
-        h, sg, c = self._hashes(seed, d, x.device)
+        h, sg, c = self._hashes(seed, d, x.device) if hashes is None else hashes
         flat = x.reshape(-1, d)
         check_alloc("rows", flat.shape[0] * self.rows * c, x.element_size(), value=self.rows, what="the sketches")
         T = torch.zeros((flat.shape[0], self.rows, c), dtype=x.dtype, device=x.device)
@@ -705,8 +711,8 @@ class CountSketch(Compressor):
         nb = _full(batch, FLOAT_BITS * self.rows * c)
         return Message(self.name, {"T": T.reshape(*batch, self.rows, c)}, nb, seed, tuple(x.shape))
 
-    def _decode(self, T, seed, d):
-        h, sg, _ = self._hashes(seed, d, T.device)
+    def _decode(self, T, seed, d, hashes=None):
+        h, sg, _ = self._hashes(seed, d, T.device) if hashes is None else hashes
         est = torch.stack([T[..., j, :][..., h[j]] * sg[j].to(T.dtype) for j in range(self.rows)], -2)
         return est[..., 0, :] if self.rows == 1 else est.median(-2).values
 
@@ -718,9 +724,10 @@ class CountSketch(Compressor):
 
     def mean(self, xs, seed):
         xs, seed = _check_rows(xs), check_seed("seed", seed)
-        with skip_nested():
-            m = self.compress(xs, seed)
-            return self._decode(m.data["T"].mean(0), seed, xs.shape[-1]), m.total_bits
+        with skip_nested():  # the hashes drawn once, for the clients and the server (the same draw)
+            hs = self._hashes(seed, xs.shape[-1], xs.device)
+            m = self._compress(xs, seed, hs)
+            return self._decode(m.data["T"].mean(0), seed, xs.shape[-1], hs), m.total_bits
 
 
 class TernGrad(Compressor):
@@ -887,7 +894,7 @@ class _Shared:
     def release(self, group: str | None) -> None:
         """Drop what only the compressors of ``group`` use (the uniform draws stay: SQ's are shared
         by Hadamard+SQ and Kashin+SQ where their lengths agree)."""
-        own = {"rotation": ("rht",), "kashin": ("kashin", "kashin-frame"), "qsgd": ("qsgd-norm",)}.get(group, ())
+        own = {"rotation": ("rht", "rht-norm2"), "kashin": ("kashin", "kashin-frame"), "qsgd": ("qsgd-norm",)}.get(group, ())
         for key in [k for k in self.cache if k[0] in own or (k[0] == "range" and k[1][0] in own)
                     or (group == "qsgd" and k[:2] == ("u", "qsgd"))]:
             del self.cache[key]
@@ -916,6 +923,16 @@ class _Shared:
         err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), flat(lo), flat(span), levels, flat(step), out)
         return (torch.from_numpy(err).reshape(v.shape[:-1]),
                 None if out is None else torch.from_numpy(out).reshape(v.shape))
+
+    def mean_dist(self, xh: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+        """``‖xh.mean(0) − ref‖²`` (float64, 0-d) for the reconstructions ``xh`` ``(n, d)`` (rows contiguous, a
+        ``[..., :d]`` view of padded rows read in place) and the float64 mean ``ref``: on the compiled path
+        one pass with the same mean (the same bits as torch's ``mean(0)``), no temporaries."""
+        if (self.kernel is not None and _h.compiled_fwht_applies(xh) and xh.dim() == 2 and xh.stride(-1) == 1
+                and ref.dtype == torch.float64 and ref.is_contiguous() and ref.device.type == "cpu"):
+            a = xh.detach().numpy()
+            return torch.tensor(self.kernel.mean_dist(a, a.shape[1], ref.numpy()), dtype=torch.float64)
+        return ((xh.mean(0).double() - ref) ** 2).sum()
 
     def dist(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """``Σ (a − b)²`` per row in float64."""
@@ -978,7 +995,10 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
     domain = check_choice("domain", domain, ("rotated", "original"))
     if of == "mean" and x.dim() != 2:
         raise ValueError(f"x must be (n_clients, d) for of='mean', got shape {tuple(x.shape)}")
-    with skip_nested():
+    # the temporaries of every budget (codes, centroids, decoded rows) reuse one buffer each: a fresh
+    # array of 10 × 2^24 floats costs ~160,000 page faults (Figure 8 at the paper's d)
+    big = 2 * math.prod(x.shape[:-1]) * _h.next_power_of_two(x.shape[-1]) * x.element_size()
+    with skip_nested(), _kernels.scratch_limit(big):
         k = len(compressors)
         errs: list = [None] * k
         bits: list = [None] * k
@@ -1001,7 +1021,7 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
                 if of == "rows":
                     errs[i], bits[i] = (err if err is not None else sh.dist(xh, x)), nb
                 else:
-                    errs[i], bits[i] = ((xh.mean(0).double() - xmean) ** 2).sum(), nb.sum()
+                    errs[i], bits[i] = sh.mean_dist(xh, xmean), nb.sum()
             if sh is not None and (pos + 1 == k or compressors[order[pos + 1]]._shared_group != c._shared_group):
                 sh.release(c._shared_group)
         return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),

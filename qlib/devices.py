@@ -29,3 +29,27 @@ def resolve(device: str | torch.device | None = "auto") -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} was requested but CUDA is not available; use 'auto' or 'cpu'")
     return dev
+
+
+def cpu_pool(processes: int):
+    """A pool of ``processes`` spawned worker processes for independent CPU work (no state of this
+    process is copied), each limited to this process's torch thread count (and BLAS, through
+    threadpoolctl when installed): a ``concurrent.futures.ProcessPoolExecutor``. The work submitted must
+    be picklable (module-level functions and their arguments)."""
+    import concurrent.futures
+    import multiprocessing
+
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
+    return concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+                                                  initializer=_worker_threads, initargs=(torch.get_num_threads(),))
+
+
+def _worker_threads(threads: int) -> None:
+    torch.set_num_threads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass

@@ -55,6 +55,8 @@ from .validation import (
     check_int,
     check_int_sequence,
     check_seed,
+    check_str,
+    check_tensor,
     nested,
     skip_nested,
 )
@@ -337,18 +339,20 @@ def _decode_tables(payload: Payload, coins):
     return 0, _lm_kernel_params(lo, dt)[-1], None if coins is None else _lm_kernel_params(lo + 1, dt)[-1]
 
 
-def _decompress_compiled(payload: Payload) -> torch.Tensor | None:
+def _decompress_compiled(payload: Payload, scratch: str | None = None) -> torch.Tensor | None:
     """Without coins and loss: ``irht(_dequantize(…) · S, signs)`` with the dequantization inside the
     first pass of the inverse transform (the same bits); None where it does not apply or a code falls
-    outside its table (the torch path then runs, and raises or wraps as before)."""
+    outside its table (the torch path then runs, and raises or wraps as before). ``scratch``: the result
+    is the thread's scratch array of that name."""
     D, S = payload.D, payload.scale
     tabs = _decode_tables(payload, None) if _h.compiled_rotation_applies(S, D) else None
     if tabs is None:
         return None
     off, tab, _ = tabs
     byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
-    out = _load("fwht").lookup_irht_rows(_rows(payload.indices, D), off, tab, _rows(S, 1).reshape(-1), byts,
-                                         payload.n_rotations)
+    idx = _rows(payload.indices, D)
+    buf = None if scratch is None else _kernels.scratch(scratch, idx.shape, tab.dtype)
+    out = _load("fwht").lookup_irht_rows(idx, off, tab, _rows(S, 1).reshape(-1), byts, payload.n_rotations, out=buf)
     return None if out is None else torch.from_numpy(out).reshape(payload.indices.shape)
 
 
@@ -482,6 +486,7 @@ def compress_rotated(
     scale: str = "unbiased",
     quantizer: str = "lm",
     n_rotations: int = 1,
+    norm2: torch.Tensor | None = None,
 ) -> Payload:
     """The payload :func:`compress` sends for ``x``, given its rotation ``r = seeded_rht(pad(x), seed,
     n_rotations)`` (:func:`qlib.hadamard.seeded_rht`, :func:`qlib.hadamard.pad_to_power_of_two`) instead of
@@ -491,7 +496,8 @@ def compress_rotated(
     depend on the budget). ``r``: ``(*batch, D)``, ``D`` a power of two; ``d``: the length of ``x``
     (``D/2 < d ≤ D``; None: ``D``); ``bits`` in [1, 8] for ``quantizer="lm"`` (a sub-bit budget masks
     ``x`` before the rotation: use :func:`compress`), in (0, 8] for ``"ee"``; the other options as
-    :func:`compress`'s.
+    :func:`compress`'s. ``norm2``: ``torch.linalg.vecdot(r, r)`` (``‖r‖²`` per row, the dtype of ``r``),
+    for a caller that encodes one ``r`` at several budgets and computed it once (None: computed here).
     """
     r = check_vectors(r, "r", finite=False)  # finiteness: on the squared norms, as compress
     b = check_bits(bits)
@@ -505,8 +511,13 @@ def compress_rotated(
     d = D if d is None else check_int("d", d, low=D // 2 + 1, high=D)
     if b < 1 and quantizer == "lm":
         raise ValueError(f"bits={b} < 1 masks x before the rotation (§4.1): use qlib.eden.compress for a sub-bit budget")
+    if norm2 is not None:
+        norm2 = check_tensor("norm2", norm2, floating=True, finite=False, convert=False)
+        if tuple(norm2.shape) != tuple(r.shape[:-1]) or norm2.dtype != r.dtype or norm2.device != r.device:
+            raise ValueError(f"norm2 must be ‖r‖² per row: shape {tuple(r.shape[:-1])}, dtype {r.dtype} on {r.device}; "
+                             f"got shape {tuple(norm2.shape)}, dtype {norm2.dtype} on {norm2.device}")
     with skip_nested():
-        return _encode(r, r, "r", b, seed, scale, quantizer, n_rotations, d, d)
+        return _encode(r, r, "r", b, seed, scale, quantizer, n_rotations, d, d, norm2=norm2)
 
 
 def rotated_reconstruction(payload: Payload) -> torch.Tensor:
@@ -526,11 +537,23 @@ def rotated_reconstruction(payload: Payload) -> torch.Tensor:
         return _dequantize_received(payload, coins, None) if w is None else w
 
 
-def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None) -> Payload:
+def _vecdot(r: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """``torch.linalg.vecdot(r, q)``, the same bits; on CPU for a batch of rows the product goes to the
+    thread's scratch array (vecdot is that product, then its sum; a fresh product of 10 × 2^24 floats
+    costs ~160,000 page faults). A single row keeps vecdot (there it is a BLAS dot: other bits)."""
+    if r.dim() < 2 or r.device.type != "cpu" or r.dtype != q.dtype or r.shape != q.shape or not _compiled_applies(r):
+        return torch.linalg.vecdot(r, q)
+    buf = torch.from_numpy(_kernels.scratch("eden.rq", tuple(r.shape), np.float32 if r.dtype == torch.float32 else np.float64))
+    return torch.mul(r, q, out=buf).sum(-1)
+
+
+def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None, norm2=None) -> Payload:
     """Everything :func:`compress` does after the rotation ``r`` (checked arguments; ``x``/``name``: the
-    tensor and argument that the error message of a non-finite row names)."""
+    tensor and argument that the error message of a non-finite row names; ``norm2``: ``vecdot(r, r)``
+    when the caller has it)."""
     batch, D, dev, dt = r.shape[:-1], r.shape[-1], r.device, r.dtype
-    norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+    if norm2 is None:
+        norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
     _check_finite_norms(x, norm2, name)  # an infinite or NaN entry of x makes its row's norm NaN
     zero = norm2 == 0
     any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
@@ -552,7 +575,7 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None)
         else:
             idx = _lm_quantize(u, lo)
         q = _dequantize(idx, b, quantizer, coins, dt, dev)
-    rq = torch.linalg.vecdot(r, q)
+    rq = _vecdot(r, q)
     if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
         raise ValueError(
             f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
@@ -616,7 +639,7 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
     raise ValueError(f"mode must be 'tail' or 'random', got {mode!r}")
 
 
-def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.Tensor:
+def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratch: str | None = None) -> torch.Tensor:
     """EDEN receiver: ``x̂ = S · RHT^{-1}(q)``, regenerating signs, coins and mask from the seed.
 
     ``received``: optional boolean mask over the ``D`` rotated coordinates (broadcastable to the
@@ -624,8 +647,13 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
     the received fraction counted per vector (§4.2). A vector of which nothing arrived decodes to 0.
     A sub-bit message that carries fewer codes than ``D`` (:func:`sent_mask`) is decoded the same way,
     its unsent coordinates counted as lost (Lemma 4.3 with ``p = sent/D``).
+    ``scratch``: on the compiled path (no mask, no coins) the result is a view of the calling thread's
+    scratch array of that name (``qlib._kernels.scratch``), for a caller done with it before its next call
+    under that name (a sweep that decodes and compares); None: a new tensor.
     """
     payload = check_payload(payload)
+    if scratch is not None:
+        scratch = check_str("scratch", scratch)
     idx, S = payload.indices, payload.scale
     batch, D, dev, dt = idx.shape[:-1], payload.D, idx.device, S.dtype
     if received is not None:
@@ -650,7 +678,7 @@ def decompress(payload: Payload, received: torch.Tensor | None = None) -> torch.
             if sent < D:
                 mask = sent_mask(payload.seed, D, sent, dev)
                 received = mask if received is None else received.to(dev) & mask
-        v = _decompress_compiled(payload) if received is None and coins is None else None
+        v = _decompress_compiled(payload, scratch) if received is None and coins is None else None
         if v is None:
             w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
             if w is None:

@@ -212,7 +212,8 @@ def _applies(x: torch.Tensor) -> bool:
     )
 
 
-def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = False) -> torch.Tensor:
+def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = False,
+         overwrite: bool = False) -> torch.Tensor:
     """Orthonormal Walsh–Hadamard transform over the last dimension: ``x @ H_D / sqrt(D)``.
 
     Sylvester (natural) order, i.e. equal to ``x @ scipy.linalg.hadamard(D) / sqrt(D)``. Batched over
@@ -222,15 +223,19 @@ def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = Fals
     no extra pass; module docstring); ``allow_nonfinite=True`` lets it propagate, as ``torch.fft``
     does. An empty batch ``(0, D)`` gives an empty result.
     ``backend``: ``"auto"`` (the compiled CPU kernel where :func:`compiled_fwht_applies`, else torch),
-    ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor.
+    ``"torch"`` or ``"compiled"`` (raises where the kernel cannot run). The result is a new tensor, except
+    with ``overwrite=True``: then the compiled path transforms a contiguous ``x`` in place and returns it
+    (for a caller's own temporary; the same bits).
     """
-    if backend == "auto" and type(allow_nonfinite) is bool and type(x) is torch.Tensor and x.dim() and _applies(x):
+    if (backend == "auto" and type(allow_nonfinite) is bool and type(overwrite) is bool and type(x) is torch.Tensor
+            and x.dim() and _applies(x)):
         n = x.shape[-1]  # fast path: the checks below hold for a CPU float32/float64 tensor
         if n & (n - 1) == 0 and n:
-            return _fwht_compiled(x, n, not (allow_nonfinite or nested()))
+            return _fwht_compiled(x, n, not (allow_nonfinite or nested()), overwrite)
     _vectors(x)
     backend = check_choice("backend", backend, _BACKENDS)
     check = not (check_bool("allow_nonfinite", allow_nonfinite) or nested())
+    overwrite = check_bool("overwrite", overwrite)
     n = x.shape[-1]
     if not _is_pow2(n):
         raise ValueError(
@@ -243,16 +248,18 @@ def fwht(x: torch.Tensor, backend: str = "auto", *, allow_nonfinite: bool = Fals
             f"importable; got device {x.device.type}, dtype {x.dtype}, requires_grad {x.requires_grad}"
             + ("" if _kernel() is not None else " (numba cannot be imported)")
         )
-    out = _fwht_compiled(x, n) if backend == "compiled" or (backend == "auto" and _applies(x)) else _fwht_torch(x, n)
+    compiled = backend == "compiled" or (backend == "auto" and _applies(x))
+    out = _fwht_compiled(x, n, overwrite=overwrite) if compiled else _fwht_torch(x, n)
     return _check_rows(out, n, "x", x) if check else out
 
 
 _AT: dict = {}  # (n, torch dtype) -> (the kernel taking addresses, 1/sqrt(n) in that dtype)
 
 
-def _fwht_compiled(x: torch.Tensor, n: int, check: bool = False) -> torch.Tensor:
+def _fwht_compiled(x: torch.Tensor, n: int, check: bool = False, overwrite: bool = False) -> torch.Tensor:
     # the kernel with as little Python around it as possible: the rows travel as addresses (NumPy views,
     # from_numpy and reshapes cost ~15 us per call, as much as the whole transform at 2^12)
+    in_place = overwrite and x.is_contiguous() and not x.is_neg() and not x.requires_grad
     if x.requires_grad:
         x = x.detach()  # only under no_grad (else the torch path runs)
     if x.is_neg():
@@ -265,8 +272,12 @@ def _fwht_compiled(x: torch.Tensor, n: int, check: bool = False) -> torch.Tensor
         at = _AT[(n, x.dtype)] = (_kernel().ROWS_AT[dt], dt.type(1.0 / math.sqrt(n)), dt)  # set: _applies(x)
     # NumPy's allocation, not torch.empty: NumPy asks for huge pages on large arrays (madvise), and at
     # 2^24 the 4 KiB page faults of a torch.empty output doubled the time of the transform
-    o = np.empty(x.shape, dtype=at[2])
-    out = torch.from_numpy(o)
+    if in_place:
+        out = x
+        o = x.numpy()
+    else:
+        o = np.empty(x.shape, dtype=at[2])
+        out = torch.from_numpy(o)
     if o.size:
         at[0](x.data_ptr(), out.data_ptr(), o.size // n, n, at[1])  # (ndarray.ctypes.data alone: 2.5 us)
         # the non-finite check (module docstring): one value per row, read where it lies

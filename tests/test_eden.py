@@ -729,3 +729,36 @@ def test_compress_rotated_bad_input():
         eden.compress_rotated(torch.tensor([1.0, float("inf")]), 2, 0)
     with pytest.raises(TypeError, match="payload"):
         eden.rotated_reconstruction(r)
+
+
+# -- the sweep helpers: norm2 given, decoding into a scratch array, the batched dot product ---------------
+def test_compress_rotated_with_norm2_is_the_same_payload():
+    x = torch.randn(4, 1000, generator=torch.Generator().manual_seed(5))
+    r = H.seeded_rht(H.pad_to_power_of_two(x), 9)
+    a = eden.compress_rotated(r, 3, 9, d=1000)
+    b = eden.compress_rotated(r, 3, 9, d=1000, norm2=torch.linalg.vecdot(r, r))
+    assert torch.equal(a.indices, b.indices) and torch.equal(a.scale, b.scale) and torch.equal(a.nbits, b.nbits)
+    with pytest.raises(ValueError, match="norm2 must be"):
+        eden.compress_rotated(r, 3, 9, d=1000, norm2=torch.ones(3))
+    with pytest.raises(ValueError, match="norm2 must be"):
+        eden.compress_rotated(r, 3, 9, d=1000, norm2=torch.linalg.vecdot(r, r).double())
+
+
+def test_decompress_into_scratch_is_the_same_and_reuses_one_array():
+    x = torch.randn(3, 4096, generator=torch.Generator().manual_seed(6))
+    pl = eden.compress(x, 4, 2)
+    want = eden.decompress(pl)
+    got = eden.decompress(pl, scratch="test.xh")
+    assert torch.equal(got, want)
+    again = eden.decompress(eden.compress(x, 2, 2), scratch="test.xh")
+    if got.data_ptr() == again.data_ptr():  # the compiled path: one array for both calls
+        assert not torch.equal(got, want)  # (overwritten by the second decoding: a scratch array)
+    with pytest.raises(TypeError, match="scratch"):
+        eden.decompress(pl, scratch=3)
+
+
+@pytest.mark.parametrize("shape", [(10, 4096), (1, 4096), (3, 2, 1024), (4096,)])
+def test_batched_dot_is_torchs_vecdot_bit_for_bit(shape):
+    g = torch.Generator().manual_seed(7)
+    r, q = torch.randn(shape, generator=g), torch.randn(shape, generator=g)
+    assert torch.equal(eden._vecdot(r, q), torch.linalg.vecdot(r, q))

@@ -254,3 +254,31 @@ def test_nonfinite_check_is_off_behind_the_door():
     with skip_nested():
         assert torch.isnan(H.fwht(x)).all()
         assert torch.isnan(H.seeded_rht(x, 1)).all()
+
+
+def test_fwht_overwrite_transforms_in_place_with_the_same_bits():
+    x = torch.randn(3, 2048, generator=torch.Generator().manual_seed(4))
+    want = H.fwht(x)
+    y = x.clone()
+    got = H.fwht(y, overwrite=True)
+    assert torch.equal(got, want)
+    if H.compiled_fwht_applies(y):
+        assert got.data_ptr() == y.data_ptr()  # in place: the caller's temporary
+    z = x.clone()[:, ::2]  # not contiguous: a new tensor, z untouched
+    assert torch.equal(H.fwht(z, overwrite=True), H.fwht(x[:, ::2])) and torch.equal(z, x[:, ::2])
+    with pytest.raises(TypeError, match="overwrite"):
+        H.fwht(x, "torch", overwrite="yes")
+
+
+def test_scratch_limit_keeps_large_temporaries_within_its_block_only():
+    big = (_kernels.SCRATCH_MAX // 4) + 1024  # float32 entries: over the usual bound
+    assert _kernels.scratch("test.big", (big,), np.float32).base is None  # allocated afresh
+    with _kernels.scratch_limit(8 * big):
+        a = _kernels.scratch("test.big", (big,), np.float32)
+        b = _kernels.scratch("test.big", (big,), np.float32)
+        assert np.shares_memory(a, b)  # kept between calls inside the block
+    c = _kernels.scratch("test.big", (big,), np.float32)
+    assert not np.shares_memory(a, c)  # dropped at exit: the usual bound again
+    small = _kernels.scratch("test.small", (16,), np.float32)
+    with _kernels.scratch_limit(0):  # a lower limit never lowers the bound in force
+        assert np.shares_memory(small, _kernels.scratch("test.small", (16,), np.float32))

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -223,11 +224,35 @@ def test_vnmse_sweep_times_the_first_timing_trials():
 
 
 def test_nmse_sweep_rotated_equals_original():
-    """Figure 8's sweep: the shared stages give the same decoded bits, so the same table exactly
-    (padded d as the paper's 11,511,784, and a power of two)."""
+    """Figure 8's sweep: the shared stages give the same decoded bits (padded d as the paper's 11,511,784,
+    and a power of two); the error of the mean is summed in another order (and, padded, torch's mean of
+    the strided ``[..., :d]`` view rounds some float32 means differently: ~1e-7), so the tables agree to
+    1e-6 relative (the issue's bound, fixed beforehand) with the same bits per coordinate."""
     for d in (1000, 2**10):
         kw = dict(n_clients=3, laws=("lognormal", "normal"), reps=2, seed=1)
         methods = ["EDEN", "Hadamard+SQ", "Kashin+SQ", "QSGD", "Count-Sketch"]
         a = S.nmse_sweep(methods, [1, 2.5, 8], d, domain="original", **kw)
         b = S.nmse_sweep(methods, [1, 2.5, 8], d, **kw)
-        assert a.equals(b)
+        assert a[["law", "method", "bits"]].equals(b[["law", "method", "bits"]])
+        assert a["bits_per_coord"].equals(b["bits_per_coord"])
+        for col in ("nmse", "sd"):
+            np.testing.assert_allclose(b[col], a[col], rtol=1e-6, atol=0)
+
+
+def test_nmse_sweep_in_worker_processes_is_the_same_table(tmp_path):
+    """``processes=2``: the (law, repetition) units in spawned workers give the same table bit for bit, and
+    saved units are reused (none computed again)."""
+    from qlib.resume import Units
+
+    kw = dict(n_clients=3, laws=("lognormal", "normal"), reps=2, seed=1)
+    methods = ["EDEN", "QSGD", "Count-Sketch"]
+    a = S.nmse_sweep(methods, [1, 4], 512, **kw)
+    u = Units(tmp_path)
+    b = S.nmse_sweep(methods, [1, 4], 512, processes=2, units=u, **kw)
+    assert a.equals(b) and u.computed == 4
+    u2 = Units(tmp_path)
+    assert S.nmse_sweep(methods, [1, 4], 512, processes=2, units=u2, **kw).equals(a) and u2.reused == 4
+    with pytest.raises(ValueError, match="processes"):
+        S.nmse_sweep(methods, [1, 4], 512, processes=0, **kw)
+    with pytest.raises(ValueError, match=r"methods\['mine'\] cannot go to a worker"):
+        S.nmse_sweep({"mine": lambda b: S.FIXED_LENGTH["QSGD"](b)}, [1], 512, processes=2, **kw)

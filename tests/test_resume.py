@@ -297,3 +297,11 @@ def test_a_large_array_in_a_units_inputs_is_keyed_by_its_values(tmp_path):
     u = Units(tmp_path, stamp="s")
     assert u.path("w", {"x": a}) != u.path("w", {"x": b})
     assert u.path("w", {"x": a}) == u.path("w", {"x": a.copy()})
+
+
+def test_cpu_pool_refuses_a_bad_process_count():
+    from qlib.devices import cpu_pool
+
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="processes must be an integer >= 1"):
+            cpu_pool(bad)

@@ -12,7 +12,7 @@
   :mod:`qlib.recorder`).
 
 The package is private to ``qlib`` (no user calls it); inside ``qlib`` its public names (:func:`load`,
-:func:`scratch`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
+:func:`scratch`, :func:`scratch_limit`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
 owners use, and a kernel module is loaded only by the modules named in :data:`OWNERS`
 (``tests/test_architecture.py`` checks both). A kernel module checks nothing: its owner's public
 function has checked the arguments at the door (:mod:`qlib.validation`).
@@ -31,12 +31,13 @@ from __future__ import annotations
 import importlib
 import math
 import threading
+from contextlib import contextmanager
 from types import ModuleType
 
 import numpy as np
 import torch
 
-__all__ = ["OWNERS", "load", "scratch", "rows", "SCRATCH_MAX"]
+__all__ = ["OWNERS", "load", "scratch", "scratch_limit", "rows", "SCRATCH_MAX"]
 
 #: the modules of ``qlib`` that may load each kernel module of this package (checked by a test)
 OWNERS: dict[str, tuple[str, ...]] = {
@@ -68,6 +69,26 @@ _SCRATCH = threading.local()  # per thread: {name: NumPy array} (see scratch)
 SCRATCH_MAX = 64 * 2**20
 
 
+_CAP = threading.local()  # per thread: the scratch_limit in force (bytes), else SCRATCH_MAX
+
+
+@contextmanager
+def scratch_limit(nbytes: int):
+    """Within the block, the calling thread keeps scratch arrays of up to ``nbytes`` (at least
+    :data:`SCRATCH_MAX`): a computation that makes the same large temporaries many times over (one input
+    encoded and decoded at every budget) pays their page faults once. At exit the arrays above
+    :data:`SCRATCH_MAX` are dropped and the limit in force before is restored."""
+    before = getattr(_CAP, "v", SCRATCH_MAX)
+    _CAP.v = max(int(nbytes), before)
+    try:
+        yield
+    finally:
+        _CAP.v = before
+        pool = _SCRATCH.__dict__
+        for name in [k for k, a in pool.items() if a.nbytes > before]:
+            del pool[name]
+
+
 def scratch(name: str, shape, dtype) -> np.ndarray:
     """A temporary NumPy array of ``shape`` / ``dtype`` that stays with the calling thread for the next call
     under the same ``name`` (its contents are not kept: only for arrays that do not leave the caller).
@@ -76,10 +97,11 @@ def scratch(name: str, shape, dtype) -> np.ndarray:
     microseconds, inside a virtual machine several: on the 2-core development VM, EDEN's two 4 MiB
     temporaries at d = 2^20 took ~1000 faults and ~4 ms a call, more than the rotation and the quantization
     together. Up to :data:`SCRATCH_MAX` bytes per name are kept; larger ones are allocated each call.
-    Names are prefixed by their module (``"eden.r"``, ``"wire.codes"``) so that two callers never share one."""
+    Names are prefixed by their module (``"eden.r"``, ``"wire.codes"``) so that two callers never share one.
+    Inside :func:`scratch_limit` the bound is that block's."""
     dtype = np.dtype(dtype)
     n = math.prod(shape)
-    if n * dtype.itemsize > SCRATCH_MAX:
+    if n * dtype.itemsize > getattr(_CAP, "v", SCRATCH_MAX):
         return np.empty(shape, dtype=dtype)
     pool = _SCRATCH.__dict__
     buf = pool.get(name)

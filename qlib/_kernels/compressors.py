@@ -11,7 +11,8 @@ the same bits; only the error sums are new (float64; their order of summation is
   of a row given its uniforms ``u``, decoded as the receiver does (``lo + k·step``), and ``Σ (ĉ − v)²``;
 * :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
   ``Σ (x̂ − x)²``;
-* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`fold_dist_rows`: the squared norm of the
+* :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`mean_dist`: the squared distance of the
+  mean of the rows (torch's ``mean(0)``, the same bits) to a float64 vector; :func:`fold_dist_rows`: the squared norm of the
   first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
 * :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
   and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
@@ -33,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
            "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows"]
 
 _BLOCK = 4096
@@ -151,6 +152,40 @@ def sq_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return err
 
 
+@njit(cache=True, nogil=True)
+def _mean_block(a, s0, s1, nf, buf):
+    """buf = the mean of the rows of ``a[:, s0:s1]`` as torch's ``mean(0)``: summed row after row in the
+    rows' dtype, then divided by ``n`` (no fastmath: the same bits)."""
+    w = s1 - s0
+    for j in range(w):
+        buf[j] = a[0, s0 + j]
+    for r in range(1, a.shape[0]):
+        for j in range(w):
+            buf[j] += a[r, s0 + j]
+    for j in range(w):
+        buf[j] = buf[j] / nf
+
+
+@njit(cache=True, nogil=True)
+def _mean_dist(a, d, nf, ref):
+    buf = np.empty(_BLOCK, dtype=a.dtype)
+    acc = 0.0
+    for s0 in range(0, d, _BLOCK):
+        s1 = min(d, s0 + _BLOCK)
+        _mean_block(a, s0, s1, nf, buf)
+        acc += _sumsq(buf[: s1 - s0], ref[s0:s1])
+    return acc
+
+
+def mean_dist(a: np.ndarray, d: int, ref: np.ndarray) -> float:
+    """``Σ_k (m_k − ref_k)²`` (float64) over the first ``d`` columns of the 2-D float32/float64 array ``a``
+    (rows contiguous, ``n ≥ 1`` of them), with ``m`` the mean of its rows computed as torch's
+    ``a[:, :d].mean(0)`` (the same bits) and ``ref`` a float64 vector of ``d`` entries: the squared error
+    of a mean estimate (:func:`qlib.compressors.squared_errors`' ``of="mean"``), without the mean, its
+    float64 copy or the difference as arrays."""
+    return float(_mean_dist(a, d, a.dtype.type(a.shape[0]), ref))
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _omega(n):
     """Length in bits of the Elias-ω code of the integer n ≥ 1: 1 (the final 0), then while n > 1 the
@@ -222,9 +257,11 @@ def _times_pad(r, s, out, zero):
             oo[i] = zero
 
 
-def times_pad_rows(r: np.ndarray, s: np.ndarray, D: int) -> np.ndarray:
-    """``pad(r ∘ s)`` to length ``D`` with zeros (Kashin's analysis input; rows of ``r``, ``s`` of one shape)."""
-    out = np.empty((r.shape[0], D), dtype=r.dtype)
+def times_pad_rows(r: np.ndarray, s: np.ndarray, D: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``pad(r ∘ s)`` to length ``D`` with zeros (Kashin's analysis input; rows of ``r``, ``s`` of one shape),
+    into ``out`` (``(rows, D)``, C-contiguous; None: a new array)."""
+    if out is None:
+        out = np.empty((r.shape[0], D), dtype=r.dtype)
     _times_pad(r, s, out, r.dtype.type(0))
     return out
 
@@ -254,9 +291,11 @@ def _sub_times(r, z, s, out):
             oo[i] = rr[i] - zz[i] * ss[i]
 
 
-def sub_times_rows(r: np.ndarray, z: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """``r − z[:, :d] ∘ s`` (``d`` the row length of ``r``; ``z`` rows at least as long)."""
-    out = np.empty_like(r)
+def sub_times_rows(r: np.ndarray, z: np.ndarray, s: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``r − z[:, :d] ∘ s`` (``d`` the row length of ``r``; ``z`` rows at least as long), into ``out`` (the
+    shape of ``r``; may be ``r``; None: a new array)."""
+    if out is None:
+        out = np.empty_like(r)
     _sub_times(r, z, s, out)
     return out
 

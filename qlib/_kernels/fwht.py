@@ -617,11 +617,12 @@ def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
 
 
 def lookup_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, byts: np.ndarray,
-                     k: int) -> np.ndarray | None:
+                     k: int, out: np.ndarray | None = None) -> np.ndarray | None:
     """``irht_rows(tab[idx + off] · S[row])`` for the 2-D C-contiguous uint8/int32 array ``idx`` (rows of a
-    power of two >= 8), in the dtype of ``tab``, without making the scaled row: the same bits. None when a
-    code falls outside the table."""
-    out = np.empty(idx.shape, dtype=tab.dtype)
+    power of two >= 8), in the dtype of ``tab``, without making the scaled row: the same bits, into ``out``
+    (C-contiguous, the shape of ``idx``; None: a new array). None when a code falls outside the table."""
+    if out is None:
+        out = np.empty(idx.shape, dtype=tab.dtype)
     if not idx.shape[0]:
         return out
     m8 = _sign_bit_table(tab.dtype)

@@ -94,16 +94,17 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
 
 
 def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="cpu",
-            methods=paper.FIG8_METHODS, units=None) -> pd.DataFrame:
+            methods=paper.FIG8_METHODS, units=None, processes: int = 1) -> pd.DataFrame:
     """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``.
     ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names;
-    ``units`` (a :class:`qlib.resume.Units`) makes each (law, repetition) a resumable unit."""
+    ``units`` (a :class:`qlib.resume.Units`) makes each (law, repetition) a resumable unit, and
+    ``processes`` runs them in that many CPU worker processes (the same table)."""
     check_methods(methods, paper.FIG8_METHODS)
     clients = check_int("clients", clients, low=1)
     check_alloc("clients and d", clients * check_int("d", d, low=1), 8 * 8, value=(clients, d),
                 what="the clients' vectors, rotations and messages")
     return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device,
-                      units=units)
+                      units=units, processes=processes)
 
 
 def figure8_scale_note(d: int, reps: int) -> str:

@@ -4,7 +4,9 @@ Figures 2, 5, 6, 7, 8 and 11. Each returns a DataFrame; the claims on it live in
 
 from __future__ import annotations
 
+import functools
 import math
+import pickle
 import time
 
 import numpy as np
@@ -23,7 +25,7 @@ from ...compressors import (
     fit_to_budget,
     squared_errors,
 )
-from ...devices import resolve
+from ...devices import cpu_pool, resolve
 from ...resume import check_units
 from ...validation import (
     check_alloc,
@@ -189,15 +191,54 @@ def _vnmse_at(d, methods, keys, law, trials, seed, dev, dtype, batched, domain, 
     return rows
 
 
+def _nmse_one(methods: dict, keys, law, r, n_clients, d, seed, dtype, dev, domain) -> list[dict]:
+    """One (law, repetition) of :func:`nmse_sweep` (seeded by ``r`` alone)."""
+    xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
+    err, nb = squared_errors([methods[name](b) for b, name in keys], xs, seed + r, of="mean", domain=domain)
+    denom = (xs.double() ** 2).sum(-1).mean().cpu()  # as eden_theory.nmse
+    if not bool(denom > 0):
+        raise ValueError("xs is all zeros: the NMSE is undefined")
+    return [{"law": law, "method": name, "bits": b, "rep": r,
+             "nmse": float(err[j] / denom), "bits_per_coord": int(nb[j]) / (n_clients * d)}
+            for j, (b, name) in enumerate(keys)]
+
+
+def _nmse_worker(kw: dict) -> list[dict]:
+    """:func:`_nmse_one` in a worker process (the methods named by FIXED_LENGTH are rebuilt there)."""
+    kw = dict(kw)
+    kw["methods"] = {n: FIXED_LENGTH[f] if isinstance(f, str) else f for n, f in kw["methods"].items()}
+    return _nmse_one(**kw)
+
+
+def _picklable_methods(methods: dict) -> dict:
+    """``methods`` for a worker process: FIXED_LENGTH's own factories by name, the others as they are
+    (they must pickle: a module-level function or class)."""
+    out = {}
+    for n, f in methods.items():
+        if FIXED_LENGTH.get(n) is f:
+            out[n] = n
+            continue
+        try:
+            pickle.dumps(f)
+        except Exception as exc:  # noqa: BLE001 - whatever pickle raises for this object
+            raise ValueError(f"methods[{n!r}] cannot go to a worker process with processes > 1 ({exc}); "
+                             "use a module-level function or class, or processes=1") from None
+        out[n] = f
+    return out
+
+
 def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32,
-               domain="rotated", units=None):
+               domain="rotated", units=None, processes=1):
     """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
     (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``domain``: ``"rotated"``
     (default: the budget-independent stages shared across the budgets,
     :func:`qlib.compressors.squared_errors`) or ``"original"`` (each method's ``mean`` in turn); the
     same values up to float rounding. ``units`` (a :class:`qlib.resume.Units`): each (law, repetition)
     is a unit, saved when done and reused by a rerun (its vectors and rotations are seeded by the
-    repetition alone, so a resumed sweep equals an uninterrupted one bit for bit)."""
+    repetition alone, so a resumed sweep equals an uninterrupted one bit for bit). ``processes``: on the
+    CPU, the (law, repetition) units run in that many spawned worker processes (each with this
+    process's torch thread count; :func:`qlib.devices.cpu_pool`): the same rows, bit for bit, in the same
+    order. On CUDA one process runs them."""
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
@@ -213,27 +254,33 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
         methods = {m: FIXED_LENGTH[m] for m in methods}
     check_units("units", units)
     keys = [(b, name) for b in bits for name in methods]
+    processes = check_int("processes", processes, low=1)
+    if dev.type != "cpu":
+        processes = 1
+    common = dict(keys=keys, n_clients=n_clients, d=d, seed=seed, dtype=dtype, dev=dev, domain=domain)
+    wire = _picklable_methods(methods) if processes > 1 else None
+    todo = [(law, r) for law in laws for r in range(reps)]
 
-    def one(law, r):  # one (law, repetition): seeded by r alone
-        xs = input_law(law, (n_clients, d), seed * 1009 + r, dtype, dev)
-        err, nb = squared_errors([methods[name](b) for b, name in keys], xs, seed + r, of="mean", domain=domain)
-        denom = (xs.double() ** 2).sum(-1).mean().cpu()  # as eden_theory.nmse
-        if not bool(denom > 0):
-            raise ValueError("xs is all zeros: the NMSE is undefined")
-        return [{"law": law, "method": name, "bits": b, "rep": r,
-                 "nmse": float(err[j] / denom), "bits_per_coord": int(nb[j]) / (n_clients * d)}
-                for j, (b, name) in enumerate(keys)]
+    def inputs(law, r):
+        return {"methods": {k: getattr(f, "__qualname__", repr(f)) for k, f in methods.items()},
+                "bits": [float(b) for b in bits], "d": d, "n_clients": n_clients, "law": law, "rep": r,
+                "seed": seed, "device": dev.type, "dtype": str(dtype), "domain": domain}
 
+    work = {}  # (law, r) -> a worker's future (units not saved yet), when processes > 1
+    pool = cpu_pool(min(processes, len(todo))) if processes > 1 else None
     rows = []
-    for law in laws:
-        for r in range(reps):
-            if units is None:
-                rows += one(law, r)
-            else:
-                inputs = {"methods": {k: getattr(f, "__qualname__", repr(f)) for k, f in methods.items()},
-                          "bits": [float(b) for b in bits], "d": d, "n_clients": n_clients, "law": law, "rep": r,
-                          "seed": seed, "device": dev.type, "dtype": str(dtype), "domain": domain}
-                rows += units.run("nmse_sweep", inputs, lambda law=law, r=r: one(law, r))
+    try:
+        if pool is not None:
+            for law, r in todo:
+                if units is None or not (units.reuse and units.path("nmse_sweep", inputs(law, r)).is_file()):
+                    work[(law, r)] = pool.submit(_nmse_worker, dict(common, methods=wire, law=law, r=r))
+        for law, r in todo:
+            fut = work.get((law, r))
+            fn = fut.result if fut is not None else functools.partial(_nmse_one, methods, law=law, r=r, **common)
+            rows += fn() if units is None else units.run("nmse_sweep", inputs(law, r), fn)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
               .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))

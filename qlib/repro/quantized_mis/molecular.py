@@ -52,7 +52,7 @@ from scipy import stats
 
 from qlib import molecules
 from qlib.data import MissingDataError
-from qlib.devices import resolve
+from qlib.devices import cpu_pool, resolve
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
 from qlib.engine import MLP, TrainConfig, init_params, param_sizes, train
@@ -464,7 +464,7 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     processes = check_int("processes", processes, low=1)
     if resolve(device).type != "cpu":
         processes = 1
-    pool = _pool(processes) if processes > 1 else None
+    pool = cpu_pool(processes) if processes > 1 else None
     specs = []   # (name, kind, embedder, molecules, nan labels, emb, hit, keep, the training or its future)
     miss = {}
     try:
@@ -505,26 +505,6 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
         columns=["task", "kind", "embedder", "quantizer", "run", "metric", "r_q", "value", "original", "relative",
                  "initial"])
     return Study(frame, miss, pd.DataFrame(inputs), kept, cfg.as_dict())
-
-
-def _pool(processes: int):
-    """Worker processes for :func:`run_study`'s trainings (spawned: no state of this process is
-    copied), each with this process's torch thread count."""
-    import concurrent.futures
-    import multiprocessing
-
-    return concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-                                                  initializer=_worker_threads, initargs=(torch.get_num_threads(),))
-
-
-def _worker_threads(threads: int) -> None:
-    torch.set_num_threads(threads)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(threads)
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        pass
 
 
 def _train_unit(kw: dict) -> TaskRun:
