@@ -208,3 +208,30 @@ def test_revalidation_compares_a_measured_time_by_its_verdict(tmp_path):
     assert _same_rows(a, write("b.csv", "0.19 vs 0.31", "reproduced", "0.035784")) == []  # another run's times
     assert _same_rows(a, write("c.csv", "0.40 vs 0.26", "differs", "0.035784"))         # the verdict flipped
     assert _same_rows(a, write("d.csv", "0.17 vs 0.26", "reproduced", "0.035785"))       # a result changed
+
+
+def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labelled(tmp_path, pkg_copy):
+    """eden/05's `paper` run does not fit a session: its page shows the archived run at its own reduced
+    profile, labelled with that profile, and the published ledger carries those rows under their scale."""
+    from qlib.book import compare, findings
+
+    arch = tmp_path / "archive"
+    nb = "eden/03-subbit-loss-heterogeneous.ipynb"
+    cid = nb[:-6]
+    base = {c: "" for c in COLUMNS}
+    row = {**base, "chapter": cid, "paper": "002", "kind": "paper-number", "where": "Fig 1", "quantity": "q",
+           "paper_value": "2", "ours": "2.0", "verdict": "reproduced"}
+    assert A.shown_profile(cid, archive=arch) is None
+    _entry(arch, nb, pkg_copy, profile="eden03-half", rows=pd.DataFrame([row]))
+    assert A.shown_profile(cid, archive=arch) == "eden03-half"
+    assert A.shown_profile(cid, archive=arch, exclude="eden03-half") is None  # a build at that profile
+    now = pd.DataFrame([{**row, "ours": "1.0", "verdict": "differs"}])
+    out = A.paper_scale_rows(now, cid, profile="eden03-half", archive=arch, root=ROOT)
+    assert out["ours_archived"].tolist() == ["2.0"] and out.attrs["archived"].profile == "eden03-half"
+    md = compare.paper_vs_ours_markdown(out)
+    assert "ours at `eden03-half` scale" in md and "not the paper's scale" in md and "ours at `paper`" not in md
+    red = findings.reduced_scale_ledger(ROOT, archive=arch)
+    assert red["scale"].str.startswith("eden03-half (archived 2026-11-28").all() and len(red) == 1
+    assert findings.archived_ledger(ROOT, archive=arch).empty  # not counted as the paper's scale
+    _entry(arch, nb, pkg_copy, profile="paper", rows=pd.DataFrame([row]))
+    assert A.shown_profile(cid, archive=arch) == "paper"  # the paper's own scale first

@@ -58,7 +58,7 @@ except ImportError:  # a kernel that loaded qlib.book.compare before the name ex
     _OPTIONAL = ("null", "null_fails", "cause")
 
 __all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
-           "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "redraw",
+           "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "shown_profile", "redraw",
            "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes", "source_snapshot", "compact", "compact_file", "MAX_POINTS"]
 
 ARCHIVE = "archive"
@@ -75,7 +75,7 @@ FILES = "files"
 #: text of one output cell kept in outputs.json (longer text is cut, saying so)
 MAX_TEXT = 20_000
 #: parameters that never change a notebook's numbers (speed only), left out of the stamp
-NOT_STAMPED = ("threads",)
+NOT_STAMPED = ("threads", "processes")
 #: datasets a notebook reads, found by these words in its code and the wing modules it imports
 DATASETS = {"tdc": re.compile(r"\btdc\b", re.I), "mnist": re.compile(r"mnist", re.I),
             "a9a": re.compile(r"\ba9a\b", re.I)}
@@ -935,6 +935,30 @@ def status_frame(root: Path | None = None, *, archive: Path | None = None):
 def _keyed(df):
     key = df["where"].astype(str) + "\x1f" + df["quantity"].astype(str)
     return key + "\x1f" + key.groupby(key).cumcount().astype(str)
+
+
+def shown_profile(chapter: str, *, archive: Path | None = None, root: Path | None = None,
+                  exclude: str | None = None) -> str | None:
+    """The archived profile a chapter page shows beside its own run: ``paper`` where the chapter has a
+    ``paper`` entry, else the archived profile of its own name with the longest run (a chapter whose
+    ``paper`` run does not fit a session: eden/05's ``eden05-fifth``), else None. ``smoke``, ``default``
+    and ``exclude`` (the build's own profile) are never shown."""
+    archive = Path(archive) if archive is not None else archive_root(root)
+    if exclude != "paper" and (entry_dir(archive, "paper", chapter) / PROVENANCE).is_file():
+        return "paper"
+    best, wall = None, -1.0
+    if not archive.is_dir():
+        return None
+    for d in sorted(p for p in archive.iterdir() if p.is_dir() and p.name not in ("paper", "smoke", "default", exclude)):
+        prov = entry_dir(archive, d.name, chapter) / PROVENANCE
+        if prov.is_file():
+            try:
+                w = float(json.loads(prov.read_text()).get("wall_s") or 0)
+            except (OSError, ValueError, TypeError, AttributeError):
+                w = 0.0
+            if w > wall:
+                best, wall = d.name, w
+    return best
 
 
 def paper_scale_rows(rows, chapter: str, *, profile: str = "paper", archive: Path | None = None,

@@ -184,10 +184,13 @@ class Chapter:
 
         df = self.cmp.frame()
         profile = _profile_of_run()
-        if profile != "paper":  # a build at another scale shows the archived paper run beside its own
-            df = archive.paper_scale_rows(df, self.id)
+        # a build at another scale shows the archived run at the largest scale beside its own: `paper`, else
+        # the chapter's own reduced profile (a chapter whose paper run does not fit a session), so labelled
+        shown = archive.shown_profile(self.id, exclude=profile) if profile != "paper" else None
+        if shown is not None:
+            df = archive.paper_scale_rows(df, self.id, profile=shown)
             st = df.attrs.get("archived")
-            if st is not None and st.current:  # a row that differs here and passes at paper scale: cause scale
+            if st is not None and st.current:  # a row that differs here and passes at the larger scale: cause scale
                 from qlib.repro.findings import DIFFERING, PASSING
 
                 hit = df["verdict"].isin(DIFFERING) & df["verdict_archived"].isin(PASSING)
@@ -207,12 +210,12 @@ class Chapter:
         if not figs:
             return
         stale = "" if status.current else " (stale: shown for reference)"
-        display(Markdown(f"**The figures of the archived `paper` run**{stale}, drawn again from their data "
-                         f"(`archive/paper/{self.id}/figures/`), in the order this chapter shows them:"))
+        display(Markdown(f"**The figures of the archived `{status.profile}` run**{stale}, drawn again from their data "
+                         f"(`archive/{status.profile}/{self.id}/figures/`), in the order this chapter shows them:"))
         with style.unchecked():
             for f in figs:
                 fig = archive.redraw(f)
-                display(Markdown(f"*Figure {f.stem.split('-')[1]} of this chapter, at `paper` scale.*"))
+                display(Markdown(f"*Figure {f.stem.split('-')[1]} of this chapter, at `{status.profile}` scale.*"))
                 display(fig)
                 plt.close(fig)
 

@@ -131,10 +131,12 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
 
     archived = "ours_archived" in df.columns and (df["ours_archived"].astype(str) != "").any()
     causes = "cause" in df.columns and (df["cause"].astype(str) != "").any()
+    st = df.attrs.get("archived")
+    scale = getattr(st, "profile", "paper") or "paper"  # the archived run's profile (a chapter's own reduced one)
 
     def table(d: pd.DataFrame) -> str:
         # the verdict second, so that it stays on screen on a phone (the quantity is the row's name)
-        head = "| quantity | verdict | paper | ours |" + (" ours at `paper` scale |" if archived else "") \
+        head = "| quantity | verdict | paper | ours |" + (f" ours at `{scale}` scale |" if archived else "") \
             + (" cause |" if causes else "") + " null (fails?) | note |"
         lines = [head, "|---|---|---:|---:|" + ("---:|" if archived else "") + ("---|" if causes else "") + "---|---|"]
         for _, r in d.iterrows():
@@ -159,21 +161,24 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
     out = [f"{len(df)} rows: {parts[0]}. Each row's kind follows its verdict; only paper numbers and paper "
            "claims whose stated null would have failed the same test count as reproductions (a passing row "
            "whose null passes too reads *consistent*)."]
-    st = df.attrs.get("archived")
     if st is not None:
         p = st.provenance
         dev = p.get("device", {}) if isinstance(p.get("device"), dict) else {}
         where = dev.get("gpu") or f"{dev.get('cpu', '?')}, {dev.get('threads') or 1} thread(s)"
-        line = (f"The column *ours at `paper` scale* is the archived run of this chapter at the `paper` profile "
+        line = (f"The column *ours at `{scale}` scale* is the archived run of this chapter at the `{scale}` profile "
                 f"({str(p.get('finished', ''))[:10]}, {where}, {float(p.get('wall_s', 0)) / 60:.1f} min, commit "
                 f"`{str(p.get('commit', ''))[:10]}`), its verdict in brackets.")
+        if scale != "paper":
+            line += (f" It is not the paper's scale: the `paper` run of this chapter does not fit a session on a 2-core "
+                     f"machine, and `profiles/{scale}.yml` gives the largest one that does (its parameters are in the "
+                     f"archive's `provenance.json`).")
         if st.state != "current":
             line += (f" **It is stale** — changed since: {prose_math('; '.join(st.changes or st.problems))} — so it is "
                      "shown for reference and not counted in the findings.")
         pv = df.get("verdict_archived")
         if pv is not None and st.state == "current":
             flips = df[(pv.astype(str) != "") & (pv.astype(str) != df["verdict"].astype(str))]
-            line += f" {len(flips)} row(s) have another verdict at `paper` scale than in this run."
+            line += f" {len(flips)} row(s) have another verdict at `{scale}` scale than in this run."
         out.append(line)
     if shared:
         out.append("\n".join(f"* **Note {k}** ({int(counts[n])} rows): {prose_math(n)}" for n, k in shared.items()))

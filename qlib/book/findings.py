@@ -28,7 +28,7 @@ from qlib.repro import findings as F
 __all__ = ["WINGS", "registry", "rows_at_largest_scale", "with_causes", "findings_frame", "write_findings",
            "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
-           "PAPER_PART", "cause_counts", "archived_ledger", "scale_flips", "causes_by_paper"]
+           "PAPER_PART", "cause_counts", "archived_ledger", "reduced_scale_ledger", "scale_flips", "causes_by_paper"]
 
 #: the wings whose ``findings`` modules hold claims and causes, in book order
 WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
@@ -380,6 +380,36 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
     if s.get("stand_ins"):
         lines += ["## Stand-ins", ""] + [f"* {_md(x)}" for x in s["stand_ins"]] + [""]
     return "\n".join(lines) if lines else "No claim of this paper is typed yet.\n"
+
+
+def reduced_scale_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:
+    """The rows of every *current* archived run at a chapter's own reduced profile (not ``paper``,
+    ``smoke`` or ``default``: a chapter whose ``paper`` run does not fit a session, such as eden/05's
+    ``eden05-fifth``), with a ``scale`` column ("<profile> (archived <date>, <device>)"). They are shown
+    and published beside the build's rows; the findings do not count them as the paper's scale."""
+    from . import archive as A
+    from .compare import COLUMNS
+
+    arch_dir = Path(archive) if archive is not None else A.archive_root(root)
+    try:
+        statuses = [s for s in A.check(root, archive=arch_dir) if s.profile not in ("paper", "smoke", "default")]
+    except FileNotFoundError:
+        statuses = []
+    frames = []
+    for s in statuses:
+        if s.state != "current":
+            continue
+        a = pd.read_csv(A.entry_dir(arch_dir, s.profile, s.chapter) / A.FILENAME, dtype=str, keep_default_na=False)
+        if a.empty:
+            continue
+        for c in COLUMNS:
+            if c not in a.columns:
+                a[c] = ""
+        dev = s.provenance.get("device", {})
+        a["scale"] = f"{s.profile} (archived {str(s.provenance.get('finished', ''))[:10]}, " \
+                     f"{dev.get('gpu') or dev.get('cpu') or dev.get('resolved', '?')})"
+        frames.append(a[[*COLUMNS, "scale"]])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*COLUMNS, "scale"])
 
 
 def archived_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:

@@ -236,7 +236,9 @@ def git_commit(root: Path) -> dict:
 def ledger_rows(build_dir: Path):
     """Every chapter's comparison rows of the executed tree (the appendix's own excluded), with a
     ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
-    (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``."""
+    (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``, and those of the
+    current archived runs at a chapter's own reduced profile (``scale`` "<profile> (archived …)":
+    :func:`qlib.book.findings.reduced_scale_ledger`)."""
     import pandas as pd
 
     from . import findings
@@ -248,7 +250,10 @@ def ledger_rows(build_dir: Path):
                                           if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
     rows = rows.assign(scale=profiles)
     extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
-    return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows
+    root = Path(build_dir).parent.parent if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None
+    reduced = findings.reduced_scale_ledger(root)
+    parts = [f for f in (rows, extra, reduced) if len(f)]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
 
 
 def manifest(root: Path, build_dir: Path) -> dict:
@@ -256,7 +261,7 @@ def manifest(root: Path, build_dir: Path) -> dict:
     each notebook's time, and per paper the paper numbers and claims reproduced / consistent / differs."""
     costs = runner.build_costs(build_dir)
     rows = ledger_rows(build_dir)
-    rows = rows[~rows["scale"].astype(str).str.startswith("paper (")] if len(rows) else rows  # this build's
+    rows = rows[~rows["scale"].astype(str).str.contains(" (archived ", regex=False)] if len(rows) else rows  # this build's
     byp = compare.verdicts_by_paper(rows)
     per_paper = {str(r["paper"]): {k: int(r[k]) for k in ("reproduced", "consistent", "differs", "not comparable",
                                                              "paper items")} for _, r in byp.iterrows()}
