@@ -337,6 +337,21 @@ def test_declared_dependency_reruns_the_dependent(book):
     assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
 
 
+def test_force_and_no_resume_drop_the_saved_units_a_plain_run_keeps(book):
+    """``--force`` / ``--no-resume``: nothing of an earlier run is reused (the kernels get QLIB_RESUME=0 and
+    the notebook's saved units are removed before it runs); a plain rerun keeps them."""
+    from qlib.book.jobs import UNITS_DIR
+
+    assert [o.status for o in _run(book, only=["a/01"]).outcomes] == ["ran"]
+    saved = book / "out" / "_results" / "a" / "01-ok" / UNITS_DIR / "unit" / "k.pkl"
+    for kw, kept in ((dict(overrides={"x": 5}), True), (dict(force=True), False),
+                     (dict(resume=False, overrides={"x": 6}), False)):
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_bytes(b"x")
+        assert [o.status for o in _run(book, only=["a/01"], **kw).outcomes] == ["ran"]
+        assert saved.is_file() == kept, kw
+
+
 def test_runner_does_not_mutate_the_callers_environment(book, tmp_path, monkeypatch):
     monkeypatch.delenv("QLIB_DATA_DIR", raising=False)
     _run(book, only=["a/01"], data_dir=tmp_path)
