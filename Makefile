@@ -39,7 +39,7 @@ book: install
 test: install
 	$(VENV)/bin/ruff check .
 	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m qlib.book archive-check
-	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest
+	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest --durations=20
 
 # The archive of long runs (README, "The archive"): run notebooks at PROFILE (ONLY: space-separated
 # selections) and store their results with provenance under archive/<profile>/; check every entry's
