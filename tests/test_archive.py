@@ -235,3 +235,19 @@ def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labell
     assert findings.archived_ledger(ROOT, archive=arch).empty  # not counted as the paper's scale
     _entry(arch, nb, pkg_copy, profile="paper", rows=pd.DataFrame([row]))
     assert A.shown_profile(cid, archive=arch) == "paper"  # the paper's own scale first
+
+
+def test_the_archive_of_a_staged_build_tree_is_the_checkouts(tmp_path, monkeypatch):
+    """The runner executes notebooks in its output tree, a book root (``_toc.yml``, ``chapters/``) without an
+    archive: the archive found from there is the checkout's above it."""
+    monkeypatch.delenv("QLIB_ARCHIVE_DIR", raising=False)
+    book = tmp_path / "book"
+    staged = book / "_build" / "book"
+    for d in (book, staged):
+        (d / "chapters" / "eden").mkdir(parents=True)
+        (d / "_toc.yml").write_text("format: jb-book\n")
+    assert A.archive_root(staged / "chapters" / "eden") == staged / A.ARCHIVE  # no archive anywhere yet
+    (book / A.ARCHIVE).mkdir()
+    assert A.archive_root(staged / "chapters" / "eden") == book / A.ARCHIVE
+    monkeypatch.setenv("QLIB_ARCHIVE_DIR", str(tmp_path / "elsewhere"))
+    assert A.archive_root(staged) == tmp_path / "elsewhere"

@@ -58,6 +58,22 @@ def test_smoke_profile_runs_every_notebook(smoke):
     assert [o.notebook for o in report.outcomes] == runner.notebooks(ROOT)
 
 
+def test_chapters_show_their_archived_run_beside_their_own(smoke):
+    """The kernels run in the runner's output tree (a book root of its own, without the archive): every
+    chapter with an archived entry still shows it beside this build's rows, labelled with its scale."""
+    out, report, _ = smoke
+    if report.failures:
+        pytest.skip("the smoke run failed")
+    from qlib.book import archive
+
+    arch = archive.archive_root(ROOT)
+    for nb in ("eden/01-estimator-vnmse", "eden/05-federated"):
+        shown = archive.shown_profile(nb, archive=arch)
+        assert shown is not None, f"{nb} has no archived entry"
+        text = (out / "chapters" / f"{nb}.ipynb").read_text()
+        assert f"ours at `{shown}` scale" in text, f"{nb} does not show its archived `{shown}` run"
+
+
 def test_second_run_skips_unchanged(smoke):
     out, report, data = smoke
     if report.failures:

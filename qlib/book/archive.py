@@ -92,17 +92,23 @@ PACKAGES = ("qlib", "torch", "numpy", "scipy", "pandas", "numba", "matplotlib", 
 # Where things are
 # ---------------------------------------------------------------------------------------------
 def archive_root(root: Path | None = None) -> Path:
-    """The archive folder: ``$QLIB_ARCHIVE_DIR``, else ``<book root>/archive`` (the book root found
-    upwards from ``root``, the working directory, or the installed ``qlib``'s checkout)."""
+    """The archive folder: ``$QLIB_ARCHIVE_DIR``, else ``<book root>/archive`` of the first book root
+    (a folder with ``_toc.yml`` and ``chapters/``) upwards from ``root``, the working directory, or the
+    installed ``qlib``'s checkout that has one. A staged build tree (``_build/book``, where the runner
+    executes the notebooks) is a book root without an archive, so the checkout above it is taken; with
+    no archive anywhere, the first book root's (not yet made) folder."""
     env = os.environ.get("QLIB_ARCHIVE_DIR")
     if env:
         return Path(env)
     starts = [Path(root)] if root is not None else [Path.cwd(), Path(__file__).resolve().parents[2]]
+    first = None
     for s in starts:
         for d in (s.resolve(), *s.resolve().parents):
             if (d / "_toc.yml").is_file() and (d / "chapters").is_dir():
-                return d / ARCHIVE
-    return starts[-1] / ARCHIVE
+                if (d / ARCHIVE).is_dir():
+                    return d / ARCHIVE
+                first = first or d
+    return (first or starts[-1]) / ARCHIVE
 
 
 def entry_dir(archive: Path, profile: str, chapter: str) -> Path:

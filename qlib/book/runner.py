@@ -335,7 +335,11 @@ def run(
     if not isinstance(resume, bool):
         raise TypeError(f"resume must be a bool, got {type(resume).__name__}")
     reuse = None if resume and not force else "0"
-    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data, QLIB_RESUME=reuse):  # the caller's env is restored
+    from .archive import archive_root
+
+    arch = archive_root(root)  # the kernels run in the staged tree: they read the checkout's archive
+    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data, QLIB_RESUME=reuse,
+                                      QLIB_ARCHIVE_DIR=str(arch) if arch.is_dir() else None):  # the caller's env is restored
         def skip(job: Job) -> bool:
             job.stamp = stamp_of(job, root, job.out, src_hash)  # after its dependencies ran
             if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
