@@ -808,9 +808,16 @@ def load_entry(archive: Path, profile: str, chapter: str) -> dict:
 
 def check(root: Path | None = None, *, archive: Path | None = None, data_dir: str | None = None,
           pkg: Path | None = None) -> list[EntryStatus]:
-    """Every entry's schema and stamp against today's code, parameters and data (nothing executes)."""
+    """Every entry's schema and stamp against today's code, parameters and data (nothing executes).
+    ``root`` None: the book root holding ``archive`` (a kernel in the runner's output tree, whose own
+    folders are not a book: its archive comes from ``$QLIB_ARCHIVE_DIR``), else the one above the
+    working directory."""
     from . import runner
 
+    if root is None:
+        arch = Path(archive) if archive is not None else archive_root()
+        holder = arch.resolve().parent
+        root = holder if (holder / "_toc.yml").is_file() and (holder / "chapters").is_dir() else None
     root = runner.find_root(root)
     archive = Path(archive) if archive is not None else archive_root(root)
     out = []

@@ -96,7 +96,11 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
         dest = base / "executed.ipynb"
         error = ""
         try:
-            with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR=payload["data"]):
+            # the archive the chapter pages show beside their rows, where this worker can read it (a worker
+            # on the runner's machine; elsewhere the pages say no archived run)
+            arch = payload.get("archive")
+            with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR=payload["data"],
+                            QLIB_ARCHIVE_DIR=arch if arch and Path(arch).is_dir() else None):
                 papermill_execute(src, dest, payload["params"], cwd, payload["timeout"])
         except Exception as exc:  # a failing notebook is a result, not a worker error
             error = error_line(exc)
@@ -243,7 +247,7 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
             done_nbs.add((job.out, job.nb))
             return
         payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
-                   "timeout": timeout}
+                   "timeout": timeout, "archive": os.environ.get("QLIB_ARCHIVE_DIR")}  # (set by runner.run)
         # a dependency's results (tens of MB for the synthetic study) go to the cluster as data, not inside
         # the task graph (Dask's "Sending large graph" advice); small or none: passed as they are
         inputs = _inputs(job, root)

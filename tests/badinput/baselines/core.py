@@ -62,6 +62,7 @@ BASELINES["qlib.data.partition_dirichlet"] = lambda: {"labels": np.repeat(np.ara
 
 # ---------------------------------------------------------------------------------------------- devices
 BASELINES["qlib.devices.resolve"] = lambda: {"device": "cpu"}
+BASELINES["qlib.devices.cpu_pool"] = lambda: {"processes": 1}  # (no worker starts before a submission)
 
 # ---------------------------------------------------------------------------------------------- mis
 BASELINES["qlib.mis.binomial_ci"] = lambda: {"successes": np.array([3, 5]), "trials": np.array([10, 10]),
