@@ -32,6 +32,7 @@ run with :class:`UnitsInterrupted` after ``k`` computed units (the tests' and th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -46,7 +47,7 @@ import numpy as np
 from .atomic import atomic_file, write_text
 from .validation import check_callable, check_int
 
-__all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "SUMMARY_FILE", "units_from_env"]
+__all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "run_units", "SUMMARY_FILE", "units_from_env"]
 
 T = TypeVar("T")
 SUMMARY_FILE = "summary.json"
@@ -231,3 +232,36 @@ def units_from_env(folder: str | os.PathLike) -> Units:
     if stop and not stop.isdigit():
         raise ValueError(f"QLIB_UNITS_STOP_AFTER must be a positive integer, got {stop!r}")
     return Units(folder, reuse=reuse, stop_after=int(stop) if stop else None)
+
+
+def run_units(name: str, jobs: list, *, units: Units | None = None, processes: int = 1) -> list:
+    """The results of ``jobs`` in their order: each job ``(inputs, fn, args)`` is ``fn(*args)``, saved as
+    unit ``name`` with ``inputs`` when ``units`` is given (a saved one is read, not computed). With
+    ``processes > 1`` the jobs not saved run in that many spawned CPU workers
+    (:func:`qlib.devices.cpu_pool`; ``fn`` and ``args`` must pickle) while this process saves the results
+    in order: the same values as one process, for jobs seeded by their own inputs."""
+    from .devices import cpu_pool
+
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string (the units' folder), got {name!r}")
+    if not isinstance(jobs, (list, tuple)) or not all(
+            isinstance(j, (list, tuple)) and len(j) == 3 and callable(j[1]) and isinstance(j[2], (list, tuple))
+            for j in jobs):
+        raise TypeError(f"jobs must be a list of (inputs, fn, args) with fn callable and args a tuple, got {jobs!r}"[:300])
+    check_units("units", units)
+    processes = check_int("processes", processes, low=1)
+    pool = cpu_pool(min(processes, len(jobs))) if processes > 1 and jobs else None
+    try:
+        work = {}  # job index -> a worker's future (the jobs not saved)
+        if pool is not None:
+            for i, (inputs, fn, args) in enumerate(jobs):
+                if units is None or not (units.reuse and units.path(name, inputs).is_file()):
+                    work[i] = pool.submit(fn, *args)
+        out = []
+        for i, (inputs, fn, args) in enumerate(jobs):
+            call = work[i].result if i in work else functools.partial(fn, *args)
+            out.append(call() if units is None else units.run(name, inputs, call))
+        return out
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -42,10 +42,10 @@ from qlib import compressors as _compressors
 from qlib import data as _data
 from qlib import distributed, fedavg, fl_models, shakespeare
 from qlib import eden_theory as _eden_theory
-from qlib.devices import cpu_pool, resolve
+from qlib.devices import resolve
 from qlib.repro import ledger
 from qlib.repro.eden.paper import FIG3, FIG10, FIG12, FIG13, FIG14, LEARNING_METHODS, PAPER_TABLE1, TABLE1_TEXT
-from qlib.resume import check_units, fingerprint
+from qlib.resume import check_units, fingerprint, run_units
 from qlib.validation import check_callable, check_choice, check_float, check_float_sequence, check_int, check_seed
 
 __all__ = [
@@ -273,21 +273,8 @@ def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, 
                 "test": fingerprint(test), "train_eval": fingerprint(train_eval),
                 "config": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("method", "bits", "device")},
                 "device": resolve(config.device).type}
-    key = lambda method, b: {**base, "method": method, "bits": b}  # noqa: E731
-    pool = cpu_pool(min(processes, len(runs))) if processes > 1 else None
-    out = []
-    try:
-        work = {}  # run index -> a worker's future (runs not saved yet)
-        if pool is not None:
-            for i, (method, b) in enumerate(runs):
-                if units is None or not (units.reuse and units.path("federated_run", key(method, b)).is_file()):
-                    work[i] = pool.submit(one, method, b)
-        for i, (method, b) in enumerate(runs):
-            fn = work[i].result if i in work else functools.partial(one, method, b)
-            out.append(fn() if units is None else units.run("federated_run", key(method, b), fn))
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+    jobs = [(None if units is None else {**base, "method": method, "bits": b}, one, (method, b)) for method, b in runs]
+    out = run_units("federated_run", jobs, units=units, processes=processes)
     return pd.concat(out, ignore_index=True)
 
 

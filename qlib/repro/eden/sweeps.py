@@ -4,7 +4,6 @@ Figures 2, 5, 6, 7, 8 and 11. Each returns a DataFrame; the claims on it live in
 
 from __future__ import annotations
 
-import functools
 import math
 import pickle
 import time
@@ -25,8 +24,8 @@ from ...compressors import (
     fit_to_budget,
     squared_errors,
 )
-from ...devices import cpu_pool, resolve
-from ...resume import check_units
+from ...devices import resolve
+from ...resume import check_units, run_units
 from ...validation import (
     check_alloc,
     check_bool,
@@ -258,29 +257,16 @@ def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed
     if dev.type != "cpu":
         processes = 1
     common = dict(keys=keys, n_clients=n_clients, d=d, seed=seed, dtype=dtype, dev=dev, domain=domain)
-    wire = _picklable_methods(methods) if processes > 1 else None
-    todo = [(law, r) for law in laws for r in range(reps)]
 
     def inputs(law, r):
         return {"methods": {k: getattr(f, "__qualname__", repr(f)) for k, f in methods.items()},
                 "bits": [float(b) for b in bits], "d": d, "n_clients": n_clients, "law": law, "rep": r,
                 "seed": seed, "device": dev.type, "dtype": str(dtype), "domain": domain}
 
-    work = {}  # (law, r) -> a worker's future (units not saved yet), when processes > 1
-    pool = cpu_pool(min(processes, len(todo))) if processes > 1 else None
-    rows = []
-    try:
-        if pool is not None:
-            for law, r in todo:
-                if units is None or not (units.reuse and units.path("nmse_sweep", inputs(law, r)).is_file()):
-                    work[(law, r)] = pool.submit(_nmse_worker, dict(common, methods=wire, law=law, r=r))
-        for law, r in todo:
-            fut = work.get((law, r))
-            fn = fut.result if fut is not None else functools.partial(_nmse_one, methods, law=law, r=r, **common)
-            rows += fn() if units is None else units.run("nmse_sweep", inputs(law, r), fn)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+    wire = _picklable_methods(methods) if processes > 1 else methods
+    jobs = [(None if units is None else inputs(law, r), _nmse_worker, (dict(common, methods=wire, law=law, r=r),))
+            for law in laws for r in range(reps)]
+    rows = [row for unit in run_units("nmse_sweep", jobs, units=units, processes=processes) for row in unit]
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
               .agg(nmse=("nmse", "mean"), sd=("nmse", "std"), bits_per_coord=("bits_per_coord", "mean")))

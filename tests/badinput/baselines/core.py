@@ -62,6 +62,7 @@ BASELINES["qlib.data.partition_dirichlet"] = lambda: {"labels": np.repeat(np.ara
 
 # ---------------------------------------------------------------------------------------------- devices
 BASELINES["qlib.devices.resolve"] = lambda: {"device": "cpu"}
+BASELINES["qlib.resume.run_units"] = lambda: {"name": "u", "jobs": [(None, abs, (-3,))]}
 BASELINES["qlib.devices.cpu_pool"] = lambda: {"processes": 1}  # (no worker starts before a submission)
 
 # ---------------------------------------------------------------------------------------------- mis
