@@ -72,6 +72,7 @@ call makes), not a process's total, and is checked whatever :func:`nested` says 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import math
 import numbers
 import os
@@ -96,6 +97,7 @@ __all__ = [
     "check_float_sequence",
     "check_callable",
     "check_alloc",
+    "resolve_config",
     "memory_limit",
     "set_memory_limit",
     "MEMORY_FRACTION",
@@ -491,3 +493,29 @@ def check_alloc(name: str, n_elements: int, itemsize: int = 8, *, value: Any = N
                          f"memory limit of {_bytes_text(limit)} (set {MEMORY_ENV_VAR} or "
                          "qlib.validation.set_memory_limit to change it)")
     return nbytes
+
+
+def resolve_config(cls: type, config: Any = None, overrides: dict | None = None, *, name: str = "config") -> Any:
+    """The one rule of ``qlib`` for a driver's settings: a driver takes a frozen record ``cls`` (its
+    ``config`` argument) and keyword overrides of that record's fields. The settings are
+
+    * ``cls(**overrides)`` when ``config`` is None (the record's defaults, the keywords given replacing them);
+    * ``dataclasses.replace(config, **overrides)`` otherwise: the keywords replace those fields of the
+      record given, so ``run(cfg, seed=1)`` is ``run(dataclasses.replace(cfg, seed=1))``.
+
+    Either way the record's own checks (``__post_init__``) run on the result. A ``TypeError`` names
+    ``name`` when ``config`` is not a ``cls``, and the keywords that are not fields of ``cls`` (with
+    the fields it has)."""
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"cls must be a dataclass type, got {cls!r}")
+    overrides = dict(overrides or {})
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise TypeError(f"{', '.join(map(repr, unknown))} {'is not a field' if len(unknown) == 1 else 'are not fields'} "
+                        f"of {cls.__name__} (its fields: {', '.join(sorted(fields))})")
+    if config is None:
+        return cls(**overrides)
+    if not isinstance(config, cls):
+        raise TypeError(f"{name} must be a {cls.__name__} or None, got {type(config).__name__}")
+    return dataclasses.replace(config, **overrides) if overrides else config

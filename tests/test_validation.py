@@ -117,3 +117,46 @@ def test_check_alloc_refuses_above_the_memory_limit_naming_the_argument(monkeypa
             V.set_memory_limit(0)
     finally:
         V.set_memory_limit(prev)
+
+
+# ------------------------------------------------------------------------------------------------
+# resolve_config: the one rule for a driver's settings (a frozen record, keyword overrides replace)
+# ------------------------------------------------------------------------------------------------
+def _record():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Rec:
+        epochs: int = 3
+        lr: float = 0.1
+
+        def __post_init__(self):
+            if self.epochs < 1:
+                raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+
+    return Rec
+
+
+def test_resolve_config_builds_replaces_and_rechecks():
+    from qlib.validation import resolve_config
+
+    Rec = _record()
+    assert resolve_config(Rec) == Rec()
+    assert resolve_config(Rec, None, {"lr": 0.5}) == Rec(lr=0.5)
+    base = Rec(epochs=7)
+    assert resolve_config(Rec, base) is base
+    assert resolve_config(Rec, base, {"lr": 0.5}) == Rec(epochs=7, lr=0.5)  # the override replaces, the rest stays
+    with pytest.raises(ValueError, match="epochs must be >= 1"):  # the record's own check runs on the result
+        resolve_config(Rec, base, {"epochs": 0})
+
+
+def test_resolve_config_refuses_a_foreign_record_and_unknown_fields():
+    from qlib.validation import resolve_config
+
+    Rec = _record()
+    with pytest.raises(TypeError, match="settings must be a Rec or None, got dict"):
+        resolve_config(Rec, {"epochs": 2}, name="settings")
+    with pytest.raises(TypeError, match=r"'lrr' is not a field of Rec \(its fields: epochs, lr\)"):
+        resolve_config(Rec, None, {"lrr": 1.0})
+    with pytest.raises(TypeError, match="cls must be a dataclass type"):
+        resolve_config(dict, None, {})
