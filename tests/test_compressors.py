@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from qlib import _kernels, eden, eden_theory
 from qlib import compressors as C
-from qlib import eden, eden_theory
+from qlib.compressors import _rotated
 
 F64 = torch.float64
 
@@ -39,7 +40,7 @@ def test_kashin_representation_is_exact_and_bounded():
     k = C.KashinSQ(2)
     c = k.coefficients(x, 3)
     assert c.shape == (2, 2048)  # 1000/1024 > 0.85 ⇒ D_K doubled
-    s = k._frame(3, (2,), 1000, F64, "cpu")
+    s = _rotated.kashin_frame(3, (2,), 1000, F64, "cpu")
     np.testing.assert_allclose(k._bwd(c, s).numpy(), x.numpy(), atol=1e-10)
     assert k.frame_size(1024) == 2048 and k.frame_size(600) == 1024
     # the clipping iterations lower the peak coefficient below that of the plain frame expansion
@@ -323,18 +324,19 @@ def test_squared_errors_kernels_match_the_torch_encoders_bit_for_bit():
     """The compiled SQ and QSGD passes make the torch encoder's decisions and decode to its bits
     (float32: no silent promotion to float64, no fused multiply-add)."""
     from qlib import hadamard
+    from qlib.compressors import _fast_errors, _sq
 
     v = lognormal(4, 333, 9).float()
     for L in (2, 4, 16, 256):
-        k, lo, hi = C._sq_encode(v, L, hadamard.generator(5, "sq"))
-        want = C._sq_decode(k, lo, hi, L)
-        sh = C._Shared(v, 5)
-        _, got = sh.sq(v, ("v",), L, True)
+        k, lo, hi = _sq.sq_encode(v, L, hadamard.generator(5, "sq"))
+        want = _sq.sq_decode(k, lo, hi, L)
+        st = _fast_errors.SharedStages(v, 5)
+        _, got = st.sq(v, (v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values), L, True)
         assert torch.equal(got, want), L
     for s in (1, 7, 255):
         q = C.QSGD(levels=s)
         want = q.decompress(q.compress(v, 5))
-        _, got, _ = q._shared_path(C._Shared(v, 5), False)
+        _, got, _ = _fast_errors.HOOKS[C.QSGD].error(q, _fast_errors.SharedStages(v, 5), False)
         assert torch.equal(got, want), s
 
 
@@ -375,8 +377,8 @@ def test_kashin_compiled_coefficients_equal_the_torch_iterations(d, batch, dtype
     x = lognormal(math.prod(batch) or 1, d, 2).reshape(*batch, d).to(dtype)
     k = C.KashinSQ(4)
     got = k.coefficients(x, 3)
-    load = C._load
-    monkeypatch.setattr(C, "_load", lambda name: None if name == "compressors" else load(name))
+    load = _kernels.load
+    monkeypatch.setattr(_kernels, "load", lambda name: None if name == "compressors" else load(name))
     assert torch.equal(got, k.coefficients(x, 3))
 
 
@@ -390,8 +392,8 @@ def test_compiled_encoders_send_the_torch_messages(make, dtype, monkeypatch):
     x[1] = 0.0
     comp = make()
     got = comp.compress(x, 6)
-    load = C._load
-    monkeypatch.setattr(C, "_load", lambda name: None if name == "compressors" else load(name))
+    load = _kernels.load
+    monkeypatch.setattr(_kernels, "load", lambda name: None if name == "compressors" else load(name))
     want = comp.compress(x, 6)
     assert got.data.keys() == want.data.keys() and torch.equal(got.nbits, want.nbits)
     for k in got.data:

@@ -5,7 +5,8 @@
   into the inverse rotation);
 * :mod:`qlib._kernels.eden` — EDEN's Lloyd–Max quantization and dequantization (owner: :mod:`qlib.eden`);
 * :mod:`qlib._kernels.compressors` — the baselines' stochastic quantizers with their error, and a float64
-  squared distance (owner: :mod:`qlib.compressors`, for :func:`qlib.compressors.squared_errors`);
+  squared distance (owner: :mod:`qlib.compressors`: its kernel gate ``_base.compressors_kernel`` and
+  QSGD+Elias's code length in ``_scalar``);
 * :mod:`qlib._kernels.wire` — the wire format's 2- and 4-bit packing (owner: :mod:`qlib.wire`);
 * :mod:`qlib._kernels.engine` — the batched engine's linear Adam epochs and the r_Q^n recorder's
   quantizers, incremental validation products and Algorithm-1 statistics (owners: :mod:`qlib.engine`,
@@ -43,7 +44,7 @@ __all__ = ["OWNERS", "load", "scratch", "scratch_limit", "rows", "SCRATCH_MAX"]
 OWNERS: dict[str, tuple[str, ...]] = {
     "fwht": ("qlib.hadamard", "qlib.eden"),
     "eden": ("qlib.eden",),
-    "compressors": ("qlib.compressors",),
+    "compressors": ("qlib.compressors._base", "qlib.compressors._scalar"),
     "wire": ("qlib.wire",),
     "engine": ("qlib.engine", "qlib.recorder"),
 }

@@ -274,6 +274,8 @@ def _logreg():
 
 
 B["qlib.distributed.logistic_regression"] = _logreg
+B["qlib.distributed.LogisticRegressionConfig"] = lambda: {"method": "EDEN", "bits": 1.0, "rounds": 1, "lr": 0.5,
+                                                          "l2": 0.01, "seed": 0}
 B["qlib.distributed.client_covariances"] = lambda: {"X": _randn(12, 4, dtype=torch.float64),
                                                     "parts": [np.arange(0, 6), np.arange(6, 12)]}
 
@@ -475,6 +477,8 @@ for _cls in _compressors():
 B["qlib.compressors.KashinSQ.coefficients"] = lambda: {"self": _compressors()["KashinSQ"], "x": _randn(2, 16),
                                                        "seed": 0}
 B["qlib.compressors.KashinSQ.frame_size"] = lambda: {"self": _compressors()["KashinSQ"], "d": 16}
+B["qlib.compressors.KashinSQ.analysis"] = lambda: {"self": _compressors()["KashinSQ"], "v": _randn(2, 16), "seed": 0}
+B["qlib.compressors.KashinSQ.synthesis"] = lambda: {"self": _compressors()["KashinSQ"], "c": _randn(2, 32), "seed": 0, "d": 16}
 B["qlib.compressors.CountSketch.columns"] = lambda: {"self": _compressors()["CountSketch"], "d": 16}
 
 

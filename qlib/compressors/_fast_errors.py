@@ -1,0 +1,363 @@
+"""The squared errors of several compressors on one input, their budget-independent stages done once
+(:func:`squared_errors`: Figures 2, 6 and 8's sweeps of {cite:p}`vargaftik2022eden`).
+
+The definition of an error is compress → decompress → compare, one compressor after the other. Most of
+that work does not depend on the budget: the rotation, Kashin's coefficients, the uniforms of the
+stochastic quantizers, QSGD's norms. :class:`SharedStages` computes each of them once for an input and
+keeps it, by name, until the last compressor that uses it is done; a codec's *hook* (:data:`HOOKS`, one
+named function per codec) measures its error from those stages, with the same random streams and the
+same decisions as the definition.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .. import _kernels
+from .. import eden as _eden
+from .. import eden_theory as _eden_theory
+from .. import hadamard as _h
+from ..validation import check_choice, check_seed, skip_nested
+from ._base import FLOAT_BITS, Compressor, compressors_kernel, fixed_bits
+from ._rotated import DRIVE, EDEN, HadamardSQ, KashinSQ, drive_message, drive_rotated_reconstruction, kashin_frame
+from ._scalar import QSGD, qsgd_fixed_bits
+
+__all__ = ["Stage", "SharedStages", "Hook", "HOOKS", "squared_errors"]
+
+
+class Stage(enum.Enum):
+    """The budget-independent stages codecs share; :func:`squared_errors` takes the codecs stage by
+    stage in this order and drops a stage's values after its last codec."""
+
+    ROTATION = 0  #: the randomized Hadamard rotation of the input (EDEN, DRIVE, Hadamard+SQ)
+    KASHIN = 1  #: Kashin's coefficients and frame (Kashin+SQ)
+    QSGD = 2  #: QSGD's norms and uniforms
+
+
+def _np_dtype(x: torch.Tensor):
+    return np.float32 if x.dtype == torch.float32 else np.float64
+
+
+def _min_max(v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values
+
+
+class SharedStages:
+    """The budget-independent stages of the encoders for one input ``x`` and ``seed``, each computed at its
+    first use and kept until :meth:`release` drops its stage: the rotation (by rotation count) with its
+    squared norm and [min, max]; Kashin's coefficients (by the codec's parameters) with their [min, max],
+    and its frame; QSGD's norms; the uniforms of the seed's ``"sq"`` and ``"qsgd"`` streams (by shape).
+    ``kernel``: :mod:`qlib._kernels.compressors` where it takes ``x`` (else None)."""
+
+    def __init__(self, x: torch.Tensor, seed: int):
+        self.x, self.seed = x, seed
+        self.batch, self.d = tuple(x.shape[:-1]), x.shape[-1]
+        self.D = _h.next_power_of_two(self.d)
+        self.kernel = compressors_kernel(x)
+        self._rotated: dict[int, torch.Tensor] = {}
+        self._rotated_norm2: dict[int, torch.Tensor] = {}
+        self._rotated_range: dict[int, tuple] = {}
+        self._kashin: dict[tuple, torch.Tensor] = {}
+        self._kashin_range: dict[tuple, tuple] = {}
+        self._kashin_frame: torch.Tensor | None = None
+        self._qsgd_norm: torch.Tensor | None = None
+        self._qsgd_uniforms: torch.Tensor | None = None
+        self._sq_uniforms: dict[tuple, torch.Tensor] = {}  # kept to the end: Hadamard+SQ's and Kashin+SQ's agree where their lengths do
+
+    def release(self, stage: Stage) -> None:
+        """Drop what only the codecs of ``stage`` use."""
+        if stage is Stage.ROTATION:
+            self._rotated.clear(), self._rotated_norm2.clear(), self._rotated_range.clear()
+        elif stage is Stage.KASHIN:
+            self._kashin.clear(), self._kashin_range.clear()
+            self._kashin_frame = None
+        elif stage is Stage.QSGD:
+            self._qsgd_norm = self._qsgd_uniforms = None
+
+    # -- the rotation ---------------------------------------------------------------------------------
+    def rotated(self, k: int) -> torch.Tensor:
+        """``RHT^k(x)`` of the seed, padded to a power of two (:func:`qlib.hadamard.seeded_rht`)."""
+        if k not in self._rotated:
+            self._rotated[k] = _h.seeded_rht(_h.pad_to_power_of_two(self.x), self.seed, k)
+        return self._rotated[k]
+
+    def rotated_norm2(self, k: int) -> torch.Tensor:
+        """``‖RHT^k(x)‖²`` per row, as :func:`qlib.eden.compress_rotated` computes it (the same bits)."""
+        if k not in self._rotated_norm2:
+            r = self.rotated(k)
+            self._rotated_norm2[k] = torch.linalg.vecdot(r, r)
+        return self._rotated_norm2[k]
+
+    def rotated_range(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The [min, max] of each row of ``RHT^k(x)`` (SQ's range)."""
+        if k not in self._rotated_range:
+            self._rotated_range[k] = _min_max(self.rotated(k))
+        return self._rotated_range[k]
+
+    # -- Kashin ---------------------------------------------------------------------------------------
+    def kashin_coefficients(self, codec: KashinSQ) -> torch.Tensor:
+        """:meth:`KashinSQ.coefficients` of ``x`` for the codec's parameters."""
+        key = (codec.n_iters, codec.eta, codec.delta, codec.pad_threshold)
+        if key not in self._kashin:
+            self._kashin[key] = codec.coefficients(self.x, self.seed)
+        return self._kashin[key]
+
+    def kashin_range(self, codec: KashinSQ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The [min, max] of each row of the codec's coefficients (SQ's range)."""
+        key = (codec.n_iters, codec.eta, codec.delta, codec.pad_threshold)
+        if key not in self._kashin_range:
+            self._kashin_range[key] = _min_max(self.kashin_coefficients(codec))
+        return self._kashin_range[key]
+
+    def kashin_frame(self) -> torch.Tensor:
+        """The random signs of Kashin's frame of the seed."""
+        if self._kashin_frame is None:
+            self._kashin_frame = kashin_frame(self.seed, self.batch, self.d, self.x.dtype, self.x.device)
+        return self._kashin_frame
+
+    # -- QSGD and the uniforms ------------------------------------------------------------------------
+    def qsgd_norm(self) -> torch.Tensor:
+        """``‖x‖`` per row, kept as a column (as QSGD's encoder computes it)."""
+        if self._qsgd_norm is None:
+            self._qsgd_norm = (self.x * self.x).sum(-1, keepdim=True).sqrt()
+        return self._qsgd_norm
+
+    def qsgd_uniforms(self) -> torch.Tensor:
+        """The uniforms of the seed's ``"qsgd"`` stream, one per coordinate of ``x``."""
+        if self._qsgd_uniforms is None:
+            self._qsgd_uniforms = self._uniforms("qsgd", self.x.shape)
+        return self._qsgd_uniforms
+
+    def sq_uniforms(self, shape) -> torch.Tensor:
+        """The uniforms of the seed's ``"sq"`` stream for a tensor of ``shape``."""
+        shape = tuple(shape)
+        if shape not in self._sq_uniforms:
+            self._sq_uniforms[shape] = self._uniforms("sq", shape)
+        return self._sq_uniforms[shape]
+
+    def _uniforms(self, purpose: str, shape) -> torch.Tensor:
+        x = self.x
+        return torch.rand(tuple(shape), generator=_h.generator(self.seed, purpose, x.device), device=x.device, dtype=x.dtype)
+
+    # -- the compiled passes --------------------------------------------------------------------------
+    def sq(self, v: torch.Tensor, value_range: tuple, levels: int, want_values: bool, scratch: bool = False):
+        """SQ of ``v`` (its rows' [min, max] ``value_range``) with ``levels`` levels, as
+        :func:`qlib.compressors._sq.sq_encode` then ``sq_decode`` (the uniforms of the seed's ``"sq"`` stream):
+        (``Σ (v̂ − v)²`` per row, float64; the decoded ``v̂`` when ``want_values``, else None; ``scratch``:
+        ``v̂`` is the thread's scratch array, for a caller done with it before the next call)."""
+        lo, hi = value_range
+        span = hi - lo
+        step = (hi - lo) / max(levels - 1, 1)  # as sq_decode
+        u = self.sq_uniforms(v.shape)
+        D = v.shape[-1]
+        shape, dt = (math.prod(v.shape[:-1]), D), _np_dtype(v)
+        out = None if not want_values else _kernels.scratch("compressors.sq", shape, dt) if scratch else np.empty(shape, dt)
+        flat = lambda t: _kernels.rows(t, 1).reshape(-1)  # noqa: E731
+        err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), flat(lo), flat(span), levels, flat(step), out)
+        return (torch.from_numpy(err).reshape(v.shape[:-1]),
+                None if out is None else torch.from_numpy(out).reshape(v.shape))
+
+    def mean_dist(self, xh: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+        """``‖xh.mean(0) − ref‖²`` (float64, 0-d) for the reconstructions ``xh`` ``(n, d)`` (rows contiguous, a
+        ``[..., :d]`` view of padded rows read in place) and the float64 mean ``ref``: on the compiled path
+        one pass with the same mean (the same bits as torch's ``mean(0)``), no temporaries."""
+        if (self.kernel is not None and compressors_kernel(xh) is not None and xh.dim() == 2 and xh.stride(-1) == 1
+                and ref.dtype == torch.float64 and ref.is_contiguous() and ref.device.type == "cpu"):
+            a = xh.detach().numpy()
+            return torch.tensor(self.kernel.mean_dist(a, a.shape[1], ref.numpy()), dtype=torch.float64)
+        return ((xh.mean(0).double() - ref) ** 2).sum()
+
+    def dist(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """``Σ (a − b)²`` per row in float64."""
+        if self.kernel is not None and compressors_kernel(a) is not None and a.dtype == b.dtype:
+            D = a.shape[-1]
+            return torch.from_numpy(self.kernel.sq_dist_rows(_kernels.rows(a, D), _kernels.rows(b, D))).reshape(a.shape[:-1])
+        return ((a.double() - b.double()) ** 2).sum(-1)
+
+
+# ------------------------------------------------------------------------------------------------
+# The hooks: one per codec with a shortcut
+# ------------------------------------------------------------------------------------------------
+def eden_error(c: EDEN, st: SharedStages, want_err: bool):
+    """EDEN from the shared rotation (its ``n_rotations``-fold one): in the rotated domain where ``d`` is a
+    power of two (the rotation is orthonormal), else decoded. Sub-bit EDEN with its mask before the
+    rotation shares nothing (None)."""
+    if c.bits < 1 and c.kw.get("quantizer", "lm") == "lm":
+        return None
+    k = c.kw.get("n_rotations", 1)
+    r = st.rotated(k)
+    pl = _eden.compress_rotated(r, c.bits, st.seed, d=st.d, norm2=st.rotated_norm2(k), **c.kw)
+    if want_err and st.d == st.D:
+        return st.dist(_eden.rotated_reconstruction(pl), r), None, pl.nbits
+    return None, _eden.decompress(pl, scratch="compressors.xh"), pl.nbits
+
+
+def drive_error(c: DRIVE, st: SharedStages, want_err: bool):
+    """DRIVE from the shared rotation, in the rotated domain where ``d`` is a power of two."""
+    r = st.rotated(1)
+    m = drive_message(st.x, r, st.seed)
+    if want_err and st.d == st.D:
+        return st.dist(drive_rotated_reconstruction(m), r), None, m.nbits
+    return None, c.decompress(m), m.nbits
+
+
+def hadamard_sq_error(c: HadamardSQ, st: SharedStages, want_err: bool):
+    """Hadamard+SQ from the shared rotation and uniforms, one compiled pass per budget."""
+    if st.kernel is None:
+        return None
+    nbits = fixed_bits(st.batch, c.bits * st.D + 2 * FLOAT_BITS)
+    rotated_err = want_err and st.d == st.D
+    err, v = st.sq(st.rotated(1), st.rotated_range(1), 2**c.bits, not rotated_err, scratch=True)
+    if rotated_err:
+        return err, None, nbits
+    return None, _h.seeded_irht(v, st.seed, overwrite=True)[..., : st.d], nbits  # (in place, on the scratch)
+
+
+def kashin_sq_error(c: KashinSQ, st: SharedStages, want_err: bool):
+    """Kashin+SQ from the shared coefficients: where the frame is doubled (``D_K = 2d``, ``d`` a power of
+    two) the first half of ``H̃_{2d} = [[H̃_d, H̃_d], [H̃_d, −H̃_d]]/√2`` gives ``‖x̂ − x‖² = ½‖e₁ + e₂‖²`` for
+    the coefficient error ``e = ĉ − c`` in halves (``x = F*c`` up to rounding), no transform; else decoded."""
+    if st.kernel is None:
+        return None
+    coeffs = st.kashin_coefficients(c)
+    nbits = fixed_bits(st.batch, c.bits * coeffs.shape[-1] + 2 * FLOAT_BITS)
+    _, decoded = st.sq(coeffs, st.kashin_range(c), 2**c.bits, True, scratch=True)
+    if want_err and coeffs.shape[-1] == 2 * st.d:
+        D = coeffs.shape[-1]
+        err = st.kernel.fold_dist_rows(_kernels.rows(decoded, D), _kernels.rows(coeffs, D))
+        return torch.from_numpy(err).reshape(st.batch), None, nbits
+    xh = _h.fwht(decoded, overwrite=True)[..., : st.d].mul_(st.kashin_frame())  # the synthesis, in place on the scratch
+    return (st.dist(xh, st.x), None, nbits) if want_err else (None, xh, nbits)
+
+
+def qsgd_error(c: QSGD, st: SharedStages, want_err: bool):
+    """QSGD from the shared norms and uniforms, one compiled pass per level count."""
+    if st.kernel is None:
+        return None
+    x, d = st.x, st.d
+    out = None if want_err else _kernels.scratch("compressors.qsgd", (math.prod(st.batch), d), _np_dtype(x))
+    err = st.kernel.qsgd_rows(_kernels.rows(x, d), _kernels.rows(st.qsgd_uniforms(), d),
+                              _kernels.rows(st.qsgd_norm(), 1).reshape(-1), c.levels, out)
+    nbits = qsgd_fixed_bits(c.levels, st.batch, d)
+    if want_err:
+        return torch.from_numpy(err).reshape(st.batch), None, nbits
+    return None, torch.from_numpy(out).reshape(x.shape), nbits
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A codec's shortcut in :func:`squared_errors`: the ``stage`` it shares and the function ``error(codec,
+    stages, want_err)`` returning ``(err², None, nbits)`` (the squared error per row, float64) or ``(None, x̂,
+    nbits)`` (the reconstruction), the same values as compress → decompress up to float rounding, or None
+    where it has no shortcut for this codec or input."""
+
+    stage: Stage
+    error: Callable
+
+
+#: the hook of each codec class (exactly that class: a subclass goes the original way)
+HOOKS: dict[type, Hook] = {
+    EDEN: Hook(Stage.ROTATION, eden_error),
+    DRIVE: Hook(Stage.ROTATION, drive_error),
+    HadamardSQ: Hook(Stage.ROTATION, hadamard_sq_error),
+    KashinSQ: Hook(Stage.KASHIN, kashin_sq_error),
+    QSGD: Hook(Stage.QSGD, qsgd_error),
+}
+
+
+def _rank(c: Compressor) -> int:
+    hook = HOOKS.get(type(c))
+    return hook.stage.value if hook is not None else len(Stage)
+
+
+def _check_compressors(compressors) -> list:
+    if isinstance(compressors, Compressor):
+        compressors = [compressors]
+    if not isinstance(compressors, (list, tuple)) or not compressors:
+        raise TypeError(f"compressors must be a non-empty list of qlib.compressors.Compressor, got {compressors!r}")
+    for i, c in enumerate(compressors):
+        if not isinstance(c, Compressor):
+            raise TypeError(f"compressors[{i}] must be a qlib.compressors.Compressor, got {type(c).__name__}")
+    return list(compressors)
+
+
+def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
+                   domain: str = "rotated") -> tuple[torch.Tensor, torch.Tensor]:
+    """The squared reconstruction error of each compressor on one input, and its message sizes.
+
+    ``of="rows"``: ``‖decompress(compress(x, seed)) − x‖²`` per row of ``x`` ``(*batch, d)``; returns the
+    errors (float64, shape ``(k, *batch)`` for ``k`` compressors) and the message sizes (long, the same
+    shape). ``of="mean"``: ``x`` is ``(n, d)`` (one row per client); the error of the mean estimate,
+    ``‖est − mean of the rows‖²`` (``est, bits = compressor.mean(x, seed)``; the mean in float64), float64 of shape ``(k,)``, and the
+    total bits ``(k,)``. Both on the CPU, whatever the device of ``x``.
+
+    ``domain="original"``: each compressor's compress → decompress (or ``mean``) → compare, one after the
+    other: the definition. ``domain="rotated"`` (default): the same values up to float rounding (the same
+    random streams, the same decisions), the work that does not depend on the budget done once:
+
+    * the rotation: EDEN (``n_rotations = k``: the ``k``-fold rotation), Hadamard+SQ and DRIVE draw it from
+      the seed alone (:func:`qlib.hadamard.seeded_rht`), so they share one forward transform; for
+      ``of="rows"`` and ``d`` a power of two the error is measured in the rotated domain, with no inverse
+      transform: the rotation is orthonormal, so ``‖x̂ − x‖ = ‖ŷ − r‖`` with ``r`` the rotated input and
+      ``ŷ`` the receiver's per-coordinate reconstruction before its inverse rotation
+      (:func:`qlib.eden.rotated_reconstruction`). (With padding, ``d < D``, the receiver drops the padded
+      coordinates of ``R⁻¹ŷ``, so there the inverse transform runs.) Kashin+SQ's frame is not orthogonal,
+      but for ``d`` a power of two it is doubled (``D_K = 2d``) and its synthesis keeps the first half of
+      ``H̃_{2d} = [[H̃_d, H̃_d], [H̃_d, −H̃_d]]/√2``: ``‖x̂ − x‖² = ½‖e₁ + e₂‖²`` for the coefficient error
+      ``e = ĉ − c`` in halves (``x = F*c`` up to rounding), no transform; otherwise it is decoded;
+    * Kashin's coefficients (3 projections) do not depend on the budget: computed once per parameter set;
+    * the uniforms of SQ (Hadamard+SQ, Kashin+SQ) and QSGD come from a stream of the seed alone, the same
+      at every budget: drawn once per shape, with QSGD's norms and SQ's [min, max]; the quantization, the
+      decoding and the error then take one compiled pass per budget (``qlib/_kernels/compressors.py``, the
+      same float operations as the torch encoder and decoder).
+
+    Sub-bit EDEN (its mask precedes the rotation), QSGD + Elias-ω, Count-Sketch and the other compressors
+    go the original way, as does Hadamard+SQ, Kashin+SQ and QSGD on a device or dtype the compiled kernels
+    do not take. The shared stages are dropped after the last compressor that uses them (compressors are
+    taken rotation-based first, then Kashin+SQ, then QSGD, then the rest; the results keep the given order).
+    Each codec with a shortcut has its hook in :data:`HOOKS`; a subclass goes the original way unless it has one.
+    """
+    compressors = _check_compressors(compressors)
+    x = _eden_theory.check_vectors(x)
+    seed = check_seed("seed", seed)
+    of = check_choice("of", of, ("rows", "mean"))
+    domain = check_choice("domain", domain, ("rotated", "original"))
+    if of == "mean" and x.dim() != 2:
+        raise ValueError(f"x must be (n_clients, d) for of='mean', got shape {tuple(x.shape)}")
+    # the temporaries of every budget (codes, centroids, decoded rows) reuse one buffer each: a fresh
+    # array of 10 × 2^24 floats costs ~160,000 page faults (Figure 8 at the paper's d)
+    big = 2 * math.prod(x.shape[:-1]) * _h.next_power_of_two(x.shape[-1]) * x.element_size()
+    with skip_nested(), _kernels.scratch_limit(big):
+        k = len(compressors)
+        errs: list = [None] * k
+        bits: list = [None] * k
+        xmean = x.double().mean(0) if of == "mean" else None  # (in float64, as eden_theory.nmse)
+        st = SharedStages(x, seed) if domain == "rotated" else None
+        order = sorted(range(k), key=lambda i: _rank(compressors[i]))
+        for pos, i in enumerate(order):
+            c = compressors[i]
+            hook = HOOKS.get(type(c)) if st is not None else None
+            got = hook.error(c, st, of == "rows") if hook is not None else None
+            if got is None:  # the definition
+                if of == "rows":
+                    m = c.compress(x, seed)
+                    errs[i], bits[i] = ((x.double() - c.decompress(m).double()) ** 2).sum(-1), m.nbits
+                else:
+                    est, nb = c.mean(x, seed)
+                    errs[i], bits[i] = ((est.double() - xmean) ** 2).sum(), torch.tensor(nb)
+            else:
+                err, xh, nb = got
+                if of == "rows":
+                    errs[i], bits[i] = (err if err is not None else st.dist(xh, x)), nb
+                else:
+                    errs[i], bits[i] = st.mean_dist(xh, xmean), nb.sum()
+            if hook is not None and (pos + 1 == k or _rank(compressors[order[pos + 1]]) != _rank(c)):
+                st.release(hook.stage)  # the last compressor of this stage's codecs is done
+        return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),
+                torch.stack([torch.as_tensor(b).cpu().to(torch.long) for b in bits]))
