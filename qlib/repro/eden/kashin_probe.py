@@ -61,15 +61,14 @@ def drive_kashin_sq(x: torch.Tensor, bits: int, seed: int = 0, n_iters: int = 3,
     n, d = x.shape
     k = KashinSQ(1, n_iters=n_iters, eta=eta, delta=delta)
     D = k.frame_size(d)
-    s = k._frame(seed, (n,), d, x.dtype, x.device)
     M = x.norm(dim=-1, keepdim=True) / math.sqrt(delta * D)
     coeffs, r = torch.zeros((n, D), dtype=x.dtype), x
     for i in range(n_iters):
-        c = torch.clamp(KashinSQ._fwd(r, s, D), -M, M)
+        c = torch.clamp(k.analysis(r, seed), -M, M)
         coeffs = coeffs + c
         if i < n_iters - 1:
-            r, M = r - KashinSQ._bwd(c, s), M * eta
-    return KashinSQ._bwd(_sq(coeffs, bits, _h.generator(seed, "probe-sq", "cpu")), s)
+            r, M = r - k.synthesis(c, seed, d), M * eta
+    return k.synthesis(_sq(coeffs, bits, _h.generator(seed, "probe-sq", "cpu")), seed, d)
 
 
 def iterations_change_nothing(d: int = 1024, seed: int = 0) -> float:
