@@ -15,6 +15,7 @@ and the ``domain="original"`` path up to d = 2^22. Each probe first warms the co
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import sys
@@ -43,7 +44,9 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     dev = os.environ.get("DEVICE", "cpu")  # fig2 and fig8 run there (their sweeps take a device)
     sync = torch.cuda.synchronize if dev.startswith("cuda") else (lambda: None)
-    new = "timing_trials" in inspect.signature(sweeps.vnmse_sweep).parameters
+    cfg = getattr(sweeps, "VnmseSweepConfig", None)  # the sweep's settings record (older trees: its keywords)
+    new = ("timing_trials" in {f.name for f in dataclasses.fields(cfg)} if cfg is not None
+           else "timing_trials" in inspect.signature(sweeps.vnmse_sweep).parameters)
     tag = "after (rotated domain)" if new else "before"
     sweeps.vnmse_sweep(list(paper.FIG2_METHODS), [1, 2], [2**10], trials=1, device=dev)  # warm the kernels
     sweeps.nmse_sweep(list(paper.FIG8_METHODS), [1, 2], 2**10, n_clients=2, laws=("lognormal",), reps=1, device=dev)

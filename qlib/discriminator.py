@@ -14,7 +14,7 @@ accuracy gives an estimate **from above**, MIS ≤ 2(1 − acc) (clipped to [0, 
   split into its θ̂, x and loss blocks so that θ̂ is projected once per run, not once per sample.
   Inputs are standardised with the training runs' mean and standard deviation; the loss enters as
   log(1 + ℓ) (a monotone map: the same information, tamer tails). Width, learning rate, epochs
-  and patience are parameters, fixed across quantizers (paper: unspecified).
+  and patience are settings (:class:`DiscriminatorConfig`), fixed across quantizers (paper: unspecified).
 
 Runs are split by :func:`split_runs` (seeded) into train / early-stopping / test runs.
 """
@@ -29,9 +29,19 @@ import torch
 
 from . import devices
 from .mis import binomial_ci, mis_from_accuracy
-from .validation import check_alloc, check_array, check_float, check_int, check_probability, check_seed, check_tensor
+from .validation import (
+    check_alloc,
+    check_array,
+    check_float,
+    check_int,
+    check_probability,
+    check_seed,
+    check_tensor,
+    resolve_config,
+)
 
-__all__ = ["split_runs", "fit_thresholds", "threshold_attack", "train_discriminators", "AttackResult"]
+__all__ = ["split_runs", "fit_thresholds", "threshold_attack", "train_discriminators", "DiscriminatorConfig",
+           "AttackResult"]
 
 
 @dataclass(frozen=True)
@@ -167,20 +177,60 @@ def _standardise(t: torch.Tensor, dims, ref: torch.Tensor):
 _PER_LAW_PRODUCT = True
 
 
-def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs, *,
-                         group_law=None, hidden: int = 16, lr: float = 1e-2, epochs: int = 30,
-                         patience: int = 8, runs_per_batch: int = 2, seed: int = 0,
-                         device="auto", level: float = 0.95) -> AttackResult:
+@dataclass(frozen=True)
+class DiscriminatorConfig:
+    """The settings of :func:`train_discriminators`, checked once when built; frozen. Paper 001 §4.2
+    specifies none of them; they are fixed across quantizers.
+
+    ``hidden``: width of the hidden layer (>= 1); Adam's ``lr`` (> 0); at most ``epochs`` epochs (>= 1),
+    stopped when no group improved its early-stopping accuracy for ``patience`` epochs (>= 1);
+    mini-batches of ``runs_per_batch`` runs (>= 1); ``seed`` of the initialisation and the batch order;
+    ``device``; ``level`` of the Clopper–Pearson interval (in (0, 1))."""
+
+    hidden: int = 16
+    lr: float = 1e-2
+    epochs: int = 30
+    patience: int = 8
+    runs_per_batch: int = 2
+    seed: int = 0
+    device: str | torch.device = "auto"
+    level: float = 0.95
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        for nm in ("hidden", "epochs", "patience", "runs_per_batch"):
+            put(nm, check_int(nm, getattr(self, nm), low=1))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        put("level", check_probability("level", self.level, open_low=True, open_high=True))
+        put("seed", check_seed("seed", self.seed))
+        if not (self.device is None or isinstance(self.device, (str, torch.device))):
+            raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
+
+
+def train_discriminators(theta, x_in, loss_in, x_out, loss_out, *runs, group_law=None,
+                         config: DiscriminatorConfig | None = None, **overrides) -> AttackResult:
     """Train G discriminators g_ψ(θ̂, x, ℓ) at once and return their held-out accuracy.
 
     ``theta`` (G, R, p): the quantized model of each run; ``x_in``/``x_out`` (L, R, n, d): the
     points (shared by the groups of one law: ``group_law`` (G,) maps group → law, default
-    identity); ``loss_in``/``loss_out`` (G, R, n). Mini-batches of ``runs_per_batch`` runs (all
+    identity); ``loss_in``/``loss_out`` (G, R, n). ``runs``: three arrays of run indices,
+    ``train_runs, es_runs, test_runs`` (as :func:`split_runs` returns them). ``config``: the settings
+    (:class:`DiscriminatorConfig`), whose fields ``overrides`` replace by keyword
+    (:func:`qlib.validation.resolve_config`). Mini-batches of ``runs_per_batch`` runs (all
     their positives and negatives). Early stopping: the epoch of best accuracy on ``es_runs`` (per
     group); the reported accuracy is that epoch's on ``test_runs``; training stops when no group
     improved for ``patience`` epochs.
     """
-    dev = devices.resolve(device)
+    cfg = resolve_config(DiscriminatorConfig, config, overrides)
+    if len(runs) != 3:
+        raise TypeError(f"runs must be three arrays of run indices (train_runs, es_runs, test_runs, as split_runs "
+                        f"returns them), got {len(runs)}")
+    train_runs, es_runs, test_runs = runs
+    hidden, lr, epochs, patience, runs_per_batch = cfg.hidden, cfg.lr, cfg.epochs, cfg.patience, cfg.runs_per_batch
+    seed, level = cfg.seed, cfg.level
+    dev = devices.resolve(cfg.device)
     li, lo = _loss_pair(loss_in, loss_out)
     G, R, n = li.shape
     check_tensor("theta", theta, ndim=3, convert=False)
@@ -198,11 +248,6 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_r
         gl = torch.from_numpy(check_array("group_law", group_law, ndim=1, dtype="int"))
     if gl.shape != (G,) or gl.min() < 0 or gl.max() >= x_in.shape[0]:
         raise ValueError(f"group_law must map each of the {G} groups to a law in [0, {x_in.shape[0]})")
-    for nm, v in (("hidden", hidden), ("epochs", epochs), ("patience", patience), ("runs_per_batch", runs_per_batch)):
-        check_int(nm, v, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    check_probability("level", level, open_low=True, open_high=True)
-    seed = check_seed("seed", seed)
     tr = _run_index("train_runs", train_runs, R)
     es = _run_index("es_runs", es_runs, R)
     te = _run_index("test_runs", test_runs, R)

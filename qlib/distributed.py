@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -34,12 +35,14 @@ from .validation import (
     check_probability,
     check_seed,
     check_tensor,
+    resolve_config,
 )
 
 __all__ = [
     "derive_seed",
     "compressed_mean",
     "logistic_regression",
+    "LogisticRegressionConfig",
     "client_covariances",
     "power_iteration",
 ]
@@ -202,26 +205,47 @@ def _stack_parts(X: torch.Tensor, parts: Sequence[np.ndarray]) -> tuple[torch.Te
     return out, mask
 
 
-def logistic_regression(
-    X: torch.Tensor,
-    y: torch.Tensor,
-    parts: Sequence[np.ndarray],
-    *,
-    method: str | None = None,
-    bits: float = 1.0,
-    rounds: int = 100,
-    lr: float | None = None,
-    l2: float | None = None,
-    seed: int = 0,
-) -> torch.Tensor:
+@dataclass(frozen=True)
+class LogisticRegressionConfig:
+    """The settings of :func:`logistic_regression`, checked once when built; frozen. Paper 002 states
+    none of them (App. I.3).
+
+    ``method``: the compressor of the clients' gradients (one of :data:`qlib.compressors.METHODS`;
+    None: uncompressed float64, the reference run) at ``bits`` bits per coordinate (in (0, 8]);
+    ``rounds`` of gradient descent (>= 1); ``lr`` (> 0; None: 1/L with L = λ_max(XᵀX)/(4N) + l2 the
+    smoothness constant); ``l2`` (>= 0; None: 1/N); ``seed`` of the compressors' randomness."""
+
+    method: str | None = None
+    bits: float = 1.0
+    rounds: int = 100
+    lr: float | None = None
+    l2: float | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("method", _method(self.method))
+        put("bits", check_float("bits", self.bits, low=0.0, high=8.0, low_open=True))
+        put("rounds", check_int("rounds", self.rounds, low=1))
+        put("seed", check_seed("seed", self.seed))
+        put("l2", None if self.l2 is None else check_float("l2", self.l2, low=0.0))
+        put("lr", None if self.lr is None else check_float("lr", self.lr, low=0.0, low_open=True))
+
+
+def logistic_regression(X: torch.Tensor, y: torch.Tensor, parts: Sequence[np.ndarray],
+                        config: LogisticRegressionConfig | None = None, **overrides) -> torch.Tensor:
     """Distributed gradient descent for L2-regularised logistic regression (App. I.3, after
     Malinovskiy et al. 2020 §4): every round each client computes the full gradient of its share's
     mean loss, sends it compressed with ``method`` at ``bits`` (``None``: uncompressed float64, the
     reference run); the server averages the decoded gradients and steps.
 
-    ``y`` in {−1, +1}; zero initial weights; ``l2`` defaults to ``1/N``; ``lr`` to ``1/L`` with
-    ``L = λ_max(XᵀX)/(4N) + l2`` the smoothness constant (the paper states none of these). Returns
-    the final weights (float64)."""
+    ``y`` in {−1, +1}; ``parts``: each client's row indices of ``X``; ``config``: the settings
+    (:class:`LogisticRegressionConfig`), whose fields ``overrides`` replace by keyword
+    (:func:`qlib.validation.resolve_config`). Zero initial weights. Returns the final weights (float64)."""
+    cfg = resolve_config(LogisticRegressionConfig, config, overrides)
+    method, bits, rounds, seed, lr, l2 = cfg.method, cfg.bits, cfg.rounds, cfg.seed, cfg.lr, cfg.l2
     X = check_tensor("X", X, ndim=2).double()
     y = check_tensor("y", y, ndim=1).double()
     if X.shape[0] != y.shape[0]:
@@ -229,13 +253,8 @@ def logistic_regression(
     if not bool(((y == 1) | (y == -1)).all()):
         raise ValueError("y must hold labels in {-1, +1}")
     parts = _check_parts(parts, X.shape[0])
-    method = _method(method)
-    bits = check_float("bits", bits, low=0.0, high=8.0, low_open=True)
-    rounds = check_int("rounds", rounds, low=1)
-    seed = check_seed("seed", seed)
     N = X.shape[0]
-    l2 = 1.0 / N if l2 is None else check_float("l2", l2, low=0.0)
-    lr = None if lr is None else check_float("lr", lr, low=0.0, low_open=True)
+    l2 = 1.0 / N if l2 is None else l2
     if lr is None:
         lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * N) + l2)
     Xc, mask = _stack_parts(X, parts)

@@ -46,6 +46,7 @@ from .validation import (
     check_seed,
     check_tensor,
     nested,
+    resolve_config,
     skip_nested,
 )
 
@@ -53,7 +54,7 @@ METHODS = ("sgd", "dpsgd", "projdp", "rqp")
 MODELS = ("logreg", "svm", "softmax")
 SAMPLINGS = ("with_replacement", "epoch")
 
-__all__ = ["METHODS", "MODELS", "label_set", "Task", "TrainResult", "loss_fn", "per_example_grads", "clip_rows", "clipped_grad_sum",
+__all__ = ["METHODS", "MODELS", "SAMPLINGS", "label_set", "Task", "DPSGDConfig", "TrainResult", "loss_fn", "per_example_grads", "clip_rows", "clipped_grad_sum",
            "predict", "accuracy", "train"]
 
 
@@ -325,42 +326,85 @@ def _batches(n: int, m: int, T: int, R: int, sampling: str, gen: torch.Generator
     return idx.permute(1, 0, 2)[:T], valid[:T]
 
 
-def train(task: Task, method: str, *, runs: int, T: int, m: int, eta: float, clip: float,
-          sigma=0.0, q=1.0, b: int | None = None, M: float | None = None, sampling: str = "with_replacement",
-          seed: int = 0, device="auto", dtype=torch.float32, grad_mode: str = "factored") -> TrainResult:
+@dataclass(frozen=True)
+class DPSGDConfig:
+    """The settings of :func:`train`, checked once when built; frozen.
+
+    ``runs`` independent runs (>= 1) of ``T`` iterations (>= 1) on batches of ``m`` examples (>= 1; at
+    most the task's n, checked by :func:`train`), step size ``eta`` (> 0), per-example clipping norm
+    ``clip`` (> 0) — these five have no default (no hyperparameter defaults to a paper value).
+    ``sigma``: std of G_t on the summed clipped gradient (>= 0; ignored for "sgd"), ``q``: the
+    randomness coefficient of RQP (in [0, 1]; used by "rqp" only, which needs it in [1/2^b, 1]) — each a
+    scalar or one value per run (stored as a tuple).
+    ``b`` and ``M`` (bits and range of the quantization set) are required for the projected methods
+    ("projdp", "rqp") and ignored otherwise. ``sampling``: one of :data:`SAMPLINGS`, "with_replacement"
+    (Algorithm 2) or "epoch" (shuffled passes without replacement, short last batch); ``seed``;
+    ``device``; ``dtype`` (a real floating torch dtype); ``grad_mode``: "factored" or "full"
+    per-example gradients (:func:`clipped_grad_sum`)."""
+
+    runs: int
+    T: int
+    m: int
+    eta: float
+    clip: float
+    sigma: float | tuple[float, ...] = 0.0
+    q: float | tuple[float, ...] = 1.0
+    b: int | None = None
+    M: float | None = None
+    sampling: str = "with_replacement"
+    seed: int = 0
+    device: str | torch.device = "auto"
+    dtype: torch.dtype = torch.float32
+    grad_mode: str = "factored"
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        check_choice("grad_mode", self.grad_mode, ("factored", "full"))
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        put("runs", check_int("runs", self.runs, low=1))
+        put("T", check_int("T", self.T, low=1))
+        put("m", check_int("m", self.m, low=1))
+        put("eta", check_positive("eta", self.eta))
+        put("clip", check_positive("clip", self.clip))
+        put("seed", check_seed("seed", self.seed))
+        for name in ("sigma", "q"):
+            v = getattr(self, name)
+            arr = check_array(name, v, low=0.0) if name == "sigma" else check_array(name, v, low=0.0, high=1.0)
+            if arr.ndim > 1:
+                raise ValueError(f"{name} must be a scalar or have one value per run, got shape {arr.shape}")
+            put(name, float(arr) if arr.ndim == 0 else tuple(float(x) for x in arr))
+        if not (isinstance(self.dtype, torch.dtype) and self.dtype.is_floating_point and not self.dtype.is_complex):
+            raise TypeError(f"dtype must be a real floating torch dtype, got {self.dtype!r}")
+        if not (self.device is None or isinstance(self.device, (str, torch.device))):
+            raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
+        put("b", check_bits(self.b) if self.b is not None else None)
+        put("M", check_positive("M", self.M, allow_none=True))
+
+
+def train(task: Task, method: str, config: DPSGDConfig | None = None, **overrides) -> TrainResult:
     """Run ``runs`` independent runs of ``method`` on ``task`` for T iterations, batched.
 
-    w_0 = 0. ``sigma``: std of G_t on the summed clipped gradient (ignored for "sgd").
-    ``q``: randomness coefficient of RQP ("rqp" only). ``b`` and ``M`` (bits and range of the
-    quantization set) are required for the projected methods ("projdp", "rqp") and ignored otherwise;
-    no hyperparameter defaults to a paper value. ``sampling``: "with_replacement" (Algorithm 2)
-    or "epoch" (shuffled passes without replacement, short last batch). Same seed ⇒ same numbers.
-    ``grad_mode``: "factored" (default) or "full" per-example gradients, see :func:`clipped_grad_sum`.
-    Returns the last iterate w_T (Algorithm 2, step 7) and its train/test accuracy.
+    ``config``: the settings (:class:`DPSGDConfig`); ``overrides``, its fields by keyword, replace those
+    of ``config`` (:func:`qlib.validation.resolve_config`): ``train(task, "rqp", runs=4, T=100, m=32,
+    eta=1.0, clip=1.0, sigma=0.5, b=4, M=0.3)``. w_0 = 0; ``b`` and ``M`` must be given for the
+    projected methods, and ``q`` must suit ``b`` (:func:`qlib.rqp_privacy.check_q`) for them. Same seed
+    ⇒ same numbers. Returns the last iterate w_T (Algorithm 2, step 7) and its train/test accuracy.
     """
     if not isinstance(task, Task):
         raise TypeError(f"task must be a Task, got {type(task).__name__}")
     _check_task_data(task, "task.")  # a Task is mutable: its arrays are checked again here
     check_choice("method", method, METHODS)
-    check_choice("grad_mode", grad_mode, ("factored", "full"))
-    check_choice("sampling", sampling, SAMPLINGS)
-    runs = check_int("runs", runs, low=1)
-    T = check_int("T", T, low=1)
-    m = check_int("m", m, low=1, high=task.n)
-    eta = check_positive("eta", eta)
-    clip = check_positive("clip", clip)
-    seed = check_seed("seed", seed)
-    check_array("sigma", sigma, low=0.0)
-    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point and not dtype.is_complex):
-        raise TypeError(f"dtype must be a real floating torch dtype, got {dtype!r}")
-    b = check_bits(b) if b is not None else None
-    M = check_positive("M", M, allow_none=True)
+    cfg = resolve_config(DPSGDConfig, config, overrides)
+    runs, T, eta, clip, sigma, q, b, M = cfg.runs, cfg.T, cfg.eta, cfg.clip, cfg.sigma, cfg.q, cfg.b, cfg.M
+    sampling, seed, device, dtype, grad_mode = cfg.sampling, cfg.seed, cfg.device, cfg.dtype, cfg.grad_mode
+    m = check_int("m", cfg.m, low=1, high=task.n)
     projected = method in ("projdp", "rqp")
     if projected:
         if b is None or M is None:
             raise ValueError(f"b (quantization bits) and M (range) must be given for method={method!r}, got b={b!r}, M={M!r}")
         check_q(q, b)
-
     # the batches' indices (T, runs, m) int64 (by epochs: runs × epochs × n keys and their order), drawn at once
     n_idx = T * runs * m if sampling == "with_replacement" else runs * math.ceil(T / math.ceil(task.n / m)) * \
         math.ceil(task.n / m) * m

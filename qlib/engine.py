@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -39,7 +39,17 @@ import torch
 import torch.nn.functional as F
 
 from . import _kernels, devices
-from .validation import check_alloc, check_bool, check_choice, check_float, check_int, check_seed, check_tensor, nested
+from .validation import (
+    check_alloc,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_seed,
+    check_tensor,
+    nested,
+    resolve_config,
+)
 
 __all__ = ["Model", "AnalyticModel", "Linear", "MLP", "LOSSES", "loss_functions", "per_sample_loss",
            "init_params", "train", "TrainConfig", "TrainResult", "Callback", "check_data", "param_sizes",
@@ -390,30 +400,29 @@ class _FnCallback(Callback):
         self.fn(epoch, theta, models)
 
 
-class _Unset:
-    """The default of :func:`train`'s loose keywords: not given (:class:`TrainConfig`'s default applies)."""
-
-    def __repr__(self) -> str:
-        return "<TrainConfig's default>"
-
-
-_UNSET: Any = _Unset()
-
-
 @dataclass(frozen=True)
 class TrainConfig:
-    """The optimisation settings of :func:`train`, checked once when built; frozen, hashable and
-    keyed (:meth:`key`) for caches.
+    """The settings of :func:`train`, checked once when built; frozen and hashable, the optimisation keyed
+    (:meth:`key`) for caches.
 
-    ``epochs`` full-batch Adam steps (>= 0); Adam's ``lr`` (> 0), ``betas`` (two numbers in [0, 1),
-    stored as a tuple of floats) and ``eps`` (> 0), the defaults of ``torch.optim.Adam`` but ``lr``
-    (1e-4, paper 001 §5.1.1); ``loss``, one of :data:`LOSSES`."""
+    The optimisation: ``epochs`` full-batch Adam steps (>= 0); Adam's ``lr`` (> 0), ``betas`` (two numbers
+    in [0, 1), stored as a tuple of floats) and ``eps`` (> 0), the defaults of ``torch.optim.Adam`` but
+    ``lr`` (1e-4, paper 001 §5.1.1); ``loss``, one of :data:`LOSSES`.
+
+    How it runs (outside :meth:`key`): ``device`` ('auto', 'cpu', 'cuda', 'cuda:N' or a torch.device);
+    ``chunk_size`` (models per chunk, >= 1; None: :func:`default_chunk_size`); ``backend``, one of
+    :data:`BACKENDS` (module docstring); ``record_loss`` (keep the per-epoch losses in
+    :attr:`TrainResult.train_loss`)."""
 
     epochs: int
     lr: float = 1e-4
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     loss: str = "logistic"
+    device: str | torch.device = "auto"
+    chunk_size: int | None = None
+    backend: str = "auto"
+    record_loss: bool = False
 
     def __post_init__(self):
         def put(name, value):
@@ -430,37 +439,24 @@ class TrainConfig:
                            for i, b in enumerate(betas)))
         put("eps", check_float("eps", self.eps, low=0.0, low_open=True))
         check_choice("loss", self.loss, sorted(LOSSES))
+        if not (self.device is None or isinstance(self.device, (str, torch.device))):
+            raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
+        put("chunk_size", check_int("chunk_size", self.chunk_size, low=1, allow_none=True))
+        check_choice("backend", self.backend, BACKENDS)
+        put("record_loss", check_bool("record_loss", self.record_loss))
 
-    #: the fields, which are also :func:`train`'s loose keywords
-    FIELDS = ("epochs", "lr", "betas", "eps", "loss")
-
-    @classmethod
-    def resolve(cls, config: "TrainConfig | None" = None, **loose) -> "TrainConfig":
-        """``config``, or the record the loose keywords build; a ``TypeError`` naming them when both
-        are given, or when neither gives ``epochs``."""
-        given = loose
-        unknown = sorted(set(loose) - set(cls.FIELDS))
-        if unknown:
-            raise TypeError(f"unknown TrainConfig field(s): {', '.join(unknown)}")
-        if config is not None:
-            if not isinstance(config, cls):
-                raise TypeError(f"config must be a qlib.engine.TrainConfig, got {type(config).__name__}")
-            if given:
-                raise TypeError(f"pass either config or the loose keywords, not both: {', '.join(given)} "
-                                "given beside config (use dataclasses.replace(config, ...))")
-            return config
-        if "epochs" not in given:
-            raise TypeError("epochs is required (or pass config=TrainConfig(epochs=...))")
-        return cls(**given)
+    #: the fields that set the trained parameters: :meth:`as_dict` and :meth:`key`
+    KEYED = ("epochs", "lr", "betas", "eps", "loss")
 
     def as_dict(self) -> dict:
-        """The fields as plain JSON types (``betas`` a list)."""
-        d = asdict(self)
+        """The optimisation fields (:attr:`KEYED`) as plain JSON types (``betas`` a list)."""
+        d = {k: getattr(self, k) for k in self.KEYED}
         d["betas"] = list(d["betas"])
         return d
 
     def key(self) -> str:
-        """SHA-256 (16 hex digits) of the fields: the same settings give the same key in every process."""
+        """SHA-256 (16 hex digits) of the optimisation fields: the same settings give the same key in every
+        process."""
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -519,26 +515,18 @@ def train(
     y: torch.Tensor,
     config: TrainConfig | None = None,
     *,
-    epochs: int = _UNSET,
-    lr: float = _UNSET,
-    betas: tuple[float, float] = _UNSET,
-    eps: float = _UNSET,
-    loss: str = _UNSET,
     callbacks: Sequence[Callback | Callable] = (),
-    device: str | torch.device = "auto",
-    chunk_size: int | None = None,
     transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    record_loss: bool = False,
-    backend: str = "auto",
     rows: torch.Tensor | None = None,
+    **overrides,
 ) -> TrainResult:
     """Train K models at once, full batch, with Adam (the update of ``torch.optim.Adam``).
 
-    ``config``: the optimisation settings (:class:`TrainConfig`: epochs, Adam's lr, betas, eps, the
-    loss). The loose keywords ``epochs``, ``lr``, ``betas``, ``eps``, ``loss`` build the same record
-    (one left out takes :class:`TrainConfig`'s default; ``epochs`` has none) — ``train(..., epochs=5, lr=1e-2)``
-    is ``train(..., TrainConfig(epochs=5, lr=1e-2))``; passing both a ``config`` and any of them is a
-    ``TypeError`` naming them.
+    ``config``: the settings (:class:`TrainConfig`: epochs, Adam's lr, betas, eps, the loss, and the
+    device, chunk size, backend and loss recording); ``overrides``, its fields by keyword, replace those
+    of ``config`` (:func:`qlib.validation.resolve_config`): ``train(..., epochs=5, lr=1e-2)`` is
+    ``train(..., TrainConfig(epochs=5, lr=1e-2))`` and ``train(..., cfg, device="cpu")`` is
+    ``train(..., dataclasses.replace(cfg, device="cpu"))``; ``epochs`` has no default.
     ``theta0`` (K, p): initial parameters; ``X`` (K, n, d), ``y`` (K, n): model k's own training
     set. One epoch = one full-batch Adam step on the mean loss of each model. The K models do not
     interact, so they are trained in chunks of ``chunk_size`` models (default
@@ -555,10 +543,9 @@ def train(
     products run as one large matrix product over the shared rows instead of K small ones (the rows
     no model uses are dropped first). Other models, and the compiled backend, get the copies.
     """
-    loose = {k: v for k, v in (("epochs", epochs), ("lr", lr), ("betas", betas), ("eps", eps), ("loss", loss))
-             if v is not _UNSET}
-    cfg = TrainConfig.resolve(config, **loose)
+    cfg = resolve_config(TrainConfig, config, overrides)
     epochs, lr, (b1, b2), eps, loss = cfg.epochs, cfg.lr, cfg.betas, cfg.eps, cfg.loss
+    device, chunk_size, backend, record_loss = cfg.device, cfg.chunk_size, cfg.backend, cfg.record_loss
     lossfn, lossgrad = loss_functions(loss)
     check_tensor("theta0", theta0, ndim=2, convert=False)
     if theta0.shape[1] != model.n_params:
@@ -585,7 +572,6 @@ def train(
     else:
         check_data(X, y, theta0.shape[0], loss=loss)
     dev = devices.resolve(device)
-    check_choice("backend", backend, BACKENDS)
     why = compiled_reason(model, dev, theta0.dtype)
     if backend == "compiled" and why:
         raise ValueError(f"backend='compiled' does not apply here: {why}")
@@ -598,7 +584,6 @@ def train(
                              record_loss)
     if chunk_size is None:
         chunk_size = default_chunk_size(dev, K)
-    chunk_size = check_int("chunk_size", chunk_size, low=1)
     cbs = _callbacks(callbacks)
     dtype = theta0.dtype
     out_theta = torch.empty_like(theta0, device="cpu")

@@ -33,7 +33,6 @@ Design decisions (the paper leaves them open):
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -59,6 +58,7 @@ from .validation import (
     check_seed,
     check_tensor,
     nested,
+    resolve_config,
 )
 
 __all__ = [
@@ -348,14 +348,15 @@ def run(
     *,
     test: tuple[torch.Tensor, torch.Tensor] | None = None,
     train_eval: tuple[torch.Tensor, torch.Tensor] | None = None,
-    **options,
+    **overrides,
 ) -> FLResult:
     """FedAvg with compressed client updates and a server optimizer; returns the per-round history.
 
     ``model`` gives the architecture and the initial parameters; it is not modified. ``config``: the
-    run's settings (:class:`FedAvgConfig`); ``options``, its fields by keyword, for keyword
-    compatibility: ``run(model, data, rounds=5)`` is ``run(model, data, FedAvgConfig(rounds=5))``, and
-    beside a ``config`` they replace its fields. ``bits`` is one budget or one per client
+    run's settings (:class:`FedAvgConfig`); ``overrides``, its fields by keyword, replace those of
+    ``config`` (:func:`qlib.validation.resolve_config`): ``run(model, data, rounds=5)`` is
+    ``run(model, data, FedAvgConfig(rounds=5))``, and ``run(model, data, cfg, rounds=5)`` is
+    ``run(model, data, dataclasses.replace(cfg, rounds=5))``. ``bits`` is one budget or one per client
     (``data.n_clients`` entries). Every round: sample ``clients_per_round`` distinct clients; each runs
     ``local_steps`` SGD steps (lr ``client_lr``, cross-entropy) on batches of ``batch_size`` of its
     examples; updates are compressed with ``method`` (:func:`qlib.compressors.make_compressor`) and
@@ -377,12 +378,7 @@ def run(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(data, ClientData):
         raise TypeError(f"data must be a qlib.fedavg.ClientData, got {type(data).__name__}")
-    if config is None:
-        config = FedAvgConfig(**options)
-    elif not isinstance(config, FedAvgConfig):
-        raise TypeError(f"config must be a qlib.fedavg.FedAvgConfig or None, got {type(config).__name__}")
-    elif options:
-        config = dataclasses.replace(config, **options)
+    config = resolve_config(FedAvgConfig, config, overrides)
     test, train_eval = _eval_pair("test", test), _eval_pair("train_eval", train_eval)
     k = check_int("clients_per_round", config.clients_per_round, low=1, high=data.n_clients)
     budgets = config.budgets(data.n_clients)

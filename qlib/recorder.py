@@ -20,16 +20,26 @@ torch path.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
 from . import _kernels, devices, engine, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
-from .validation import check_alloc, check_choice, check_float, check_int, check_tensor
+from .validation import (
+    check_alloc,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_float,
+    check_int,
+    check_tensor,
+    resolve_config,
+)
 
-__all__ = ["RQRecorder", "compiled_reason"]
+__all__ = ["RQRecorder", "RecorderConfig", "compiled_reason"]
 
 
 def compiled_reason(model: engine.Model, device="auto") -> str:
@@ -46,8 +56,62 @@ def compiled_reason(model: engine.Model, device="auto") -> str:
     return engine.compiled_reason(model, dev, torch.float32)
 
 
+@dataclass(frozen=True)
+class RecorderConfig:
+    """The settings of :class:`RQRecorder`, checked once when built; frozen.
+
+    ``epochs``: the epochs of the training it records (>= 1; no default); ``loss``: the per-sample loss
+    of the validation losses (one of :data:`qlib.engine.LOSSES`); ``scope``: quantization per tensor or
+    of the whole parameter vector (:data:`qlib.quantizers.SCOPES`); ``every``: record every ``every``-th
+    epoch (>= 1); ``transform``: applied to each chunk's validation inputs (e.g.
+    ``qlib.synthetic.features``; None: none); ``ddof`` of the variances, 0 or 1
+    (:func:`qlib.rqn.check_ddof`); ``keep_losses``: keep the (T, Q, K, n_val) losses; ``device``;
+    ``block``: epochs quantized per fused call (>= 1); ``variant``: the b-bit formula
+    (:data:`qlib.quantizers.VARIANTS`); ``backend``: one of :data:`qlib.engine.BACKENDS`; ``refresh``
+    and ``dense_above``: the incremental path's full recomputation every ``refresh`` epochs (>= 1) and
+    its switch to a full product above that fraction of changed first-layer coordinates (in [0, 1])."""
+
+    epochs: int
+    loss: str = "logistic"
+    scope: str = "tensor"
+    every: int = 1
+    transform: Callable | None = None
+    ddof: int = 1
+    keep_losses: bool = False
+    device: str | torch.device = "auto"
+    block: int = 50
+    variant: str = "printed"
+    backend: str = "auto"
+    refresh: int = 50
+    dense_above: float = 0.3
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("epochs", check_int("epochs", self.epochs, low=1))
+        put("every", check_int("every", self.every, low=1))
+        check_choice("loss", self.loss, sorted(engine.LOSSES))
+        check_choice("scope", self.scope, quantizers.SCOPES)
+        put("ddof", check_ddof(self.ddof))
+        check_choice("variant", self.variant, quantizers.VARIANTS)
+        check_choice("backend", self.backend, engine.BACKENDS)
+        put("refresh", check_int("refresh", self.refresh, low=1))
+        put("dense_above", check_float("dense_above", self.dense_above, low=0.0, high=1.0))
+        put("block", check_int("block", self.block, low=1))
+        put("keep_losses", check_bool("keep_losses", self.keep_losses))
+        if self.transform is not None:
+            check_callable("transform", self.transform)
+        if not (self.device is None or isinstance(self.device, (str, torch.device))):
+            raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
+
+
 class RQRecorder:
     """Training callback: r_Q^n (Algorithm 1) for K models × Q quantizers, batched.
+
+    ``names``: the quantizers; ``X_val`` (K, n_val, d), ``y_val`` (K, n_val): each model's own validation
+    set; ``config``: the settings (:class:`RecorderConfig`), whose fields ``overrides`` replace by
+    keyword (:func:`qlib.validation.resolve_config`): ``RQRecorder(model, names, X_val, y_val, epochs=500)``.
 
     After every epoch (every ``every``-th) the current chunk's parameters are kept; every ``block``
     epochs they are quantized with all quantizers in one fused batched call
@@ -64,40 +128,35 @@ class RQRecorder:
     ``keep_losses=True``, ``losses`` (T, Q, K, n_val) for small runs.
     """
 
-    def __init__(self, model: engine.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor, *,
-                 epochs: int, loss: str = "logistic", scope: str = "tensor", every: int = 1,
-                 transform=None, ddof: int = 1, keep_losses: bool = False, device="auto",
-                 block: int = 50, variant: str = "printed", backend: str = "auto", refresh: int = 50,
-                 dense_above: float = 0.3):
+    def __init__(self, model: engine.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor,
+                 config: RecorderConfig | None = None, **overrides):
+        cfg = resolve_config(RecorderConfig, config, overrides)
+        self.config = cfg
+        epochs, loss, scope, every, ddof = cfg.epochs, cfg.loss, cfg.scope, cfg.every, cfg.ddof
         self.names = quantizers.check_names(names)
         engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss=loss)
-        epochs = check_int("epochs", epochs, low=1)
-        every = check_int("every", every, low=1)
         if X_val.shape[1] < 2:
             raise ValueError(f"X_val needs at least 2 validation samples per model, got {X_val.shape[1]}")
         self._lossfn = engine.loss_functions(loss)[0]
-        check_choice("scope", scope, quantizers.SCOPES)
-        ddof = check_ddof(ddof)
-        self.variant = check_choice("variant", variant, quantizers.VARIANTS)
-        check_choice("backend", backend, engine.BACKENDS)
+        self.variant = cfg.variant
         self.model, self.X_val, self.y_val = model, X_val, y_val
-        self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, transform, ddof
+        self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, cfg.transform, ddof
         self.split = engine.param_sizes(model) if scope == "tensor" else None
-        self.device = devices.resolve(device)
+        self.device = devices.resolve(cfg.device)
         why = compiled_reason(model, self.device)
-        if backend == "compiled" and why:
+        if cfg.backend == "compiled" and why:
             raise ValueError(f"backend='compiled' does not apply here: {why}")
-        self._compiled = backend != "torch" and not why
+        self._compiled = cfg.backend != "torch" and not why
         self._incremental = self._compiled and type(model) is engine.MLP
-        self.refresh = check_int("refresh", refresh, low=1)
-        self.dense_above = check_float("dense_above", dense_above, low=0.0, high=1.0)
+        self.refresh = cfg.refresh
+        self.dense_above = cfg.dense_above
         #: per quantizer, the fraction of first-layer coordinates whose quantized value changed from
         #: one recorded epoch to the next (incremental path; summed over models, see ``change_stats``)
         self._changes = np.zeros(len(self.names))
         self._coords = np.zeros(len(self.names))
         self._flops_done = 0.0
         self._flops_full = 0.0
-        self.block = check_int("block", block, low=1)
+        self.block = cfg.block
         self.epochs = epochs
         self.T = epochs // every
         K, nv = X_val.shape[0], X_val.shape[1]
@@ -107,7 +166,7 @@ class RQRecorder:
         self.best_epoch = np.zeros((Q, K), dtype=np.int64)
         self.binding_epoch = np.zeros((Q, K), dtype=np.int64)
         self.n_distinct = np.zeros((Q, K), dtype=np.int64)
-        self.keep_losses = keep_losses
+        self.keep_losses = keep_losses = cfg.keep_losses
         if keep_losses:
             check_alloc("epochs", self.T * Q * K * nv, 4, value=epochs, what="the kept losses (T, Q, K, n_val)")
         self.losses = torch.empty(self.T, Q, K, nv) if keep_losses else None

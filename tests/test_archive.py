@@ -213,7 +213,7 @@ def test_revalidation_compares_a_measured_time_by_its_verdict(tmp_path):
 def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labelled(tmp_path, pkg_copy):
     """eden/05's `paper` run does not fit a session: its page shows the archived run at its own reduced
     profile, labelled with that profile, and the published ledger carries those rows under their scale."""
-    from qlib.book import compare, findings
+    from qlib.book import findings, render
 
     arch = tmp_path / "archive"
     nb = "eden/03-subbit-loss-heterogeneous.ipynb"
@@ -228,7 +228,7 @@ def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labell
     now = pd.DataFrame([{**row, "ours": "1.0", "verdict": "differs"}])
     out = A.paper_scale_rows(now, cid, profile="eden03-half", archive=arch, root=ROOT)
     assert out["ours_archived"].tolist() == ["2.0"] and out.attrs["archived"].profile == "eden03-half"
-    md = compare.paper_vs_ours_markdown(out)
+    md = render.paper_vs_ours_markdown(out)
     assert "ours at `eden03-half` scale" in md and "not the paper's scale" in md and "ours at `paper`" not in md
     red = findings.reduced_scale_ledger(ROOT, archive=arch)
     assert red["scale"].str.startswith("eden03-half (archived 2026-11-28").all() and len(red) == 1

@@ -242,6 +242,29 @@ def test_train_shadows_equals_one_model_at_a_time(model):
     np.testing.assert_allclose(shadow.binary_losses(model, th, X, y), np.log1p(np.exp(-phi)), rtol=1e-9)
 
 
+def test_train_shadows_follows_the_settings_rule():
+    """The training's settings are the engine's record (qlib.engine.TrainConfig) plus keyword overrides of its
+    fields (qlib.validation.resolve_config): config and keywords give the same models; an unknown keyword is a
+    TypeError naming it, a missing epochs the record's own TypeError."""
+    X = torch.randn(8, 2, generator=torch.Generator().manual_seed(2))
+    y = (torch.arange(8) % 2).float()
+    keep = shadow.paired_keep(4, 8, seed=1)
+    cfg = engine.TrainConfig(epochs=4, lr=0.1, device="cpu", backend="torch")
+    by_record = shadow.train_shadows(engine.Linear(2), X, y, keep, cfg, seed=3)
+    by_keywords = shadow.train_shadows(engine.Linear(2), X, y, keep, epochs=4, lr=0.1, device="cpu", backend="torch",
+                                       seed=3)
+    replaced = shadow.train_shadows(engine.Linear(2), X, y, keep, engine.TrainConfig(epochs=9, lr=0.1), epochs=4,
+                                    device="cpu", backend="torch", seed=3)
+    torch.testing.assert_close(by_record, by_keywords, rtol=0, atol=0)
+    torch.testing.assert_close(by_record, replaced, rtol=0, atol=0)
+    with pytest.raises(TypeError, match="'epochz' is not a field of TrainConfig"):
+        shadow.train_shadows(engine.Linear(2), X, y, keep, cfg, epochz=3)
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        shadow.train_shadows(engine.Linear(2), X, y, keep, {"epochs": 3})
+    with pytest.raises(TypeError, match="epochs"):
+        shadow.train_shadows(engine.Linear(2), X, y, keep)
+
+
 def test_train_shadows_passes_callbacks():
     seen = []
     X = torch.randn(8, 2, generator=torch.Generator().manual_seed(1))

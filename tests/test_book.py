@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from qlib.book import runner
+from qlib.book import build, runner
 
 pytestmark = pytest.mark.book
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def html(smoke, tmp_path_factory):
     out, report, _ = smoke
     parent = tmp_path_factory.mktemp("html")
     # the figure checks have their own test (test_figures_fit_the_column_without_overlapping_text)
-    status = runner.build(root=ROOT, output_dir=out, html_parent=parent, check_figures=False)
+    status = build.build(root=ROOT, output_dir=out, html_parent=parent, check_figures=False)
     return status, parent / "_build" / "html"
 
 
@@ -208,7 +208,7 @@ def paper_texts() -> dict[str, str]:
 def test_ledger_names_every_figure_table_and_stated_result(smoke, paper_texts, paper):
     """Every figure, table and numbered result a paper states has at least one ledger row (reproduced,
     checked, or declared not implemented / not available offline with a reason)."""
-    from qlib.book.compare import gather
+    from qlib.book.gathering import gather
     from qlib.repro.inventory import items_in, stated_results, uncovered
 
     out, report, _ = smoke
@@ -225,7 +225,8 @@ def test_ledger_names_every_figure_table_and_stated_result(smoke, paper_texts, p
 
 def test_every_reproduced_row_names_a_null_that_fails(smoke):
     """Issue 28: a paper number or claim reads reproduced only if its stated null fails the same test."""
-    from qlib.book.compare import gather, ledger_defects
+    from qlib.book.gathering import gather
+    from qlib.book.summary import ledger_defects
 
     out, report, _ = smoke
     defects = ledger_defects(gather(out / "_results"))

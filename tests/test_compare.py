@@ -8,19 +8,20 @@ import pandas as pd
 import pytest
 
 from qlib.book import Comparisons, gather
-from qlib.book.compare import COLUMNS, counts_by, reproduced_mask
+from qlib.book.compare import COLUMNS
+from qlib.book.summary import counts_by, reproduced_mask
 from qlib.repro import ledger
 
 
 def test_close_verdicts_and_tolerance(tmp_path):
     c = Comparisons("quantized-mis/01-x", tmp_path / "a")
-    assert c.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number", null=0.5) == "reproduced"
-    assert c.close("Table 2", "acc", 0.996, 0.980, atol=0.01, kind="paper-number") == "differs"
-    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002",
-                   null=1.0) == "reproduced"
-    assert c.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02, kind="paper-number", paper="002") == "differs"
-    assert c.close("TC-01", "levels", 8, 8, kind="theory-check") == "agrees"
-    assert c.check("§5.1", "claim", "Sign < 33%", "no", passed=False, kind="paper-claim") == "differs"
+    assert c.record(ledger.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number", null=0.5))[0] == "reproduced"
+    assert c.record(ledger.close("Table 2", "acc", 0.996, 0.980, atol=0.01, kind="paper-number"))[0] == "differs"
+    assert c.record(ledger.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002",
+                   null=1.0))[0] == "reproduced"
+    assert c.record(ledger.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02, kind="paper-number", paper="002"))[0] == "differs"
+    assert c.record(ledger.close("TC-01", "levels", 8, 8, kind="theory-check"))[0] == "agrees"
+    assert c.record(ledger.claim("§5.1", "claim", "Sign < 33%", "no", passed=False, kind="paper-claim"))[0] == "differs"
     assert c.not_comparable("Table 3", "AUROC", 0.8, 0.7, reason="stand-in embedder") == "not comparable"
     assert c.missing("Figure 3", "r_Q^n vs AUROC", reason="no embedder offline", offline=True) == "not available offline"
     df = pd.read_csv(tmp_path / "a" / "comparisons.csv", dtype=str, keep_default_na=False)
@@ -34,18 +35,16 @@ def test_close_verdicts_and_tolerance(tmp_path):
     assert reproduced_mask(df).sum() == 2  # the theory check does not count as a reproduction
 
 
-def test_kind_is_required_and_checked(tmp_path):
+def test_kind_and_paper_are_checked(tmp_path):
     c = Comparisons("eden/01-x", None)
-    with pytest.raises(TypeError):
-        c.close("T", "q", 1.0, 1.0)  # no kind
     with pytest.raises(ValueError, match="kind must be one of"):
-        c.close("T", "q", 1.0, 1.0, kind="paper")
+        c.record(ledger.close("T", "q", 1.0, 1.0, kind="paper"))
     with pytest.raises(ValueError, match="not judged needs a note"):
         ledger.Row("paper-number", "T", "q", 1, 1, None)
     with pytest.raises(ValueError, match="no outcome"):
         ledger.Row("not-implemented", "T", "q", "", None, True)
     with pytest.raises(ValueError, match="paper must be one of"):
-        c.close("T", "q", 1.0, 1.0, kind="paper-number", paper="005")
+        c.record(ledger.close("T", "q", 1.0, 1.0, kind="paper-number", paper="005"))
 
 
 def test_nan_result_is_a_failed_row_not_an_exception():
@@ -78,9 +77,9 @@ def test_record_rows_from_the_reproduction(tmp_path):
 
 def test_gather_and_counts(tmp_path):
     a = Comparisons("p/01-a", tmp_path / "p" / "01-a", paper="001")
-    a.close("T1", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+    a.record(ledger.close("T1", "q", 1.0, 1.0, kind="paper-number", null=0.0))
     b = Comparisons("p/02-b", tmp_path / "p" / "02-b", paper="003")
-    b.close("T2", "q", 1.0, 2.0, kind="paper-number")
+    b.record(ledger.close("T2", "q", 1.0, 2.0, kind="paper-number"))
     rows = gather(tmp_path)
     assert len(rows) == 2 and set(rows["chapter"]) == {"p/01-a", "p/02-b"}
     tab = counts_by(rows, ["chapter"]).set_index("chapter")
@@ -89,7 +88,7 @@ def test_gather_and_counts(tmp_path):
 
 
 def test_rerun_starts_from_empty_table(tmp_path):
-    Comparisons("c/01", tmp_path, paper="001").close("T", "q", 1, 1, kind="paper-number")
+    Comparisons("c/01", tmp_path, paper="001").record(ledger.close("T", "q", 1, 1, kind="paper-number"))
     Comparisons("c/01", tmp_path, paper="001")
     assert len(gather(tmp_path)) == 0
 
@@ -106,13 +105,13 @@ def test_bad_chapter_name(tmp_path):
 
 
 def test_distinct_errata_counts_each_erratum_once(tmp_path):
-    from qlib.book.compare import distinct_errata
+    from qlib.book.summary import distinct_errata
 
     c = Comparisons("mia-limits/01-x", tmp_path)
     for nu in (0.1, 0.2, 0.3):
-        c.check(f"Eq. 23 as printed (erratum 003-E1), ν={nu}", "acc", 1, 2, True, kind="erratum")
-    c.check("Prop. B.1 (erratum 003-E5)", "P(E)", 0.998, 0.49, True, kind="erratum")
-    c.check("Lemma X", "typo", "a", "b", False, kind="erratum")
+        c.record(ledger.claim(f"Eq. 23 as printed (erratum 003-E1), ν={nu}", "acc", 1, 2, True, kind="erratum"))
+    c.record(ledger.claim("Prop. B.1 (erratum 003-E5)", "P(E)", 0.998, 0.49, True, kind="erratum"))
+    c.record(ledger.claim("Lemma X", "typo", "a", "b", False, kind="erratum"))
     d = distinct_errata(gather(tmp_path)).set_index("erratum")
     assert len(d) == 3 and d.loc["003-E1", "rows"] == 3 and d.loc["003-E1", "confirmed"] == 3
     assert d.loc["Lemma X", "confirmed"] == 0
@@ -182,13 +181,13 @@ def test_a_row_reads_reproduced_only_if_its_null_fails():
 
 
 def test_verdicts_by_paper_counts_consistent_apart(tmp_path):
-    from qlib.book.compare import by_paper_and_kind, verdicts_by_paper
+    from qlib.book.summary import by_paper_and_kind, verdicts_by_paper
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
-    c.close("B", "q", 1.0, 1.0, kind="paper-number", null=1.0)
-    c.close("C", "q", 1.0, 3.0, kind="paper-number", null=0.0)
-    c.close("D", "q", 1.0, 1.0, kind="theory-check")
+    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number", null=1.0))
+    c.record(ledger.close("C", "q", 1.0, 3.0, kind="paper-number", null=0.0))
+    c.record(ledger.close("D", "q", 1.0, 1.0, kind="theory-check"))
     v = verdicts_by_paper(gather(tmp_path)).set_index("paper")
     assert v.loc["002", ["reproduced", "consistent", "differs", "paper items"]].tolist() == [1, 1, 1, 3]
     h = by_paper_and_kind(gather(tmp_path)).set_index("paper")
@@ -204,11 +203,11 @@ def test_files_without_null_columns_still_gather(tmp_path):
 
 
 def test_ledger_defects_name_rows_that_could_not_have_failed(tmp_path):
-    from qlib.book.compare import ledger_defects
+    from qlib.book.summary import ledger_defects
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
-    c.close("B", "q", 1.0, 1.0, kind="paper-number")
+    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number"))
     assert ledger_defects(gather(tmp_path)) == []
     bad = gather(tmp_path)
     bad.loc[1, "verdict"] = "reproduced"  # e.g. a file written before nulls existed
@@ -231,17 +230,17 @@ def test_rows_of_a_killed_notebook_never_reach_the_ledger(tmp_path):
     import os
     import time
 
-    from qlib.book.compare import IncompleteResultsWarning
+    from qlib.book.gathering import IncompleteResultsWarning
 
     res = tmp_path / "_results"
     (tmp_path / ".stamps").mkdir()
     done = Comparisons("eden/01-a", res / "eden" / "01-a")
     for i in range(11):
-        done.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+        done.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
     _stamp(tmp_path, "eden/01-a", time.time())  # finished: its stamp written after the rows
     killed = Comparisons("eden/03-b", res / "eden" / "03-b")
     for i in range(5):  # ... then SIGKILL: no stamp
-        killed.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+        killed.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
     with pytest.warns(IncompleteResultsWarning, match=r"left out 5 rows of eden/03-b .*no stamp of a finished run"):
         rows = gather(res)
     assert len(rows) == 11 and set(rows["chapter"]) == {"eden/01-a"}
@@ -267,7 +266,7 @@ def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
     import time
 
     from qlib.book import jobs as J
-    from qlib.book.compare import IncompleteResultsWarning
+    from qlib.book.gathering import IncompleteResultsWarning
 
     out = tmp_path / "out"
     res = out / "_results"
@@ -279,7 +278,7 @@ def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
     def killed(src, dest, params, cwd, timeout):
         c = Comparisons("eden/03-b", job.results)
         for i in range(5):
-            c.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+            c.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
         raise SystemExit("killed")  # not an Exception: execute() cannot discard anything
 
     monkeypatch.setattr(J, "papermill_execute", killed)
@@ -291,13 +290,13 @@ def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
 
 
 def test_ledger_defects_name_numeric_tolerances_without_a_basis(tmp_path):
-    from qlib.book.compare import ledger_defects
+    from qlib.book.summary import ledger_defects
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.close("A", "q", 1.0, 1.0, kind="paper-number", atol=0.05, basis="printed precision", null=0.0)
-    c.close("B", "q", 1.0, 1.0, kind="paper-number", atol=0.05, null=0.0)             # ±0.05, from where?
-    c.close("C", "q", 1.0, 1.0, kind="theory-check", atol=1e-9)                      # not a paper item
-    c.close("D", "q", 1.0, 1.0, kind="paper-number", null=0.0)                       # exact: nothing to derive
+    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", atol=0.05, basis="printed precision", null=0.0))
+    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number", atol=0.05, null=0.0))             # ±0.05, from where?
+    c.record(ledger.close("C", "q", 1.0, 1.0, kind="theory-check", atol=1e-9))                      # not a paper item
+    c.record(ledger.close("D", "q", 1.0, 1.0, kind="paper-number", null=0.0))                       # exact: nothing to derive
     claim = ledger.claim
     c.record([claim("E", "q", "better", "+1 pp", True, tolerance="> 0 pp (a claim of 'better' needs ours > 0)",
                     null="+0", null_fails=True),
@@ -311,10 +310,10 @@ def test_ledger_defects_name_numeric_tolerances_without_a_basis(tmp_path):
 def test_headline_tables_put_the_answer_first_and_papers_in_book_order(tmp_path):
     # issue 29: the landing page's table hid "reproduced" off-screen and listed 001–004 while the
     # parts run 001, 003, 002, 004
-    from qlib.book.compare import by_paper_and_kind, papers_in_book_order, verdicts_by_paper
+    from qlib.book.summary import by_paper_and_kind, papers_in_book_order, verdicts_by_paper
 
     for cid in ("rqp-sgd/01-x", "eden/01-x", "mia-limits/01-x", "quantized-mis/01-x"):
-        Comparisons(cid, tmp_path / cid).close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0)
+        Comparisons(cid, tmp_path / cid).record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
     rows = gather(tmp_path)
     assert papers_in_book_order(rows["paper"]) == ["001", "003", "002", "004"]
     assert verdicts_by_paper(rows)["paper"].tolist() == ["001", "003", "002", "004"]
@@ -324,12 +323,12 @@ def test_headline_tables_put_the_answer_first_and_papers_in_book_order(tmp_path)
 
 
 def test_long_chapter_groups_fold_in_the_open_rows_section(tmp_path):
-    from qlib.book.compare import ledger_groups_markdown
+    from qlib.book.render import ledger_groups_markdown
 
     long_ = Comparisons("quantized-mis/05-x", tmp_path / "a")
     for i in range(5):
-        long_.close(f"T{i}", "q", 1.0, 3.0, kind="paper-number")
-    Comparisons("eden/01-x", tmp_path / "b").close("F", "q", 1.0, 3.0, kind="paper-number")
+        long_.record(ledger.close(f"T{i}", "q", 1.0, 3.0, kind="paper-number"))
+    Comparisons("eden/01-x", tmp_path / "b").record(ledger.close("F", "q", 1.0, 3.0, kind="paper-number"))
     md = ledger_groups_markdown(gather(tmp_path), fold=False, fold_over=3)
     assert ":::{admonition} quantized-mis/05-x: 5 rows, 5 not settled\n:class: dropdown" in md
     assert "### eden/01-x" in md and "eden/01-x: 1 rows" not in md
@@ -340,7 +339,7 @@ def test_long_chapter_groups_fold_in_the_open_rows_section(tmp_path):
 def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     # issue 29: ours printed to the paper's precision + 1 digit, r_Q^n and 2^10 typeset, kinds in
     # words, the verdict right after the quantity (visible at 390 px)
-    from qlib.book.compare import paper_vs_ours_markdown, prose_math, round_like
+    from qlib.book.render import paper_vs_ours_markdown, prose_math, round_like
 
     assert round_like("0.994691", "0.99") == "0.995"
     assert round_like("0.000123456", "1.2e-04") == "1.23e-04"
@@ -348,7 +347,7 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     assert prose_math("r_Q^n at d = 2^10, 10^-1.5") == "$r_{Q}^{n}$ at d = $2^{10}$, $10^{-1.5}$"
     assert prose_math("n_draws and bits_per_coord, `r_Q^n`") == "n_draws and bits_per_coord, `r_Q^n`"
     c = Comparisons("quantized-mis/01-x", tmp_path)
-    c.close("T1", "r_Q^n of Sign", 0.99, 0.994691, kind="paper-number", rtol=0.1, null=0.0)
+    c.record(ledger.close("T1", "r_Q^n of Sign", 0.99, 0.994691, kind="paper-number", rtol=0.1, null=0.0))
     c.missing("T2", "table", reason="offline", offline=True)
     md = paper_vs_ours_markdown(c.frame())
     assert "| quantity | verdict | paper | ours |" in md
@@ -359,14 +358,14 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
 def test_a_long_paper_vs_ours_section_folds_each_verdict(tmp_path):
     # issue 29: the molecular chapter's ~240 open rows were one 52,000-px table; over the threshold each
     # verdict's rows are a dropdown titled with the count, in the ledger's verdict order
-    from qlib.book.compare import paper_vs_ours_markdown
+    from qlib.book.render import paper_vs_ours_markdown
 
     c = Comparisons("quantized-mis/01-x", tmp_path)
     for i in range(4):
-        c.close(f"T{i}", "q", 1.0, 2.0, kind="paper-number", rtol=0.01, null=0.0)     # differs
+        c.record(ledger.close(f"T{i}", "q", 1.0, 2.0, kind="paper-number", rtol=0.01, null=0.0))     # differs
     for i in range(2):
         c.missing(f"M{i}", "table", reason="offline", offline=True)
-    c.close("A", "q", 1.0, 1.0, kind="paper-number", rtol=0.01, null=0.0)            # reproduced
+    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", rtol=0.01, null=0.0))            # reproduced
     df = c.frame()
     short = paper_vs_ours_markdown(df)
     assert short.count(":::{admonition}") == 1                      # only the settled rows are folded

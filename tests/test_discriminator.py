@@ -162,3 +162,35 @@ def test_attack_result_is_a_frozen_record():
     res = D.AttackResult.from_counts([3, 5], 10)
     with pytest.raises(AttributeError):
         res.acc = np.zeros(2)
+
+
+def test_discriminators_bad_input_is_rejected_by_name_through_the_common_harness():
+    """The common bad-input harness (tests/badinput, tests/test_common_bad_input.py) passes arguments by
+    keyword and so cannot give train_discriminators its positional run indices (``*runs``): here it runs
+    on a keyword wrapper that names them, every array argument mutated in turn (the settings are
+    DiscriminatorConfig's own baseline there)."""
+    from badinput import allowlist, harness
+
+    cfg = D.DiscriminatorConfig(hidden=4, epochs=2, patience=2, device="cpu")
+
+    def wrapper(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs, group_law=None):
+        return D.train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs,
+                                      group_law=group_law, config=cfg)
+
+    def baseline():
+        g = torch.Generator().manual_seed(0)
+        G, R, n, p, d = 2, 6, 3, 3, 2
+        return {"theta": torch.randn(G, R, p, generator=g), "x_in": torch.randn(1, R, n, d, generator=g),
+                "loss_in": torch.rand(G, R, n, generator=g), "x_out": torch.randn(1, R, n, d, generator=g),
+                "loss_out": torch.rand(G, R, n, generator=g) + 0.5, "train_runs": np.arange(3),
+                "es_runs": np.array([3, 4]), "test_runs": np.array([5]), "group_law": np.array([0, 0])}
+
+    outcomes = harness.run_callable("qlib.discriminator.train_discriminators", wrapper, baseline, allowlist.ALLOW)
+    bad = [f"{o.param}={o.label}: {o.outcome} — {o.detail}" for o in outcomes if o.outcome not in ("clear", "allowed")]
+    assert len(outcomes) > 40 and not bad, "\n".join(bad)
+
+
+def test_discriminators_need_three_run_index_arrays():
+    theta, x_in, li, x_out, lo = _toy()
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        D.train_discriminators(theta, x_in, li, x_out, lo, np.arange(12), np.arange(12, 18), group_law=[0, 0])

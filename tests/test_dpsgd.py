@@ -162,8 +162,8 @@ def test_bad_input(diag):
 def test_no_paper_defaults():
     import inspect
 
-    params = inspect.signature(dpsgd.train).parameters
-    for name in ("runs", "eta", "clip"):
+    params = inspect.signature(dpsgd.DPSGDConfig).parameters
+    for name in ("runs", "T", "m", "eta", "clip"):
         assert params[name].default is inspect.Parameter.empty
     assert params["b"].default is None and params["M"].default is None
 

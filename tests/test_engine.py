@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -271,15 +273,20 @@ def test_train_config_equals_the_loose_keywords_bit_for_bit():
 
 
 @pytest.mark.parametrize("loose", [dict(epochs=3), dict(lr=1e-3), dict(betas=(0.9, 0.99)), dict(eps=1e-6),
-                                   dict(loss="mse"), dict(lr=1e-3, eps=1e-6)])
-def test_train_config_beside_loose_keywords_is_a_type_error_naming_them(loose):
+                                   dict(loss="mse"), dict(lr=1e-3, eps=1e-6), dict(chunk_size=1, backend="torch")])
+def test_train_keywords_beside_a_config_replace_its_fields(loose):
+    """The settings rule (qlib.validation.resolve_config): keywords beside a config replace its fields."""
     X, y = _data()
+    if loose.get("loss") == "mse":
+        y = y * 2.0
     model = engine.Linear(X.shape[2])
     th0 = engine.init_params(model, X.shape[0], 0)
-    with pytest.raises(TypeError) as ei:
-        engine.train(model, th0, X, y, engine.TrainConfig(epochs=2), **loose)
-    for k in loose:
-        assert k in str(ei.value)
+    cfg = engine.TrainConfig(epochs=2)
+    a = engine.train(model, th0, X, y, cfg, **loose)
+    b = engine.train(model, th0, X, y, dataclasses.replace(cfg, **loose))
+    assert torch.equal(a.theta, b.theta)
+    with pytest.raises(TypeError, match=r"\bepoch\b"):
+        engine.train(model, th0, X, y, cfg, epoch=3)
 
 
 def test_train_needs_epochs_or_a_config():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from qlib.book.compare import gather, ledger_defects, verdicts_by_paper
+from qlib.book.gathering import gather
+from qlib.book.summary import ledger_defects, verdicts_by_paper
 
 RESULTS = Path(__file__).resolve().parents[1] / "_build" / "book" / "_results"
 

@@ -123,7 +123,7 @@ def test_refuses_a_failed_or_unexecuted_notebook(tmp_path):
 def test_cli_exit_status_4_names_the_problems(tmp_path, capsys, monkeypatch):
     root, out, html = _fake(tmp_path)
     (html / "index.html").write_text("")
-    monkeypatch.setattr(publish.runner, "build", lambda **kw: _copy_html(html, kw["html_parent"]))
+    monkeypatch.setattr(publish.build, "build", lambda **kw: _copy_html(html, kw["html_parent"]))
     code = cli.main(["publish", "--root", str(root), "--output-dir", str(out), "--skip-run",
                      "--site-dir", str(tmp_path / "site")])
     assert code == cli.EXIT_REFUSED == 4

@@ -126,7 +126,7 @@ CHAPTERS = [nb for nb in NOTEBOOKS if nb.split("/")[0] not in ("intro", "appendi
 def test_chapter_has_one_labelled_paper_vs_ours_section(nb):
     """Every chapter ends its comparison with one ``## Paper vs ours`` section carrying the label the
     ledger links to, filled by ``ch.paper_vs_ours()``; no cell prints the raw recorder."""
-    from qlib.book.compare import section_label
+    from qlib.book.render import section_label
 
     book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
     label = section_label(nb.removesuffix(".ipynb"))

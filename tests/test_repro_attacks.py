@@ -4,6 +4,7 @@ small sizes, and the rows (kinds, verdicts, the oracle agreeing with the limit).
 import functools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from qlib.mia import exact, max_acc_discrete
@@ -90,6 +91,26 @@ def test_rows(kind):
 def test_reductions_text():
     assert "256" in claims.reductions_text(16, 8000, [10, 100], [5, 20])
     assert "256 shadow" not in claims.reductions_text(256, 8000, [10], [5])
+
+
+def test_attack_study_follows_the_settings_rule():
+    """attack_study(toy, ns, config=None, **overrides): the keywords replace the record's fields and are checked by
+    it; the same settings give the same table either way; an unknown keyword is a TypeError naming it."""
+    toy = toys.empirical_toy(toys.zipf_law(4))
+    cfg = toys.AttackStudyConfig(shadows=4, pairs=200, min_targets=4, reps=3, seed=2)
+    by_record = toys.attack_study(toy, [10], cfg)
+    by_keywords = toys.attack_study(toy, [10], shadows=4, pairs=200, min_targets=4, reps=3, seed=2)
+    replaced = toys.attack_study(toy, [10], toys.AttackStudyConfig(shadows=4, pairs=200, min_targets=4, reps=3), seed=2)
+    pd.testing.assert_frame_equal(by_record.table, by_keywords.table)
+    pd.testing.assert_frame_equal(by_record.table, replaced.table)
+    assert toys.AttackStudyConfig() == toys.AttackStudyConfig(shadows=64, pairs=40_000, min_targets=50, per_target=50,
+                                                               reps=200, seed=0)
+    with pytest.raises(TypeError, match="'shadowz' is not a field of AttackStudyConfig"):
+        toys.attack_study(toy, [10], shadowz=4)
+    with pytest.raises(ValueError, match="per_target"):
+        toys.attack_study(toy, [10], cfg, per_target=0)
+    with pytest.raises(TypeError, match="config must be a AttackStudyConfig"):
+        toys.attack_study(toy, [10], {"shadows": 4})
 
 
 def test_bad_toys():

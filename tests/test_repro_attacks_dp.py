@@ -2,9 +2,11 @@
 RQP-SGD part's record, the task and the canaries are what the docstring says, the noise meets its
 budget, and the audit and its rows at tiny sizes (structure, determinism, the region/ε_lo equivalence)."""
 
+import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from qlib import dpsgd, rqp_privacy
@@ -125,6 +127,24 @@ def test_rows(small):
     assert "DP-SGD" in dp_claims.audit_text(small) and "RQP-SGD" in dp_claims.audit_text(small)
     assert "40 models" in dp_claims.setup_text(small)
     assert list(dp_claims.audit_table(small)["method"]) == list(small.table["method"])
+
+
+def test_audit_follows_the_settings_rule(task):
+    """audit(task, config=None, **overrides): the keywords replace the fields of the record (checked by it), the
+    same settings give the same audit either way; an unknown keyword is a TypeError naming it."""
+    cfg = dp_audit.AuditConfig(eps_values=(1.0,), runs=6, methods=("dpsgd",), canaries=("worst",), seed=2)
+    by_record = dp_audit.audit(task, cfg)
+    by_keywords = dp_audit.audit(task, eps_values=[1.0], runs=6, methods=["dpsgd"], canaries=["worst"], seed=2)
+    replaced = dp_audit.audit(task, dataclasses.replace(cfg, seed=7), seed=2)
+    for other in (by_keywords, replaced):
+        pd.testing.assert_frame_equal(by_record.table, other.table)
+    assert by_record.setting == dict(paper.RQP_DIAGNOSTIC) and by_record.runs == 6
+    default = dp_audit.AuditConfig()
+    assert default.eps_values == paper.RQP_EPS and dict(default.setting) == dict(paper.RQP_DIAGNOSTIC)
+    with pytest.raises(TypeError):
+        default.setting["m"] = 1                                   # the record is frozen, its mapping read-only
+    with pytest.raises(TypeError, match="'runz' is not a field of AuditConfig"):
+        dp_audit.audit(task, runz=6)
 
 
 @pytest.mark.parametrize("call,name", [

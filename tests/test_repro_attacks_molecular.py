@@ -103,6 +103,94 @@ def test_exposure_by_hand():
         molecular.exposure(s, no_member)
 
 
+# ---- the statistics both analyses share --------------------------------------------------------------------
+def test_analysis_config_checks_its_fields():
+    cfg = protocol.AnalysisConfig(reps=5, seed=3)
+    assert cfg.as_dict() == {"reps": 5, "level": 0.95, "draws": 10_000, "alpha": protocol.ALPHA, "seed": 3}
+    for bad, name in (({"reps": 0}, "reps"), ({"level": 1.0}, "level"), ({"draws": 0}, "draws"),
+                      ({"alpha": 0.0}, "alpha"), ({"seed": -1}, "seed")):
+        with pytest.raises(ValueError, match=name):
+            protocol.AnalysisConfig(**bad)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.reps = 6
+
+
+def test_bootstrap_weights_data_first_then_multinomial_resamples():
+    w = protocol.bootstrap_weights(np.random.default_rng(4), 6, 50, shape=(2, 3))
+    assert w.shape == (2, 3, 51, 6) and w.dtype == np.float64
+    assert (w[..., 0, :] == 1).all() and (w.sum(axis=-1) == 6).all()
+    draws = np.random.default_rng(4).multinomial(6, np.full(6, 1 / 6), size=(2, 3, 50))
+    np.testing.assert_array_equal(w[..., 1:, :], draws)                 # the generator's draws, in order
+    assert protocol.bootstrap_weights(np.random.default_rng(4), 6, 5).shape == (6, 6)
+    with pytest.raises(TypeError, match="rng"):
+        protocol.bootstrap_weights(4, 6, 5)
+
+
+def test_resampled_advantage_and_r_are_the_weighted_means():
+    K, A, P, pairs = 4, 2, 3, 10
+    correct = np.arange(A * P * K).reshape(A, P, K) % (pairs + 1)
+    w = np.array([[1.0, 1, 1, 1], [2, 0, 1, 1], [0, 0, 0, 4]])
+    adv = protocol.resampled_advantage(correct, w, pairs)                # (B, A, P)
+    want = 2 * np.einsum("bk,apk->bap", w, correct) / (pairs * K) - 1
+    np.testing.assert_allclose(adv, want)
+    assert adv[2, 0, 0] == pytest.approx(2 * correct[0, 0, 3] / pairs - 1)   # one target drawn K times
+    r = np.array([[1.0, 2.0, np.nan, 4.0], [np.nan] * 4])                     # (Q, K); NaN: undefined
+    rbar = protocol.resampled_r(r, w)                                        # (B, Q)
+    assert rbar[0, 0] == pytest.approx(7 / 3) and rbar[1, 0] == pytest.approx((2 + 4) / 3)
+    assert rbar[2, 0] == pytest.approx(4.0) and np.isnan(rbar[:, 1]).all()
+    assert np.isnan(protocol.resampled_r(r, np.array([[0.0, 0, 4, 0]]))[0, 0])   # only an undefined model drawn
+    with pytest.raises(ValueError, match="weights must have shape"):
+        protocol.resampled_r(r, w[:, :3])
+    with pytest.raises(ValueError, match="weights must have shape"):
+        protocol.resampled_advantage(correct, w[None], pairs)
+
+
+def test_rank_rho_over_needs_three_defined_quantizers():
+    r = np.array([[0.1, 0.2, 0.3, np.nan], [0.3, 0.2, 0.1, np.nan]])
+    adv = np.array([[0.3, 0.2, 0.1, 0.0], [0.3, 0.2, 0.1, 0.0]])
+    np.testing.assert_allclose(protocol.rank_rho_over(r, adv, np.array([True, True, True, False])), [1.0, -1.0])
+    assert np.isnan(protocol.rank_rho_over(r, adv, np.array([True, True, False, False]))).all()
+    with pytest.raises(ValueError, match="defined must be a boolean array"):
+        protocol.rank_rho_over(r, adv, np.ones(3, bool))
+
+
+def test_pooled_permutation_test_on_the_quantizers_defined_in_every_cell():
+    cfg = protocol.AnalysisConfig(draws=400, seed=5)
+    r = np.array([[0.1, 0.2, 0.3, 0.4, np.nan], [0.2, 0.1, 0.4, 0.3, 0.5]])
+    adv = -r + 1.0
+    adv[0, 4] = 0.0
+    p, crit, ranked = protocol.pooled_permutation_test(0.8, r, adv, cfg)
+    assert ranked == 4
+    assert (p, crit) == protocol.permutation_test(0.8, r[:, :4], adv[:, :4], draws=400, alpha=cfg.alpha, seed=5)
+    assert np.isnan(protocol.pooled_permutation_test(float("nan"), r, adv, cfg)[:2]).all()     # no cell has a ρ
+    assert np.isnan(protocol.pooled_permutation_test(0.8, r[:, 2:], adv[:, 2:], cfg)[:2]).all()  # 2 defined
+    with pytest.raises(TypeError, match="config must be an AnalysisConfig"):
+        protocol.pooled_permutation_test(0.8, r, adv, {"draws": 400})
+
+
+def test_theory_gap_appends_the_gap_and_its_interval():
+    frame = pd.DataFrame({"theory": [0.5, np.nan], "advantage": [0.2, 0.1], "advantage_lo": [0.1, 0.0],
+                          "advantage_hi": [0.3, 0.2]})
+    out = protocol.theory_gap(frame)
+    assert list(out.columns) == [*frame.columns, "gap", "gap_lo", "gap_hi"]
+    np.testing.assert_allclose(out.iloc[0][["gap", "gap_lo", "gap_hi"]].to_numpy(float), [0.3, 0.2, 0.4])
+    assert out.iloc[1][["gap", "gap_lo", "gap_hi"]].isna().all()          # the identity: no r_Q^n, no gap
+    assert "gap" not in frame.columns                                      # a new frame
+    with pytest.raises(ValueError, match="missing advantage_lo"):
+        protocol.theory_gap(frame.drop(columns="advantage_lo"))
+
+
+def test_both_studies_take_their_statistics_from_the_protocol():
+    """Chapter 03's module imports nothing from chapter 02's: what the two share is in .protocol."""
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(molecular))
+    sources = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "synthetic" not in sources and "protocol" in sources
+    for name in ("rank_rho", "permutation_test", "default_quantizers", "ALPHA"):
+        assert not hasattr(synthetic, name) and hasattr(protocol, name)
+
+
 # ---- the settings record ----------------------------------------------------------------------------------
 def test_config_checks_its_fields():
     with pytest.raises(ValueError, match="tasks must be binary TDC tasks"):
@@ -122,6 +210,26 @@ def test_config_checks_its_fields():
         cfg.models = 12
     assert cfg.as_dict()["tasks"] == ["Carcinogens_Lagunin"]
     assert "| `epochs` | 20 | 500 |" in cfg.describe()
+
+
+def test_the_driver_and_the_analysis_follow_the_settings_rule(tmp_path):
+    """Keyword overrides replace the record's fields, checked by it; an unknown keyword is a TypeError naming it
+    (qlib.validation.resolve_config). Refused before any data is read."""
+    with pytest.raises(TypeError, match="'epochz' is not a field of MolecularAttackConfig"):
+        molecular.molecular_attacks(molecular.MolecularAttackConfig(**TINY), data_dir=tmp_path, epochz=3)
+    with pytest.raises(ValueError, match="models must be a multiple of 4"):
+        molecular.molecular_attacks(molecular.MolecularAttackConfig(**TINY), data_dir=tmp_path, models=10)
+    (tmp_path / "tdc").mkdir()
+    st = molecular.molecular_attacks(data_dir=tmp_path, cache_dir=tmp_path / "c", device="cpu", **TINY)
+    assert st.config == molecular.MolecularAttackConfig(**TINY).as_dict()
+    study = _planted(1.0)
+    by_keywords = molecular.analyse(study, reps=20, draws=100, seed=1)
+    by_record = molecular.analyse(study, protocol.AnalysisConfig(reps=20, draws=100, seed=4), seed=1)
+    pd.testing.assert_frame_equal(by_keywords.per_quantizer, by_record.per_quantizer)
+    pd.testing.assert_frame_equal(by_keywords.per_task, by_record.per_task)
+    assert by_keywords.pooled == by_record.pooled and by_keywords.settings == by_record.settings
+    with pytest.raises(TypeError, match="'drawz' is not a field of AnalysisConfig"):
+        molecular.analyse(study, drawz=3)
 
 
 # ---- a real tiny study ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from qlib.repro.attacks import synthetic, synthetic_claims
+from qlib.repro.attacks import protocol, synthetic, synthetic_claims
 
 TINY = dict(n=8, n_val=4, models=8, epochs=3, seeds=(0,), names=("sign", "bits2", "bits3"),
             grid=((1.5, 6), (2.0, 8)), disc_epochs=1)
@@ -28,7 +28,8 @@ def test_config_checks_its_fields():
         synthetic.synthetic_attacks(TINY)
     cfg = synthetic.SyntheticConfig(**TINY)
     assert cfg.as_dict()["grid"] == [[1.5, 6], [2.0, 8]]
-    assert "identity" not in synthetic.default_quantizers() and len(synthetic.default_quantizers()) == 8
+    assert "identity" not in protocol.default_quantizers() and len(protocol.default_quantizers()) == 8
+    assert synthetic.REFERENCE == protocol.REFERENCE
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.models = 12
 
@@ -36,30 +37,41 @@ def test_config_checks_its_fields():
 # ---- Spearman and the permutation test ----------------------------------------------------------------
 def test_rank_rho_identical_and_reversed_rankings():
     r = np.array([0.1, 0.2, 0.5, 0.9])
-    assert synthetic.rank_rho(r, -r) == pytest.approx(1.0)        # larger r_Q^n, weaker attack: same ranking
-    assert synthetic.rank_rho(r, r) == pytest.approx(-1.0)
+    assert protocol.rank_rho(r, -r) == pytest.approx(1.0)        # larger r_Q^n, weaker attack: same ranking
+    assert protocol.rank_rho(r, r) == pytest.approx(-1.0)
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=(5, 7)), rng.normal(size=(5, 7))
     want = [stats.spearmanr(a[i], -b[i]).statistic for i in range(5)]
-    np.testing.assert_allclose(synthetic.rank_rho(a, b), want, atol=1e-12)
+    np.testing.assert_allclose(protocol.rank_rho(a, b), want, atol=1e-12)
     with pytest.raises(ValueError, match="advantage"):
-        synthetic.rank_rho(np.ones((2, 3)), np.ones((2, 4)))
+        protocol.rank_rho(np.ones((2, 3)), np.ones((2, 4)))
 
 
 def test_permutation_test_matches_the_exact_null():
     # one cell of 4 quantizers with ρ = 1: under ρ = 0 every order is equally likely, P(ρ* ≥ 1) = 1/4! exactly
     r = np.array([[0.1, 0.2, 0.3, 0.4]])
     adv = -r
-    p, crit = synthetic.permutation_test(1.0, r, adv, draws=20_000, seed=1)
+    p, crit = protocol.permutation_test(1.0, r, adv, draws=20_000, seed=1)
     assert abs(p - 1 / 24) < 4 * np.sqrt((1 / 24) * (23 / 24) / 20_000)
     # the null's 95 % quantile over one cell of 4: ρ takes the values of Spearman on 4 ranks; P(ρ* ≥ 0.8) = 4/24
     assert crit == pytest.approx(0.8)
     # reversed ranking: every permutation is at least as large, p = 1
-    p_rev, _ = synthetic.permutation_test(-1.0, r, r, draws=2000, seed=1)
+    p_rev, _ = protocol.permutation_test(-1.0, r, r, draws=2000, seed=1)
     assert p_rev == pytest.approx(1.0)
     # same seed, same numbers
-    assert synthetic.permutation_test(0.3, r, adv, draws=500, seed=4) == synthetic.permutation_test(
+    assert protocol.permutation_test(0.3, r, adv, draws=500, seed=4) == protocol.permutation_test(
         0.3, r, adv, draws=500, seed=4)
+
+
+def test_the_driver_follows_the_settings_rule():
+    """synthetic_attacks(config=None, **overrides): keywords replace the record's fields and are checked by it;
+    an unknown keyword is a TypeError naming it (qlib.validation.resolve_config). Refused before any training."""
+    with pytest.raises(TypeError, match="'epochz' is not a field of SyntheticConfig"):
+        synthetic.synthetic_attacks(synthetic.SyntheticConfig(**TINY), epochz=3)
+    with pytest.raises(ValueError, match="models must be a multiple of 4"):
+        synthetic.synthetic_attacks(synthetic.SyntheticConfig(**TINY), models=10)
+    with pytest.raises(ValueError, match="seeds must be distinct"):
+        synthetic.synthetic_attacks(**{**TINY, "seeds": (2, 2)})
 
 
 # ---- the analysis on a study built by hand --------------------------------------------------------------
@@ -106,6 +118,26 @@ def test_analyse_agreeing_study():
     assert synthetic_claims.discriminator_rows(a) == []            # no discriminator in this study
     text = synthetic_claims.answer_text(a)
     assert "**does** rank" in text and "+1.000" in text
+
+
+def test_analyse_follows_the_settings_rule():
+    """analyse(study, config=None, **overrides) with the record of qlib.repro.attacks.protocol: the keywords are
+    the record's fields; config plus keywords is the record with those fields replaced."""
+    study = _hand_study(False, disc=True)
+    by_keywords = synthetic.analyse(study, reps=20, draws=300, seed=2)
+    by_record = synthetic.analyse(study, protocol.AnalysisConfig(reps=20, draws=300, seed=2))
+    replaced = synthetic.analyse(study, protocol.AnalysisConfig(reps=20, draws=300, seed=9), seed=2)
+    for other in (by_record, replaced):
+        pd.testing.assert_frame_equal(by_keywords.per_quantizer, other.per_quantizer)
+        pd.testing.assert_frame_equal(by_keywords.per_law, other.per_law)
+        assert by_keywords.pooled == other.pooled
+    assert by_keywords.settings == {"reps": 20, "level": 0.95, "draws": 300, "alpha": protocol.ALPHA, "seed": 2}
+    with pytest.raises(TypeError, match="'repz' is not a field of AnalysisConfig"):
+        synthetic.analyse(study, repz=3)
+    with pytest.raises(ValueError, match="level"):
+        synthetic.analyse(study, level=1.0)
+    with pytest.raises(TypeError, match="config must be a AnalysisConfig or None"):
+        synthetic.analyse(study, {"reps": 3})
 
 
 def test_analyse_reversed_study_fails_the_rows():

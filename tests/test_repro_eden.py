@@ -256,3 +256,34 @@ def test_nmse_sweep_in_worker_processes_is_the_same_table(tmp_path):
         S.nmse_sweep(methods, [1, 4], 512, processes=0, **kw)
     with pytest.raises(ValueError, match=r"methods\['mine'\] cannot go to a worker"):
         S.nmse_sweep({"mine": lambda b: S.FIXED_LENGTH["QSGD"](b)}, [1], 512, processes=2, **kw)
+
+
+def test_sweep_settings_are_a_frozen_record_with_keyword_overrides():
+    """The settings rule (qlib.validation.resolve_config): a record, its keyword overrides, the same table."""
+    import dataclasses
+
+    from qlib.repro.eden import rotation as R
+
+    cfg = S.VnmseSweepConfig(trials=2, seed=1, timing_trials=0)
+    a = S.vnmse_sweep(["EDEN"], [2], [64], cfg)
+    assert a.equals(S.vnmse_sweep(["EDEN"], [2], [64], trials=2, seed=1, timing_trials=0))
+    assert a.equals(S.vnmse_sweep(["EDEN"], [2], [64], dataclasses.replace(cfg, seed=5), seed=1))  # overrides replace
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.trials = 3
+    with pytest.raises(TypeError, match="not a field of VnmseSweepConfig"):
+        S.vnmse_sweep(["EDEN"], [2], [64], reps=2)
+    with pytest.raises(TypeError, match="config must be a VnmseSweepConfig"):
+        S.vnmse_sweep(["EDEN"], [2], [64], S.NmseSweepConfig())
+    with pytest.raises(ValueError, match="trials"):
+        S.VnmseSweepConfig(trials=0)
+    with pytest.raises(TypeError, match="dtype"):
+        S.VnmseSweepConfig(dtype=torch.int64)
+    n = S.NmseSweepConfig(n_clients=2, laws=["normal"], reps=1)
+    assert n.laws == ("normal",)  # stored as a tuple: the record is hashable
+    assert hash(n) == hash(S.NmseSweepConfig(n_clients=2, laws=("normal",), reps=1))
+    assert S.nmse_sweep(["EDEN"], [1], 64, n).equals(S.nmse_sweep(["EDEN"], [1], 64, n_clients=2, laws=("normal",),
+                                                                  reps=1))
+    f8 = R.figure8([1], 64, 2, ["normal"], 1, R.Figure8Config(methods=["EDEN"]))
+    assert f8.equals(R.figure8([1], 64, 2, ["normal"], 1, methods=("EDEN",)))
+    with pytest.raises(ValueError, match="processes"):
+        R.Figure8Config(processes=0)

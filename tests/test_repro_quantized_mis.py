@@ -319,7 +319,7 @@ def test_study_config_as_dict_is_the_result_config_and_round_trips():
     assert "| `runs` | 4 | 300 |" in md and "| `lr` | 0.01 | 0.0001 |" in md
 
 
-def test_run_study_config_equals_its_fields_by_keyword():
+def test_run_study_config_and_keywords_follow_the_settings_rule():
     kw = dict(runs=3, epochs=4, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
               discriminator=False)
     with warnings.catch_warnings():
@@ -329,8 +329,15 @@ def test_run_study_config_equals_its_fields_by_keyword():
     assert a.config == b.config == study.StudyConfig(**kw).as_dict()
     for k in study.StudyResult._ARRAYS:
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
-    with pytest.raises(TypeError, match=r"\bruns\b"):
-        study.run_study(study.StudyConfig(**kw), runs=4)
+    with warnings.catch_warnings():       # keywords beside a config replace its fields (resolve_config)
+        warnings.simplefilter("ignore")
+        c = study.run_study(study.StudyConfig(**{**kw, "runs": 4}), device="cpu")
+        d = study.run_study(study.StudyConfig(**kw), runs=4, device="cpu")
+    assert c.config == d.config and c.config["runs"] == 4
+    for k in study.StudyResult._ARRAYS:
+        np.testing.assert_array_equal(getattr(c, k), getattr(d, k))
+    with pytest.raises(TypeError, match=r"\bdisc_runs\b"):
+        study.run_study(study.StudyConfig(**kw), disc_runs=4)
     with pytest.raises(TypeError, match=r"\bconfig\b"):
         study.run_study(kw)
     with pytest.raises(TypeError, match=r"\bconfig\b"):

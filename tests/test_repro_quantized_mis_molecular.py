@@ -232,8 +232,12 @@ def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir
     b = MM.run_study(**kw, data_dir=shared_data_dir, cache_dir=tmp_path)
     assert a.config == b.config == MM.MolecularConfig(**kw).as_dict()
     pd.testing.assert_frame_equal(a.frame, b.frame)
-    with pytest.raises(TypeError, match=r"\bruns\b"):
-        MM.run_study(MM.MolecularConfig(**kw), runs=3)
+    c = MM.run_study(MM.MolecularConfig(**kw), runs=3, data_dir=shared_data_dir, cache_dir=tmp_path)
+    d = MM.run_study(MM.MolecularConfig(**{**kw, "runs": 3}), data_dir=shared_data_dir, cache_dir=tmp_path)
+    assert c.config == d.config and c.config["runs"] == 3     # keywords beside a config replace its fields
+    pd.testing.assert_frame_equal(c.frame, d.frame)
+    with pytest.raises(TypeError, match=r"\bruns_per_task\b"):
+        MM.run_study(MM.MolecularConfig(**kw), runs_per_task=3)
     with pytest.raises(TypeError, match=r"\bconfig\b"):
         MM.run_study(kw)
 

@@ -430,3 +430,86 @@ def test_gap_probe_table_and_rows():
     with pytest.raises(ValueError, match="chosen"):
         T1.gap_probe({"MNIST (LogReg)": (5.0, 1.0, 80.0)}, runs=2, seed=0, sampling="with_replacement", device="cpu",
                      c_mode="paper")
+
+
+# ---------------------------------------------------------------------------- RunConfig (the settings rule)
+def test_run_config_defaults_and_checks():
+    cfg = E.RunConfig()
+    assert (cfg.runs, cfg.seed, cfg.c_mode, cfg.sampling, cfg.device) == (paper.PAPER_RUNS, 0, "paper",
+                                                                           "with_replacement", "auto")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.runs = 3
+    for field, bad, exc in (("runs", 0, ValueError), ("runs", 1.5, TypeError), ("seed", -1, ValueError),
+                            ("seed", None, TypeError), ("c_mode", "minus", ValueError),
+                            ("sampling", "poisson", ValueError)):
+        with pytest.raises(exc, match=field):
+            E.RunConfig(**{field: bad})
+
+
+def test_drivers_take_a_run_config_or_its_fields_as_keywords():
+    diag = E.diagnostic_task("logreg")
+    kw = dict(eps=1.0, sigmas=[0.3, 1.5])
+    by_keywords = E.rqp_sweep(diag, paper.DIAGNOSTIC, runs=2, seed=3, device="cpu", **kw)
+    by_record = E.rqp_sweep(diag, paper.DIAGNOSTIC, config=E.RunConfig(runs=2, seed=3, device="cpu"), **kw)
+    pd.testing.assert_frame_equal(by_keywords, by_record)
+    # a keyword replaces that field of the record given; the others stay
+    pd.testing.assert_frame_equal(by_record, E.rqp_sweep(diag, paper.DIAGNOSTIC, config=E.RunConfig(runs=2, seed=9,
+                                                                                                    device="cpu"),
+                                                         seed=3, **kw))
+    with pytest.raises(TypeError, match="epochs"):
+        E.rqp_sweep(diag, paper.DIAGNOSTIC, epochs=5, **kw)
+    with pytest.raises(TypeError, match="config"):
+        E.run_methods(diag, paper.DIAGNOSTIC, eps=1.0, rqp_sigma=1.0, config={"runs": 2})
+    with pytest.raises(ValueError, match="runs"):
+        F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5], [3], runs=0)
+
+
+def test_bits_sweep_seeds_each_case_from_the_config():
+    diag = E.diagnostic_task("logreg")
+    best = F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5, 1.5], [3, 4], eps=(1.0,), runs=1, seed=500, device="cpu")
+    assert list(best["b"]) == [3, 4] and "q at σ = 0.5" in best.columns
+    for i, b in enumerate((3, 4)):  # case i runs from seed + 7 i
+        sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.5, 1.5], b=b, runs=1, seed=500 + 7 * i, device="cpu")
+        assert best.loc[i, "best_median"] == sw.groupby("sigma")["acc"].median().max()
+
+
+# ---------------------------------------------------------------------------- the chapters' table displays
+def test_tasks_chosen_and_reference_tables():
+    diag = E.diagnostic_task("logreg")
+    tab = T1.tasks_table({"Diagnostic (LogReg)": (diag, paper.DIAGNOSTIC)})
+    assert list(tab.columns) == ["column", "n train", "n test", "d", "m", "T", "baseline z"]
+    assert tab.loc[0, "n train"] == 455 and tab.loc[0, "n test"] == 114
+    assert tab.loc[0, "baseline z"] == pytest.approx(E.baseline_sigma(paper.EPS, paper.DIAGNOSTIC, 455) / 0.45)
+    with pytest.raises(TypeError, match="tasks"):
+        T1.tasks_table({"c": diag})
+    ch = T1.chosen_table({"Diagnostic (SVM)": (1.1, 1.0, 94.7)})
+    assert ch.iloc[0].tolist() == ["Diagnostic (SVM)", 1.1, 1.0, 94.7]
+    with pytest.raises(TypeError, match="chosen"):
+        T1.chosen_table({"c": (1.1, 1.0)})
+    ref = T1.reference_table(1)
+    assert list(ref["model"]) == ["logreg", "svm"] and list(ref.columns)[2] == "median over 1 splits (%)"
+    assert ref.iloc[:, 1].tolist() == ref.iloc[:, 2].tolist()  # one split: the median is our split
+    with pytest.raises(ValueError, match="ref_splits"):
+        T1.reference_table(0)
+
+
+def test_within_text_counts_the_passing_cells():
+    rows = T1.table1_rows(_summ(), reduced_mnist=True, runs=3)
+    txt = T1.within_text(rows)
+    assert txt.startswith("**Within 2 pp of the paper: 4 of 8 cells**") and "Diagnostic (SVM): RQP-SGD" in txt
+    assert "(none)" in T1.within_text(T1.table1_rows(_summ(), reduced_mnist=True, runs=3)[4:])
+    with pytest.raises(TypeError, match="rows"):
+        T1.within_text(["a row"])
+
+
+def test_majority_text_counts_the_panels_the_figure_row_counts():
+    two = pd.concat([_claims(53.1), _claims(61.8).assign(panel="d")], ignore_index=True)
+    txt = F.majority_text(two, 58.8)
+    assert "**58.8 %**" in txt and "in **1 of 2** panels: (d)." in txt
+    (r,) = [r for r in F.figure2_rows(two, 58.8, runs=10) if r.where == "Figure 2"]
+    assert r.passed and "(d) 61.80" in r.note  # the same panel as the row
+    assert F.majority_text(_claims(53.1), 58.8).endswith("in **0 of 1** panels.")
+    with pytest.raises(ValueError, match="claims"):
+        F.majority_text(two.drop(columns="q"), 58.8)
+    with pytest.raises(ValueError, match="majority"):
+        F.majority_text(two, 120.0)

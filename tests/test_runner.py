@@ -15,8 +15,8 @@ import nbformat
 import pytest
 import yaml
 
-from qlib.book import cli, profiles, runner
-from qlib.book.compare import gather
+from qlib.book import build, cli, profiles, runner
+from qlib.book.gathering import gather
 from qlib.book.profiles import ProfileError
 
 PARAMS = """profile = "default"
@@ -370,10 +370,10 @@ def test_prune_toc_keeps_only_executed(book, tmp_path):
     toc = yaml.safe_load((book / "_toc.yml").read_text())
     out = tmp_path / "o"
     (out / "chapters/a").mkdir(parents=True)
-    pruned = runner._prune_toc(toc, out)
+    pruned = build._prune_toc(toc, out)
     assert pruned["parts"][0]["chapters"][0] == {"file": "chapters/a/index"}
     (out / "chapters/a/01-ok.ipynb").write_text("{}")
-    assert runner._prune_toc(toc, out)["parts"][0]["chapters"][0]["sections"] == [{"glob": "chapters/a/[0-9]*"}]
+    assert build._prune_toc(toc, out)["parts"][0]["chapters"][0]["sections"] == [{"glob": "chapters/a/[0-9]*"}]
     assert json.dumps(toc)  # the original is not modified
 
 
@@ -448,7 +448,7 @@ def test_figure_collisions_are_read_from_every_chapter(tmp_path):
         [{"figure": 1, "overlaps": []}, {"figure": 2, "overlaps": ["axes 0: legend lies on the data of axes 0"]}]))
     (out / "_results" / "a" / "02-b").mkdir(parents=True)
     (out / "_results" / "a" / "02-b" / "figure-checks.json").write_text("not json")  # unreadable: ignored
-    assert runner.figure_collisions(out) == ["a/01-ok figure 2: axes 0: legend lies on the data of axes 0"]
+    assert build.figure_collisions(out) == ["a/01-ok figure 2: axes 0: legend lies on the data of axes 0"]
 
 
 def test_an_only_pattern_that_matches_nothing_stops_the_run_naming_it():
@@ -487,3 +487,36 @@ def test_kernels_started_by_a_dask_worker_do_not_inherit_its_malloc_trimming(mon
     with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR="/data"):
         assert "MALLOC_TRIM_THRESHOLD_" not in os.environ and os.environ["QLIB_DATA_DIR"] == "/data"
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and os.environ["QLIB_DATA_DIR"] == "/before"
+
+
+def test_run_archive_and_publish_take_one_record_of_run_options(book, tmp_path):
+    """``run``/``archive``/``publish`` take a :class:`RunOptions` and keywords that replace its fields
+    (qlib.validation.resolve_config); a field a driver does not honour is refused, before anything runs."""
+    from dataclasses import FrozenInstanceError
+
+    from qlib.book import archive, publish
+    from qlib.book.options import RunOptions, check_unused
+
+    opts = RunOptions(profile="smoke", only=["a/03"], output_dir=book / "out", progress=False)
+    with pytest.raises(FrozenInstanceError):
+        opts.jobs = 2
+    assert [o.status for o in runner.run(book, opts, log=lambda *a: None).outcomes] == ["ran"]
+    assert [o.status for o in runner.run(book, opts, force=True, log=lambda *a: None).outcomes] == ["ran"]
+    with pytest.raises(TypeError, match="'jobz' is not a field of RunOptions"):
+        runner.run(book, jobz=2)
+    with pytest.raises(TypeError, match="options must be a RunOptions or None, got dict"):
+        runner.run(book, {"jobs": 2})
+    for bad, err, msg in ((dict(jobs=0), ValueError, "jobs must be an integer >= 1"),
+                          (dict(replicates=101), ValueError, r"replicates must be an integer in \[1, 100\]"),
+                          (dict(device="tpu"), ValueError, "device must be 'auto', 'cpu' or 'cuda'"),
+                          (dict(resume="no"), TypeError, "resume must be a bool")):
+        with pytest.raises(err, match=msg):
+            RunOptions(**bad)
+    assert archive.ARCHIVE_OPTIONS.profile == "paper" and RunOptions().profile == "default"
+    with pytest.raises(TypeError, match="archive does not take 'replicates', 'progress'"):
+        archive.archive(tmp_path, progress=False, replicates=2)
+    with pytest.raises(TypeError, match="publish does not take 'only'"):
+        publish.publish(tmp_path, RunOptions(only=["a/"]))
+    check_unused(RunOptions(profile="paper", jobs=3), ("profile", "jobs"), name="x")  # set fields it takes: fine
+    with pytest.raises(ValueError, match="used must name fields of RunOptions"):
+        check_unused(RunOptions(), ("profile", "nope"), name="x")

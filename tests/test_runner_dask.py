@@ -8,7 +8,7 @@ import pytest
 import yaml
 from test_runner import make_book
 
-from qlib.book import compare, runner
+from qlib.book import gathering, runner, summary
 
 pytest.importorskip("distributed")
 _nb = make_book.nb
@@ -49,7 +49,7 @@ def test_parallel_run_failure_skip_and_appendix_last(book, tmp_path):
     # an aggregator (appendix) that gathers the others' rows must run last, from finished notebooks only
     (book / "chapters" / "appendix").mkdir()
     _nb(book / "chapters/appendix/01-all.ipynb", "",
-        "from qlib.book.compare import gather\nrows = gather(results_dir)\nprint('rows', len(rows))")
+        "from qlib.book.gathering import gather\nrows = gather(results_dir)\nprint('rows', len(rows))")
     toc = yaml.safe_load((book / "_toc.yml").read_text())
     toc["parts"].append({"caption": "Appendix", "chapters": [{"file": "chapters/appendix/01-all"}]})
     (book / "_toc.yml").write_text(yaml.safe_dump(toc))
@@ -71,7 +71,7 @@ def test_parallel_run_failure_skip_and_appendix_last(book, tmp_path):
     nb = nbformat.read(out / "chapters/a/01-ok.ipynb", as_version=4)
     assert any("remove-cell" in c.metadata.get("tags", []) for c in nb.cells)
     assert f"data {tmp_path.resolve()}" in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
-    assert compare.gather(out / "_results")["ours"].tolist() == ["2"]
+    assert gathering.gather(out / "_results")["ours"].tolist() == ["2"]
     appendix = nbformat.read(out / "chapters/appendix/01-all.ipynb", as_version=4)
     assert "rows 1" in "".join(o.get("text", "") for o in appendix.cells[-1].outputs)
     assert not (out / "chapters/a/02-fail.ipynb").exists() and (out / ".failed/a/02-fail.ipynb").exists()
@@ -131,8 +131,8 @@ def test_replicates_run_each_seed_and_report_stability(book, cluster):
     assert sorted(o.notebook for o in rep.outcomes) == ["a/01-ok.ipynb", "a/01-ok.ipynb [seed 1]"]
     out = book / "out"
     assert (out / "_replicates/seed-1/chapters/a/01-ok.ipynb").is_file()
-    rows = compare.gather(out / "_results")
-    stab = compare.stability(rows, compare.replicate_rows(out / "_results")).set_index("where")
+    rows = gathering.gather(out / "_results")
+    stab = summary.stability(rows, gathering.replicate_rows(out / "_results")).set_index("where")
     assert stab.loc["T1", "seeds"] == 2 and stab.loc["T1", "same verdict"] == 1 and bool(stab.loc["T1", "flips"])
     assert stab.loc["T2", "same verdict"] == 2 and not bool(stab.loc["T2", "flips"])
     assert stab.loc["T1", "ours (min – max)"] == "1 – 2"

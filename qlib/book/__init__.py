@@ -6,11 +6,12 @@ Notebook-facing API::
     from qlib.book import chapter
     ch = chapter(chapter_id, out_dir=out_dir, device=device, threads=threads)
     ch.record(qlib.repro.eden.lloyd_max_examples())          # rows computed by the reproduction
-    ch.cmp.close("Table 1", "levels of 2 bits", 8, 8, kind="paper-number")
+    ch.record(qlib.repro.ledger.close("Table 1", "levels of 2 bits", 8, 8, kind="paper-number"))
     ch.cmp.show()
 """
 
 from .chapter import Chapter, chapter
-from .compare import Comparisons, gather
+from .compare import Comparisons
+from .gathering import gather
 
 __all__ = ["Chapter", "chapter", "Comparisons", "gather"]

@@ -50,20 +50,21 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..atomic import atomic_file, write_text
-from .compare import COLUMNS, FILENAME
+from ..validation import resolve_config
+from .compare import COLUMNS, FILENAME, OPTIONAL_COLUMNS
+from .options import RunOptions, check_unused
 
-try:
-    from .compare import OPTIONAL_COLUMNS as _OPTIONAL
-except ImportError:  # a kernel that loaded qlib.book.compare before the name existed (a long run in flight)
-    _OPTIONAL = ("null", "null_fails", "cause")
-
-__all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "EntryStatus", "archive", "check", "revalidate", "entries",
-           "entry_dir", "input_stamp", "imported_modules", "load_entry", "paper_scale_rows", "shown_profile", "redraw",
-           "figure_data", "save_figure_data", "status_frame", "archive_root", "attach_smoke", "stamp_changes", "source_snapshot", "compact", "compact_file", "MAX_POINTS"]
+__all__ = ["ARCHIVE", "SCHEMA", "MAX_BYTES", "MAX_FILE", "PROVENANCE", "SMOKE_ROWS", "OUTPUTS", "FIGURES", "FILES",
+           "MAX_TEXT", "NOT_STAMPED", "DATASETS", "REQUIRED", "PACKAGES", "MAX_POINTS", "archive_root", "entry_dir",
+           "entries", "imported_modules", "source_snapshot", "input_stamp", "stamp_changes", "current_params",
+           "figure_data", "compact", "save_figure_data", "compact_file", "redraw", "machine", "packages",
+           "text_outputs", "store", "attach_smoke", "ARCHIVE_OPTIONS", "ARCHIVE_FIELDS", "archive", "EntryStatus",
+           "load_entry", "check", "size_bytes", "measured_time", "revalidate", "status_frame", "shown_profile",
+           "paper_scale_rows", "main_check"]
 
 ARCHIVE = "archive"
 SCHEMA = 1
-#: the whole archive in git stays under this (issue: ≤ 25 MB)
+#: the whole archive in git stays under this (25 MB)
 MAX_BYTES = 25_000_000
 #: a result file the notebook wrote is archived when at most this large (a figure's table, not a cache)
 MAX_FILE = 1_000_000
@@ -455,7 +456,7 @@ def save_figure_data(fig, path: str | os.PathLike) -> Path:
 
 
 def compact_file(path: str | os.PathLike) -> Path:
-    """Rewrite a figure-data file with :func:`compact` (for files written before it existed)."""
+    """Rewrite a figure-data file with :func:`compact`, in place (a compacted file keeps its arrays)."""
     path = Path(path)
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
@@ -699,29 +700,40 @@ def attach_smoke(*, root: Path | None = None, profile: str = "paper", only: Iter
     return done
 
 
-def archive(*, root: Path | None = None, profile: str = "paper", only: Iterable[str] | None = None,
-            device: str = "auto", data_dir: str | None = None, output_dir: Path | None = None,
-            from_dir: Path | None = None, overrides: dict | None = None, jobs: int = 1, smoke: bool = True,
-            force: bool = False, timeout: int | None = None, resume: bool = True, log=print) -> list[Path]:
-    """Run the selected notebooks at ``profile`` (or take them, executed, from the runner's tree
-    ``from_dir``), run each at ``smoke`` on the CPU too (``smoke=False``: not), and store every
-    finished one as an archive entry. Returns the entries written; a notebook that failed is named
-    in the log and left out (its earlier entry, if any, stays)."""
+#: the run options of :func:`archive` when none are given: the ``paper`` profile
+ARCHIVE_OPTIONS = RunOptions(profile="paper")
+#: the fields of :class:`~qlib.book.options.RunOptions` that :func:`archive` honours (it runs on one seed,
+#: in this process or a local Dask cluster, without a progress bar)
+ARCHIVE_FIELDS = ("profile", "only", "device", "data_dir", "output_dir", "overrides", "jobs", "force", "resume",
+                  "timeout")
+
+
+def archive(root: Path | None = None, options: RunOptions | None = None, *, from_dir: Path | None = None,
+            smoke: bool = True, log=print, **fields) -> list[Path]:
+    """Run the notebooks ``options`` selects at its profile (a :class:`~qlib.book.options.RunOptions`;
+    None: :data:`ARCHIVE_OPTIONS`; keywords ``fields`` replace its fields; the fields outside
+    :data:`ARCHIVE_FIELDS` are refused) — or take them, executed, from the runner's tree ``from_dir`` —
+    run each at ``smoke`` on the CPU too (``smoke=False``: not), and store every finished one as an
+    archive entry. Returns the entries written; a notebook that failed is named in the log and left
+    out (its earlier entry, if any, stays). The appendix is never archived."""
     from . import runner
     from .profiles import profile_name
 
+    opts = resolve_config(RunOptions, ARCHIVE_OPTIONS if options is None else options, fields, name="options")
+    check_unused(opts, ARCHIVE_FIELDS, name="archive")
+    profile, data_dir = opts.profile, opts.data_dir
     root = runner.find_root(root)
-    selected = runner.select(runner.notebooks(root), only)
+    selected = runner.select(runner.notebooks(root), opts.only)
     selected = [nb for nb in selected if not nb.startswith("appendix/")]
     pname = profile_name(profile)
     snapshot = source_snapshot() if from_dir is None else None  # the code as this run starts
     if from_dir is not None:
         out = Path(from_dir).resolve()
     else:
-        out = Path(output_dir or root / "_build" / f"archive-{pname}").resolve()
-        report = runner.run(root=root, profile=profile, only=selected, device=device, data_dir=data_dir,
-                            output_dir=out, overrides=overrides, jobs=jobs, force=force, timeout=timeout, resume=resume,
-                            progress=False, log=log)
+        out = Path(opts.output_dir or root / "_build" / f"archive-{pname}").resolve()
+        report = runner.run(root=root, profile=profile, only=selected, device=opts.device, data_dir=data_dir,
+                            output_dir=out, overrides=opts.overrides, jobs=opts.jobs, force=opts.force,
+                            timeout=opts.timeout, resume=opts.resume, progress=False, log=log)
         log(report.summary())
     smoke_out = None
     if smoke:
@@ -784,7 +796,7 @@ def _schema_problems(d: Path, prov: Any) -> list[str]:
         except (ValueError, pd.errors.EmptyDataError) as exc:
             probs.append(f"{name} is unreadable: {exc}")
             continue
-        missing = [c for c in COLUMNS if c not in cols and c not in _OPTIONAL]
+        missing = [c for c in COLUMNS if c not in cols and c not in OPTIONAL_COLUMNS]
         if missing:
             probs.append(f"{name} lacks columns {missing}")
     for f in sorted((d / FIGURES).glob("*.npz")) if (d / FIGURES).is_dir() else []:

@@ -176,11 +176,11 @@ class Chapter:
 
     def paper_vs_ours(self) -> None:
         """Display the chapter's ``Paper vs ours`` section body (the notebook's markdown cell above it
-        carries the heading and its label, :func:`qlib.book.compare.section_label`): the counts, shared
+        carries the heading and its label, :func:`qlib.book.render.section_label`): the counts, shared
         notes once, the rows that need attention, and the settled rows folded away."""
         from IPython.display import Markdown, display
 
-        from .compare import paper_vs_ours_markdown
+        from .render import paper_vs_ours_markdown
 
         df = self.cmp.frame()
         profile = _profile_of_run()

@@ -30,7 +30,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import runner
+from . import build, runner
 from .profiles import PROFILES, ProfileError, parse_overrides
 
 EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_REFUSED, EXIT_INTERRUPTED = 1, 2, 3, 4, 130
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if report.failures:
             return EXIT_FAILED
     if args.cmd in ("build", "all"):
-        return runner.build(root=args.root, output_dir=args.output_dir)
+        return build.build(root=args.root, output_dir=args.output_dir)
     return 0
 
 

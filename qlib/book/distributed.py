@@ -19,8 +19,8 @@ cluster runs them only on workers started with ``--resources GPU=1``; a local cl
 per worker when CUDA is present. Notebooks whose inputs are unchanged are skipped before anything is
 sent; a notebook that declares dependencies is sent when they have finished. Among the notebooks
 ready at once, the longest starts first (Dask ``priority`` = its expected seconds,
-:func:`expected_seconds`): with two workers, the molecular chapter no longer starts last and runs
-alone at the end of the book.
+:func:`expected_seconds`), so that with two workers the molecular chapter does not start last and
+run alone at the end of the book.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ import yaml
 
 from ..atomic import write_bytes
 from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp, result_files
+from .options import RunOptions
+
+__all__ = ["COSTS_FILE", "expected_seconds", "task_key", "execute_remote", "run_dask"]
 
 COSTS_FILE = "profiles/costs.yml"
 
@@ -63,9 +66,10 @@ _SUBMITTED = itertools.count()
 def task_key(label: str) -> str:
     """A notebook's Dask key: ``qbook-<ns>-<n>-<notebook>``, new at every submission. Dask groups tasks by their key's prefix
     (``dask.utils.key_split``), and this one's is ``qbook`` for every notebook: one group, which the
-    scheduler queues and hands out longest first (``priority``). Keys ``qbook-<notebook>-<ns>`` made a
-    group per part (``qbook-eden``, ``qbook-quantized``, …), each placed on its own: on 2026-11-28 the
-    default book's eden/05 (expected 504 s) started 21 minutes in."""
+    scheduler queues and hands out longest first (``priority``). A key that began with the notebook
+    (``qbook-<notebook>-<ns>``) would make a group per part (``qbook-eden``, ``qbook-quantized``, …), each
+    placed on its own, and the longest notebook (eden/05 of the default book, 504 s expected) could
+    start long after the first."""
     return f"qbook-{time.time_ns()}-{next(_SUBMITTED)}-{label}"
 
 
@@ -125,7 +129,7 @@ def _land(job: Job, res: dict[str, Any], log) -> Outcome:
     """Write a worker's result into the output tree (atomically), or keep it under ``.failed/``."""
     job.stamp_file.unlink(missing_ok=True)  # rows without the stamp of this finished run never count
     for rel, data in res["results"].items():
-        _write_atomic_bytes(job.results / rel, data)
+        write_bytes(job.results / rel, data)
     tmp = job.out / ".tmp" / job.nb
     tmp.parent.mkdir(parents=True, exist_ok=True)
     if res["notebook"]:
@@ -140,19 +144,15 @@ def _land(job: Job, res: dict[str, Any], log) -> Outcome:
     return Outcome(job.label, "ran", res["seconds"])
 
 
-def _write_atomic_bytes(path: Path, data: bytes) -> None:
-    write_bytes(path, data)
-
-
 class _sigint_ignored:
     """``with _sigint_ignored():`` — SIGINT ignored in this process for the block (restored after), so that the
     processes started there inherit an ignored SIGINT (Python then installs no KeyboardInterrupt handler).
 
-    Why: Ctrl-C in a terminal sends SIGINT to the whole foreground process group — the runner *and* the Dask
-    worker processes of a local cluster (the notebooks' kernels run in sessions of their own). Each worker
-    then died with its own KeyboardInterrupt traceback and the nannies reported it: 66 lines of Dask
-    tracebacks under ``--jobs 2`` (issue 30), where ``--jobs 1`` prints one summary line. The runner alone
-    handles Ctrl-C: it marks what was running as interrupted, then closes the cluster."""
+    Ctrl-C in a terminal sends SIGINT to the whole foreground process group — the runner *and* the Dask
+    worker processes of a local cluster (the notebooks' kernels run in sessions of their own). A worker
+    that handled it would die with its own KeyboardInterrupt traceback, reported by its nanny (dozens of
+    lines under ``--jobs 2``, where ``--jobs 1`` prints one summary line). The runner alone handles
+    Ctrl-C: it marks what was running as interrupted, then closes the cluster."""
 
     def __enter__(self):
         import signal
@@ -218,13 +218,20 @@ def _cluster(jobs: int, scheduler: str | None, device: str, log):
     return client, cluster
 
 
-def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], report: RunReport, jobs: int,
-             scheduler: str | None, timeout: int | None, device: str, log) -> None:
-    """Execute ``jobs_`` on Dask workers, honouring declared dependencies (see the module docstring)."""
+def run_dask(jobs_: list[Job], options: RunOptions, *, root: Path, skip: Callable[[Job], bool], report: RunReport,
+             log) -> None:
+    """Execute ``jobs_`` on Dask workers, honouring declared dependencies (see the module docstring):
+    on the cluster at ``options.scheduler``, else on a local one of ``options.jobs`` worker processes,
+    with ``options.timeout`` per cell and a GPU per notebook when ``options.device`` is CUDA. ``skip``
+    decides (and records in ``report``) that a notebook's inputs are unchanged; every outcome is appended
+    to ``report``."""
     from distributed import as_completed
 
-    client, cluster = _cluster(jobs, scheduler, device, log)
-    gpu = str(device).startswith("cuda")
+    if not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
+    timeout = options.timeout
+    client, cluster = _cluster(options.jobs, options.scheduler, options.device, log)
+    gpu = str(options.device).startswith("cuda")
     pending = list(jobs_)
     by_key: dict[str, Job] = {}
     running = as_completed()
@@ -292,6 +299,3 @@ def run_dask(jobs_: list[Job], *, root: Path, skip: Callable[[Job], bool], repor
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-__all__ = ["run_dask", "execute_remote"]

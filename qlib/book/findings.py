@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qlib.atomic import atomic_file
 from qlib.repro import findings as F
 
 __all__ = ["WINGS", "registry", "rows_at_largest_scale", "with_causes", "findings_frame", "write_findings",
            "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
-           "PAPER_PART", "cause_counts", "archived_ledger", "reduced_scale_ledger", "scale_flips", "causes_by_paper"]
+           "PAPER_PART", "PAPER_ORDER", "PAPER_TITLE", "LABELS", "counts_table", "consequential", "difference_line",
+           "cause_counts", "archived_ledger", "reduced_scale_ledger", "scale_flips", "causes_by_paper"]
 
 #: the wings whose ``findings`` modules hold claims and causes, in book order
 WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
@@ -201,10 +203,8 @@ def write_findings(frame: pd.DataFrame, path: Path) -> Path:
     recs = json.loads(frame[FINDINGS_COLUMNS].to_json(orient="records"))
     validate_findings(recs)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    frame[FINDINGS_COLUMNS].to_csv(tmp, index=False)
-    tmp.replace(path)
+    with atomic_file(path, "w", encoding="utf-8", newline="") as fh:
+        frame[FINDINGS_COLUMNS].to_csv(fh, index=False)
     return path
 
 
@@ -225,7 +225,7 @@ def _md(s: Any) -> str:
 
 
 def _section_ref(chapter: str) -> str:
-    from .compare import section_label
+    from .render import section_label
 
     try:
         return section_label(chapter)
@@ -331,7 +331,7 @@ def largest_differences(rows: pd.DataFrame, k: int = 3) -> pd.DataFrame:
 
 def difference_line(r) -> str:
     """One differing row in words: the paper's label, values rounded to the paper's precision, cause."""
-    from .compare import round_like
+    from .render import round_like
 
     where = f"{paper_label(r['where'])}: " if str(r.get("where", "")).strip() else ""
     if r.get("kind") in ("theory-check", "arithmetic") and str(r.get("note", "")).strip():

@@ -18,6 +18,10 @@ from typing import Any
 from ..atomic import write_text
 from .compare import FILENAME as COMPARISONS_FILE
 
+__all__ = ["AGGREGATOR_PARTS", "dependencies", "Outcome", "RunReport", "error_line", "scale_against_paper",
+           "glance_markdown", "Job", "chapter_id", "read_stamp", "WORKER_ONLY_ENV", "kernel_env", "device_name",
+           "discard", "papermill_execute", "finish", "UNITS_DIR", "result_files", "units_line", "execute"]
+
 AGGREGATOR_PARTS = ("appendix",)  # notebooks that read every other notebook's results
 
 
@@ -172,7 +176,7 @@ def glance_markdown(job: "Job", *, max_differences: int = 3) -> str:
     the ``paper`` profile. Empty for a notebook that recorded no rows (the appendix)."""
     import pandas as pd
 
-    from .compare import section_label
+    from .render import section_label
 
     rows_file = job.results / COMPARISONS_FILE
     if not rows_file.is_file():
@@ -271,10 +275,6 @@ def read_stamp(stamp_file: Path) -> dict:
         return {}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    write_text(path, text)
-
-
 #: variables a Dask nanny sets for its worker processes that the kernels they start must not inherit:
 #: ``MALLOC_TRIM_THRESHOLD_=65536`` (distributed's ``nanny.pre-spawn-environ``) returns every freed block
 #: above 64 KiB to the system, so a kernel's next allocation faults its pages in again — measured on the
@@ -368,10 +368,10 @@ def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
     _annotate(executed, job, seconds)
     job.target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(executed, job.target)  # atomic: the book only ever sees complete notebooks
-    _write_atomic(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
-                                              "device": device_name(job.params["device"]),
-                                              "seconds": round(seconds, 2), "when": time.time(),
-                                              "worker": where, "seed": job.params.get("seed")}))
+    write_text(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
+                                           "device": device_name(job.params["device"]),
+                                           "seconds": round(seconds, 2), "when": time.time(),
+                                           "worker": where, "seed": job.params.get("seed")}))
 
 
 #: a notebook's finished units of work (qlib.resume.Units), in its results folder

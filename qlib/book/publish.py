@@ -2,7 +2,7 @@
 
 ``python -m qlib.book publish`` (``make publish``) executes the notebooks under a profile (the runner,
 :func:`qlib.book.runner.run`; unchanged notebooks are skipped), builds the HTML
-(:func:`qlib.book.runner.build`) and assembles the site folder (default ``_build/site``)::
+(:func:`qlib.book.build.build`) and assembles the site folder (default ``_build/site``)::
 
     <site>/index.html …            the HTML book
     <site>/executed/chapters/…     the executed notebooks (what the download button of a page serves too)
@@ -33,7 +33,16 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from . import compare, launch, runner
+from ..validation import resolve_config
+from . import build, launch, runner, summary
+from .gathering import gather
+from .jobs import kernel_env, read_stamp
+from .options import RunOptions, check_unused
+from .provenance import build_costs
+
+__all__ = ["MANIFEST", "LEDGER", "EXECUTED", "EXIT_REFUSED", "PDF_NAME", "MIN_LANDING_TEXT", "PublishRefused", "toc_pages",
+           "check_site", "failed_notebooks", "version", "git_commit", "ledger_rows", "manifest", "assemble", "build_pdf",
+           "PUBLISH_FIELDS", "publish"]
 
 MANIFEST = "manifest.json"
 LEDGER = "ledger.csv"
@@ -200,7 +209,7 @@ def failed_notebooks(root: Path, build_dir: Path) -> list[str]:
     build_dir = Path(build_dir)
     for nb in runner.notebooks(root):
         target = build_dir / "chapters" / nb
-        stamp = runner.read_stamp(build_dir / ".stamps" / Path(nb).with_suffix(".json"))
+        stamp = read_stamp(build_dir / ".stamps" / Path(nb).with_suffix(".json"))
         failed = build_dir / ".failed" / nb
         if failed.is_file() and (not stamp or failed.stat().st_mtime > float(stamp.get("when") or 0)):
             out.append(f"failed notebook: {nb} (partial output in {failed})")
@@ -243,9 +252,9 @@ def ledger_rows(build_dir: Path):
 
     from . import findings
 
-    rows = compare.gather(Path(build_dir) / "_results")
+    rows = gather(Path(build_dir) / "_results")
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
-    profiles = ", ".join(sorted({c["profile"] for c in runner.build_costs(build_dir)})) or "none"
+    profiles = ", ".join(sorted({c["profile"] for c in build_costs(build_dir)})) or "none"
     both = findings.rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
                                           if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
     rows = rows.assign(scale=profiles)
@@ -259,10 +268,10 @@ def ledger_rows(build_dir: Path):
 def manifest(root: Path, build_dir: Path) -> dict:
     """What the site was built from and what its ledger says: version, commit, profile(s), device(s),
     each notebook's time, and per paper the paper numbers and claims reproduced / consistent / differs."""
-    costs = runner.build_costs(build_dir)
+    costs = build_costs(build_dir)
     rows = ledger_rows(build_dir)
     rows = rows[~rows["scale"].astype(str).str.contains(" (archived ", regex=False)] if len(rows) else rows  # this build's
-    byp = compare.verdicts_by_paper(rows)
+    byp = summary.verdicts_by_paper(rows)
     per_paper = {str(r["paper"]): {k: int(r[k]) for k in ("reproduced", "consistent", "differs", "not comparable",
                                                              "paper items")} for _, r in byp.iterrows()}
     total = {k: sum(v[k] for v in per_paper.values()) for k in ("reproduced", "consistent", "differs",
@@ -338,7 +347,7 @@ def build_pdf(*, root: Path | None = None, output_dir: str | os.PathLike | None 
     dest = Path(pdf_dir or root / "_build" / "pdf").resolve()
     if shutil.which("latexmk") is None:
         raise PublishRefused(["no latexmk: install TeX (README, Publishing) to build the PDF"])
-    runner.stage(root, out)
+    build.stage(root, out)
     parent = Path(tempfile.mkdtemp(prefix="qlib-pdf-"))
     try:
         exe = Path(sys.executable).with_name("jupyter-book")
@@ -364,20 +373,28 @@ def build_pdf(*, root: Path | None = None, output_dir: str | os.PathLike | None 
     return dest / PDF_NAME
 
 
-def publish(*, root: Path | None = None, profile: str = "default", device: str = "auto",
-            data_dir: str | os.PathLike | None = None, output_dir: str | os.PathLike | None = None,
-            site_dir: str | os.PathLike | None = None, jobs: int = 1, force: bool = False,
-            skip_run: bool = False, pdf: bool = False, log=print) -> dict:
-    """Execute (unless ``skip_run``: publish what ``output_dir`` holds), build and assemble the site
-    (:func:`assemble`), with the PDF (:func:`build_pdf`) when ``pdf``, linked from the landing page;
-    raises :class:`PublishRefused` when a notebook failed, a build failed or the site would be broken.
+#: the fields of :class:`~qlib.book.options.RunOptions` that :func:`publish` honours (it runs every
+#: notebook, on one seed, at the profile's parameters, without a progress bar)
+PUBLISH_FIELDS = ("profile", "device", "data_dir", "output_dir", "jobs", "force")
+
+
+def publish(root: Path | None = None, options: RunOptions | None = None, *, site_dir: str | os.PathLike | None = None,
+            skip_run: bool = False, pdf: bool = False, log=print, **fields) -> dict:
+    """Execute the book under ``options`` (a :class:`~qlib.book.options.RunOptions`; None: its
+    defaults; keywords ``fields`` replace its fields; the fields outside
+    :data:`PUBLISH_FIELDS` are refused) — unless ``skip_run``: publish what ``output_dir`` holds —
+    build and assemble the site in ``site_dir`` (:func:`assemble`; None: ``<root>/_build/site``), with
+    the PDF (:func:`build_pdf`) when ``pdf``, linked from the landing page; raises
+    :class:`PublishRefused` when a notebook failed, a build failed or the site would be broken.
     Returns the manifest."""
+    opts = resolve_config(RunOptions, options, fields, name="options")
+    check_unused(opts, PUBLISH_FIELDS, name="publish")
     root = runner.find_root(root)
-    out = Path(output_dir or root / "_build" / "book").resolve()
+    out = Path(opts.output_dir or root / "_build" / "book").resolve()
     site = Path(site_dir or root / "_build" / "site").resolve()
     if not skip_run:
-        report = runner.run(root=root, profile=profile, device=device, data_dir=data_dir, output_dir=out,
-                            force=force, jobs=jobs, progress=False, log=log)
+        report = runner.run(root=root, profile=opts.profile, device=opts.device, data_dir=opts.data_dir,
+                            output_dir=out, force=opts.force, jobs=opts.jobs, progress=False, log=log)
         log(report.summary())
         if report.interrupted or report.failures:
             raise PublishRefused([f"failed notebook: {o.notebook}: {o.error}" for o in report.failures]
@@ -385,8 +402,8 @@ def publish(*, root: Path | None = None, profile: str = "default", device: str =
     parent = Path(tempfile.mkdtemp(prefix="qlib-publish-"))
     try:
         pdf_file = build_pdf(root=root, output_dir=out, pdf_dir=parent / "pdf") if pdf else None
-        with runner.kernel_env(QLIB_BOOK_PDF=PDF_NAME if pdf_file else None):  # the landing page links it
-            status = runner.build(root=root, output_dir=out, html_parent=parent)
+        with kernel_env(QLIB_BOOK_PDF=PDF_NAME if pdf_file else None):  # the landing page links it
+            status = build.build(root=root, output_dir=out, html_parent=parent)
         if status != 0:
             raise PublishRefused([f"jupyter-book build failed (exit status {status}; warnings are errors)"])
         man = assemble(root, out, parent / "_build" / "html", site, pdf=pdf_file)

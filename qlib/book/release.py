@@ -19,14 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import compare
+from .gathering import gather
+from .render import book_order
 
 KEYS = ["chapter", "paper", "kind", "where", "quantity"]
 CHANGE_COLUMNS = [*KEYS, "old verdict", "new verdict", "old ours", "new ours", "change"]
 
 
 def load_ledger(source: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
-    """The comparison rows of ``source``: a frame as :func:`qlib.book.compare.gather` returns, a
+    """The comparison rows of ``source``: a frame as :func:`qlib.book.gathering.gather` returns, a
     ``ledger.csv`` / ``comparisons.csv`` file, a published site folder (its ``ledger.csv``) or a results
     folder (gathered). The appendix's own rows are left out (they restate the others)."""
     if isinstance(source, pd.DataFrame):
@@ -38,7 +39,7 @@ def load_ledger(source: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
         elif (path / "ledger.csv").is_file():
             rows = pd.read_csv(path / "ledger.csv", dtype=str, keep_default_na=False)
         elif path.is_dir():
-            rows = compare.gather(path / "_results" if (path / "_results").is_dir() else path)
+            rows = gather(path / "_results" if (path / "_results").is_dir() else path)
         else:
             raise FileNotFoundError(f"no ledger at {path} (a ledger.csv, a site folder or a results folder)")
     missing = set(KEYS + ["verdict", "ours"]) - set(rows.columns)
@@ -67,12 +68,12 @@ def verdict_changes(old, new, *, added_and_removed: bool = True) -> pd.DataFrame
     if added_and_removed:
         keep |= m["change"] != "flipped"
     out = m[keep][CHANGE_COLUMNS].fillna("")
-    return compare.book_order(out).reset_index(drop=True) if len(out) else pd.DataFrame(columns=CHANGE_COLUMNS)
+    return book_order(out).reset_index(drop=True) if len(out) else pd.DataFrame(columns=CHANGE_COLUMNS)
 
 
 def load_findings(source: str | os.PathLike) -> pd.DataFrame | None:
     """The claims of ``source`` (``findings.csv``, a site folder, an executed tree or its ``_results``),
-    or None when it has none (a release made before the findings existed)."""
+    or None when it has none (a release without ``findings.csv``)."""
     path = Path(source)
     for cand in (path, path / "findings.csv", path / "_results" / "findings.csv", path.parent / "findings.csv"):
         if cand.is_file() and cand.name == "findings.csv":

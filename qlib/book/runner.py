@@ -1,7 +1,7 @@
 """Papermill batch runner.
 
 Executes the book's notebooks (all, or a subset) under a named parameter profile into an output
-tree that the book is then built from::
+tree that the book is then built from (:mod:`qlib.book.build`)::
 
     <output>/chapters/<part>/<nb>.ipynb      executed notebooks (only complete ones ever land here)
     <output>/_results/<part>/<nb>/           each notebook's result files (comparisons.csv, …)
@@ -11,7 +11,8 @@ tree that the book is then built from::
 A notebook is skipped when its inputs — the notebook, its parameters, the ``qlib`` sources, the
 device and data directory (and, for the appendix, every other notebook's results) — hash to the
 stamp of its last successful run, unless ``force``. Every selected notebook runs even when an earlier
-one fails; the outcome lists one line per failure.
+one fails; the outcome lists one line per failure. Executing one notebook (the job, papermill, the
+stamp, landing it atomically) is :mod:`qlib.book.jobs`; on Dask workers, :mod:`qlib.book.distributed`.
 """
 
 from __future__ import annotations
@@ -28,25 +29,28 @@ from typing import Any, Iterable
 
 import yaml
 
+from qlib.validation import resolve_config
+
 from . import profiles as _profiles
 from .compare import FILENAME as COMPARISONS_FILE
-from .compare import STAMPS
-from .jobs import (  # noqa: F401 - re-exported: the runner's public vocabulary
+from .gathering import STAMPS
+from .jobs import (
     AGGREGATOR_PARTS,
     Job,
     Outcome,
     RunReport,
     chapter_id,
     dependencies,
-    device_name,
     discard,
     execute,
-    finish,
     kernel_env,
-    papermill_execute,
     read_stamp,
     result_files,
 )
+from .options import RunOptions
+
+__all__ = ["find_root", "notebooks", "select", "MACHINERY", "qlib_source_hash", "plan", "REPLICATES",
+           "replicate_seeds", "stamp_of", "OutputDirError", "run"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,8 +133,9 @@ def _hash_files(files: Iterable[Path], base: Path) -> str:
 
 
 #: book machinery that cannot change what a notebook computes or shows: editing it re-executes nothing
-MACHINERY = ("book/runner.py", "book/distributed.py", "book/cli.py", "book/profiles.py", "book/__main__.py",
-             "book/sphinx_ext.py", "book/publish.py", "book/release.py", "book/launch.py")
+MACHINERY = ("book/runner.py", "book/options.py", "book/distributed.py", "book/cli.py", "book/profiles.py",
+             "book/__main__.py", "book/sphinx_ext.py", "book/build.py", "book/provenance.py", "book/publish.py",
+             "book/release.py", "book/launch.py")
 
 
 def qlib_source_hash() -> str:
@@ -203,18 +208,6 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     return h.hexdigest()
 
 
-def build_costs(out: Path) -> list[dict]:
-    """The stamps of the notebooks executed into ``out``: notebook, profile, device, seconds, when."""
-    rows = []
-    for f in sorted((Path(out) / ".stamps").rglob("*.json")):
-        st = read_stamp(f)
-        if st:
-            nb = f.relative_to(Path(out) / ".stamps").with_suffix(".ipynb").as_posix()
-            rows.append({"notebook": nb, "profile": st.get("profile", ""), "device": st.get("device", ""),
-                         "seconds": st.get("seconds"), "when": st.get("when")})
-    return rows
-
-
 class OutputDirError(RuntimeError):
     """The output directory cannot be used (not writable, or held by another runner)."""
 
@@ -267,26 +260,11 @@ def _check_writable(out: Path) -> None:
         raise OutputDirError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
 
 
-def run(
-    *,
-    root: Path | None = None,
-    profile: str | os.PathLike = "default",
-    only: Iterable[str] | None = None,
-    device: str = "auto",
-    data_dir: str | os.PathLike | None = None,
-    output_dir: str | os.PathLike | None = None,
-    force: bool = False,
-    timeout: int | None = None,
-    progress: bool = True,
-    overrides: dict[str, Any] | None = None,
-    jobs: int = 1,
-    scheduler: str | None = None,
-    replicates: int = 1,
-    resume: bool = True,
-    log=print,
-) -> RunReport:
-    """Execute the selected notebooks under ``profile`` (a name or a user profile file) with
-    ``overrides`` ({parameter: value}); see the module docstring.
+def run(root: Path | None = None, options: RunOptions | None = None, *, log=print, **fields) -> RunReport:
+    """Execute the notebooks ``options`` selects (a :class:`~qlib.book.options.RunOptions`; None: its
+    defaults; keywords ``fields`` replace its fields: ``run(root, profile="smoke")``) of the book at
+    ``root`` (None: found upwards from the working directory); see the module docstring. ``log``
+    receives one line per event.
 
     ``jobs`` > 1 runs them on a local Dask cluster of that many worker processes, ``scheduler``
     (``tcp://host:8786``) on an existing Dask cluster; ``jobs=1`` without a scheduler runs them one
@@ -305,36 +283,31 @@ def run(
     or ``force`` computes them all again (the kernels get ``QLIB_RESUME=0``). Units persist in the
     notebook's results folder (``.units/``) for runs in this process (``jobs=1``); a Dask worker
     executes in a temporary folder and keeps none."""
-    if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
-        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
-    if isinstance(replicates, bool) or not isinstance(replicates, int) or not 1 <= replicates <= 100:
-        raise ValueError(f"replicates must be an integer in [1, 100], got {replicates!r}")
+    opts = resolve_config(RunOptions, options, fields, name="options")
+    profile, device, force, timeout = opts.profile, opts.device, opts.force, opts.timeout
     root = find_root(root)
     all_nbs = notebooks(root)
-    selected = select(all_nbs, only)
-    params_by_nb = _profiles.resolve(root, profile, all_nbs, selected, overrides)
+    selected = select(all_nbs, opts.only)
+    params_by_nb = _profiles.resolve(root, profile, all_nbs, selected, opts.overrides)
     pname = _profiles.profile_name(profile)
 
-    out = Path(output_dir or root / "_build" / "book").resolve()
-    data = str(Path(data_dir).expanduser().resolve()) if data_dir else os.environ.get("QLIB_DATA_DIR", "")
+    out = Path(opts.output_dir or root / "_build" / "book").resolve()
+    data = (str(Path(opts.data_dir).expanduser().resolve()) if opts.data_dir
+            else os.environ.get("QLIB_DATA_DIR", ""))
     _check_writable(out)
     src_hash = qlib_source_hash()
     units = plan(root, out, pname, params_by_nb, selected, device=device, data=data)
-    for seed in replicate_seeds(root, selected, params_by_nb, replicates):
+    for seed in replicate_seeds(root, selected, params_by_nb, opts.replicates):
         rep_out = out / REPLICATES / f"seed-{seed}"
         units += [j for j in plan(root, rep_out, pname, params_by_nb, selected, device=device, data=data,
                                   replicate=seed) if not j.aggregator]
     first = [j for j in units if not j.aggregator]
     last = [j for j in units if j.aggregator]
 
-    for o in {j.out for j in units}:  # marks a runner's tree: compare.gather counts only stamped rows there
+    for o in {j.out for j in units}:  # marks a runner's tree: gathering.gather counts only stamped rows there
         (o / STAMPS).mkdir(parents=True, exist_ok=True)
     report = RunReport()
-    if not isinstance(resume, bool):
-        raise TypeError(f"resume must be a bool, got {type(resume).__name__}")
-    reuse = None if resume and not force else "0"
+    reuse = None if opts.resume and not force else "0"
     from .archive import archive_root
 
     arch = archive_root(root)  # the kernels run in the staged tree: they read the checkout's archive
@@ -350,13 +323,12 @@ def run(
 
         t_start = time.perf_counter()
         try:
-            if first and (jobs > 1 or scheduler):
+            if first and (opts.jobs > 1 or opts.scheduler):
                 from .distributed import run_dask
 
-                run_dask(first, root=root, skip=skip, report=report, jobs=jobs, scheduler=scheduler,
-                         timeout=timeout, device=device, log=log)
+                run_dask(first, opts, root=root, skip=skip, report=report, log=log)
             else:
-                _run_here(first, skip=skip, report=report, timeout=timeout, progress=progress, log=log)
+                _run_here(first, skip=skip, report=report, timeout=timeout, progress=opts.progress, log=log)
             if not report.interrupted:
                 _run_here(last, skip=skip, report=report, timeout=timeout, progress=False, log=log)
         finally:
@@ -387,242 +359,3 @@ def _run_here(jobs: list[Job], *, skip, report: RunReport, timeout, progress: bo
             report.outcomes.append(Outcome(current.label, "failed", 0.0, "interrupted (Ctrl-C)"))
     finally:
         bar.close()
-
-
-# ---------------------------------------------------------------------------------------------
-# Building
-# ---------------------------------------------------------------------------------------------
-STATIC = ("_config.yml", "_toc.yml", "references.bib")
-STATIC_DIRS = ("_static",)
-
-
-def _prune_toc(node: Any, out: Path) -> Any:
-    """Drop glob entries that match no executed notebook (a part run with ``--only`` builds too)."""
-    if isinstance(node, list):
-        kept = [_prune_toc(c, out) for c in node]
-        return [c for c in kept if c is not None]
-    if isinstance(node, dict):
-        if "glob" in node and not any(out.glob(node["glob"])):
-            return None
-        new = {}
-        for k, v in node.items():
-            v = _prune_toc(v, out) if isinstance(v, (list, dict)) else v
-            if k in ("sections", "chapters", "parts") and not v:
-                continue
-            new[k] = v
-        return new
-    return node
-
-
-def _git_commit(root: Path) -> str:
-    import subprocess
-
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout)"
-    return (sha + (" with uncommitted changes" if dirty else "")) if sha else "unknown (not a git checkout)"
-
-
-def _wall_text(costs: list[dict], total: float) -> str:
-    """The wall-clock span of the notebooks' runs (first start to last finish), named as such; when the
-    span is longer than the summed time the notebooks ran in several sittings, and the span means nothing."""
-    spans = [(c["when"] - c["seconds"], c["when"]) for c in costs if c.get("when") and c.get("seconds") is not None]
-    if not spans:
-        return "wall-clock time unknown"
-    wall = max(e for _, e in spans) - min(s for s, _ in spans)
-    if wall > total + 60:
-        return "run in several sittings (no single wall-clock time)"
-    return f"{wall / 60:.1f} min wall clock from the first start to the last finish"
-
-
-def provenance_markdown(root: Path, out: Path) -> str:
-    """The landing page's account of this build: what the ledger counts, per paper and kind, and
-    where the rows came from — commit, profile, device, date, and each notebook's time."""
-    import datetime
-    import warnings
-
-    import pandas as pd
-
-    from . import compare, tables
-
-    costs = build_costs(out)
-    with warnings.catch_warnings():  # said below, once
-        warnings.simplefilter("ignore", compare.IncompleteResultsWarning)
-        rows = compare.gather(out / "_results")
-    incomplete = rows.attrs.get("incomplete", {})
-    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
-    lines = ["## This build", ""]
-    if not costs:
-        return "\n".join(lines + ["No notebook has been executed into this build yet.", ""])
-    profiles = sorted({c["profile"] for c in costs})
-    devices = sorted({c["device"] for c in costs})
-    when = max(c["when"] or 0 for c in costs)
-    total = sum(c["seconds"] or 0 for c in costs)
-    head = compare.by_paper_and_kind(rows)
-    byp = compare.verdicts_by_paper(rows)
-    n_rep, n_items = int(byp["reproduced"].sum()), int(byp["paper items"].sum())
-    lines += [
-        f"Commit `{_git_commit(root)}`, profile **{', '.join(profiles)}**, device {', '.join(devices)}, "
-        f"finished {datetime.datetime.fromtimestamp(when, datetime.UTC):%Y-%m-%d %H:%M} UTC; "
-        f"{len(costs)} notebooks: {total / 60:.1f} min of notebook time summed, {_wall_text(costs, total)}.",
-        "",
-        f"**{n_rep}** of the {n_items} paper numbers and claims compared reproduce and could have failed "
-        f"(a stated null — no quantization effect, chance, the unquantized model… — fails the same test); "
-        f"{int(byp['consistent'].sum())} more pass but so would their null (*consistent*, not counted), "
-        f"{int(byp['differs'].sum())} differ. {len(rows) - n_items} more rows are checks, recomputations, errata "
-        "and items not reproduced. Per paper (the [ledger](../appendix/01-comparisons.ipynb) has every row):",
-        "",
-        tables.markdown(byp),
-        "",
-        "Per paper and kind (*passed/total*):",
-        "",
-        tables.markdown(head),
-        "",
-        *([f"Left out of the counts: the rows of {len(incomplete)} notebook(s) whose run did not finish — "
-           + "; ".join(f"`{c}` ({why})" for c, why in sorted(incomplete.items())) + ". Re-run them.", ""]
-          if incomplete else []),
-        "```{dropdown} Time per notebook",
-        tables.markdown(pd.DataFrame(costs)[["notebook", "seconds", "device"]]),
-        "```",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def stage(root: Path, out: Path) -> None:
-    """Copy the book's static sources (config, bibliography, Markdown pages and assets below
-    ``chapters/``) next to the executed notebooks in ``out``, with a table of contents pruned of
-    globs that match no executed notebook."""
-    for name in STATIC:
-        if name != "_toc.yml":
-            shutil.copy2(root / name, out / name)
-    for name in STATIC_DIRS:
-        if (root / name).is_dir():
-            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    (out / "_toc.yml").write_text(yaml.safe_dump(_prune_toc(toc, out), sort_keys=False))
-    for p in (root / "chapters").rglob("*"):
-        if p.is_file() and p.suffix != ".ipynb" and not any(part.startswith(".") or part == "_results" for part in p.parts):
-            dest = out / p.relative_to(root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(p, dest)
-    info = out / "chapters" / "intro" / "build-info.md"
-    info.parent.mkdir(parents=True, exist_ok=True)
-    info.write_text(provenance_markdown(root, out))
-    stage_findings(root, out)
-
-
-def stage_findings(root: Path, out: Path) -> None:
-    """The pages made from the whole build: ``findings.csv`` (beside the rows, in ``_results``), the
-    landing page's claim counts and findings (``intro/findings-info.md``), each paper's summary
-    (``<part>/summary-info.md``) and the execution status page (``appendix/status-info.md``)."""
-    import warnings
-
-    from . import archive, compare, findings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", compare.IncompleteResultsWarning)
-        rows = compare.gather(out / "_results")
-    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
-    profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
-    claims, causes, summaries = findings.registry()
-    judged = findings.with_causes(findings.rows_at_largest_scale(rows, build_profile=", ".join(profiles),
-                                                                 root=root), causes,
-                                  archived=findings.archived_ledger(root))
-    frame = findings.findings_frame(judged, claims)
-    findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
-    (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))
-    for paper, part in findings.PAPER_PART.items():
-        dest = out / "chapters" / part / "summary-info.md"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(findings.summary_markdown(paper, frame, judged, summaries))
-    dest = out / "chapters" / "appendix" / "status-info.md"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(status_markdown(root, out, archive.status_frame(root)))
-
-
-def status_markdown(root: Path, out: Path, arch) -> str:
-    """The execution status page: per notebook, this build's run (profile, device, time, date) and
-    every archived run (profile, current or stale and what changed, device, time, date, commit)."""
-    import datetime
-
-    import pandas as pd
-
-    from . import tables
-
-    costs = {c["notebook"]: c for c in build_costs(out)}
-    recs = []
-    for nb in notebooks(root):
-        cid = chapter_id(nb)
-        c = costs.get(nb)
-        recs.append({"notebook": cid, "run": "this build" if c else "not run in this build",
-                     "profile": c["profile"] if c else "", "device": c["device"] if c else "",
-                     "seconds": round(c["seconds"], 1) if c and c.get("seconds") is not None else "",
-                     "date": (datetime.datetime.fromtimestamp(c["when"], datetime.UTC).strftime("%Y-%m-%d")
-                              if c and c.get("when") else ""), "state": "", "commit": ""})
-        for _, a in arch[arch["chapter"] == cid].iterrows() if len(arch) else []:
-            recs.append({"notebook": cid, "run": "archived", "profile": a["profile"], "device": a["device"],
-                         "seconds": a["wall_s"], "date": str(a["finished"])[:10],
-                         "state": a["state"] + (f": {a['changes']}" if a["changes"] else ""), "commit": a["commit"]})
-    lines = [f"{sum(1 for r in recs if r['run'] == 'this build')} notebooks ran in this build; "
-             f"{len(arch)} archived runs ({int((arch['state'] == 'current').sum()) if len(arch) else 0} current, "
-             f"{int((arch['state'] == 'stale').sum()) if len(arch) else 0} stale). A stale archived run is shown "
-             "in its chapter, marked, and not counted in the findings.", "", tables.markdown(pd.DataFrame(recs)), ""]
-    if len(arch):
-        mach = arch[["profile", "chapter", "cpu", "threads", "device"]]
-        lines += ["```{dropdown} The machines of the archived runs", tables.markdown(mach), "```", ""]
-    return "\n".join(lines)
-
-
-def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = None, html_parent: Path | None = None,
-          check_figures: bool = True) -> int:
-    """Build the HTML book from the executed notebooks (warnings are errors, full rebuild); with
-    ``check_figures`` (the default) a figure whose text collides (:func:`figure_collisions`) fails it too.
-
-    The HTML lands in ``<html_parent>/_build/html`` (default: the book root, i.e. ``_build/html``).
-    Returns jupyter-book's exit status.
-    """
-    import subprocess
-
-    root = find_root(root)
-    out = Path(output_dir or root / "_build" / "book").resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    stage(root, out)
-    parent = Path(html_parent or root).resolve()
-    html = parent / "_build" / "html"
-    if html.exists():
-        shutil.rmtree(html)
-    exe = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", "--all", "-W", "-n", "--keep-going",
-           "--path-output", str(parent), str(out)]
-    status = subprocess.call(cmd)
-    collisions = figure_collisions(out) if check_figures else []
-    if collisions:
-        print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.book.style.overlaps):",
-              file=sys.stderr)
-        for line in collisions:
-            print(f"  {line}", file=sys.stderr)
-        return status or 1
-    return status
-
-
-def figure_collisions(out: Path) -> list[str]:
-    """One line per figure of the executed notebooks in ``out`` whose text collides, lies on its data or
-    is too small (the checks :mod:`qlib.book.style` wrote while each notebook ran): the build fails on
-    them, not only the tests."""
-    import json
-
-    found = []
-    for f in sorted((Path(out) / "_results").rglob("figure-checks.json")):
-        try:
-            recs = json.loads(f.read_text())
-        except (OSError, ValueError):
-            continue
-        for rec in recs if isinstance(recs, list) else []:
-            for p in rec.get("overlaps") or []:
-                found.append(f"{f.parent.relative_to(Path(out) / '_results').as_posix()} figure {rec.get('figure')}: {p}")
-    return found

@@ -7,7 +7,7 @@ it is shown (aspect kept, its layout engine re-run), and every figure shown is c
 any two of its text boxes that collide (every axes' titles, labels, major and minor tick labels,
 annotations and legends, and the figure's own texts and legends), a legend on plotted data, text
 below :data:`MIN_FONT_PT`. The checks of a notebook are written to ``<out_dir>/figure-checks.json``;
-the book's build (:func:`qlib.book.runner.build`) and its tests read them and fail on a collision.
+the book's build (:func:`qlib.book.build.build`) and its tests read them and fail on a collision.
 """
 
 from __future__ import annotations

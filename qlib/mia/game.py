@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qlib.validation import check_alloc, check_callable, check_choice, check_int, check_probability, check_seed
+from qlib.validation import (
+    check_alloc,
+    check_callable,
+    check_choice,
+    check_int,
+    check_probability,
+    check_seed,
+    resolve_config,
+)
 
 from .exact import check_prob_vector
 from .gaussian import gaussian_bayes_log_ratio
@@ -39,22 +47,59 @@ class GameResult:
         return (self.accuracy - exact) / math.sqrt(exact * (1 - exact) / self.trials)
 
 
-def simulate_mia_game(sample, algorithm, attack, n: int, nu: float = 0.5, trials: int = 100_000, *,
-                      seed: int | np.random.Generator = 0, chunk: int = 20_000,
-                      convention: str = "003") -> GameResult:
+@dataclass(frozen=True)
+class GameConfig:
+    """The settings of :func:`simulate_mia_game`, checked once when built; frozen.
+
+    ``n``: training-set size (>= 1; no default); ``nu``: the prior ν of a non-member (paper 003, §2; in
+    (0, 1)); ``trials`` M (>= 1); ``seed``: an integer >= 0 or a ``numpy.random.Generator`` (used as
+    is); ``chunk``: trials per vectorised batch (>= 1); ``convention``: ``"003"`` (paper 003, Eq. 1–2)
+    or ``"001"`` (paper 001, Eq. 7, which fixes ν = 1/2)."""
+
+    n: int
+    nu: float = 0.5
+    trials: int = 100_000
+    seed: int | np.random.Generator = 0
+    chunk: int = 20_000
+    convention: str = "003"
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("n", check_int("n", self.n, low=1, integral_float=True))
+        put("nu", check_probability("nu", self.nu, open_low=True, open_high=True))
+        put("trials", check_int("trials", self.trials, low=1, integral_float=True))
+        put("chunk", check_int("chunk", self.chunk, low=1, integral_float=True))
+        check_choice("convention", self.convention, ("003", "001"))
+        if self.convention == "001" and self.nu != 0.5:
+            raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
+        if not isinstance(self.seed, np.random.Generator):
+            put("seed", check_seed("seed", self.seed))
+
+
+#: the fields of :class:`GameConfig` that :func:`simulate_mia_game` takes by position
+_POSITIONAL = ("n", "nu", "trials")
+
+
+def simulate_mia_game(sample, algorithm, attack, *settings, config: GameConfig | None = None,
+                      **overrides) -> GameResult:
     """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally).
 
-    ``seed``: an integer >= 0 or a ``numpy.random.Generator`` (used as is); ``chunk``: trials per
-    vectorised batch (>= 1)."""
+    ``config``: the settings (:class:`GameConfig`), whose fields ``overrides`` replace by keyword
+    (:func:`qlib.validation.resolve_config`); ``settings``: the first of them by position, ``n``,
+    ``nu``, ``trials`` — ``simulate_mia_game(sample, algorithm, attack, n, nu, trials, seed=1)``."""
     for name, f in (("sample", sample), ("algorithm", algorithm), ("attack", attack)):
         check_callable(name, f)
-    n = check_int("n", n, low=1, integral_float=True)
-    nu = check_probability("nu", nu, open_low=True, open_high=True)
-    trials = check_int("trials", trials, low=1, integral_float=True)
-    chunk = check_int("chunk", chunk, low=1, integral_float=True)
-    check_choice("convention", convention, ("003", "001"))
-    if convention == "001" and nu != 0.5:
-        raise ValueError("convention '001' fixes the prior at 1/2 (paper 001, Eq. 7); got nu != 0.5")
+    if len(settings) > len(_POSITIONAL):
+        raise TypeError(f"settings must be at most {len(_POSITIONAL)} values by position ({', '.join(_POSITIONAL)}), "
+                        f"got {len(settings)}")
+    given = dict(zip(_POSITIONAL, settings))
+    twice = sorted(set(given) & set(overrides))
+    if twice:
+        raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
+    cfg = resolve_config(GameConfig, config, {**given, **overrides})
+    n, nu, trials, seed, chunk, convention = cfg.n, cfg.nu, cfg.trials, cfg.seed, cfg.chunk, cfg.convention
     check_alloc("n", min(chunk, trials) * n, 8 * 2, value=n,
                 what=f"a batch of min(chunk, trials) = {min(chunk, trials)} training sets of n points (lower the chunk)")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed("seed", seed))
@@ -142,6 +187,6 @@ def gaussian_bayes_attack(n: int, nu: float):
 
 
 __all__ = [
-    "GameResult", "simulate_mia_game", "discrete_sampler", "count_algorithm", "discrete_bayes_attack",
+    "GameResult", "GameConfig", "simulate_mia_game", "discrete_sampler", "count_algorithm", "discrete_bayes_attack",
     "gaussian_sampler", "mean_algorithm", "gaussian_bayes_attack",
 ]

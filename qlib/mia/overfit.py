@@ -36,6 +36,7 @@ from qlib.validation import (
     check_positive,
     check_seed,
     nested,
+    resolve_config,
     skip_nested,
 )
 
@@ -168,11 +169,48 @@ def sphere(n: int, d: int, g: torch.Generator, device, dtype=torch.float32) -> t
     return x / x.norm(dim=1, keepdim=True)
 
 
-def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: int = 2500, lr: float = 0.1,
-                      n_val: int = 10_000, noise_sd: float = 0.1, thresholds=DEFAULT_THRESHOLDS,
-                      seeds=(0,), eval_every: int = 10, device: str = "auto", units=None) -> OverfitRun:
+@dataclass(frozen=True)
+class OverfitConfig:
+    """The settings of :func:`train_overfit_mlp` (Simulation 1 of paper 003, §6.1), checked once when
+    built; frozen. Defaults: the paper's size.
+
+    ``n`` training points (>= 1) in dimension ``d`` (>= 1), a hidden layer of ``width`` (>= 1),
+    ``iters`` full-batch Adam iterations (>= 1) at ``lr`` (> 0), ``n_val`` validation points (>= 1),
+    label noise ``noise_sd`` (>= 0), the loss ``thresholds`` ε (numbers >= 0, stored as a tuple),
+    ``seeds`` (integers >= 0, a tuple; one model each) and ``eval_every`` (>= 1) iterations between
+    two recorded fractions. Integral floats (1000.0) are taken as integers."""
+
+    n: int = 1000
+    d: int = 10
+    width: int = 4096
+    iters: int = 2500
+    lr: float = 0.1
+    n_val: int = 10_000
+    noise_sd: float = 0.1
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
+    seeds: tuple[int, ...] = (0,)
+    eval_every: int = 10
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        for k in ("n", "d", "width", "iters"):
+            put(k, check_int(k, getattr(self, k), low=1, integral_float=True))
+        put("lr", check_positive("lr", self.lr))
+        put("n_val", check_int("n_val", self.n_val, low=1, integral_float=True))
+        put("eval_every", check_int("eval_every", self.eval_every, low=1, integral_float=True))
+        put("noise_sd", check_float("noise_sd", self.noise_sd, low=0.0))
+        put("thresholds", tuple(check_float_sequence("thresholds", self.thresholds, low=0.0)))
+        put("seeds", tuple(check_int_sequence("seeds", self.seeds, low=0)))
+
+
+def train_overfit_mlp(config: OverfitConfig | None = None, *, device: str = "auto", units=None,
+                      **overrides) -> OverfitRun:
     """Simulation 1 of paper 003 (Figure 1), all seeds trained at once as one batched model.
 
+    ``config``: the settings (:class:`OverfitConfig`), whose fields ``overrides`` replace by keyword
+    (:func:`qlib.validation.resolve_config`): ``train_overfit_mlp(iters=100, seeds=(0, 1))``.
     Data: x ~ Uniform(S^{d−1}), y = sin(π x_1) + ζ, ζ ~ N(0, noise_sd²) (the paper's N(0, 0.01) read
     as a variance). Model x ↦ W_2 ReLU(W_1 x + b_1) + b_2, Xavier-normal weights, PyTorch-default
     uniform biases; full-batch Adam on the MSE. Fractions are recorded at iteration 0 and every
@@ -180,17 +218,13 @@ def train_overfit_mlp(*, n: int = 1000, d: int = 10, width: int = 4096, iters: i
 
     ``units`` (a :class:`qlib.resume.Units`): every :data:`UNIT_ITERATIONS` iterations are a unit whose
     result is the whole training state after them (the weights, Adam's state, the fractions recorded so
-    far), keyed by every argument; a rerun loads the states saved and continues from the last, which
-    gives the same numbers as an uninterrupted run, bit for bit (full-batch training draws nothing after
-    the initialisation).
+    far), keyed by every setting and the device type; a rerun loads the states saved and continues from
+    the last, which gives the same numbers as an uninterrupted run, bit for bit (full-batch training
+    draws nothing after the initialisation).
     """
-    n, d, width, iters = (check_int(k, v, low=1, integral_float=True) for v, k in ((n, "n"), (d, "d"), (width, "width"), (iters, "iters")))
-    lr = check_positive("lr", lr)
-    n_val = check_int("n_val", n_val, low=1, integral_float=True)
-    eval_every = check_int("eval_every", eval_every, low=1, integral_float=True)
-    noise_sd = check_float("noise_sd", noise_sd, low=0.0)
-    thresholds = check_float_sequence("thresholds", thresholds, low=0.0)
-    seeds = check_int_sequence("seeds", seeds, low=0)
+    cfg = resolve_config(OverfitConfig, config, overrides)
+    n, d, width, iters, lr, n_val = cfg.n, cfg.d, cfg.width, cfg.iters, cfg.lr, cfg.n_val
+    noise_sd, thresholds, seeds, eval_every = cfg.noise_sd, cfg.thresholds, cfg.seeds, cfg.eval_every
     check_units("units", units)
     check_alloc("n, n_val, d and width", len(seeds) * ((n + n_val) * (d + 3 * width) + 4 * (d + 2) * width), 4,
                 value=(n, n_val, d, width), what="the seeds' data, hidden activations and weights (with Adam's moments)")
@@ -337,6 +371,6 @@ def propB1_bound(s: int) -> float:
 
 __all__ = [
     "DEFAULT_THRESHOLDS", "UNIT_ITERATIONS", "fraction_below", "eq6_lower_bound", "ols_losses", "loss_threshold_accuracy",
-    "ols_threshold_game", "OverfitRun", "train_overfit_mlp", "wishart_gram_bartlett", "prob_event_E",
+    "ols_threshold_game", "OverfitRun", "OverfitConfig", "train_overfit_mlp", "wishart_gram_bartlett", "prob_event_E",
     "propB1_n_printed", "propB1_n_corrected", "propB1_bound",
 ]

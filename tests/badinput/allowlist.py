@@ -128,8 +128,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
                                    "a flattened batch is one longer vector"
        for f in ("eden_theory.check_vectors", "eden.compress", "eden.roundtrip", "compressors.fit_to_budget",
                  "compressors.squared_errors")},
-    ("qlib.repro.eden.sweeps.vnmse_sweep", "timing_trials", "0"): "0 vectors timed: the errors only, encode_ms NaN",
-    ("qlib.repro.eden.sweeps.vnmse_sweep", "timing_trials", "None"): "None: every vector's compress is timed",
+    ("qlib.repro.eden.sweeps.VnmseSweepConfig", "timing_trials", "0"): "0 vectors timed: the errors only, encode_ms NaN",
+    ("qlib.repro.eden.sweeps.VnmseSweepConfig", "timing_trials", "None"): "None: every vector's compress is timed",
     ("qlib.eden.compress_rotated", "r", "ndim"): "a rotated vector or a batch (*batch, D) of any batch shape, as "
                                                  "compress's x",
     ("qlib.eden_theory.rd_bound", "bits", "ndim"): "elementwise over an array of any shape, as NumPy ufuncs",
@@ -220,8 +220,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("qlib.attacks.threshold.threshold_attack", "scores", "ndim"): "elementwise: scores of any shape",
     ("qlib.attacks.threshold.calibrated_scores", "target_loss", "ndim"):
         "documented (..., N): leading axes are target models",
-    **{("qlib.repro.attacks.synthetic.rank_rho", a, "ndim"): "documented: ρ over the last axis, vectorised over "
-                                                             "any leading axes (broadcast)" for a in ("r", "advantage")},
+    **{("qlib.repro.attacks.protocol.rank_rho", a, "ndim"): "documented: ρ over the last axis, vectorised over "
+                                                            "any leading axes (broadcast)" for a in ("r", "advantage")},
     **{("qlib.repro.attacks.protocol.finite_scores", "s", lab): "its purpose: NaN and ±inf scores (0/0 or x/0 of a zero "
                                                                 "per-example variance) are mapped to finite ones"
        for lab in ("nan-entry", "inf-entry")},
@@ -230,8 +230,26 @@ ALLOW: dict[tuple[str, str, str], str] = {
     **{("qlib.repro.attacks.protocol.percentile_interval", "x", lab): "documented: quantiles along axis, any shape"
        for lab in ("ndim+1", "flattened")},
     ("qlib.repro.attacks.protocol.percentile_interval", "axis", "-1"): "numpy's axis convention: -1 is the last axis",
-    ("qlib.repro.attacks.synthetic.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
-                                                                       "rankings) is valid",
+    ("qlib.repro.attacks.protocol.permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 (reversed "
+                                                                      "rankings) is valid",
+    ("qlib.repro.attacks.protocol.pooled_permutation_test", "rho", "-1.0"): "a mean Spearman correlation: −1 "
+                                                                             "(reversed rankings) is valid",
+    ("qlib.repro.attacks.protocol.pooled_permutation_test", "rho", "nan"): "documented: no cell has a ρ (every cell's "
+                                                                           "ρ undefined); p and the critical value are NaN",
+    **{("qlib.repro.attacks.protocol.pooled_permutation_test", a, lab): "documented: a quantizer whose r_Q^n is not "
+       "finite in some cell is left out of the test (NaN r_Q^n: undefined)" for a in ("r", "advantage")
+       for lab in ("nan-entry", "inf-entry")},
+    **{("qlib.repro.attacks.protocol.resampled_r", "r", lab): "its purpose: a model's r_Q^n is NaN where undefined, and "
+                                                              "left out of the mean" for lab in ("nan-entry", "inf-entry")},
+    **{("qlib.repro.attacks.protocol.rank_rho_over", "r", lab): "documented: a resample may leave a defined quantizer "
+                                                                "without a model (its r_Q^n NaN there); ranked, not refused"
+       for lab in ("nan-entry", "inf-entry")},
+    ("qlib.repro.attacks.protocol.rank_rho_over", "r", "ndim"): "documented (…, Q): ρ over the last axis, vectorised "
+                                                                 "over any leading axes",
+    ("qlib.repro.attacks.protocol.rank_rho_over", "advantage", "ndim"): "documented (…, Q): ρ over the last axis, "
+                                                                         "vectorised over any leading axes",
+    ("qlib.repro.attacks.protocol.bootstrap_weights", "shape", "empty"): "documented: () is one set of weights (no "
+                                                                          "leading axes)",
     ("qlib.repro.attacks.toys.empirical_toy", "alpha", "1.5"):
         "alpha is a smoothing pseudo-count (any value > 0), not a probability",
     ("qlib.repro.attacks.toys.erm_toy", "beta", "-1.0"):

@@ -37,7 +37,8 @@ Choices where nothing is prescribed, with reasons:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -57,13 +58,14 @@ from qlib.validation import (
     check_positive,
     check_probability,
     check_seed,
+    resolve_config,
     skip_nested,
 )
 
-from .paper import RQP_DIAGNOSTIC, RQP_TEST_SIZE
+from .paper import RQP_DIAGNOSTIC, RQP_EPS, RQP_TEST_SIZE
 
-__all__ = ["METHODS", "CANARIES", "AUDIT_FPRS", "WORST_SCALE", "diagnostic_task", "canary", "noise", "audit",
-           "DPAudit"]
+__all__ = ["METHODS", "CANARIES", "AUDIT_FPRS", "WORST_SCALE", "diagnostic_task", "canary", "noise", "AuditConfig",
+           "audit", "DPAudit"]
 
 #: the methods audited (keys of :data:`qlib.dpsgd.METHODS`) and their names in the book
 METHODS = {"dpsgd": "DP-SGD", "projdp": "Proj-DP-SGD", "rqp": "RQP-SGD"}
@@ -158,6 +160,55 @@ def noise(method: str, eps: float, n: int, *, setting=None, rqp_sigma: float | N
     return float(dpsgd_noise_multiplier(eps, s["delta"], s["m"] / n, s["T"]) * s["clip"]), 1.0
 
 
+def _names(name: str, values, allowed, what: str) -> tuple[str, ...]:
+    """``values``: a non-empty sequence of ``what`` (names), each one of ``allowed``."""
+    if isinstance(values, str) or not values or not all(isinstance(x, str) for x in values):
+        raise TypeError(f"{name} must be a non-empty sequence of {what}, got {values!r}")
+    for x in values:
+        check_choice(name, x, allowed)
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """The settings of :func:`audit`, checked once when built; frozen (module docstring).
+
+    ``eps_values`` the budgets ε audited (default paper 004's, :data:`~.paper.RQP_EPS`); ``runs`` models per
+    ε trained with the canary, and as many without (the chapter's 10 000); ``rqp_sigma`` RQP-SGD's noise σ (q
+    solved from Theorem 1 at each ε); ``methods`` keys of :data:`METHODS`; ``canaries`` of :data:`CANARIES`;
+    ``setting`` the hyperparameters m, T, eta, clip, M, b, delta (default paper 004's Diagnostic setting,
+    :data:`~.paper.RQP_DIAGNOSTIC`; kept read-only); ``seed`` the trainings' (each method and canary
+    seeded by ``(seed, method, canary)``); ``sampling`` the batches of :func:`qlib.dpsgd.train`; ``level``
+    and ``correction`` the confidence of the Clopper–Pearson intervals and their multiplicity correction
+    (:func:`qlib.attacks.dp_bound.epsilon_lower_bound`)."""
+
+    eps_values: tuple[float, ...] = RQP_EPS
+    runs: int = 10_000
+    rqp_sigma: float = 1.0
+    methods: tuple[str, ...] = ("dpsgd", "rqp")
+    canaries: tuple[str, ...] = CANARIES
+    setting: Mapping = field(default_factory=lambda: RQP_DIAGNOSTIC)
+    seed: int = 0
+    sampling: str = "with_replacement"
+    level: float = 0.95
+    correction: str = "bonferroni"
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("eps_values", tuple(check_float_sequence("eps_values", self.eps_values, low=0.0, low_open=True)))
+        put("runs", check_int("runs", self.runs, low=2))
+        put("rqp_sigma", check_positive("rqp_sigma", self.rqp_sigma))
+        put("methods", _names("methods", self.methods, tuple(METHODS), "method names"))
+        put("canaries", _names("canaries", self.canaries, CANARIES, "canary kinds"))
+        put("setting", MappingProxyType(_setting(self.setting)))
+        put("seed", check_seed("seed", self.seed))
+        check_choice("sampling", self.sampling, ("with_replacement", "epoch"))
+        put("level", check_probability("level", self.level, open_low=True, open_high=True))
+        check_choice("correction", self.correction, dp_bound.CORRECTIONS)
+
+
 @dataclass
 class DPAudit:
     """The result of :func:`audit`: ``table`` (one row per method, ε and canary: σ, q, δ, the attack's
@@ -180,33 +231,20 @@ def _seeds(seed: int, *key: int) -> tuple[int, int]:
     return int(s[0]), int(s[1])
 
 
-def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=("dpsgd", "rqp"),
-          canaries=CANARIES, setting=None, seed: int = 0, sampling: str = "with_replacement",
-          level: float = 0.95, correction: str = "bonferroni", device="cpu", units=None) -> DPAudit:
-    """The audit of every method × canary × ε: per method and canary two batched trainings (``runs``
-    models per ε with the canary, ``runs`` without; all ε of ``eps_values`` in the same call, σ and q per
-    run), each final model scored by the canary's margin; the metrics and bounds per setting. ``units`` (a
-    :class:`qlib.resume.Units`): each (method, canary)'s two trainings are a unit, saved when done and
-    reused by a rerun (seeded by ``(seed, method, canary)`` alone, so a resumed audit equals an
-    uninterrupted one)."""
+def audit(task: dpsgd.Task, config: AuditConfig | None = None, *, device="cpu", units=None, **overrides) -> DPAudit:
+    """The audit of every method × canary × ε at the settings of ``config`` (an :class:`AuditConfig`;
+    None: its defaults), keyword ``overrides`` replacing its fields (:func:`qlib.validation.resolve_config`:
+    ``audit(task, runs=200)`` is ``audit(task, AuditConfig(runs=200))``): per method and canary two batched
+    trainings (``runs`` models per ε with the canary, ``runs`` without; all ε of ``eps_values`` in the same
+    call, σ and q per run), each final model scored by the canary's margin; the metrics and bounds per
+    setting. ``device`` where the models train. ``units`` (a :class:`qlib.resume.Units`): each (method,
+    canary)'s two trainings are a unit, saved when done and reused by a rerun (seeded by ``(seed, method,
+    canary)`` alone, so a resumed audit equals an uninterrupted one)."""
     task = _logreg_task(task)
-    eps_values = check_float_sequence("eps_values", eps_values, low=0.0, low_open=True)
-    runs = check_int("runs", runs, low=2)
-    rqp_sigma = check_positive("rqp_sigma", rqp_sigma)
-    if isinstance(methods, str) or not all(isinstance(x, str) for x in methods) or not methods:
-        raise TypeError(f"methods must be a non-empty sequence of method names, got {methods!r}")
-    for x in methods:
-        check_choice("methods", x, tuple(METHODS))
-    if isinstance(canaries, str) or not canaries or not all(isinstance(x, str) for x in canaries):
-        raise TypeError(f"canaries must be a non-empty sequence of canary kinds, got {canaries!r}")
-    for x in canaries:
-        check_choice("canaries", x, CANARIES)
-    s = _setting(setting)
-    seed = check_seed("seed", seed)
-    check_choice("sampling", sampling, ("with_replacement", "epoch"))
-    level = check_probability("level", level, open_low=True, open_high=True)
-    check_choice("correction", correction, dp_bound.CORRECTIONS)
+    cfg = resolve_config(AuditConfig, config, overrides)
     check_units("units", units)
+    eps_values, runs, rqp_sigma, sampling = list(cfg.eps_values), cfg.runs, cfg.rqp_sigma, cfg.sampling
+    level, correction, s = cfg.level, cfg.correction, dict(cfg.setting)
     E = len(eps_values)
     # what one call of dpsgd.train holds at once (the sides run one after the other): the example indices and
     # weights of every step (int64, int64, float32) and one step's batch of float64 features, with about two
@@ -215,12 +253,12 @@ def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=
                 what="one side's example indices of every step and one step's float64 batch, for the runs of every ε")
     rows, scores = [], {}
     with skip_nested():
-        for mi, method in enumerate(methods):
+        for mi, method in enumerate(cfg.methods):
             delta = 0.0 if method == "rqp" else s["delta"]
             sq = [noise(method, e, task.n, setting=s, rqp_sigma=rqp_sigma) for e in eps_values]
             sig = np.repeat([a for a, _ in sq], runs)
             qs = np.repeat([b for _, b in sq], runs)
-            for ci, kind in enumerate(canaries):
+            for ci, kind in enumerate(cfg.canaries):
                 x, y, idx = canary(task, kind)
                 Xin, yin = task.X_train, task.y_train
                 if idx is None:
@@ -228,7 +266,7 @@ def audit(task: dpsgd.Task, *, eps_values, runs: int, rqp_sigma: float, methods=
                     Xout, yout = task.X_train, task.y_train
                 else:
                     Xout, yout = np.delete(Xin, idx, axis=0), np.delete(yin, idx)
-                seeds = _seeds(seed, mi, ci)
+                seeds = _seeds(cfg.seed, mi, ci)
 
                 def margins(method=method, x=x, y=y, Xin=Xin, yin=yin, Xout=Xout, yout=yout, sig=sig, qs=qs,
                             seeds=seeds):

@@ -31,7 +31,8 @@ which its score reaches the threshold — the molecule's own TPR at the attack's
 **The questions.** Does quantization lower TPR at low FPR (the data-processing inequality bounds only the best
 attack)? Does r_Q^n rank the quantizers as the strongest attack's TPR at 1 % FPR does (a larger r_Q^n, a
 weaker attack: Theorem 3.3 of paper 001, Δ_n ≈ e^{−n r_Q^n})? Spearman ρ over quantizers per task and pooled
-over tasks with the permutation test of :func:`.synthetic.permutation_test`.
+over tasks with the permutation test of :func:`.protocol.permutation_test`. The statistics are those of
+:mod:`.protocol`, which the synthetic study (chapter 02) shares.
 
 Decisions where paper 001 is silent or that are ours: binary tasks only (LiRA's statistic is the
 logit-scaled confidence of a classifier), one embedder per run (default MACCS keys, an offline stand-in for
@@ -67,12 +68,13 @@ from qlib.validation import (
     check_probability,
     check_seed,
     check_str,
+    resolve_config,
     skip_nested,
 )
 
 from . import protocol
 from .paper import LIRA_SHADOWS, MOLECULAR_SETTINGS
-from .synthetic import ALPHA, REFERENCE, default_quantizers, permutation_test, rank_rho
+from .protocol import REFERENCE
 
 __all__ = ["MOLECULAR_TASKS", "LOW_FPR", "MolecularAttackConfig", "TaskAttacks", "MolecularAttackStudy",
            "molecular_attacks", "weighted_tpr", "exposure", "MolecularAnalysis", "analyse"]
@@ -102,7 +104,7 @@ class MolecularAttackConfig:
     hidden: int = MOLECULAR_SETTINGS["hidden"]
     val_frac: float = MOLECULAR_SETTINGS["val_frac"]
     max_molecules: int | None = None
-    names: tuple[str, ...] = default_quantizers()
+    names: tuple[str, ...] = protocol.default_quantizers()
     seed: int = 0
 
     def __post_init__(self):
@@ -227,18 +229,18 @@ def _split(n: int, val_frac: float, seed: int):
     return np.sort(perm[:n_val]), np.sort(pool)
 
 
-def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir=None, device="auto",
-                      progress=None, units=None) -> MolecularAttackStudy:
-    """Every attack on every quantized (and the unquantized) molecular MLP of every task of ``config`` (a
-    :class:`MolecularAttackConfig`; module docstring). ``data_dir`` the TDC files (:func:`qlib.molecules.load_task`:
-    a task absent offline is listed in ``missing``), ``cache_dir`` the embedding cache, ``device`` where the
-    models train (the attacks run on the CPU), ``progress`` an optional callable ``progress(task, TaskAttacks)``.
-    ``units`` (a :class:`qlib.resume.Units`): each task is a unit, keyed by the settings and a fingerprint of
-    its embeddings and labels, saved when done and reused by a rerun (each task is seeded by its own index
-    alone, so a resumed study equals an uninterrupted one)."""
-    cfg = config
-    if not isinstance(cfg, MolecularAttackConfig):
-        raise TypeError(f"config must be a MolecularAttackConfig, got {type(cfg).__name__}")
+def molecular_attacks(config: MolecularAttackConfig | None = None, *, data_dir=None, cache_dir=None, device="auto",
+                      progress=None, units=None, **overrides) -> MolecularAttackStudy:
+    """Every attack on every quantized (and the unquantized) molecular MLP of every task (module docstring),
+    at the settings of ``config`` (a :class:`MolecularAttackConfig`; None: its defaults), keyword
+    ``overrides`` replacing its fields (:func:`qlib.validation.resolve_config`: ``molecular_attacks(models=8)``
+    is ``molecular_attacks(MolecularAttackConfig(models=8))``). ``data_dir`` the TDC files
+    (:func:`qlib.molecules.load_task`: a task absent offline is listed in ``missing``), ``cache_dir`` the
+    embedding cache, ``device`` where the models train (the attacks run on the CPU), ``progress`` an optional
+    callable ``progress(task, TaskAttacks)``. ``units`` (a :class:`qlib.resume.Units`): each task is a unit,
+    keyed by the settings and a fingerprint of its embeddings and labels, saved when done and reused by a
+    rerun (each task is seeded by its own index alone, so a resumed study equals an uninterrupted one)."""
+    cfg = resolve_config(MolecularAttackConfig, config, overrides)
     if progress is not None:
         check_callable("progress", progress)
     check_units("units", units)
@@ -247,26 +249,26 @@ def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir
     half = protocol.halves(K)
     out, missing, rows = [], {}, []
     with skip_nested():
-        for ti, name in enumerate(cfg.tasks):
+        for task_index, name in enumerate(cfg.tasks):
             try:
                 task = molecules.load_task(name, data_dir=data_dir)
             except MissingDataError as exc:
                 missing[name] = f"{molecules.task_info(name).filename} is not in the offline data directory ({exc.__class__.__name__})"
                 continue
-            sub = cfg.seed * 1_000_003 + ti                       # the task's own seed: split, halves, init
+            task_seed = cfg.seed * 1_000_003 + task_index          # the task's own seed: split, halves, init
             smiles, labels, key = list(task.smiles), task.y, name
             if cfg.max_molecules is not None and len(smiles) > cfg.max_molecules:
-                pick = np.sort(np.random.default_rng(sub).choice(len(smiles), cfg.max_molecules, replace=False))
+                pick = np.sort(np.random.default_rng(task_seed).choice(len(smiles), cfg.max_molecules, replace=False))
                 smiles, labels, key = [smiles[i] for i in pick], labels[pick], f"{name}~{cfg.max_molecules}~{cfg.seed}"
             emb, _ = molecules.embed_cached(key, smiles, cfg.embedder, cache_dir=cache_dir)
             X = emb.X.astype(np.float32)
             y = labels[emb.valid]
 
-            def one_task(name=name, X=X, y=y, emb=emb, smiles=smiles, sub=sub):
+            def one_task(name=name, X=X, y=y, emb=emb, smiles=smiles, task_seed=task_seed):
                 """One task: train the shadows with r_Q^n recorded, quantize, attack."""
                 task_rows = []
                 smiles = [s for s, v in zip(smiles, emb.valid) if v]
-                val, pool = _split(X.shape[0], cfg.val_frac, sub)
+                val, pool = _split(X.shape[0], cfg.val_frac, task_seed)
                 N = pool.size
                 check_alloc("models", A * (P + 2) * K * N, 8, value=K, what="every attacked model's attack scores on the "
                             "pool (attacked models × attacks × models × pool)")
@@ -275,7 +277,7 @@ def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir
                 Xp, yp = torch.from_numpy(Xs[pool]), torch.from_numpy(y[pool].astype(np.float32))
                 Xv, yv = torch.from_numpy(Xs[val]), torch.from_numpy(y[val].astype(np.float32))
                 model = engine.MLP(X.shape[1], cfg.hidden)
-                keep = shadow.paired_keep(K, N, seed=sub)
+                keep = shadow.paired_keep(K, N, seed=task_seed)
                 t0 = time.perf_counter()
                 rec = recorder.RQRecorder(model, names, Xv.expand(K, -1, -1).contiguous(),
                                           yv.expand(K, -1).contiguous(), epochs=cfg.epochs, loss="logistic",
@@ -283,7 +285,7 @@ def molecular_attacks(config: MolecularAttackConfig, *, data_dir=None, cache_dir
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: left out, counted in the tables
                     train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr, loss="logistic")
-                    theta = shadow.train_shadows(model, Xp, yp, keep, train_cfg, seed=sub, device=device,
+                    theta = shadow.train_shadows(model, Xp, yp, keep, train_cfg, seed=task_seed, device=device,
                                                  callbacks=[rec]).cpu()
                     rec.finish()
                 r = np.asarray(rec.r, dtype=float).copy()
@@ -382,11 +384,12 @@ class MolecularAnalysis:
     r_Q^n (mean over models) with its interval, the theory's order e^{−n r_Q^n}, the strongest attack (largest
     TPR at 1 % FPR), its TPR at 1 % and 0.1 % FPR with intervals and AUC, the largest held-out advantage
     over the attacks with its interval, the drop of TPR at 1 % FPR from the unquantized model (``drop``, paired
-    interval), and the gap e^{−n r_Q^n} − advantage. ``per_task``: per task, the pool and training sizes, ρ
-    with its interval, the mean drop over quantizers with its interval and the number of quantizers whose drop
-    interval is above 0. ``pooled``: the mean ρ over tasks, its interval, permutation p-value and critical
-    value. ``exposure``: task → (A, N) per-molecule TPR at each attacked model's strongest attack's 1 % FPR
-    operating point (:func:`exposure`). ``settings``: reps, level, draws, alpha, seed."""
+    interval), and the gap e^{−n r_Q^n} − advantage (:func:`.protocol.theory_gap`). ``per_task``: per task,
+    the pool and training sizes, ρ with its interval, the mean drop over quantizers with its interval and the
+    number of quantizers whose drop interval is above 0. ``pooled``: the mean ρ over tasks, its interval,
+    permutation p-value and critical value. ``exposure``: task → (A, N) per-molecule TPR at each attacked
+    model's strongest attack's 1 % FPR operating point (:func:`exposure`). ``settings``: the
+    :class:`.protocol.AnalysisConfig` as a dict (reps, level, draws, alpha, seed)."""
 
     per_quantizer: pd.DataFrame
     per_task: pd.DataFrame
@@ -395,102 +398,129 @@ class MolecularAnalysis:
     settings: dict
 
 
-#: the percentile bootstrap interval (shared with the other chapter of the protocol)
-_pct = functools.partial(protocol.percentile_interval, allow_nonfinite=True)  # an undefined resampled ρ is NaN
+#: the percentile bootstrap interval of :mod:`.protocol` (an undefined resampled ρ is NaN, left out)
+_interval = functools.partial(protocol.percentile_interval, allow_nonfinite=True)
 
 
-def analyse(study: MolecularAttackStudy, *, reps: int = 200, level: float = 0.95, draws: int = 10_000,
-            alpha: float = ALPHA, seed: int = 0) -> MolecularAnalysis:
-    """Summaries, intervals and rank agreement of a study (module docstring): ``reps`` bootstrap resamples of
-    whole targets (percentile intervals at ``level``), ``draws`` permutations for the pooled ρ's test at
-    ``alpha``."""
+@dataclass(frozen=True)
+class _TaskResampled:
+    """One task's statistics in the data (index 0 of axis B) and in each bootstrap resample of whole
+    targets (1 … reps). Axes: A attacked models (the identity, then the quantizers), B, Q quantizers.
+
+    ``strongest`` (A, B) the index in :data:`.protocol.ATTACKS` of the attack with the largest TPR at 1 % FPR;
+    ``tpr`` and ``tpr_low`` (A, B) that attack's TPR at 1 % and at 0.1 % FPR (:data:`LOW_FPR`); ``advantage``
+    (A, B) the largest held-out advantage over the attacks; ``r`` (B, Q) r_Q^n, the mean over the models;
+    ``rho`` (B,) ρ of r_Q^n against ``tpr`` over the quantizers whose r_Q^n is defined in the data
+    (``ranked`` of them)."""
+
+    strongest: np.ndarray
+    tpr: np.ndarray
+    tpr_low: np.ndarray
+    advantage: np.ndarray
+    r: np.ndarray
+    rho: np.ndarray
+    ranked: int
+
+    @property
+    def drop(self) -> np.ndarray:
+        """(Q, B): the unquantized model's TPR at 1 % FPR minus each quantized model's (paired)."""
+        return self.tpr[:1] - self.tpr[1:]
+
+
+def _resample_task(task: TaskAttacks, weights: np.ndarray) -> _TaskResampled:
+    """The statistics of one task under ``weights`` (B, K) (:func:`.protocol.bootstrap_weights`): the targets'
+    pairs weighted in the ROC, the held-out advantage and r_Q^n (a target is one of the models)."""
+    A, P, K, N = task.scores.shape
+    tpr = np.empty((A, P, weights.shape[0], len(LOW_FPR)))
+    for a in range(A):
+        for p in range(P):
+            tpr[a, p] = weighted_tpr(task.scores[a, p], task.keep, weights)
+    strongest = tpr[..., 0].argmax(axis=1)                                          # (A, B)
+    tpr_strongest, tpr_low = (np.take_along_axis(tpr[..., j], strongest[:, None], axis=1)[:, 0] for j in (0, 1))
+    advantage = protocol.resampled_advantage(task.correct, weights, pairs=N).max(axis=2).T   # (A, B)
+    r = protocol.resampled_r(task.r, weights)                                          # (B, Q)
+    defined = np.isfinite(r[0])
+    rho = protocol.rank_rho_over(r, tpr_strongest[1:].T, defined)
+    return _TaskResampled(strongest, tpr_strongest, tpr_low, advantage, r, rho, int(defined.sum()))
+
+
+def _task_frames(study: MolecularAttackStudy, task: TaskAttacks, boot: _TaskResampled, level: float):
+    """``(rows, summary)``: one task's rows of :attr:`MolecularAnalysis.per_quantizer` and its row of
+    :attr:`MolecularAnalysis.per_task`."""
+    A, P, K, N = task.scores.shape
+    r_lo, r_hi = _interval(boot.r[1:], level)
+    tpr_lo, tpr_hi = _interval(boot.tpr[:, 1:], level, axis=1)
+    tpr_low_lo, tpr_low_hi = _interval(boot.tpr_low[:, 1:], level, axis=1)
+    advantage_lo, advantage_hi = _interval(boot.advantage[:, 1:], level, axis=1)
+    drop = boot.drop
+    drop_lo, drop_hi = _interval(drop[:, 1:], level, axis=1)
+    roc = study.table[study.table["task"] == task.task].set_index(["quantizer", "attack"])
+    rows = []
+    for a, q in enumerate(study.attacked):
+        strongest = protocol.ATTACKS[boot.strongest[a, 0]]
+        row = {"task": task.task, "quantizer": q, "strongest": strongest, "tpr@0.01": boot.tpr[a, 0],
+               "tpr@0.01_lo": tpr_lo[a], "tpr@0.01_hi": tpr_hi[a], "tpr@0.001": boot.tpr_low[a, 0],
+               "tpr@0.001_lo": tpr_low_lo[a], "tpr@0.001_hi": tpr_low_hi[a], "auc": float(roc.loc[(q, strongest), "auc"]),
+               "advantage": boot.advantage[a, 0], "advantage_lo": advantage_lo[a], "advantage_hi": advantage_hi[a]}
+        if a == 0:
+            row.update(r=np.nan, r_lo=np.nan, r_hi=np.nan, theory=np.nan, drop=np.nan, drop_lo=np.nan,
+                       drop_hi=np.nan)
+        else:
+            rq = boot.r[0, a - 1]
+            row.update(r=rq, r_lo=r_lo[a - 1], r_hi=r_hi[a - 1], theory=float(np.exp(-task.n * rq)),
+                       drop=drop[a - 1, 0], drop_lo=drop_lo[a - 1], drop_hi=drop_hi[a - 1])
+        rows.append(row)
+    mean_drop = drop.mean(axis=0)                                                   # (B,): over quantizers
+    mean_drop_lo, mean_drop_hi = _interval(mean_drop[1:], level)
+    rho_lo, rho_hi = _interval(boot.rho[1:], level)
+    summary = {"task": task.task, "pool": N, "n": task.n, "n_val": task.n_val, "d": task.d, "models": K,
+               "rho": float(boot.rho[0]), "rho_lo": float(rho_lo), "rho_hi": float(rho_hi),
+               "quantizers_ranked": boot.ranked, "mean_drop": float(mean_drop[0]),
+               "mean_drop_lo": float(mean_drop_lo), "mean_drop_hi": float(mean_drop_hi),
+               "drops_above_0": int((drop_lo > 0).sum()), "quantizers": int(A - 1),
+               "seconds": float(sum(task.seconds.values()))}
+    return rows, summary
+
+
+def _pooled(study: MolecularAttackStudy, per_task: pd.DataFrame, resampled: list, cfg: protocol.AnalysisConfig) -> dict:
+    """:attr:`MolecularAnalysis.pooled`: over the tasks (one cell each)."""
+    r_cells = np.array([boot.r[0] for boot in resampled])                             # (tasks, Q)
+    tpr_cells = np.array([boot.tpr[1:, 0] for boot in resampled])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean_rho = float(np.nanmean(per_task["rho"])) if np.isfinite(per_task["rho"]).any() else float("nan")
+    with skip_nested():
+        p, crit, ranked = protocol.pooled_permutation_test(mean_rho, r_cells, tpr_cells, cfg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rho_pooled = np.nanmean(np.array([boot.rho for boot in resampled]), axis=0)  # (B,): mean over tasks
+    rho_lo, rho_hi = _interval(rho_pooled[1:], cfg.level)
+    return {"rho": mean_rho, "rho_lo": float(rho_lo), "rho_hi": float(rho_hi), "p": p, "crit": crit,
+            "tasks": len(per_task), "quantizers": ranked, "models": int(study.config["models"])}
+
+
+def analyse(study: MolecularAttackStudy, config: protocol.AnalysisConfig | None = None,
+            **overrides) -> MolecularAnalysis:
+    """Summaries, intervals and rank agreement of a study (module docstring), at the settings of ``config``
+    (a :class:`.protocol.AnalysisConfig`; None: its defaults), keyword ``overrides`` replacing its fields
+    (``analyse(study, reps=50)``): ``reps`` bootstrap resamples of whole targets (percentile intervals at
+    ``level``), ``draws`` permutations for the pooled ρ's test at ``alpha``."""
     if not isinstance(study, MolecularAttackStudy):
         raise TypeError(f"study must be the MolecularAttackStudy molecular_attacks returns, got {type(study).__name__}")
-    reps = check_int("reps", reps, low=1)
-    level = check_probability("level", level, open_low=True, open_high=True)
-    draws = check_int("draws", draws, low=1)
-    alpha = check_probability("alpha", alpha, open_low=True, open_high=True)
-    seed = check_seed("seed", seed)
+    cfg = resolve_config(protocol.AnalysisConfig, config, overrides)
     if not study.tasks:
         raise ValueError("study holds no task (every task's file was missing): nothing to analyse")
-    rng = np.random.default_rng(seed)
-    attacked = study.attacked
-    rows, trows, expo = [], [], {}
-    cells_r, cells_t, rho_boot = [], [], []
-    for ta in study.tasks:
-        A, P, K, N = ta.scores.shape
-        check_alloc("reps", 3 * (reps + 1) * K * N, 8, value=reps, what="the bootstrap's weighted ROC curves")
-        w = np.concatenate([np.ones((1, K)), rng.multinomial(K, np.full(K, 1 / K), size=reps).astype(float)])
-        tpr = np.empty((A, P, reps + 1, len(LOW_FPR)))
-        for a in range(A):
-            for p in range(P):
-                tpr[a, p] = weighted_tpr(ta.scores[a, p], ta.keep, w)
-        best = tpr[..., 0].argmax(axis=1)                                       # (A, B): strongest by TPR@1 %
-        t1 = np.take_along_axis(tpr[..., 0], best[:, None], axis=1)[:, 0]       # (A, B)
-        t01 = np.take_along_axis(tpr[..., 1], best[:, None], axis=1)[:, 0]
-        adv = (2 * np.einsum("bk,apk->bap", w, ta.correct) / (N * w.sum(1))[:, None, None] - 1).max(axis=2).T  # (A, B)
-        okr = np.isfinite(ta.r)
-        cnt = w @ okr.T.astype(float)                                           # (B, Q)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rbar = np.where(cnt > 0, (w @ np.where(okr, ta.r, 0.0).T) / np.where(cnt > 0, cnt, 1), np.nan)
-        ok_q = np.isfinite(rbar[0])
-        with skip_nested():
-            rho = rank_rho(rbar[:, ok_q], t1[1:][ok_q].T) if ok_q.sum() >= 3 else np.full(reps + 1, np.nan)
-        drop = t1[:1] - t1[1:]                                                  # (Q, B)
-        r_lo, r_hi = _pct(rbar[1:], level)
-        t1_lo, t1_hi = _pct(t1[:, 1:], level, axis=1)
-        t01_lo, t01_hi = _pct(t01[:, 1:], level, axis=1)
-        a_lo, a_hi = _pct(adv[:, 1:], level, axis=1)
-        d_lo, d_hi = _pct(drop[:, 1:], level, axis=1)
-        tab = study.table[study.table["task"] == ta.task].set_index(["quantizer", "attack"])
-        n = ta.n
-        expo[ta.task] = np.stack([exposure(ta.scores[a, best[a, 0]], ta.keep) for a in range(A)])
-        for a, q in enumerate(attacked):
-            strongest = protocol.ATTACKS[best[a, 0]]
-            ta_auc = float(tab.loc[(q, strongest), "auc"])
-            row = {"task": ta.task, "quantizer": q, "strongest": strongest, "tpr@0.01": t1[a, 0],
-                   "tpr@0.01_lo": t1_lo[a], "tpr@0.01_hi": t1_hi[a], "tpr@0.001": t01[a, 0],
-                   "tpr@0.001_lo": t01_lo[a], "tpr@0.001_hi": t01_hi[a], "auc": ta_auc,
-                   "advantage": adv[a, 0], "advantage_lo": a_lo[a], "advantage_hi": a_hi[a]}
-            if a == 0:
-                row.update(r=np.nan, r_lo=np.nan, r_hi=np.nan, theory=np.nan, drop=np.nan, drop_lo=np.nan,
-                           drop_hi=np.nan)
-            else:
-                rq = rbar[0, a - 1]
-                row.update(r=rq, r_lo=r_lo[a - 1], r_hi=r_hi[a - 1], theory=float(np.exp(-n * rq)),
-                           drop=drop[a - 1, 0], drop_lo=d_lo[a - 1], drop_hi=d_hi[a - 1])
-            rows.append(row)
-        md = drop.mean(axis=0)
-        md_lo, md_hi = _pct(md[1:], level)
-        rho_lo, rho_hi = _pct(rho[1:], level)
-        trows.append({"task": ta.task, "pool": N, "n": n, "n_val": ta.n_val, "d": ta.d, "models": K,
-                      "rho": float(rho[0]), "rho_lo": float(rho_lo), "rho_hi": float(rho_hi),
-                      "quantizers_ranked": int(ok_q.sum()), "mean_drop": float(md[0]), "mean_drop_lo": float(md_lo),
-                      "mean_drop_hi": float(md_hi), "drops_above_0": int((d_lo > 0).sum()), "quantizers": int(A - 1),
-                      "seconds": float(sum(ta.seconds.values()))})
-        cells_r.append(rbar[0])
-        cells_t.append(t1[1:, 0])
-        rho_boot.append(rho)
-    per_q = pd.DataFrame(rows)
-    per_q["gap"] = per_q["theory"] - per_q["advantage"]
-    per_q["gap_lo"] = per_q["theory"] - per_q["advantage_hi"]
-    per_q["gap_hi"] = per_q["theory"] - per_q["advantage_lo"]
-    per_t = pd.DataFrame(trows)
-    cr, ct = np.array(cells_r), np.array(cells_t)
-    keep_q = np.isfinite(cr).all(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean_rho = float(np.nanmean(per_t["rho"])) if np.isfinite(per_t["rho"]).any() else float("nan")
-    if keep_q.sum() >= 3 and np.isfinite(mean_rho):
-        with skip_nested():
-            p, crit = permutation_test(mean_rho, cr[:, keep_q], ct[:, keep_q], draws=draws, alpha=alpha, seed=seed)
-    else:
-        p, crit = float("nan"), float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rho_all = np.nanmean(np.array(rho_boot), axis=0)                       # (B,): mean over tasks
-    rho_lo, rho_hi = _pct(rho_all[1:], level)
-    pooled = {"rho": mean_rho, "rho_lo": float(rho_lo), "rho_hi": float(rho_hi), "p": p, "crit": crit, "tasks": len(per_t), "quantizers": int(keep_q.sum()),
-              "models": int(study.config["models"])}
-    settings = {"reps": reps, "level": level, "draws": draws, "alpha": alpha, "seed": seed}
-    return MolecularAnalysis(per_q, per_t, pooled, expo, settings)
+    rng = np.random.default_rng(cfg.seed)
+    rows, task_rows, exposures, resampled = [], [], {}, []
+    for task in study.tasks:
+        A, P, K, N = task.scores.shape
+        check_alloc("reps", 3 * (cfg.reps + 1) * K * N, 8, value=cfg.reps, what="the bootstrap's weighted ROC curves")
+        boot = _resample_task(task, protocol.bootstrap_weights(rng, K, cfg.reps))
+        exposures[task.task] = np.stack([exposure(task.scores[a, boot.strongest[a, 0]], task.keep) for a in range(A)])
+        task_quantizer_rows, summary = _task_frames(study, task, boot, cfg.level)
+        rows += task_quantizer_rows
+        task_rows.append(summary)
+        resampled.append(boot)
+    per_task = pd.DataFrame(task_rows)
+    return MolecularAnalysis(protocol.theory_gap(pd.DataFrame(rows)), per_task, _pooled(study, per_task, resampled, cfg),
+                             exposures, cfg.as_dict())

@@ -13,7 +13,7 @@ The tests, fixed before any result was seen (our choices, with reasons):
   (null: no effect of quantization). How many quantizers pass on their own is in the note.
 * **r_Q^n ranks the quantizers as the attack does** (Theorem 3.3 of paper 001: Δ_n ≈ e^{−n r_Q^n}, a larger
   r_Q^n a weaker attack): Spearman ρ over the quantizers between r_Q^n and the strongest attack's negated TPR at
-  1 % FPR. Pooled over tasks, the mean ρ must exceed the one-sided :data:`.synthetic.ALPHA` critical value of
+  1 % FPR. Pooled over tasks, the mean ρ must exceed the one-sided :data:`.protocol.ALPHA` critical value of
   its permutation distribution (quantizers' r_Q^n permuted within each task); per task, the lower end of the
   95 % bootstrap interval must be above 0. Null: ρ = 0.
 * **Quantization keeps who is exposed**: per task, Spearman's ρ over the pool's molecules between their

@@ -23,8 +23,8 @@ from its logit-scaled confidence φ = (2y − 1)·f(x) (:func:`qlib.attacks.shad
 * LiRA online with one global variance (:func:`qlib.attacks.lira.lira_online`; the reference code's
   choice for few shadows), and with per-example variances (the reference code's default). Where a
   quantizer makes every shadow agree on an example, a per-example variance is zero and the score
-  undefined (0/0) or infinite: :func:`_finite_scores` ranks an undefined score below every other (no
-  evidence of membership) and an infinite one beyond the finite range, its sign kept.
+  undefined (0/0) or infinite: :func:`.protocol.finite_scores` ranks an undefined score below every other
+  (no evidence of membership) and an infinite one beyond the finite range, its sign kept.
 
 **Held-out accuracy.** Each attack's threshold is fitted (:func:`qlib.attacks.threshold.fit_threshold`)
 on the pairs of one fold of targets (the even-numbered) and applied to the other, and vice versa, so
@@ -45,13 +45,14 @@ advantage 1 − MIS (so at least 0), with its Clopper–Pearson interval.
 so Δ_n ≈ e^{−n r_Q^n}): does r_Q^n rank the quantizers as the strongest attack does? A larger r_Q^n
 should mean a weaker attack. :func:`analyse` computes, per seed and law, the Spearman correlation over
 the quantizers between r_Q^n and the strongest attack's **negated** advantage (so ρ = +1 is the same
-ranking, both read "more private"), its mean over seeds with the seeds' spread and a bootstrap interval,
-and the one-sided permutation p-value of ρ = 0 (the quantizers' r_Q^n permuted independently within
-each seed × law).
+ranking, both read "more private"; :func:`.protocol.rank_rho`), its mean over seeds with the seeds' spread
+and a bootstrap interval, and the one-sided permutation p-value of ρ = 0 (the quantizers' r_Q^n permuted
+independently within each seed × law; :func:`.protocol.permutation_test`). The statistics are those of
+:mod:`.protocol`, which the molecular study (chapter 03) shares.
 
 Decisions where the paper is silent or that are ours: the pool of 2n points (so that every model trains
-on the study's n), K models per law, the three attacks and their fixed variance, the cross-fitted
-thresholds, the strongest attack per quantizer as the maximum of the three held-out advantages (the same
+on the study's n), K models per law, the four attacks and their fixed variance, the cross-fitted
+thresholds, the strongest attack per quantizer as the maximum of the four held-out advantages (the same
 selection for every quantizer; it biases every advantage up alike), a law's r_Q^n as the mean over its
 K models (NaN ones — fewer than two distinct quantized models along training — left out), and a
 quantizer whose r_Q^n is NaN for every model left out of that law's ρ.
@@ -71,18 +72,16 @@ import torch
 from qlib import discriminator, engine, quantizers, recorder, synthetic
 from qlib.attacks import metrics, shadow
 from qlib.devices import resolve
-from qlib.ranking import spearman
 from qlib.resume import check_units
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
-    check_array,
     check_bool,
     check_float,
     check_int,
     check_int_sequence,
-    check_probability,
     check_seed,
+    resolve_config,
     skip_nested,
 )
 
@@ -90,20 +89,12 @@ from . import protocol
 from .paper import SYNTHETIC_SETTINGS
 
 __all__ = ["SYNTHETIC_ATTACKS", "REFERENCE", "SyntheticConfig", "SyntheticStudy", "synthetic_attacks",
-           "default_quantizers", "rank_rho", "SyntheticAnalysis", "analyse", "permutation_test", "ALPHA"]
+           "SyntheticAnalysis", "analyse"]
 
 #: the practical attacks of the study, in table order (the protocol shared with chapter 03, :mod:`.protocol`)
 SYNTHETIC_ATTACKS = protocol.ATTACKS
-#: the one-sided level of the permutation test of ρ = 0 (ours, fixed before any result)
-ALPHA = 0.05
-#: the unquantized model, attacked beside the quantizers (no r_Q^n: a continuous model never repeats)
-REFERENCE = "identity"
-
-
-def default_quantizers() -> tuple[str, ...]:
-    """Every quantizer of ``qlib.quantizers`` but the identity (whose r_Q^n is not defined: a continuous
-    model is never repeated), in the paper's column order."""
-    return tuple(q for q in quantizers.names() if q != REFERENCE)
+#: the unquantized model, attacked beside the quantizers (the protocol's, :data:`.protocol.REFERENCE`)
+REFERENCE = protocol.REFERENCE
 
 
 @dataclass(frozen=True)
@@ -114,7 +105,7 @@ class SyntheticConfig:
     (a multiple of 4, ≥ 8): per law and seed, each half of K/2 models is the other half's shadows;
     ``epochs`` of full-batch Adam at ``lr`` (defaults: paper 001 §5.1.1, :data:`~.paper.SYNTHETIC_SETTINGS`);
     ``seeds`` one independent repetition each (data, initialisations, halves); ``names`` the quantizers
-    (default :func:`default_quantizers`); ``grid`` the (σ, modes) laws drawn from ``law_seed``
+    (default :func:`.protocol.default_quantizers`); ``grid`` the (σ, modes) laws drawn from ``law_seed``
     (``qlib.synthetic``); ``discriminator``: train the paper's discriminator baseline, with ``disc_hidden``
     units, ``disc_epochs``, ``disc_patience`` and ``disc_lr``."""
 
@@ -124,7 +115,7 @@ class SyntheticConfig:
     epochs: int = SYNTHETIC_SETTINGS["epochs"]
     lr: float = SYNTHETIC_SETTINGS["lr"]
     seeds: tuple[int, ...] = (0, 1, 2)
-    names: tuple[str, ...] = default_quantizers()
+    names: tuple[str, ...] = protocol.default_quantizers()
     grid: tuple[tuple[float, int], ...] = synthetic.GRID
     law_seed: int = 0
     discriminator: bool = True
@@ -213,21 +204,22 @@ class SyntheticStudy:
         return [REFERENCE, *self.names]
 
 
-def synthetic_attacks(config: SyntheticConfig, *, device="auto", units=None) -> SyntheticStudy:
+def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", units=None,
+                      **overrides) -> SyntheticStudy:
     """Every attack on every quantized (and the unquantized) model of every law (module docstring),
-    at the settings of ``config`` (a :class:`SyntheticConfig`; ``SyntheticConfig()`` for the defaults).
-    ``device``: where the models train (``qlib.devices``); the attacks run on the CPU. ``units`` (a
-    :class:`qlib.resume.Units`): each (seed, law) is a unit, saved when done and reused by a rerun
-    (its pool comes from the seed's generator, drawn for all laws first, and its keep sets and
-    initialisations from the law's own seed, so a resumed study equals an uninterrupted one)."""
-    cfg = config
-    if not isinstance(cfg, SyntheticConfig):
-        raise TypeError(f"config must be a SyntheticConfig, got {type(cfg).__name__}")
+    at the settings of ``config`` (a :class:`SyntheticConfig`; None: its defaults), keyword ``overrides``
+    replacing its fields (:func:`qlib.validation.resolve_config`: ``synthetic_attacks(models=8)`` is
+    ``synthetic_attacks(SyntheticConfig(models=8))``). ``device``: where the models train
+    (``qlib.devices``); the attacks run on the CPU. ``units`` (a :class:`qlib.resume.Units`): each
+    (seed, law) is a unit, saved when done and reused by a rerun (its pool comes from the seed's
+    generator, drawn for all laws first, and its keep sets and initialisations from the law's own seed,
+    so a resumed study equals an uninterrupted one)."""
+    cfg = resolve_config(SyntheticConfig, config, overrides)
     check_units("units", units)
-    A_, K_, N_ = len(cfg.names) + 1, cfg.models, 2 * cfg.n
-    check_alloc("models", A_ * K_ * N_ * (len(SYNTHETIC_ATTACKS) + 2), 8, value=K_,
+    check_alloc("models", (len(cfg.names) + 1) * cfg.models * 2 * cfg.n * (len(SYNTHETIC_ATTACKS) + 2), 8,
+                value=cfg.models,
                 what="every attacked model's scores on its pool (attacked models × models × 2n × attacks)")
-    check_alloc("epochs", K_ * len(cfg.names) * cfg.epochs, 4 * 2, value=cfg.epochs,
+    check_alloc("epochs", cfg.models * len(cfg.names) * cfg.epochs, 4 * 2, value=cfg.epochs,
                 what="the recorder's per-epoch statistics (models × quantizers × epochs)")
     laws = synthetic.make_laws(cfg.law_seed, grid=cfg.grid)
     labels = synthetic.law_labels(cfg.grid)
@@ -244,34 +236,34 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto", units=None) -> 
         split = engine.param_sizes(model)
         train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr)
 
-        def one_law(seed, li, x_pool, y_pool, x_val, y_val) -> dict:
+        def one_law(seed, law, x_pool, y_pool, x_val, y_val) -> dict:
             """One (seed, law): train, record r_Q^n, attack, and (optionally) the discriminator."""
             out = {"rows": [], "correct": np.zeros((A, P, K), dtype=np.int64), "disc": np.full((3, A), np.nan),
                    "seconds": {"train_and_r_q": 0.0, "attacks": 0.0, "discriminator": 0.0}}
             t0 = time.perf_counter()
-            sub = seed * 1_000_003 + li                                   # the law's own seed for keep and init
-            keep = shadow.paired_keep(K, 2 * n, seed=sub)
-            X, y = synthetic.features(x_pool[li]), y_pool[li]
-            Xv = synthetic.features(x_val[li]).expand(K, -1, -1).contiguous()
-            rec = recorder.RQRecorder(model, names, Xv, y_val[li].expand(K, -1).contiguous(), epochs=cfg.epochs,
+            law_seed = seed * 1_000_003 + law                              # the law's own seed for keep and init
+            keep = shadow.paired_keep(K, 2 * n, seed=law_seed)
+            X, y = synthetic.features(x_pool[law]), y_pool[law]
+            X_val = synthetic.features(x_val[law]).expand(K, -1, -1).contiguous()
+            rec = recorder.RQRecorder(model, names, X_val, y_val[law].expand(K, -1).contiguous(), epochs=cfg.epochs,
                                       device=device)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: counted in the tables
-                theta = shadow.train_shadows(model, X, y, keep, train_cfg, seed=sub, device=device,
+                theta = shadow.train_shadows(model, X, y, keep, train_cfg, seed=law_seed, device=device,
                                              callbacks=[rec]).cpu()
             out["r"] = np.asarray(rec.r)
-            thq = quantizers.quantize_many(attacked, theta, split=split)  # (A, K, p)
+            theta_q = quantizers.quantize_many(attacked, theta, split=split)  # (A, K, p)
             t1 = time.perf_counter()
             out["seconds"]["train_and_r_q"] = t1 - t0
-            phis = [shadow.binary_scores(model, thq[a], X, y) for a in range(A)]
+            phis = [shadow.binary_scores(model, theta_q[a], X, y) for a in range(A)]
             for a in range(A):
-                sc = protocol.attack_scores(phis[a], keep, half)
+                scores = protocol.attack_scores(phis[a], keep, half)
                 for p in range(P):
-                    s = protocol.finite_scores(sc[p])
+                    s = protocol.finite_scores(scores[p])
                     out["correct"][a, p] = protocol.held_out_correct(s, keep)
                     m = metrics.evaluate(s.ravel(), keep.ravel()).values
                     acc = out["correct"][a, p].sum() / (2 * n * K)
-                    out["rows"].append({"seed": seed, "law": labels[li], "quantizer": attacked[a],
+                    out["rows"].append({"seed": seed, "law": labels[law], "quantizer": attacked[a],
                                         "attack": SYNTHETIC_ATTACKS[p], "accuracy": acc, "advantage": 2 * acc - 1,
                                         "auc": m["auc"], "tpr@0.001": m["tpr@0.001"], "tpr@0.01": m["tpr@0.01"],
                                         "advantage_opt": m["advantage"]})
@@ -283,84 +275,39 @@ def synthetic_attacks(config: SyntheticConfig, *, device="auto", units=None) -> 
                 loss = np.stack([np.logaddexp(0.0, -ph) for ph in phis])     # (A, K, 2n)
                 loss_in, loss_out = (np.take_along_axis(loss, ix[None], axis=2).astype(np.float32)
                                      for ix in (idx_in, idx_out))
-                xr = x_pool[li]
-                tr, es, te = discriminator.split_runs(K, seed=sub)
+                x_law = x_pool[law]
+                tr, es, te = discriminator.split_runs(K, seed=law_seed)
                 res = discriminator.train_discriminators(
-                    thq, xr[torch.from_numpy(idx_in)][None], loss_in, xr[torch.from_numpy(idx_out)][None], loss_out,
-                    tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden, lr=cfg.disc_lr,
-                    epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=sub, device=device)
+                    theta_q, x_law[torch.from_numpy(idx_in)][None], loss_in, x_law[torch.from_numpy(idx_out)][None],
+                    loss_out, tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden,
+                    lr=cfg.disc_lr, epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=law_seed, device=device)
                 out["disc"] = np.stack([1 - res.mis / 2, 1 - res.mis_hi / 2, 1 - res.mis_lo / 2])  # MIS clipped
             out["seconds"]["discriminator"] = time.perf_counter() - t2
             return out
 
-        for si, seed in enumerate(cfg.seeds):
+        for seed_index, seed in enumerate(cfg.seeds):
             g = torch.Generator().manual_seed(seed)
             x_pool, y_pool = synthetic.sample(laws, 2 * n, g)                 # (L, 2n, dim), (L, 2n)
             x_val, y_val = synthetic.sample(laws, cfg.n_val, g)
-            for li in range(L):
-                def work(seed=seed, li=li, pools=(x_pool, y_pool, x_val, y_val)):
-                    return one_law(seed, li, *pools)
+            for law in range(L):
+                def work(seed=seed, law=law, pools=(x_pool, y_pool, x_val, y_val)):
+                    return one_law(seed, law, *pools)
 
                 if units is None:
-                    u = work()
+                    unit = work()
                 else:
-                    u = units.run("synthetic_attacks_law", {"config": cfg.as_dict(), "seed": seed, "law": li,
-                                                            "device": resolve(device).type}, work)
-                r[si, li] = u["r"]
-                correct[si, li] = u["correct"]
-                disc_acc[si, li], disc_lo[si, li], disc_hi[si, li] = u["disc"]
-                rows += u["rows"]
-                for k, v in u["seconds"].items():
+                    unit = units.run("synthetic_attacks_law", {"config": cfg.as_dict(), "seed": seed, "law": law,
+                                                               "device": resolve(device).type}, work)
+                cell = (seed_index, law)
+                r[cell] = unit["r"]
+                correct[cell] = unit["correct"]
+                disc_acc[cell], disc_lo[cell], disc_hi[cell] = unit["disc"]
+                rows += unit["rows"]
+                for k, v in unit["seconds"].items():
                     seconds[k] += v
     seconds["total"] = sum(seconds.values())
     return SyntheticStudy(cfg.as_dict(), labels, names, pd.DataFrame(rows), r, correct, disc_acc, disc_lo, disc_hi,
                           seconds)
-
-
-def rank_rho(r, advantage) -> np.ndarray:
-    """Spearman ρ between r_Q^n and the negated advantage over the last axis (vectorised over the others):
-    +1 when r_Q^n ranks the quantizers exactly as the attack does (a larger r_Q^n, a weaker attack),
-    −1 when in reverse, NaN where either side is constant. Both arrays broadcast; finite values only."""
-    r = check_array("r", r)
-    advantage = check_array("advantage", advantage)
-    if r.ndim < 1:
-        raise ValueError("r must have a last axis of quantizers")
-    if advantage.ndim < 1:
-        raise ValueError("advantage must have a last axis of quantizers")
-    try:
-        np.broadcast_shapes(r.shape, advantage.shape)
-    except ValueError:
-        raise ValueError(f"advantage must broadcast against r {r.shape}, got shape {advantage.shape}") from None
-    with skip_nested():
-        return spearman(r, -advantage, axis=-1, allow_nonfinite=True)
-
-
-def permutation_test(rho, r, advantage, *, draws: int = 10_000, alpha: float = ALPHA, seed: int = 0):
-    """``(p, critical)``: the one-sided p-value of the mean ρ of :func:`rank_rho` over cells under ρ = 0,
-    and the critical value of that mean at level ``alpha`` (the (1 − α) quantile of its null). ``r`` and
-    ``advantage`` (C, Q), one row per cell (seed × law), finite; the null: the quantizers' r_Q^n permuted
-    independently in every cell, ``draws`` times; p = (1 + #{mean ρ* ≥ ρ}) / (1 + draws). ``rho`` the
-    observed mean."""
-    rho = check_float("rho", rho, low=-1.0, high=1.0)
-    r = check_array("r", r, ndim=2)
-    advantage = check_array("advantage", advantage, ndim=2)
-    if r.shape != advantage.shape:
-        raise ValueError(f"advantage must have the shape of r {r.shape}, got {advantage.shape}")
-    if r.shape[1] < 3:
-        raise ValueError(f"r must have at least 3 quantizers (columns) to rank, got {r.shape[1]}")
-    draws = check_int("draws", draws, low=1)
-    alpha = check_probability("alpha", alpha, open_low=True, open_high=True)
-    seed = check_seed("seed", seed)
-    C, Q = r.shape
-    check_alloc("draws", draws * C * Q * 4, 8, value=draws, what="the permuted r_Q^n and their ranks")
-    rng = np.random.default_rng(seed)
-    order = np.argsort(rng.random((draws, C, Q)), axis=-1)
-    rp = np.take_along_axis(np.broadcast_to(r, (draws, C, Q)), order, axis=-1)
-    with skip_nested(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        null = np.nanmean(rank_rho(rp, advantage[None]), axis=-1)
-    null = np.where(np.isfinite(null), null, 0.0)
-    return float((1 + np.sum(null >= rho - 1e-12)) / (1 + draws)), float(np.quantile(null, 1 - alpha))
 
 
 @dataclass
@@ -369,12 +316,12 @@ class SyntheticAnalysis:
     seeds and models) with its bootstrap interval, the theory's order e^{−n r_Q^n}, each attack's held-out
     advantage, the strongest attack, its advantage and interval (mean over seeds), AUC and TPR at 1 % FPR of
     the strongest attack, the discriminator's advantage with its interval, and the gap e^{−n r_Q^n} − advantage
-    (``gap``, interval from the advantage's). ``per_law``: per law, ρ
+    (``gap``, interval from the advantage's; :func:`.protocol.theory_gap`). ``per_law``: per law, ρ
     (mean over seeds) with its bootstrap interval, the seeds' values and standard deviation, and ρ of the
     discriminator's advantage. ``pooled``: the mean ρ over laws and seeds, its interval, its permutation
     p-value; the same for the discriminator; the identity's advantage over the quantizers' (mean and
-    interval) and the strongest practical attack's over the discriminator's. ``settings``: reps, level,
-    draws, seed."""
+    interval) and the strongest practical attack's over the discriminator's. ``settings``: the
+    :class:`.protocol.AnalysisConfig` as a dict (reps, level, draws, alpha, seed)."""
 
     per_quantizer: pd.DataFrame
     per_law: pd.DataFrame
@@ -382,132 +329,151 @@ class SyntheticAnalysis:
     settings: dict
 
 
-#: the percentile bootstrap interval (shared with the other chapter of the protocol)
-_pct = functools.partial(protocol.percentile_interval, allow_nonfinite=True)  # an undefined resampled ρ is NaN
+#: the percentile bootstrap interval of :mod:`.protocol` (an undefined resampled ρ is NaN, left out)
+_interval = functools.partial(protocol.percentile_interval, allow_nonfinite=True)
 
 
-def _cell_rho(r: np.ndarray, adv: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """ρ over the quantizers ``ok`` of (…, Q) arrays (NaN with fewer than 3)."""
-    if ok.sum() < 3:
-        return np.full(r.shape[:-1], np.nan)
-    return rank_rho(r[..., ok], adv[..., ok])
+@dataclass(frozen=True)
+class _Resampled:
+    """A study's statistics in the data (index 0 of axis B) and in each bootstrap resample (1 … reps).
+    Axes: S seeds, L laws, B, A attacked models (the identity, then the quantizers), P attacks, Q quantizers.
+
+    ``advantage`` (S, L, B, A, P) every attack's held-out advantage; ``strongest`` (S, L, B, A) the largest
+    over the attacks; ``r`` (S, L, B, Q) r_Q^n, the mean over models; ``disc_advantage`` (S, L, A) the
+    discriminator's (the data only); ``rho`` (S, L, B) ρ of r_Q^n against the strongest attack;
+    ``rho_disc`` (S, L) against the discriminator (the data only)."""
+
+    advantage: np.ndarray
+    strongest: np.ndarray
+    r: np.ndarray
+    disc_advantage: np.ndarray
+    rho: np.ndarray
+    rho_disc: np.ndarray
 
 
-def analyse(study: SyntheticStudy, *, reps: int = 200, level: float = 0.95, draws: int = 10_000,
-            alpha: float = ALPHA, seed: int = 0) -> SyntheticAnalysis:
-    """Summaries, rank agreement and intervals of a study (module docstring). The bootstrap (``reps``
-    resamples, percentile intervals at ``level``) resamples, within each seed and law, whole targets for the
-    advantages (jointly over quantizers and attacks: a target's quantized models share it) and whole models
-    for r_Q^n; each resample's ρ is computed as the estimate's. ``draws`` permutations for the p-value and
-    the critical value at ``alpha`` (:func:`permutation_test`)."""
-    if not isinstance(study, SyntheticStudy):
-        raise TypeError(f"study must be the SyntheticStudy synthetic_attacks returns, got {type(study).__name__}")
-    reps = check_int("reps", reps, low=1)
-    level = check_probability("level", level, open_low=True, open_high=True)
-    draws = check_int("draws", draws, low=1)
-    alpha = check_probability("alpha", alpha, open_low=True, open_high=True)
-    seed = check_seed("seed", seed)
+def _resample(study: SyntheticStudy, cfg: protocol.AnalysisConfig) -> _Resampled:
+    """The bootstrap: within each seed and law, whole targets for the advantages (jointly over the attacked
+    models and attacks: a target's quantized models share it) and, independently, whole models for r_Q^n."""
     S, L, Q, K = study.r.shape
-    A, P = study.correct.shape[2:4]
-    check_alloc("reps", S * L * (reps + 1) * (2 * K + 2 * A * P + 3 * Q), 8, value=reps,
-                what="the bootstrap weights and resampled statistics")
-    n = int(study.config["n"])
-    rng = np.random.default_rng(seed)
-    # bootstrap weights: targets (advantages) and models (r_Q^n), independent per seed and law; column 0 = the data
-    wt = np.concatenate([np.ones((S, L, 1, K)), rng.multinomial(K, np.full(K, 1 / K), size=(S, L, reps))], axis=2)
-    wm = np.concatenate([np.ones((S, L, 1, K)), rng.multinomial(K, np.full(K, 1 / K), size=(S, L, reps))], axis=2)
-    acc = np.einsum("slbk,slapk->slbap", wt, study.correct) / (2 * n * K)   # Σ_b weights = K
-    adv = 2 * acc - 1                                                        # (S, L, B, A, P)
-    strongest = adv.max(axis=-1)                                             # (S, L, B, A)
-    okr = np.isfinite(study.r)
-    rr = np.einsum("slbk,slqk->slbq", wm, np.where(okr, study.r, 0.0))
-    cnt = np.einsum("slbk,slqk->slbq", wm, okr.astype(float))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rbar = np.where(cnt > 0, rr / np.where(cnt > 0, cnt, 1), np.nan)      # (S, L, B, Q)
-    disc_adv = 2 * study.disc_acc - 1                                       # (S, L, A)
-    rho = np.full((S, L, reps + 1), np.nan)
+    rng = np.random.default_rng(cfg.seed)
+    target_weights = protocol.bootstrap_weights(rng, K, cfg.reps, shape=(S, L))   # (S, L, B, K)
+    model_weights = protocol.bootstrap_weights(rng, K, cfg.reps, shape=(S, L))
+    advantage = protocol.resampled_advantage(study.correct, target_weights, pairs=2 * int(study.config["n"]))
+    strongest = advantage.max(axis=-1)
+    r = protocol.resampled_r(study.r, model_weights)
+    disc_advantage = 2 * study.disc_acc - 1
+    rho = np.full((S, L, cfg.reps + 1), np.nan)
     rho_disc = np.full((S, L), np.nan)
     with skip_nested():
-        for s in range(S):
-            for li in range(L):
-                ok = np.isfinite(rbar[s, li, 0])
-                rho[s, li] = _cell_rho(rbar[s, li], strongest[s, li, :, 1:], ok)
-                if np.isfinite(disc_adv[s, li, 1:]).all():
-                    rho_disc[s, li] = _cell_rho(rbar[s, li, 0], disc_adv[s, li, 1:], ok)
+        for seed_index in range(S):
+            for law in range(L):
+                cell_r = r[seed_index, law]                                      # (B, Q)
+                defined = np.isfinite(cell_r[0])
+                rho[seed_index, law] = protocol.rank_rho_over(cell_r, strongest[seed_index, law, :, 1:], defined)
+                if np.isfinite(disc_advantage[seed_index, law, 1:]).all():
+                    rho_disc[seed_index, law] = protocol.rank_rho_over(cell_r[0], disc_advantage[seed_index, law, 1:],
+                                                                       defined)
+    return _Resampled(advantage, strongest, r, disc_advantage, rho, rho_disc)
+
+
+def _quantizer_frame(study: SyntheticStudy, boot: _Resampled, level: float) -> pd.DataFrame:
+    """:attr:`SyntheticAnalysis.per_quantizer`: means over seeds; the strongest attack of each law and
+    attacked model is the one of the largest mean advantage in the data."""
+    n = int(study.config["n"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        rho_law = np.nanmean(rho, axis=0)
-        rho_all = np.nanmean(rho.reshape(S * L, -1), axis=0)               # (B,)
-    lo_law, hi_law = _pct(rho_law[:, 1:], level, axis=1)
-    lo_all, hi_all = _pct(rho_all[1:], level)
-    # per law × attacked model, means over seeds
-    labels = study.laws
+        r_law = np.nanmean(boot.r, axis=0)                                        # (L, B, Q)
+    r_lo, r_hi = _interval(r_law[:, 1:], level, axis=1)                          # (L, Q)
+    strongest_law = boot.strongest.mean(axis=0)                                   # (L, B, A)
+    strongest_lo, strongest_hi = _interval(strongest_law[:, 1:], level, axis=1)
+    attack_advantage = boot.advantage[..., 0, :, :].mean(axis=0)                  # (L, A, P): the data
+    strongest_attack = attack_advantage.argmax(axis=-1)                          # (L, A)
+    roc = study.table.groupby(["law", "quantizer", "attack"], sort=False)[["auc", "tpr@0.01"]].mean()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        rmean = np.nanmean(rbar, axis=0)                                     # (L, B, Q)
-    r_lo, r_hi = _pct(rmean[:, 1:], level, axis=1)                           # (L, Q)
-    adv_s = strongest.mean(axis=0)                                           # (L, B, A)
-    a_lo, a_hi = _pct(adv_s[:, 1:], level, axis=1)
-    adv_p = adv[..., 0, :, :].mean(axis=0)                                   # (L, A, P)
-    pick = adv_p.argmax(axis=-1)                                             # (L, A)
-    t = study.table
-    mean_tab = t.groupby(["law", "quantizer", "attack"], sort=False)[["auc", "tpr@0.01"]].mean()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        dmean = np.nanmean(disc_adv, axis=0)
-        dlo = np.nanmean(2 * study.disc_lo - 1, axis=0)
-        dhi = np.nanmean(2 * study.disc_hi - 1, axis=0)
+        disc = np.nanmean(boot.disc_advantage, axis=0)                            # (L, A)
+        disc_lo = np.nanmean(2 * study.disc_lo - 1, axis=0)
+        disc_hi = np.nanmean(2 * study.disc_hi - 1, axis=0)
     rows = []
-    for li, law in enumerate(labels):
+    for law_index, law in enumerate(study.laws):
         for a, q in enumerate(study.attacked):
-            best = SYNTHETIC_ATTACKS[pick[li, a]]
+            best = SYNTHETIC_ATTACKS[strongest_attack[law_index, a]]
             row = {"law": law, "quantizer": q}
             if a == 0:
                 row.update(r=np.nan, r_lo=np.nan, r_hi=np.nan, theory=np.nan)
             else:
-                rq = rmean[li, 0, a - 1]
-                row.update(r=rq, r_lo=r_lo[li, a - 1], r_hi=r_hi[li, a - 1], theory=float(np.exp(-n * rq)))
+                rq = r_law[law_index, 0, a - 1]
+                row.update(r=rq, r_lo=r_lo[law_index, a - 1], r_hi=r_hi[law_index, a - 1],
+                           theory=float(np.exp(-n * rq)))
             for p, name in enumerate(SYNTHETIC_ATTACKS):
-                row[name] = adv_p[li, a, p]
-            row.update(strongest=best, advantage=adv_s[li, 0, a], advantage_lo=a_lo[li, a],
-                       advantage_hi=a_hi[li, a], auc=mean_tab.loc[(law, q, best), "auc"],
-                       **{"tpr@0.01": mean_tab.loc[(law, q, best), "tpr@0.01"]},
-                       disc=dmean[li, a], disc_lo=dlo[li, a], disc_hi=dhi[li, a])
+                row[name] = attack_advantage[law_index, a, p]
+            row.update(strongest=best, advantage=strongest_law[law_index, 0, a], advantage_lo=strongest_lo[law_index, a],
+                       advantage_hi=strongest_hi[law_index, a], auc=roc.loc[(law, q, best), "auc"],
+                       **{"tpr@0.01": roc.loc[(law, q, best), "tpr@0.01"]},
+                       disc=disc[law_index, a], disc_lo=disc_lo[law_index, a], disc_hi=disc_hi[law_index, a])
             rows.append(row)
-    per_q = pd.DataFrame(rows)
-    per_q["gap"] = per_q["theory"] - per_q["advantage"]                      # the theory's order − the attack
-    per_q["gap_lo"] = per_q["theory"] - per_q["advantage_hi"]
-    per_q["gap_hi"] = per_q["theory"] - per_q["advantage_lo"]
+    return protocol.theory_gap(pd.DataFrame(rows))
+
+
+def _law_frame(study: SyntheticStudy, boot: _Resampled, level: float) -> pd.DataFrame:
+    """:attr:`SyntheticAnalysis.per_law`: ρ per law, means over seeds."""
+    S, L = boot.rho.shape[:2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        sd = np.nanstd(rho[..., 0], axis=0, ddof=1) if S > 1 else np.full(L, np.nan)
-        rdisc_law = np.nanmean(rho_disc, axis=0)
-    per_law = pd.DataFrame({"law": labels, "rho": rho_law[:, 0], "rho_lo": lo_law, "rho_hi": hi_law,
-                            "rho_seeds": [list(map(float, rho[:, li, 0])) for li in range(L)], "rho_seed_sd": sd,
-                            "rho_disc": rdisc_law})
-    # pooled: ρ over every seed × law; its permutation p-value
-    cells_r = rbar[:, :, 0].reshape(S * L, Q)
-    cells_a = strongest[:, :, 0, 1:].reshape(S * L, Q)
-    keep_q = np.isfinite(cells_r).all(axis=0)
-    mean_rho = float(np.nanmean(rho[..., 0]))
-    nan2 = (float("nan"), float("nan"))
-    mean_rd = float(np.nanmean(rho_disc)) if np.isfinite(rho_disc).any() else float("nan")
-    cells_d = disc_adv[:, :, 1:].reshape(S * L, Q)
+        rho_law = np.nanmean(boot.rho, axis=0)                                    # (L, B)
+    rho_lo, rho_hi = _interval(rho_law[:, 1:], level, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        seed_sd = np.nanstd(boot.rho[..., 0], axis=0, ddof=1) if S > 1 else np.full(L, np.nan)
+        rho_disc = np.nanmean(boot.rho_disc, axis=0)
+    return pd.DataFrame({"law": study.laws, "rho": rho_law[:, 0], "rho_lo": rho_lo, "rho_hi": rho_hi,
+                         "rho_seeds": [list(map(float, boot.rho[:, law, 0])) for law in range(L)],
+                         "rho_seed_sd": seed_sd, "rho_disc": rho_disc})
+
+
+def _pooled(study: SyntheticStudy, boot: _Resampled, cfg: protocol.AnalysisConfig) -> dict:
+    """:attr:`SyntheticAnalysis.pooled`: over every seed × law (a cell)."""
+    S, L, Q, K = study.r.shape
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rho_pooled = np.nanmean(boot.rho.reshape(S * L, -1), axis=0)              # (B,)
+    rho_lo, rho_hi = _interval(rho_pooled[1:], cfg.level)
+    r_cells = boot.r[:, :, 0].reshape(S * L, Q)
+    mean_rho = float(np.nanmean(boot.rho[..., 0]))
+    mean_rho_disc = float(np.nanmean(boot.rho_disc)) if np.isfinite(boot.rho_disc).any() else float("nan")
     with skip_nested():
-        p, crit = permutation_test(mean_rho, cells_r[:, keep_q], cells_a[:, keep_q], draws=draws, alpha=alpha,
-                                   seed=seed) if keep_q.sum() >= 3 and np.isfinite(mean_rho) else nan2
-        p_d, crit_d = permutation_test(mean_rd, cells_r[:, keep_q], cells_d[:, keep_q], draws=draws, alpha=alpha,
-                                       seed=seed) if keep_q.sum() >= 3 and np.isfinite(mean_rd) else nan2
-    gap = (strongest[..., :1] - strongest[..., 1:]).mean(axis=(0, 1, 3))    # (B,): identity − quantizers
-    g_lo, g_hi = _pct(gap[1:], level)
+        p, crit, ranked = protocol.pooled_permutation_test(mean_rho, r_cells,
+                                                           boot.strongest[:, :, 0, 1:].reshape(S * L, Q), cfg)
+        p_disc, crit_disc, _ = protocol.pooled_permutation_test(mean_rho_disc, r_cells,
+                                                                boot.disc_advantage[:, :, 1:].reshape(S * L, Q), cfg)
+    identity_gap = (boot.strongest[..., :1] - boot.strongest[..., 1:]).mean(axis=(0, 1, 3))   # (B,)
+    identity_lo, identity_hi = _interval(identity_gap[1:], cfg.level)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        vs = np.nanmean(strongest - disc_adv[:, :, None, :], axis=(0, 1, 3))  # (B,): practical − discriminator
-    v_lo, v_hi = _pct(vs[1:], level)
-    pooled = {"rho": mean_rho, "rho_lo": float(lo_all), "rho_hi": float(hi_all), "p": p, "crit": crit,
-              "cells": S * L, "quantizers": int(keep_q.sum()), "rho_disc": mean_rd, "p_disc": p_d, "crit_disc": crit_d,
-              "identity_gap": float(gap[0]), "identity_gap_lo": float(g_lo), "identity_gap_hi": float(g_hi),
-              "vs_disc": float(vs[0]), "vs_disc_lo": float(v_lo), "vs_disc_hi": float(v_hi), "seeds": S, "laws": L,
-              "models": K, "n": n}
-    settings = {"reps": reps, "level": level, "draws": draws, "alpha": alpha, "seed": seed}
-    return SyntheticAnalysis(per_q, per_law, pooled, settings)
+        vs_disc = np.nanmean(boot.strongest - boot.disc_advantage[:, :, None, :], axis=(0, 1, 3))   # (B,)
+    vs_lo, vs_hi = _interval(vs_disc[1:], cfg.level)
+    return {"rho": mean_rho, "rho_lo": float(rho_lo), "rho_hi": float(rho_hi), "p": p, "crit": crit,
+            "cells": S * L, "quantizers": ranked, "rho_disc": mean_rho_disc, "p_disc": p_disc, "crit_disc": crit_disc,
+            "identity_gap": float(identity_gap[0]), "identity_gap_lo": float(identity_lo),
+            "identity_gap_hi": float(identity_hi), "vs_disc": float(vs_disc[0]), "vs_disc_lo": float(vs_lo),
+            "vs_disc_hi": float(vs_hi), "seeds": S, "laws": L, "models": K, "n": int(study.config["n"])}
+
+
+def analyse(study: SyntheticStudy, config: protocol.AnalysisConfig | None = None, **overrides) -> SyntheticAnalysis:
+    """Summaries, rank agreement and intervals of a study (module docstring), at the settings of ``config``
+    (a :class:`.protocol.AnalysisConfig`; None: its defaults), keyword ``overrides`` replacing its fields
+    (``analyse(study, reps=50)``). The bootstrap (``reps`` resamples, percentile intervals at ``level``)
+    resamples, within each seed and law, whole targets for the advantages (jointly over quantizers and
+    attacks: a target's quantized models share it) and whole models for r_Q^n; each resample's ρ is computed
+    as the estimate's. ``draws`` permutations for the p-value and the critical value at ``alpha``
+    (:func:`.protocol.permutation_test`)."""
+    if not isinstance(study, SyntheticStudy):
+        raise TypeError(f"study must be the SyntheticStudy synthetic_attacks returns, got {type(study).__name__}")
+    cfg = resolve_config(protocol.AnalysisConfig, config, overrides)
+    S, L, Q, K = study.r.shape
+    A, P = study.correct.shape[2:4]
+    check_alloc("reps", S * L * (cfg.reps + 1) * (2 * K + 2 * A * P + 3 * Q), 8, value=cfg.reps,
+                what="the bootstrap weights and resampled statistics")
+    boot = _resample(study, cfg)
+    return SyntheticAnalysis(_quantizer_frame(study, boot, cfg.level), _law_frame(study, boot, cfg.level),
+                             _pooled(study, boot, cfg), cfg.as_dict())

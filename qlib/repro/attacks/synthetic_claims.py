@@ -5,10 +5,10 @@ on paper 001 ({cite:p}`aubinais2025quantized`).
 The tests, fixed before any result was seen (our choices, with reasons):
 
 * **Rank agreement** (paper 001 §5.1 ranks quantizers by r_Q^n; Theorem 3.3 reads a larger r_Q^n as a
-  smaller Δ_n): ρ is :func:`.synthetic.rank_rho` — Spearman between r_Q^n and the strongest attack's
+  smaller Δ_n): ρ is :func:`.protocol.rank_rho` — Spearman between r_Q^n and the strongest attack's
   negated held-out advantage, +1 for the same ranking. The null is ρ = 0 (r_Q^n carries no information on
   the attack's ranking). Pooled over seeds × laws, the row passes when the mean ρ exceeds the one-sided
-  :data:`.synthetic.ALPHA` critical value (the analysis' ``alpha``) of its permutation distribution (quantizers permuted independently in every
+  :data:`.protocol.ALPHA` critical value (the analysis' ``alpha``) of its permutation distribution (quantizers permuted independently in every
   seed × law), i.e. p < α; per law, when the lower end of its 95 % bootstrap interval (targets
   and models resampled) is above 0. The same test for the paper's discriminator estimate in place of the
   practical attacks.
@@ -50,7 +50,7 @@ def _check(analysis) -> SyntheticAnalysis:
 
 
 def critical_rho(analysis: SyntheticAnalysis, which: str = "attack") -> float:
-    """The one-sided :data:`.synthetic.ALPHA` critical value (the analysis' ``alpha``) of the pooled mean ρ under ρ = 0 (its permutation
+    """The one-sided :data:`.protocol.ALPHA` critical value (the analysis' ``alpha``) of the pooled mean ρ under ρ = 0 (its permutation
     distribution): ``which`` 'attack' (strongest practical attack) or 'discriminator'."""
     a = _check(analysis)
     if which not in ("attack", "discriminator"):

@@ -17,8 +17,8 @@ count vector N ~ Multinomial(n, p), and both algorithms are deterministic functi
   loss gaps (``qlib.mia.erm.chernoff_exponents``; their minimum is the rate C_P^1 of paper 001's
   Theorem 3.1). A model's confidence on (x, y) is σ((2y − 1)·w·x).
 
-**The protocol** (:func:`attack_study`, per sample size n): T target models, each trained on n points;
-k = min(n, ``per_target``) of its training points, drawn uniformly without replacement, are its member
+**The protocol** (:func:`attack_study`, per sample size n; settings in the frozen :class:`AttackStudyConfig`):
+T target models, each trained on n points; k = min(n, ``per_target``) of its training points, drawn uniformly without replacement, are its member
 pairs and k fresh points its non-member pairs (balanced, ν = ½: each member pair has the law of
 (θ̂_n, U) with U a uniform training point, as in the game, so the held-out accuracy of any attack is at
 most ½ + Δ_n/2 — Theorem 3.1 of paper 003). T is the smallest number ≥ ``min_targets`` giving
@@ -43,7 +43,7 @@ likelihood ratio q/p of the pair (θ̂, z) under the two joint laws of Eq. 31/32
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -59,11 +59,12 @@ from qlib.validation import (
     check_int,
     check_int_sequence,
     check_seed,
+    resolve_config,
     skip_nested,
 )
 
-__all__ = ["Toy", "empirical_toy", "erm_toy", "zipf_law", "ATTACKS", "PRACTICAL", "ORACLE", "AttackStudy",
-           "attack_study", "TOY_KINDS"]
+__all__ = ["Toy", "empirical_toy", "erm_toy", "zipf_law", "ATTACKS", "PRACTICAL", "ORACLE", "AttackStudyConfig",
+           "AttackStudy", "attack_study", "TOY_KINDS"]
 
 TOY_KINDS = ("empirical", "erm")
 #: the oracle's name in the tables
@@ -227,6 +228,28 @@ def _attack_scores(toy: Toy, N: np.ndarray, conf_out: np.ndarray, shadow_phi: np
     }
 
 
+@dataclass(frozen=True)
+class AttackStudyConfig:
+    """The settings of :func:`attack_study`, checked once when built; frozen (module docstring).
+
+    ``shadows`` M reference models (and M in-models per atom for online LiRA); about ``pairs`` evaluated
+    pairs per sample size, from at least ``min_targets`` target models, each contributing at most
+    ``per_target`` member pairs (and as many non-member pairs); ``reps`` bootstrap resamples of the target
+    models; ``seed`` the games, the shadows and the resamples (each sample size n seeded by ``(seed, n)``)."""
+
+    shadows: int = 64
+    pairs: int = 40_000
+    min_targets: int = 50
+    per_target: int = 50
+    reps: int = 200
+    seed: int = 0
+
+    def __post_init__(self):
+        for name, low in (("shadows", 2), ("pairs", 2), ("min_targets", 2), ("per_target", 1), ("reps", 1)):
+            object.__setattr__(self, name, check_int(name, getattr(self, name), low=low))
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
+
+
 @dataclass
 class AttackStudy:
     """:func:`attack_study`'s output: ``table`` (one row per n × attack: accuracy held out and its
@@ -239,61 +262,52 @@ class AttackStudy:
     scores: dict
 
 
-def attack_study(toy: Toy, ns, *, shadows: int = 64, pairs: int = 40_000, min_targets: int = 50,
-                 per_target: int = 50, reps: int = 200, seed: int = 0, units=None) -> AttackStudy:
-    """Every attack against ``toy`` at each sample size of ``ns`` (module docstring): ``shadows`` = M
-    reference models (and M in-models per atom for online LiRA), about ``pairs`` evaluated pairs per n
-    from at least ``min_targets`` target models, each contributing at most ``per_target`` member pairs
-    (and as many non-member pairs), ``reps`` bootstrap resamples of the target models. ``units`` (a
-    :class:`qlib.resume.Units`): each sample size is a unit, saved when done and reused by a rerun (each
-    is seeded by ``(seed, n)`` alone, so a resumed study equals an uninterrupted one)."""
+def attack_study(toy: Toy, ns, config: AttackStudyConfig | None = None, *, units=None, **overrides) -> AttackStudy:
+    """Every attack against ``toy`` at each sample size of ``ns`` (module docstring), at the settings of
+    ``config`` (an :class:`AttackStudyConfig`; None: its defaults), keyword ``overrides`` replacing its
+    fields (:func:`qlib.validation.resolve_config`: ``attack_study(toy, ns, shadows=8)`` is
+    ``attack_study(toy, ns, AttackStudyConfig(shadows=8))``). ``units`` (a :class:`qlib.resume.Units`):
+    each sample size is a unit, saved when done and reused by a rerun (each is seeded by ``(seed, n)``
+    alone, so a resumed study equals an uninterrupted one)."""
     if not isinstance(toy, Toy):
         raise TypeError(f"toy must be a Toy (empirical_toy, erm_toy), got {type(toy).__name__}")
     check_choice("toy.kind", toy.kind, TOY_KINDS)
     ns = check_int_sequence("ns", ns, low=2)
-    shadows = check_int("shadows", shadows, low=2)
-    pairs = check_int("pairs", pairs, low=2)
-    min_targets = check_int("min_targets", min_targets, low=2)
-    per_target = check_int("per_target", per_target, low=1)
-    reps = check_int("reps", reps, low=1)
-    seed = check_seed("seed", seed)
+    cfg = resolve_config(AttackStudyConfig, config, overrides)
     check_units("units", units)
     rows, kept = [], {}
     with skip_nested():
         for n in ns:
             if units is None:
-                n_rows, n_kept = _one_size(toy, n, shadows, pairs, min_targets, per_target, reps, seed)
+                n_rows, n_kept = _one_size(toy, n, cfg)
             else:
                 n_rows, n_kept = units.run("toy_attacks_n", {
                     "toy": fingerprint(toy.name, toy.kind, toy.p, toy.alpha, toy.losses, toy.conf, toy.weights),
-                    "n": n, "shadows": shadows, "pairs": pairs, "min_targets": min_targets, "per_target": per_target,
-                    "reps": reps, "seed": seed},
-                    lambda n=n: _one_size(toy, n, shadows, pairs, min_targets, per_target, reps, seed))
+                    "n": n, **asdict(cfg)}, lambda n=n: _one_size(toy, n, cfg))
             rows += n_rows
             kept.update(n_kept)
     return AttackStudy(toy, pd.DataFrame(rows), kept)
 
 
-def _one_size(toy: Toy, n: int, shadows: int, pairs: int, min_targets: int, per_target: int, reps: int,
-              seed: int) -> tuple[list, dict]:
+def _one_size(toy: Toy, n: int, cfg: AttackStudyConfig) -> tuple[list, dict]:
     """:func:`attack_study` at one sample size ``n`` (checked arguments): its rows and kept scores."""
     rows, kept = [], {}
-    rng = np.random.default_rng([seed, n])
-    T = max(min_targets, math.ceil(pairs / (2 * min(n, per_target))))
-    M, m = shadows, toy.m
+    rng = np.random.default_rng([cfg.seed, n])
+    T = max(cfg.min_targets, math.ceil(cfg.pairs / (2 * min(n, cfg.per_target))))
+    M, m = cfg.shadows, toy.m
     conf_out = toy.confidence(rng.multinomial(n, toy.p, size=M))
     ins = rng.multinomial(n - 1, toy.p, size=(m, M)) + np.eye(m, dtype=np.int64)[:, None, :]
     conf_in = toy.confidence(ins.reshape(m * M, m)).reshape(m, M, m)[np.arange(m), :, np.arange(m)].T
     shadow_phi = lira.scaled_logit_from_confidence(np.r_[conf_out, conf_in])
     keep = np.r_[np.zeros((M, m), bool), np.ones((M, m), bool)]
-    games = {part: _games(rng, toy, n, T, per_target) for part in ("calibration", "evaluation")}
+    games = {part: _games(rng, toy, n, T, cfg.per_target) for part in ("calibration", "evaluation")}
     per = {part: _attack_scores(toy, N, conf_out, shadow_phi, keep) for part, (N, _, _) in games.items()}
     delta = toy.delta(n)
     for a in ATTACKS:
         cs, cm, _ = _pairs(per["calibration"][a], *games["calibration"][1:])
         es, em, eg = _pairs(per["evaluation"][a], *games["evaluation"][1:])
         pred = es >= 1.0 if a == ORACLE else threshold.threshold_attack(cs, cm, es)[1]
-        r = metrics.evaluate(es, em, pred, reps=reps, seed=seed, groups=eg)
+        r = metrics.evaluate(es, em, pred, reps=cfg.reps, seed=cfg.seed, groups=eg)
         rows.append({"toy": toy.name, "n": n, "attack": a, **r.row(), "limit": 0.5 + delta / 2,
                      "delta": delta, "bound": toy.bound(n), "targets": T, "pairs": es.size,
                      "shadows": M})

@@ -9,9 +9,14 @@
 * :mod:`.learning` — the drivers of distributed and federated learning (Figures 3/9, 10, 12, 13, 14) and
   their data (chapters 04, 05);
 * :mod:`.distributed_claims` — claims of Figures 10 and 12 (chapter 04);
-* :mod:`.federated` — claims of Table 1, Figures 3/9, 13 and 14 and the cost of encoding (chapter 05).
+* :mod:`.federated` — claims of Table 1, Figures 3/9, 13 and 14 and the cost of encoding (chapter 05);
+* :mod:`.figures` — one function per figure of the paper, drawing a driver's frame (chapters 01–05).
 
-Every claim function is named ``<item>_rows`` and returns a ``list[qlib.repro.ledger.Row]``.
+Every claim function is named ``<item>_rows`` and returns a ``list[qlib.repro.ledger.Row]``. A driver with
+many settings takes one frozen record of them (``config``) and keyword overrides of its fields
+(:func:`qlib.validation.resolve_config`): :class:`.sweeps.VnmseSweepConfig`, :class:`.sweeps.NmseSweepConfig`,
+:class:`.rotation.Figure8Config`, :class:`.learning.Figure12Config`, :class:`.learning.FederatedFigureConfig`,
+:class:`.learning.Figure3StandinConfig`, :class:`.learning.Figure3TaskConfig`.
 """
 
 #: chapter (notebook of ``chapters/eden/``) → its claims modules

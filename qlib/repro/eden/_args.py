@@ -1,15 +1,16 @@
 """Argument checks shared by the EDEN part's modules (:mod:`.sweeps`, :mod:`.estimator`, :mod:`.rotation`,
-:mod:`.subbit`): private to the package ``qlib.repro.eden`` (its modules import these names; nothing else
+:mod:`.subbit`, :mod:`.learning`): private to the package ``qlib.repro.eden`` (its modules import these names; nothing else
 does), built on :mod:`qlib.validation`."""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ... import eden_theory
 from ...validation import check_callable, check_choice, check_float_sequence
 
-__all__ = ["LAWS", "check_law", "check_laws", "as_list", "check_budgets", "check_methods"]
+__all__ = ["LAWS", "check_law", "check_laws", "as_list", "check_budgets", "check_methods", "check_device", "check_dtype"]
 
 LAWS = ("lognormal", "normal", "exponential", "chi2", "halfnormal", "beta", "uniform")
 
@@ -47,3 +48,18 @@ def check_methods(methods, known) -> list:
     if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
         raise TypeError(f"methods must be a non-empty list of method names, got {methods!r}")
     return [check_choice(f"methods[{i}]", m, tuple(known)) for i, m in enumerate(methods)]
+
+
+def check_device(name: str, value):
+    """A device as the drivers take it: a name (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``, resolved by
+    :func:`qlib.devices.resolve` when the driver runs) or a :class:`torch.device`."""
+    if not isinstance(value, (str, torch.device)):
+        raise TypeError(f"{name} must be 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device, got {value!r}")
+    return value
+
+
+def check_dtype(name: str, value) -> torch.dtype:
+    """A floating torch dtype (the vectors' dtype of a sweep)."""
+    if not isinstance(value, torch.dtype) or not value.is_floating_point:
+        raise TypeError(f"{name} must be a floating torch.dtype (torch.float32, torch.float64), got {value!r}")
+    return value

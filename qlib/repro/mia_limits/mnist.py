@@ -20,6 +20,7 @@ Decisions, with reasons:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,14 +30,22 @@ from qlib.mia import C_P
 from qlib.mia import discretise as D
 from qlib.repro.ledger import Row, claim, close, not_comparable
 from qlib.resume import check_units, fingerprint
-from qlib.validation import check_alloc, check_choice, check_float, check_int, check_int_sequence, check_seed
+from qlib.validation import (
+    check_alloc,
+    check_choice,
+    check_float,
+    check_int,
+    check_int_sequence,
+    check_seed,
+    resolve_config,
+)
 
 from .paper import PAPER_S62_TEXT, PAPER_TABLE1_ACC, PAPER_TABLE1_C, PAPER_TABLE1_DELTA, PAPER_TABLE1_N
 from .theory import ERRATA, erratum_where
 
 __all__ = [
     "table1_c_tolerance", "fit_discretisations", "balanced_clustering_c", "table1_c_rows", "table1_cp_accuracy_rows",
-    "table1_balanced_rows", "table1_law_text", "table1_delta_rows", "table1_accuracies", "table1_acc_rows",
+    "table1_balanced_rows", "table1_law_text", "table1_delta_rows", "Table1Config", "table1_accuracies", "table1_acc_rows",
     "table1_text_rows", "table1_reductions",
 ]
 
@@ -164,31 +173,60 @@ def table1_delta_rows(cp: dict | None = None) -> list[Row]:
     return out
 
 
-def table1_accuracies(X, y, Xt, yt, disc: dict, *, n_list, raw_n_list, reps: int, iters: int, lr: float,
-                      hidden: int, seed: int = 0, device="auto", units=None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Table1Config:
+    """The settings of :func:`table1_accuracies` (§6.2's classifiers under our reading), checked once
+    when built; frozen. The paper states none of them but n.
+
+    ``n_list``: training-set sizes (integers >= 1, a tuple); ``raw_n_list``: the sizes at which a
+    network is also trained on the raw images (a tuple, may be empty); ``reps``: training runs per cell
+    (>= 1); ``iters`` (>= 1), ``lr`` (> 0) and ``hidden`` (>= 1) of each network
+    (:func:`qlib.mia.discretise.train_mlp_classifier`); ``seed``."""
+
+    n_list: tuple[int, ...]
+    raw_n_list: tuple[int, ...]
+    reps: int
+    iters: int
+    lr: float
+    hidden: int
+    seed: int = 0
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("n_list", tuple(check_int_sequence("n_list", self.n_list, low=1)))
+        put("raw_n_list", tuple(check_int_sequence("raw_n_list", self.raw_n_list, low=1, nonempty=False)))
+        put("reps", check_int("reps", self.reps, low=1))
+        put("iters", check_int("iters", self.iters, low=1))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        put("hidden", check_int("hidden", self.hidden, low=1))
+        put("seed", check_seed("seed", self.seed))
+
+
+def table1_accuracies(X, y, Xt, yt, disc: dict, config: Table1Config | None = None, *, device="auto", units=None,
+                      **overrides) -> pd.DataFrame:
     """§6.2's classifiers under our reading: for each n and repetition a training set drawn from the
     images not used for clustering, a network on the raw images (n in ``raw_n_list``) and one per
     discretisation; accuracies on the raw test images, the discretised test images and the training set.
     Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images).
+    ``config``: the settings (:class:`Table1Config`, which has no defaults but the seed), whose fields
+    ``overrides`` replace by keyword (:func:`qlib.validation.resolve_config`).
     ``units`` (a :class:`qlib.resume.Units`): each (n, repetition, K) network is a unit, keyed by its
     training images, discretisation and settings (the training sets are drawn for every unit, reused
     or not, so a resumed run equals an uninterrupted one)."""
+    cfg = resolve_config(Table1Config, config, overrides)
+    n_list, raw_n_list, reps, iters, lr = cfg.n_list, cfg.raw_n_list, cfg.reps, cfg.iters, cfg.lr
+    hidden, seed = cfg.hidden, cfg.seed
     X = D.check_features(X, "X")
     y = D.check_labels(y, len(X), "y", high=9)
     Xt = D.check_features(Xt, "Xt", X.shape[1])
     yt = D.check_labels(yt, len(Xt), "yt", high=9)
     if not isinstance(disc, dict) or not {"kms", "rest"} <= set(disc):
         raise TypeError("disc must be the dict returned by fit_discretisations")
-    n_list = check_int_sequence("n_list", n_list, low=1)
-    raw_n_list = check_int_sequence("raw_n_list", raw_n_list, low=1, nonempty=False)
     if max(n_list) > len(disc["rest"]):
         raise ValueError(f"n_list entries must be <= {len(disc['rest'])}, the images not used for clustering; "
                          f"got {max(n_list)}")
-    reps = check_int("reps", reps, low=1)
-    iters = check_int("iters", iters, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    hidden = check_int("hidden", hidden, low=1)
-    seed = check_seed("seed", seed)
     check_units("units", units)
     rng = np.random.default_rng(seed)
     kms, rows = disc["kms"], []

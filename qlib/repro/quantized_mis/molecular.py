@@ -43,7 +43,6 @@ import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field, fields
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,7 +54,7 @@ from qlib.data import MissingDataError
 from qlib.devices import cpu_pool, resolve
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
-from qlib.engine import MLP, TrainConfig, init_params, param_sizes, train
+from qlib.engine import BACKENDS, MLP, TrainConfig, init_params, param_sizes, train
 from qlib.quantizers import check_names, quantize_many
 from qlib.recorder import RQRecorder
 from qlib.resume import check_units, fingerprint
@@ -70,14 +69,15 @@ from qlib.validation import (
     check_int,
     check_seed,
     nested,
+    resolve_config,
 )
 
 from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_SETTINGS
 
 __all__ = [
-    "QUANTIZERS", "TABLE_READING", "auroc", "r2", "spearman_to_labels", "split_indices", "TaskRun", "train_task",
-    "flops_per_task", "MolecularConfig", "Study", "run_study",
+    "QUANTIZERS", "TABLE_READING", "auroc", "r2", "spearman_to_labels", "split_indices", "TaskRun", "TaskConfig",
+    "train_task", "flops_per_task", "MolecularConfig", "Study", "run_study",
 ]
 
 #: the paper's eight quantizers (Tables 3–5 column order, without ``original``; :mod:`.paper`)
@@ -228,16 +228,19 @@ def _standardise(A: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return (A - mu) / sd
 
 
-def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float = 1e-3, hidden: int = 128,
-               val_frac: float = 0.4, subsample: float = 0.9, seed: int = 0, device="cpu",
-               quantizers: Sequence[str] = QUANTIZERS, keep_losses: bool = False, backend: str = "auto",
-               also: Sequence[str] = TABLE_READING, scope: str = "tensor", standardise: bool = True,
-               prob_auroc: bool = False, record: bool = True) -> TaskRun:
-    """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
-    record r_Q^n of each quantizer along each trajectory and score each quantized final model.
-    ``backend``: the recorder's (:class:`qlib.recorder.RQRecorder`): ``"auto"`` records incrementally
-    on the CPU, ``"torch"`` recomputes every quantized model's validation losses every epoch.
-    ``also``: quantizers applied to the final (and initial) model only, for Tables 3–5.
+@dataclass(frozen=True)
+class TaskConfig:
+    """The settings of :func:`train_task` (one task × one embedder), checked once when built; frozen.
+    Defaults: the paper's (:data:`~.paper.PAPER_SETTINGS`, §5.2.1) and ours where it gives none.
+
+    ``runs`` (>= 1) MLPs of width ``hidden`` (>= 1) trained for ``epochs`` (>= 1) of full-batch Adam at
+    ``lr`` (> 0); ``val_frac`` of the task is the validation set and each run trains on its own
+    ``subsample`` of the rest (:func:`split_indices`); ``seed``; ``device``; ``quantizers``: recorded
+    along each trajectory and scored on the final model, ``also``: scored on the final (and initial)
+    model only (names of :mod:`qlib.quantizers`, stored as tuples); ``keep_losses``: keep the recorder's
+    loss matrices (needs ``record``); ``backend``: the recorder's (:class:`qlib.recorder.RQRecorder`):
+    ``"auto"`` records incrementally on the CPU, ``"torch"`` recomputes every quantized model's
+    validation losses every epoch.
 
     Options of the Table 3 investigation (:mod:`.table3_probe`; the defaults are the study's
     procedure, bit for bit): ``scope`` — ``"tensor"`` quantizes each weight matrix and bias on its own,
@@ -246,6 +249,58 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     embeddings); ``prob_auroc`` — also score the AUROC of the float32 sigmoid probabilities (metric
     ``"auroc_prob"``, classification only; saturated probabilities tie); ``record`` — False skips the
     r_Q^n recorder (``r`` is NaN; the final models are the same: the recorder only observes)."""
+
+    runs: int = 10
+    epochs: int = 500
+    lr: float = 1e-3
+    hidden: int = 128
+    val_frac: float = 0.4
+    subsample: float = 0.9
+    seed: int = 0
+    device: str = "cpu"
+    quantizers: tuple[str, ...] = QUANTIZERS
+    keep_losses: bool = False
+    backend: str = "auto"
+    also: tuple[str, ...] = TABLE_READING
+    scope: str = "tensor"
+    standardise: bool = True
+    prob_auroc: bool = False
+    record: bool = True
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("runs", check_int("runs", self.runs, low=1))
+        put("epochs", check_int("epochs", self.epochs, low=1))
+        put("hidden", check_int("hidden", self.hidden, low=1))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
+        put("val_frac", check_float("val_frac", self.val_frac, low=0.0, high=1.0, low_open=True, high_open=True))
+        put("subsample", check_float("subsample", self.subsample, low=0.0, high=1.0, low_open=True))
+        put("seed", check_seed("seed", self.seed))
+        put("quantizers", tuple(check_names(self.quantizers, "quantizers")))
+        put("also", tuple(check_names(self.also, "also")) if len(self.also) else ())
+        put("keep_losses", bool(check_bool("keep_losses", self.keep_losses)))
+        check_choice("backend", self.backend, BACKENDS)
+        check_choice("scope", self.scope, ("tensor", "model"))
+        for name in ("standardise", "prob_auroc", "record"):
+            put(name, check_bool(name, getattr(self, name)))
+        if self.keep_losses and not self.record:
+            raise ValueError("keep_losses=True needs record=True (the recorder keeps the losses)")
+        if not (self.device is None or isinstance(self.device, (str, torch.device))):
+            raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
+
+
+def train_task(X, y, kind: str, config: TaskConfig | None = None, **overrides) -> TaskRun:
+    """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
+    record r_Q^n of each quantizer along each trajectory and score each quantized final model.
+    ``kind``: ``"classification"`` (0/1 labels, AUROC) or ``"regression"`` (R², Spearman).
+    ``config``: the settings (:class:`TaskConfig`), whose fields ``overrides`` replace by keyword
+    (:func:`qlib.validation.resolve_config`): ``train_task(X, y, "classification", runs=10, epochs=500)``."""
+    cfg = resolve_config(TaskConfig, config, overrides)
+    runs, epochs, lr, hidden, seed, device = cfg.runs, cfg.epochs, cfg.lr, cfg.hidden, cfg.seed, cfg.device
+    quantizers, also, keep_losses, backend, scope = cfg.quantizers, cfg.also, cfg.keep_losses, cfg.backend, cfg.scope
+    standardise, prob_auroc, record = cfg.standardise, cfg.prob_auroc, cfg.record
     X = check_array("X", X, ndim=2).astype(np.float32)
     y = check_array("y", y, ndim=1)
     if y.shape != (X.shape[0],):
@@ -253,19 +308,7 @@ def train_task(X, y, kind: str, *, runs: int = 10, epochs: int = 500, lr: float 
     check_choice("kind", kind, ("classification", "regression"))
     if kind == "classification" and not np.isin(y, (0.0, 1.0)).all():
         raise ValueError(f"y must be 0/1 labels for a classification task, got values {np.unique(y)[:5]}")
-    epochs = check_int("epochs", epochs, low=1)
-    hidden = check_int("hidden", hidden, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    quantizers = tuple(check_names(quantizers, "quantizers"))
-    also = tuple(check_names(also, "also")) if len(also) else ()
-    keep_losses = bool(check_bool("keep_losses", keep_losses))
-    check_choice("scope", scope, ("tensor", "model"))
-    standardise = check_bool("standardise", standardise)
-    prob_auroc = check_bool("prob_auroc", prob_auroc)
-    record = check_bool("record", record)
-    if keep_losses and not record:
-        raise ValueError("keep_losses=True needs record=True (the recorder keeps the losses)")
-    val, tr = split_indices(X.shape[0], runs=runs, val_frac=val_frac, subsample=subsample, seed=seed)
+    val, tr = split_indices(X.shape[0], runs=runs, val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed)
     train_part = np.setdiff1d(np.arange(X.shape[0]), val)
     Xs = _standardise(X, X[train_part]).astype(np.float32) if standardise else X
     ys = y.copy()
@@ -444,8 +487,8 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     the cache).
 
     ``config``: the study's settings (:class:`MolecularConfig`); ``settings``, its fields by
-    keyword, build the record instead (``run_study(tasks=[...], embedders=[...], runs=2)``; both at
-    once is a ``TypeError`` naming them). A task whose file is absent offline is listed in
+    keyword, replace those of ``config`` (:func:`qlib.validation.resolve_config`):
+    ``run_study(tasks=[...], embedders=[...], runs=2)``, ``run_study(cfg, runs=2)``. A task whose file is absent offline is listed in
     ``missing`` (never an exception). Run-time settings that do not change the result stay outside
     the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device``, ``progress`` (a
     callable ``progress(task, embedder, TaskRun)``) and ``units`` (a :class:`qlib.resume.Units`: each

@@ -27,7 +27,7 @@ from ...ranking import average_runs, rq_rank_stability
 from ...recorder import RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import features, make_laws, sample
-from ...validation import check_array, check_int, check_int_sequence, check_seed
+from ...validation import check_array, check_int, check_int_sequence, check_seed, resolve_config
 from .study import StudyConfig
 from .synthetic_claims import section512_claims
 
@@ -83,16 +83,15 @@ class _BestCopies(engine.Callback):
 
 
 def copies_study(config: StudyConfig | None = None, *, laws: Sequence[int] | None = None, device="cpu",
-                 chunk_size: int | None = None) -> dict:
+                 chunk_size: int | None = None, **overrides) -> dict:
     """The synthetic study of chapter 03 (:func:`.study.run_study`'s data, model, training and
     recorder), on the laws of index ``laws`` (None: all), with :class:`BestCopies` beside the
     recorder. Fewer laws draw other data than the full study (the draws are per law and run).
     Returns ``{"names", "laws", "r" (L, Q, R) de-duplicated r_Q^n, "r_literal" (L, Q, R) Algorithm 1
     without de-duplication (0 where θ̄_1 recurs), "copied" (L, Q, R) bool (θ̄_1 met at two or more
-    epochs), "n_distinct" (L, Q, R)}``."""
-    cfg = StudyConfig() if config is None else config
-    if not isinstance(cfg, StudyConfig):
-        raise TypeError(f"config must be a StudyConfig, got {type(cfg).__name__}")
+    epochs), "n_distinct" (L, Q, R)}``. ``config`` (:class:`.study.StudyConfig`; None: its defaults) and
+    keyword ``overrides`` of its fields, by the rule of :func:`qlib.validation.resolve_config`."""
+    cfg = resolve_config(StudyConfig, config, overrides)
     chunk_size = check_int("chunk_size", chunk_size, low=1, allow_none=True)
     all_laws = make_laws(cfg.law_seed, grid=cfg.grid, centre_scale=cfg.centre_scale)
     idx = list(range(len(all_laws))) if laws is None else \

@@ -228,9 +228,9 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
               cache_dir=None, units=None, **settings) -> StudyResult:
     """The synthetic study of paper 001 §5.1 at any scale (paper: :class:`StudyConfig`'s defaults).
 
-    ``config``: the study's settings (:class:`StudyConfig`); ``settings``, its fields by keyword,
-    build the record instead (``run_study(runs=5)`` is ``run_study(StudyConfig(runs=5))``; both at
-    once is a ``TypeError`` naming them). All L·runs models (one fresh training set of ``n`` points
+    ``config``: the study's settings (:class:`StudyConfig`; None: its defaults); ``settings``, its fields
+    by keyword, replace those of the record (:func:`qlib.validation.resolve_config`: ``run_study(runs=5)`` is
+    ``run_study(StudyConfig(runs=5))``, ``run_study(cfg, runs=5)`` is ``run_study(replace(cfg, runs=5))``). All L·runs models (one fresh training set of ``n`` points
     and one fresh validation set of ``n_val`` points per run) are trained together by
     :func:`qlib.engine.train` (full-batch Adam, ``lr``, ``epochs``) with
     :class:`qlib.recorder.RQRecorder` recording every epoch for every quantizer. The validation

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ... import quantizers as QZ
 from ...ranking import average_runs, spearman
-from ...validation import check_array, check_bool, check_float
+from ...validation import check_array, check_bool, check_float, resolve_config
 from ..ledger import Row, check, claim, close, not_comparable
 from .paper import PAPER_COST_BASELINE, PAPER_COST_RQ, PAPER_MEAN_SPEARMAN, PAPER_QUANTIZERS
 from .study import StudyConfig, StudyResult, run_study, scale_note, table2
@@ -217,16 +217,17 @@ ALMOST_ALL = 7 / 9
 _PCTS = (33, 50, 90)
 
 
-def reading_effect(config: StudyConfig, *, device="auto", cache_dir=None, discriminator: bool = False) -> dict:
+def reading_effect(config: StudyConfig | None = None, *, device="auto", cache_dir=None, discriminator: bool = False,
+                   **overrides) -> dict:
     """The synthetic study with both readings of 1.58b x% side by side (one training, the same
     models): the text reading (``ternary33`` …, the default) and Table 1 as typeset
-    (``qlib.quantizers.TERNARY_TABLE``). Runs :func:`run_study` on ``config`` with its ``names``
-    replaced by both readings; ``discriminator`` (default False: Table 2's accuracies and r_Q^n
-    need none) also trains the discriminator baseline with ``config``'s ``disc_*`` settings, for
+    (``qlib.quantizers.TERNARY_TABLE``). Runs :func:`run_study` on ``config`` (None: the defaults of
+    :class:`StudyConfig`; keyword ``overrides`` replace its fields, :func:`qlib.validation.resolve_config`)
+    with its ``names`` replaced by both readings; ``discriminator`` (default False: Table 2's accuracies
+    and r_Q^n need none) also trains the discriminator baseline with ``config``'s ``disc_*`` settings, for
     Figure 2 under both readings (:func:`figure2_readings`); it changes no accuracy or r_Q^n.
     Returns ``res`` and :func:`reading_tables`."""
-    if not isinstance(config, StudyConfig):
-        raise TypeError(f"config must be a StudyConfig, got {type(config).__name__}")
+    config = resolve_config(StudyConfig, config, overrides)
     discriminator = check_bool("discriminator", discriminator)
     names = list(PAPER_QUANTIZERS) + [QZ.TERNARY_TABLE[f"ternary{p}"] for p in _PCTS]
     res = run_study(replace(config, names=names, discriminator=discriminator), device=device, cache_dir=cache_dir)

@@ -54,6 +54,7 @@ paper's §5.2.1 setting on a quarter of its tasks.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -65,12 +66,12 @@ from qlib import molecules
 from qlib.engine import MLP, init_params
 from qlib.quantizers import quantize_many
 from qlib.repro import ledger
-from qlib.validation import check_callable, check_float, check_int, check_seed
+from qlib.validation import check_callable, check_float, check_int, check_seed, resolve_config
 
 from .molecular import QUANTIZERS, TABLE_READING, auroc, split_indices, train_task
 from .paper import PAPER_TABLE3, PAPER_TABLES345_COLUMNS
 
-__all__ = ["VARIANTS", "HYPOTHESES", "SPARSE", "BITS", "BATCH_SIZE", "probe", "pattern_test", "pattern_table",
+__all__ = ["VARIANTS", "HYPOTHESES", "SPARSE", "BITS", "BATCH_SIZE", "ProbeConfig", "probe", "pattern_test", "pattern_table",
            "probe_rows", "paper_means"]
 
 #: the variants in the order of the chapter's table (module docstring)
@@ -200,20 +201,64 @@ def _row(variant, task, q, rel, auc, orig, runs, seconds) -> dict:
             "original": float(np.nanmean(orig)), "runs": runs, "seconds": float(seconds)}
 
 
-def probe(tasks: Sequence[str], embedder: str = "maccs", runs: int = 10, epochs: int = 500,
-          variants: Sequence[str] = VARIANTS, seed: int = 0, data_dir=None, *, cache_dir=None, hidden: int = 128,
-          progress=None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class ProbeConfig:
+    """The settings of :func:`probe`, checked once when built; frozen. Defaults: the paper profile's
+    (module docstring, "The subset").
+
+    ``embedder``: a name registered in :mod:`qlib.molecules` (stored by its canonical name); ``runs``
+    (>= 2) × ``epochs`` (>= 1) per (task, variant); ``variants``: names of :data:`VARIANTS` (a tuple,
+    duplicates dropped); ``seed``: the i-th task runs from ``seed + i`` (as :func:`.molecular.run_study`);
+    ``hidden``: the width of the hidden layer(s) (>= 1)."""
+
+    embedder: str = "maccs"
+    runs: int = 10
+    epochs: int = 500
+    variants: tuple[str, ...] = VARIANTS
+    seed: int = 0
+    hidden: int = 128
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("embedder", molecules.embedder(self.embedder).name)
+        put("runs", check_int("runs", self.runs, low=2))
+        put("epochs", check_int("epochs", self.epochs, low=1))
+        put("hidden", check_int("hidden", self.hidden, low=1))
+        put("seed", check_seed("seed", self.seed))
+        put("variants", _check_variants(self.variants))
+
+
+#: the fields of :class:`ProbeConfig` that :func:`probe` takes by position after ``tasks``
+_POSITIONAL = ("embedder", "runs", "epochs", "variants", "seed")
+
+
+def probe(tasks: Sequence[str], *settings, config: ProbeConfig | None = None, data_dir=None, cache_dir=None,
+          progress=None, **overrides) -> pd.DataFrame:
     """Run each variant (:data:`VARIANTS`) on each binary classification task with one embedder.
 
-    ``tasks``: TDC task names of Table 3; ``runs`` × ``epochs`` per (task, variant), the split and the
-    initial parameters of the default (``seed + i`` for the i-th task, as :func:`.molecular.run_study`);
-    ``data_dir`` / ``cache_dir``: the offline data and the embedding cache
+    ``tasks``: TDC task names of Table 3. ``config``: the settings (:class:`ProbeConfig`: the embedder,
+    ``runs`` × ``epochs`` per (task, variant), the variants, the seed, the width), whose fields
+    ``overrides`` replace by keyword (:func:`qlib.validation.resolve_config`); ``settings``: the first of
+    them by position (``embedder, runs, epochs, variants, seed``) — ``probe(tasks, "maccs", 10, 500)``.
+    The split and the initial parameters are the default's (``seed + i`` for the i-th task, as
+    :func:`.molecular.run_study`); ``data_dir`` / ``cache_dir``: the offline data and the embedding cache
     (:func:`qlib.molecules.embed_cached`); ``progress(task, variant, seconds)`` is called after each.
     Returns a tidy frame, one row per (variant, task, quantizer): ``relative`` (mean over runs of the
     per-run relative AUROC), ``relative_sd`` (over runs), ``auroc`` and ``original`` (means), ``runs``
     and ``seconds`` (training time of the variant on the task; 0 for the variants that reuse
     ``default``'s models). The quantizer names are the paper's columns (:data:`.molecular.QUANTIZERS`),
     the 1.58b ones under the variant's reading."""
+    if len(settings) > len(_POSITIONAL):
+        raise TypeError(f"settings must be at most {len(_POSITIONAL)} values by position ({', '.join(_POSITIONAL)}), "
+                        f"got {len(settings)}")
+    given = dict(zip(_POSITIONAL, settings))
+    twice = sorted(set(given) & set(overrides))
+    if twice:
+        raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
+    cfg = resolve_config(ProbeConfig, config, {**given, **overrides})
+    emb_name, runs, epochs, variants, seed, hidden = cfg.embedder, cfg.runs, cfg.epochs, cfg.variants, cfg.seed, cfg.hidden
     if isinstance(tasks, str):
         tasks = [tasks]
     if not isinstance(tasks, (list, tuple)) or not tasks:
@@ -222,12 +267,6 @@ def probe(tasks: Sequence[str], embedder: str = "maccs", runs: int = 10, epochs:
     for t in names:
         if molecules.task_info(t).kind != "classification":
             raise ValueError(f"tasks must be classification tasks (Table 3); {t!r} is a regression task")
-    emb_name = molecules.embedder(embedder).name
-    runs = check_int("runs", runs, low=2)
-    epochs = check_int("epochs", epochs, low=1)
-    hidden = check_int("hidden", hidden, low=1)
-    seed = check_seed("seed", seed)
-    variants = _check_variants(variants)
     if progress is not None:
         check_callable("progress", progress)
     scored = tuple(QUANTIZERS) + tuple(TABLE_READING)

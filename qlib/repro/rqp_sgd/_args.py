@@ -1,14 +1,16 @@
-"""Argument checks shared by the RQP-SGD part's modules (:mod:`.experiments`, :mod:`.figure2`): private to
+"""Argument checks shared by the RQP-SGD part's modules (:mod:`.experiments`, :mod:`.figure2`,
+:mod:`.table1`, :mod:`.figures`): private to
 the package ``qlib.repro.rqp_sgd`` (its modules import these names; nothing else does), built on
 :mod:`qlib.validation`."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ...validation import check_array
 
-__all__ = ["check_sigmas"]
+__all__ = ["check_sigmas", "check_frame", "check_frames"]
 
 
 def check_sigmas(name: str, sigmas) -> np.ndarray:
@@ -17,3 +19,23 @@ def check_sigmas(name: str, sigmas) -> np.ndarray:
     if np.any(sig <= 0):
         raise ValueError(f"{name} must have entries > 0, got min {sig.min()}")
     return sig
+
+
+def check_frame(name: str, df, need, source: str) -> pd.DataFrame:
+    """``df`` checked: a non-empty DataFrame holding the columns ``need``, as ``source`` returns it."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a DataFrame ({source}'s), got {type(df).__name__}")
+    if missing := sorted(set(need) - set(df.columns)):
+        raise ValueError(f"{name} lacks the columns {missing} ({source} gives them)")
+    if df.empty:
+        raise ValueError(f"{name} has no rows")
+    return df
+
+
+def check_frames(name: str, frames, need, source: str) -> dict:
+    """``frames`` checked: a non-empty dict {column of the table: DataFrame}, each as :func:`check_frame`."""
+    if not isinstance(frames, dict):
+        raise TypeError(f"{name} must be a dict {{column: DataFrame}} ({source}'s), got {type(frames).__name__}")
+    if not frames:
+        raise ValueError(f"{name} must hold at least one column")
+    return {k: check_frame(f"{name}[{k!r}]", v, need, source) for k, v in frames.items()}

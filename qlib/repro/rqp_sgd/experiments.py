@@ -12,16 +12,25 @@ keyword so a notebook can change it):
   z = √(2 ln(1.25/δ))/ε for every step (no composition, no subsampling).
 * RQP σ (Table 1): swept on a grid with q from Theorem 1 at (ε, b); the σ with the best median
   test accuracy is reported ("tuned on test", as the paper appears to have done).
+
+The drivers :func:`rqp_sweep` and :func:`run_methods` (and :func:`.figure2.bits_sweep`) take what they
+evaluate as arguments (ε, the σ grid or σ, the bits) and how the runs are made as one frozen
+:class:`RunConfig` (runs, seed, the C of Theorem 1, the batch sampling, the device), whose fields may
+also be given as keywords: ``rqp_sweep(task, setting, eps=1.0, sigmas=grid, runs=3)`` is
+``rqp_sweep(task, setting, eps=1.0, sigmas=grid, config=RunConfig(runs=3))``
+(:func:`qlib.validation.resolve_config`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ... import data as qdata
-from ...dpsgd import Task, train
-from ...rqp_privacy import check_bits, dpsgd_noise_multiplier, solve_q
+from ...dpsgd import SAMPLINGS, Task, train
+from ...rqp_privacy import C_MODES, check_bits, dpsgd_noise_multiplier, solve_q
 from ...validation import (
     check_alloc,
     check_choice,
@@ -30,16 +39,17 @@ from ...validation import (
     check_int_sequence,
     check_positive,
     check_seed,
+    resolve_config,
 )
 from ._args import check_sigmas
-from .paper import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES
+from .paper import DIAGNOSTIC_TEST_SIZE, METHOD_NAMES, PAPER_RUNS
 from .settings import Setting
 
 #: how the baselines' σ is calibrated (:func:`baseline_sigma`): our RDP accountant (default) or the
 #: paper's Gaussian-mechanism formula applied to each step
 BASELINE_CALIBRATIONS = ("accountant", "gaussian")
 
-__all__ = ["BASELINE_CALIBRATIONS", "diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
+__all__ = ["BASELINE_CALIBRATIONS", "RunConfig", "diagnostic_task", "mnist_task", "baseline_sigma", "rqp_q", "rqp_sweep", "run_methods", "summarise",
            "best_sigma", "sigma_at_q", "sklearn_reference", "majority_rate"]
 
 
@@ -122,45 +132,71 @@ def rqp_q(eps: float, sigma, setting: Setting, n: int, *, b: int | None = None, 
                    c_mode=c_mode)
 
 
-def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None = None, runs: int,
-              seed: int = 0, c_mode: str = "paper", sampling: str = "with_replacement", device="auto") -> pd.DataFrame:
-    """RQP-SGD over a σ grid with q = q(ε, σ) from Theorem 1: one batched call for all σ × runs.
+@dataclass(frozen=True)
+class RunConfig:
+    """How the runs of a driver are made (:func:`rqp_sweep`, :func:`run_methods`,
+    :func:`.figure2.bits_sweep`): ``runs`` independent runs per grid point or method (the paper: 10,
+    §4), their ``seed`` (run r of a call is seeded from it), ``c_mode`` — the C of Theorem 1 when q is
+    solved from (ε, σ) (:data:`qlib.rqp_privacy.C_MODES`; "paper": C = M − ηρ as printed) —,
+    ``sampling`` of the mini-batches (:data:`qlib.dpsgd.SAMPLINGS`; "with_replacement" is Algorithm 2's
+    step 3) and the torch ``device`` ("auto", "cpu", "cuda" or a ``torch.device``). Every field is
+    checked (a bad value raises a ValueError/TypeError naming the field)."""
 
-    Returns one row per (σ, run): sigma, q, run, acc (test accuracy in %).
+    runs: int = PAPER_RUNS
+    seed: int = 0
+    c_mode: str = "paper"
+    sampling: str = "with_replacement"
+    device: str = "auto"
+
+    def __post_init__(self):
+        object.__setattr__(self, "runs", check_int("runs", self.runs, low=1))
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
+        check_choice("c_mode", self.c_mode, C_MODES)
+        check_choice("sampling", self.sampling, SAMPLINGS)
+
+
+def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None = None,
+              config: RunConfig | None = None, **overrides) -> pd.DataFrame:
+    """RQP-SGD over a σ grid with q = q(ε, σ) from Theorem 1 at ``b`` bits (None: the setting's): one
+    batched call for all σ × runs. ``config`` (a :class:`RunConfig`; None: its defaults) and keyword
+    overrides of its fields (``runs=3``) say how the runs are made.
+
+    Returns one row per (σ, run): eps, b, sigma, q, run, acc (test accuracy in %).
     """
+    cfg = resolve_config(RunConfig, config, overrides)
     task, setting = _task(task), _setting(setting)
     b = setting.b if b is None else check_bits(b)
     sig = check_sigmas("sigmas", sigmas)
-    runs = check_int("runs", runs, low=1)
-    seed = check_seed("seed", seed)
+    runs = cfg.runs
     check_alloc("runs", len(sig) * runs, 8 * 8, value=runs, what="the σ × runs grid of runs")
-    qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=c_mode))
+    qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=cfg.c_mode))
     S = len(sig)
     res = train(task, "rqp", runs=S * runs, T=setting.T, m=setting.m, eta=setting.eta, clip=setting.clip,
-                sigma=np.repeat(sig, runs), q=np.repeat(qs, runs), b=b, M=setting.M, sampling=sampling,
-                seed=seed, device=device)
+                sigma=np.repeat(sig, runs), q=np.repeat(qs, runs), b=b, M=setting.M, sampling=cfg.sampling,
+                seed=cfg.seed, device=cfg.device)
     return pd.DataFrame({"eps": eps, "b": b, "sigma": np.repeat(sig, runs), "q": np.repeat(qs, runs),
                          "run": np.tile(np.arange(runs), S), "acc": 100 * res.test_acc})
 
 
-def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, runs: int,
-                seed: int = 0, sampling: str = "with_replacement", device="auto", c_mode: str = "paper",
-                baseline_calibration: str = "accountant") -> pd.DataFrame:
+def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, baseline_calibration: str = "accountant",
+                config: RunConfig | None = None, **overrides) -> pd.DataFrame:
     """The four methods of Table 1 on one task; one row per (method, run) with acc in %.
 
     DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ) (``baseline_calibration``: see :func:`baseline_sigma`).
-    RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1).
+    RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1). ``config`` (a :class:`RunConfig`; None: its
+    defaults) and keyword overrides of its fields say how the runs are made; every method runs from the
+    same seed.
     """
+    cfg = resolve_config(RunConfig, config, overrides)
     task, s = _task(task), _setting(setting)
     rqp_sigma = check_positive("rqp_sigma", rqp_sigma)
-    runs = check_int("runs", runs, low=1)
-    seed = check_seed("seed", seed)
+    runs = cfg.runs
     sig_b = baseline_sigma(eps, s, task.n, calibration=baseline_calibration)
-    q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=c_mode))
+    q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=cfg.c_mode))
     rows = []
     for method, sigma, qq in (("sgd", 0.0, 1.0), ("dpsgd", sig_b, 1.0), ("projdp", sig_b, 1.0), ("rqp", rqp_sigma, q)):
         r = train(task, method, runs=runs, T=s.T, m=s.m, eta=s.eta, clip=s.clip, sigma=sigma, q=qq, b=s.b, M=s.M,
-                  sampling=sampling, seed=seed, device=device)
+                  sampling=cfg.sampling, seed=cfg.seed, device=cfg.device)
         rows.append(pd.DataFrame({"method": METHOD_NAMES[method], "sigma": sigma, "q": qq,
                                   "run": np.arange(runs), "acc": 100 * r.test_acc}))
     return pd.concat(rows, ignore_index=True)

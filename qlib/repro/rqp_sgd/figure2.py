@@ -14,15 +14,23 @@ import numpy as np
 import pandas as pd
 
 from ...dpsgd import Task
-from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_positive, check_seed
+from ...validation import (
+    check_float,
+    check_float_sequence,
+    check_int,
+    check_int_sequence,
+    check_positive,
+    check_seed,
+    resolve_config,
+)
 from ..ledger import Row, claim, missing, not_comparable
-from ._args import check_sigmas
-from .experiments import rqp_q, rqp_sweep
+from ._args import check_frame, check_sigmas
+from .experiments import RunConfig, rqp_q, rqp_sweep
 from .paper import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS
 from .settings import Setting
 
-__all__ = ["FIG2_BAND_PP", "FIG2_Q_BAND", "figure2_sweep", "figure2_claims", "figure2_rows", "bits_sweep",
-           "bits_rows", "runs_text", "not_reproduced_rows"]
+__all__ = ["FIG2_BAND_PP", "FIG2_Q_BAND", "figure2_sweep", "figure2_claims", "figure2_rows", "majority_text",
+           "bits_sweep", "bits_rows", "runs_text", "not_reproduced_rows"]
 
 FIG2_BAND_PP = 4.0  # "around 62.5 %": ±4 pp (was ±7.5 pp, which admitted the majority rate and more)
 FIG2_Q_BAND = 0.1  # the grid point nearest q = 0.3 must lie within ±0.1 of it
@@ -66,6 +74,13 @@ def figure2_claims(curve: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _near_example(acc: float, q: float, majority: float) -> bool:
+    """Whether one panel shows the text's example (§4): its median accuracy at the grid point nearest
+    q = 0.3 within ±:data:`FIG2_BAND_PP` of 62.5 % and above the majority rate, that point's q within
+    ±:data:`FIG2_Q_BAND` of 0.3."""
+    return bool(abs(acc - PAPER_FIG2_ACC_AT_Q03) <= FIG2_BAND_PP and acc > majority and abs(q - FIG2_Q) <= FIG2_Q_BAND)
+
+
 def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Row]:
     """The claims of §4: per panel, q rises with σ, the largest q beats q ≈ 0.3 by ≥ 20 pp, the spread
     is larger at low q; and once for the figure, the text's example "when q is 0.3, the test accuracy
@@ -84,11 +99,6 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
     for _, r in claims.iterrows():
         w = f"Figure 2({r['panel']})"
         acc, q = float(r["acc at q≈0.3"]), float(r["q"])
-        q_ok = abs(q - FIG2_Q) <= FIG2_Q_BAND
-
-        def near(a: float, q_ok: bool = q_ok) -> bool:
-            return bool(abs(a - PAPER_FIG2_ACC_AT_Q03) <= FIG2_BAND_PP and a > majority and q_ok)
-
         out += [
             claim(w, "q rises with σ at fixed ε", "rises", str(r["q non-decreasing"]), bool(r["q non-decreasing"]),
                   kind="theory-check", tolerance="non-decreasing",
@@ -98,7 +108,7 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
                                   f"'Figure 2'), this panel's value shown; σ = {r['σ at q≈0.3']}, q = {q:.3f}"
                                   f"{note_runs}"),
         ]
-        hits.append((str(r["panel"]), acc, near(acc)))
+        hits.append((str(r["panel"]), acc, _near_example(acc, q, majority)))
         gap = float(r["acc at max q"] - acc)
         out.append(claim(w, "accuracy at the largest q exceeds accuracy at q ≈ 0.3", "higher", f"{gap:+.1f} pp",
                          gap >= 20, tolerance="≥ 20 pp (ours; the paper prints no number)", null="no effect of q: +0 pp", null_fails=not 0 >= 20,
@@ -123,21 +133,37 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
     return out
 
 
-def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), runs: int, seed: int,
-               c_mode: str = "paper", device="auto", sigma_q: float = 0.5) -> pd.DataFrame:
-    """Per (ε, b): the best median accuracy over the σ grid and the q Theorem 1 gives at σ = ``sigma_q``."""
+def majority_text(claims: pd.DataFrame, majority: float) -> str:
+    """Markdown on the text's example "around 62.5 %" at q ≈ 0.3: the majority-class rate on our test
+    split and the panels of ``claims`` (:func:`figure2_claims`) whose accuracy there is within the
+    band and above that rate — the panels the figure-wide row of :func:`figure2_rows` counts."""
+    majority = check_float("majority", majority, low=0.0, high=100.0)
+    claims = check_frame("claims", claims, {"panel", "q", "acc at q≈0.3"}, "figure2_claims")
+    hit = [f"({r['panel']})" for _, r in claims.iterrows()
+           if _near_example(float(r["acc at q≈0.3"]), float(r["q"]), majority)]
+    return (f"Majority-class classifier on our test split: **{majority:.1f} %**. The accuracy near $q = 0.3$ "
+            f"is within the band and above it in **{len(hit)} of {len(claims)}** panels"
+            + (f": {', '.join(hit)}." if hit else "."))
+
+
+def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), sigma_q: float = 0.5,
+               config: RunConfig | None = None, **overrides) -> pd.DataFrame:
+    """Per (ε, b): the best median accuracy over the σ grid and the q Theorem 1 gives at σ = ``sigma_q``.
+
+    ``config`` (a :class:`.experiments.RunConfig`; None: its defaults) and keyword overrides of its
+    fields (``runs=3``, ``seed=500``) say how the runs are made; case i of the (ε, b) grid (ε outer)
+    runs from seed ``config.seed + 7 i``."""
+    cfg = resolve_config(RunConfig, config, overrides)
     sigmas = check_sigmas("sigmas", sigmas)
     bits = check_int_sequence("bits", bits, low=1, high=30)
     check_float_sequence("eps", eps, low=0.0, low_open=True)
-    runs = check_int("runs", runs, low=1)
-    seed = check_seed("seed", seed)
     check_positive("sigma_q", sigma_q)  # the value itself names a column: kept as given
     cases = [(b, e) for e in eps for b in bits]
-    bs = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, runs=runs, seed=seed + 7 * i, c_mode=c_mode,
-                              device=device) for i, (b, e) in enumerate(cases)], ignore_index=True)
+    bs = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, config=cfg, seed=cfg.seed + 7 * i)
+                    for i, (b, e) in enumerate(cases)], ignore_index=True)
     med = bs.groupby(["eps", "b", "sigma"])["acc"].median().reset_index()
     best = med.groupby(["eps", "b"]).agg(best_median=("acc", "max")).reset_index()
-    best[f"q at σ = {sigma_q}"] = [float(rqp_q(e, sigma_q, setting, task.n, b=b, c_mode=c_mode))
+    best[f"q at σ = {sigma_q}"] = [float(rqp_q(e, sigma_q, setting, task.n, b=b, c_mode=cfg.c_mode))
                                    for e, b in zip(best["eps"], best["b"])]
     return best
 

@@ -8,12 +8,24 @@ import numpy as np
 import pandas as pd
 
 from ... import rqp_privacy as P
+from ...dpsgd import Task
 from ...validation import check_bool, check_int, check_seed
 from ..ledger import Row, check, claim, close, missing, not_comparable
-from .experiments import best_sigma, diagnostic_task, mnist_task, rqp_sweep, run_methods, summarise
+from .experiments import (
+    baseline_sigma,
+    best_sigma,
+    diagnostic_task,
+    mnist_task,
+    rqp_sweep,
+    run_methods,
+    sklearn_reference,
+    summarise,
+)
 from .paper import DIAGNOSTIC, EPS, MNIST, PAPER_RUNS, PAPER_SVM_GAIN_PCT, PAPER_TABLE1, PAPER_TABLE1_STD
+from .settings import Setting
 
-__all__ = ["TABLE1_ATOL", "table1_tasks", "tune_sigmas", "run_table1", "side_by_side", "table1_rows",
+__all__ = ["TABLE1_ATOL", "table1_tasks", "tasks_table", "tune_sigmas", "chosen_table", "run_table1", "side_by_side",
+           "reference_table", "table1_rows", "within_text",
            "claims_table", "table1_claims_rows", "privacy_table", "mnist_text", "reduction_text", "not_reproduced_rows",
            "GAP_VARIANTS", "gap_probe"]
 
@@ -41,6 +53,24 @@ def table1_tasks(*, data_dir=None, mnist_n_train=None, mnist_n_test=None, mnist_
     return tasks, skipped
 
 
+def _tasks(tasks) -> dict:
+    """``tasks`` checked: a non-empty dict {column: (Task, Setting)}, as :func:`table1_tasks` returns."""
+    if not isinstance(tasks, dict) or not tasks:
+        raise TypeError(f"tasks must be a non-empty dict {{column: (Task, Setting)}} (table1_tasks'), got {tasks!r:.80}")
+    for col, v in tasks.items():
+        if not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], Task) and isinstance(v[1], Setting)):
+            raise TypeError(f"tasks[{col!r}] must be a (Task, Setting) pair, got {type(v).__name__}")
+    return tasks
+
+
+def tasks_table(tasks: dict) -> pd.DataFrame:
+    """Per column of Table 1 (``tasks``: :func:`table1_tasks`' dict): the task's sizes (training and test
+    examples, parameters d), the setting's m and T, and the baselines' noise multiplier z = σ/clip at
+    (1, 1e-7)-DP (:func:`.experiments.baseline_sigma`)."""
+    return pd.DataFrame([{"column": k, "n train": t.n, "n test": len(t.y_test), "d": t.d, "m": s.m, "T": s.T,
+                          "baseline z": baseline_sigma(EPS, s, t.n) / s.clip} for k, (t, s) in _tasks(tasks).items()])
+
+
 def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str, sampling: str, device) -> tuple[dict, dict]:
     """RQP-SGD's σ per column: a sweep over ``grids[column]`` with q from Theorem 1 at ε = 1; the σ with
     the best median test accuracy ("tuned on test"). Returns (sweeps, chosen (σ, q, median))."""
@@ -48,6 +78,23 @@ def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str,
     sweeps = {col: rqp_sweep(task, st, eps=EPS, sigmas=grids[col], runs=runs[col], seed=seed, c_mode=c_mode,
                              sampling=sampling, device=device) for col, (task, st) in tasks.items()}
     return sweeps, {col: best_sigma(sw) for col, sw in sweeps.items()}
+
+
+def _chosen(chosen) -> dict:
+    """``chosen`` checked: a non-empty dict {column: (σ, q, median)}, as :func:`tune_sigmas` returns."""
+    if not isinstance(chosen, dict) or not chosen:
+        raise TypeError(f"chosen must be a non-empty dict {{column: (σ, q, median)}} (tune_sigmas'), got {chosen!r:.80}")
+    for col, v in chosen.items():
+        if not (isinstance(v, (tuple, list)) and len(v) == 3):
+            raise TypeError(f"chosen[{col!r}] must be a (σ, q, median) triple, got {v!r}")
+    return chosen
+
+
+def chosen_table(chosen: dict) -> pd.DataFrame:
+    """RQP-SGD's tuned noise per column (``chosen``: :func:`tune_sigmas`' second value): the σ of the best
+    median test accuracy ("tuned on test"), the q Theorem 1 gives it at (1, 0)-DP, and that median."""
+    return pd.DataFrame([{"column": c, "σ (tuned on test)": s, "q (Theorem 1)": q, "median acc. in sweep (%)": a}
+                         for c, (s, q, a) in _chosen(chosen).items()])
 
 
 def run_table1(tasks: dict, chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mode: str) -> tuple[dict, dict]:
@@ -67,6 +114,16 @@ def side_by_side(summ: dict) -> pd.DataFrame:
                           for c in PAPER_TABLE1}, index=PAPER_TABLE1.index)
     return pd.concat({"paper": paper, "ours": ours}, axis=1).swaplevel(axis=1).sort_index(axis=1, level=0,
                                                                                         sort_remaining=False)
+
+
+def reference_table(ref_splits: int) -> pd.DataFrame:
+    """A ceiling for the Diagnostic columns: scikit-learn's converged, non-private fit
+    (:func:`.experiments.sklearn_reference`) per model, on our split (``random_state=0``) and the median
+    over ``ref_splits`` re-drawn splits (seeds 0, 1, …), in %."""
+    ref_splits = check_int("ref_splits", ref_splits, low=1)
+    return pd.DataFrame([{"model": m, "our split (%)": sklearn_reference(m, [0])[0],
+                          f"median over {ref_splits} splits (%)": float(np.median(sklearn_reference(m, range(ref_splits))))}
+                         for m in ("logreg", "svm")])
 
 
 def table1_rows(summ: dict, *, reduced_mnist: bool, runs: int, majority: dict | None = None) -> list[Row]:
@@ -95,6 +152,16 @@ def table1_rows(summ: dict, *, reduced_mnist: bool, runs: int, majority: dict | 
                              basis="ours: about two test examples of Diagnostic (0.88 pp each), wider than "
                                    "the printed ±0.005 pp"))
     return out
+
+
+def within_text(rows: list[Row]) -> str:
+    """Markdown counting the cells of Table 1 within :data:`TABLE1_ATOL` of the paper's median
+    (``rows``: :func:`table1_rows`'), naming those that are."""
+    if not isinstance(rows, list) or not all(isinstance(r, Row) for r in rows):
+        raise TypeError("rows must be a list of Row (table1_rows')")
+    ok = [r.quantity.replace(", median acc. (%)", "") for r in rows if r.passed]
+    return (f"**Within {TABLE1_ATOL:g} pp of the paper: {len(ok)} of {len(rows)} cells** "
+            f"({'; '.join(ok) if ok else 'none'}).")
 
 
 def claims_table(summ: dict) -> pd.DataFrame:

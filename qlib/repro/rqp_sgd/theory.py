@@ -152,7 +152,14 @@ def reference_coordinate_loss(q, sigma, *, b: int, M: float, rho: float, eta: fl
                               n_mu: int = 41, dps: int = 50) -> float:
     """An independent computation of :func:`qlib.rqp.coordinate_privacy_loss`: the cell masses from
     mpmath's normal cdf at ``dps`` digits (no log-space tricks), on a coarser grid of means in the
-    feasible range [−M − ηρ, M + ηρ] paired with the largest shift either way (clipped to the range)."""
+    feasible range [−M − ηρ, M + ηρ] paired with the largest shift either way (clipped to the range).
+
+    Its parameters are not gathered into a settings record because this is a formula of paper 004,
+    evaluated: the one-coordinate output law of Algorithm 2's step in the proof of Theorem 1 (eq. (10),
+    with the levels of eq. (8), A = (2^b q − 1)/(2^b − 1), B = (1 − q)/(2^b − 1), σ_l = ησ/m). Its
+    symbols q, σ, b, M, ρ, η, m are the arguments, one keyword each, so that a call reads against the
+    equation term by term; ``adjacency`` names the neighbouring data sets and ``n_mu``, ``dps`` are the
+    accuracy of the evaluation."""
     b = P.check_bits(b)
     q = float(P.check_q(check_float("q", q), b))
     sigma = check_positive("sigma", sigma)

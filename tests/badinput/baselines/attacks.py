@@ -5,6 +5,7 @@ Small valid calls: a few dozen scores, 8 shadows on a pool of 12 examples, model
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import torch
 
 BASELINES: dict = {}
@@ -220,10 +221,6 @@ BASELINES.update({
     SY + "SyntheticConfig.as_dict": lambda: {"self": _syn_config()},
     SY + "SyntheticConfig.describe": lambda: {"self": _syn_config()},
     SY + "synthetic_attacks": lambda: {"config": _syn_config(), "device": "cpu"},
-    SY + "rank_rho": lambda: {"r": np.array([[0.1, 0.2, 0.3, 0.4]]), "advantage": np.array([[0.3, 0.1, 0.2, 0.0]])},
-    SY + "permutation_test": lambda: {"rho": 0.5, "r": np.array([[0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3]]),
-                                      "advantage": np.array([[0.3, 0.1, 0.2, 0.0], [0.1, 0.2, 0.0, 0.3]]),
-                                      "draws": 20, "alpha": 0.05, "seed": 0},
     SY + "analyse": lambda: {"study": _syn_study(), "reps": 3, "level": 0.9, "draws": 20, "alpha": 0.05, "seed": 0},
     **{SC + f: (lambda: {"analysis": _syn_analysis()}) for f in (
         "rank_agreement_rows", "law_rank_rows", "discriminator_rows", "quantization_rows", "summary_table",
@@ -288,6 +285,23 @@ BASELINES.update({
     PR + "finite_scores": lambda: {"s": np.array([0.5, -1.0, 2.0])},
     PR + "attack_scores": lambda: dict(zip(("phi", "keep"), _phi_keep())),
     PR + "held_out_correct": lambda: dict(zip(("scores", "keep"), _phi_keep())),
+    PR + "bootstrap_weights": lambda: {"rng": np.random.default_rng(0), "K": 4, "reps": 3, "shape": (2,)},
+    PR + "resampled_advantage": lambda: {"correct": np.arange(24).reshape(2, 3, 4) % 7,
+                                         "weights": np.array([[1.0, 1, 1, 1], [2, 0, 1, 1]]), "pairs": 6},
+    PR + "resampled_r": lambda: {"r": np.array([[0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3]]),
+                                 "weights": np.array([[1.0, 1, 1, 1], [2, 0, 1, 1]])},
+    PR + "rank_rho": lambda: {"r": np.array([[0.1, 0.2, 0.3, 0.4]]), "advantage": np.array([[0.3, 0.1, 0.2, 0.0]])},
+    PR + "rank_rho_over": lambda: {"r": np.array([[0.1, 0.2, 0.3, 0.4]]), "advantage": np.array([[0.3, 0.1, 0.2, 0.0]]),
+                                   "defined": np.array([True, True, True, False])},
+    PR + "permutation_test": lambda: {"rho": 0.5, "r": np.array([[0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3]]),
+                                      "advantage": np.array([[0.3, 0.1, 0.2, 0.0], [0.1, 0.2, 0.0, 0.3]]),
+                                      "draws": 20, "alpha": 0.05, "seed": 0},
+    PR + "pooled_permutation_test": lambda: {
+        "rho": 0.5, "r": np.array([[0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3]]),
+        "advantage": np.array([[0.3, 0.1, 0.2, 0.0], [0.1, 0.2, 0.0, 0.3]]),
+        "config": __import__("qlib.repro.attacks.protocol", fromlist=["x"]).AnalysisConfig(draws=20)},
+    PR + "theory_gap": lambda: {"frame": pd.DataFrame({"theory": [0.5, 0.4], "advantage": [0.2, 0.1],
+                                                       "advantage_lo": [0.1, 0.0], "advantage_hi": [0.3, 0.2]})},
     MO + "MolecularAttackConfig": lambda: dict(_MOL_TINY, lr=1e-3, val_frac=0.4, max_molecules=40, seed=0),
     MO + "MolecularAttackConfig.as_dict": lambda: {"self": _mol_config()},
     MO + "MolecularAttackConfig.describe": lambda: {"self": _mol_config()},

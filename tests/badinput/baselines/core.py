@@ -109,6 +109,8 @@ def _recorder():
 
 
 BASELINES["qlib.recorder.RQRecorder"] = _recorder
+BASELINES["qlib.recorder.RecorderConfig"] = lambda: {"epochs": 3, "every": 1, "ddof": 1, "device": "cpu", "block": 2,
+                                                     "refresh": 5, "dense_above": 0.3}
 
 # ---------------------------------------------------------------------------------------------- ranking
 BASELINES["qlib.ranking.ranks"] = lambda: {"values": np.array([0.1, 3.0, 2.0]), "axis": -1}
@@ -132,18 +134,9 @@ BASELINES["qlib.discriminator.threshold_attack"] = lambda: {
     "train_runs": np.arange(4), "test_runs": np.arange(4, 8), "level": 0.95}
 
 
-def _discriminators():
-    g = _g()
-    G, R, n, p, d = 2, 6, 3, 3, 2
-    return {"theta": torch.randn(G, R, p, generator=g), "x_in": torch.randn(1, R, n, d, generator=g),
-            "loss_in": torch.rand(G, R, n, generator=g), "x_out": torch.randn(1, R, n, d, generator=g),
-            "loss_out": torch.rand(G, R, n, generator=g) + 0.5, "train_runs": np.arange(3),
-            "es_runs": np.array([3, 4]), "test_runs": np.array([5]), "group_law": np.array([0, 0]),
-            "hidden": 4, "lr": 1e-2, "epochs": 2, "patience": 2, "runs_per_batch": 2, "seed": 0,
-            "device": "cpu", "level": 0.95}
-
-
-BASELINES["qlib.discriminator.train_discriminators"] = _discriminators
+BASELINES["qlib.discriminator.DiscriminatorConfig"] = lambda: {"hidden": 4, "lr": 1e-2, "epochs": 2, "patience": 2,
+                                                               "runs_per_batch": 2, "seed": 0, "device": "cpu",
+                                                               "level": 0.95}
 
 # ---------------------------------------------------------------------------------------------- engine
 
@@ -181,7 +174,7 @@ def _train():
 
 BASELINES["qlib.engine.train"] = _train
 BASELINES["qlib.engine.TrainConfig"] = lambda: {"epochs": 3, "lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8,
-                                                "loss": "logistic"}
+                                                "loss": "logistic", "device": "cpu", "chunk_size": 1}
 
 # ---------------------------------------------------------------------------------------------- synthetic
 
@@ -253,7 +246,6 @@ for _m in ("init", "unflatten", "prepare", "apply", "vjp", "forward"):
     BASELINES[f"qlib.engine.Linear.{_m}"] = _linear_method(_m)
 for _m in ("init", "unflatten", "prepare", "apply", "forward", "shared_loss_grad"):
     BASELINES[f"qlib.engine.MLP.{_m}"] = _mlp_method(_m)
-BASELINES["qlib.engine.TrainConfig.resolve"] = lambda: {"config": None, "epochs": 3, "lr": 1e-2}
 BASELINES["qlib.quantizers.Quantizer.batched"] = lambda: {"self": __import__("qlib.quantizers").quantizers.get("bits2"),
                                                           "thetas": torch.randn(3, 6, generator=_g())}
 

@@ -307,6 +307,7 @@ B[RE + "estimator.figure2_rows"] = lambda: {"fig2": _table("fig2"), "vnmse_rtol"
 B[RE + "estimator.figure4"] = lambda: {"step": 1.0, "b_max": 2.0}
 B[RE + "estimator.figure4_rows"] = lambda: {"fig4": _table("fig4")}
 B[RE + "estimator.figure5_rows"] = lambda: {"fig5": _table("fig5")}
+B[RE + "estimator.figure4_text"] = lambda: {"fig4": _table("fig4")}
 
 # -- qlib.repro.eden.rotation -----------------------------------------------------------------------------
 B[RE + "rotation.figure6"] = lambda: {"bits": [1], "logd": [4], "laws": ["normal"], "trials": 2, "seed": 0}
@@ -445,6 +446,48 @@ B[F + "figure3_standin_text"] = lambda: {"alpha": 0.3}
 B[F + "figure3_text"] = lambda: {"rounds": 40, "bits": [0.1, 0.5, 4], "local_steps": 5, "clients": 100, "alpha": 0.3,
                                  "window": 10}
 B[F + "figure13_text"] = lambda: {"rounds": 40, "batch_size": 32, "window": 10}
+B[DI + "figure10_text"] = lambda: {"df": _df10().assign(ref_norm=2.0), "rounds": 10}
+B[DI + "figure12_text"] = lambda: {"rounds": 10, "rows": 100}
+
+
+def _header_bits():
+    from qlib.repro.eden import distributed_claims
+
+    return distributed_claims.header_bits_per_coord(_df10())
+
+
+B[DI + "header_text"] = lambda: {"hb": _header_bits()}
+# the drivers' settings records (the defaults, except where a default is a valid value the harness would try)
+B[LE + "FederatedFigureConfig"] = lambda: {k: v for k, v in _FL_SMALL.items()}  # eval_every 0: at the last round
+B[LE + "Figure3StandinConfig"] = lambda: {k: v for k, v in B[LE + "figure3_standin"]().items() if k != "data_dir"}
+
+# -- qlib.repro.eden.figures (one figure per call, drawn from the tables above) -----------------------------
+FG = RE + "figures."
+
+
+def _histories(methods=("Float32", "EDEN", "QSGD"), bits=(32.0, 0.1, 0.1)):
+    """Federated histories with the columns the learning figures read (two rounds per run)."""
+    import pandas as pd
+
+    rows = [{"round": r, "method": m, "bits": b, "train_acc": 0.3 + 0.1 * r, "test_acc": 0.5 + 0.1 * r,
+             "global_train_acc": 0.4 + 0.1 * r} for m, b in zip(methods, bits) for r in (1, 2)]
+    return pd.DataFrame(rows)
+
+
+B[FG + "figure2"] = lambda: {"frame": _table("fig2"), "panels": (2, 4)}
+B[FG + "figure7"] = lambda: {"frame": _table("fig2"), "panels": (1, 3)}
+B[FG + "figure4"] = lambda: {"frame": _table("fig4")}
+B[FG + "figure5"] = lambda: {"frame": _table("fig5")}
+B[FG + "figure6"] = lambda: {"frame": _table("fig6")}
+B[FG + "figure8"] = lambda: {"frame": _table("fig8"), "d": 16, "clients": 2}
+B[FG + "figure11"] = lambda: {"frame": _table("fig11")}
+B[FG + "lemma22"] = lambda: {"homog": _homog(), "het": _het()}
+B[FG + "figure10"] = lambda: {"frame": _df10()}
+B[FG + "figure12"] = lambda: {"frame": _df12()}
+B[FG + "figure14"] = lambda: {"frame": _histories(), "window": 2}
+B[FG + "figure3"] = lambda: {"frame": _histories(), "window": 2}
+B[FG + "figure9"] = lambda: {"frame": _histories(), "window": 2}
+B[FG + "figure13"] = lambda: {"frame": _histories()}
 
 
 # -- methods of the compressors (issue 30: methods and result objects join the common test) ---------------

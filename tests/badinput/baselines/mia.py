@@ -174,6 +174,7 @@ BASELINES.update({
 # ---- qlib.mia.game --------------------------------------------------------------------------
 BASELINES.update({
     M + "game.simulate_mia_game": lambda: dict(_game_args(), n=5, nu=0.5, trials=100, seed=0, chunk=50),
+    M + "game.GameConfig": lambda: dict(n=5, nu=0.5, trials=100, seed=0, chunk=50),
     M + "game.discrete_sampler": lambda: {"p": _p()},
     M + "game.count_algorithm": lambda: {"K": 3},
     M + "game.discrete_bayes_attack": lambda: {"p": _p(), "n": 5, "nu": 0.5},
@@ -212,6 +213,9 @@ BASELINES.update({
     M + "overfit.train_overfit_mlp": lambda: {
         "n": 8, "d": 3, "width": 8, "iters": 3, "lr": 0.1, "n_val": 16, "noise_sd": 0.1,
         "thresholds": (0.5, 1e-2), "seeds": (0,), "eval_every": 1, "device": "cpu"},
+    M + "overfit.OverfitConfig": lambda: {
+        "n": 8, "d": 3, "width": 8, "iters": 3, "lr": 0.1, "n_val": 16, "noise_sd": 0.1,
+        "thresholds": (0.5, 1e-2), "seeds": (0,), "eval_every": 1},
     M + "overfit.wishart_gram_bartlett": lambda: {"s": 10, "n": 3, "reps": 2, "rng": np.random.default_rng(0)},
     M + "overfit.prob_event_E": lambda: {"s": 50, "n": 3, "reps": 20, "seed": 0},
     M + "overfit.propB1_n_printed": lambda: {"s": 10**6},
@@ -237,6 +241,8 @@ BASELINES.update({
         "X": _X(60), "y": _labels(60), "Xt": _X(20, seed=2), "yt": _labels(20, seed=2), "disc": _disc(),
         "n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01, "hidden": 4, "seed": 0,
         "device": "cpu"},
+    R + "mnist.Table1Config": lambda: {"n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01,
+                                       "hidden": 4, "seed": 0},
     R + "mnist.table1_acc_rows": lambda: {"acc": _acc_frame()},
     R + "mnist.table1_cp_accuracy_rows": lambda: {"acc": _acc_frame(), "cp": _disc()["cp"]},
     R + "mnist.table1_reductions": lambda: {"n_list": [1000], "raw_n_list": [1000], "reps": 1, "n_freq": 5000,

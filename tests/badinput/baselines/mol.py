@@ -299,6 +299,8 @@ BASELINES[f"{MM}.split_indices"] = lambda: {"n": 20, "runs": 2, "val_frac": 0.4,
 BASELINES[f"{MM}.train_task"] = lambda: {"X": _rng(4).normal(size=(20, 4)), "y": _labels01(), "kind": "classification",
                                          "runs": 2, "epochs": 2, "hidden": 4, "lr": 1e-2, "val_frac": 0.4,
                                          "subsample": 0.9, "seed": 0, "quantizers": ("sign", "bits2")}
+BASELINES[f"{MM}.TaskConfig"] = lambda: {"runs": 2, "epochs": 2, "hidden": 4, "lr": 1e-2, "val_frac": 0.4,
+                                         "subsample": 0.9, "seed": 0, "quantizers": ("sign", "bits2")}
 BASELINES[f"{MM}.flops_per_task"] = lambda: {"n": 100, "d": 10, "runs": 2, "epochs": 3, "hidden": 4,
                                              "val_frac": 0.4, "subsample": 0.9, "n_quantizers": 8}
 BASELINES[f"{MM}.Study"] = lambda: {"frame": _fake_mol_study().frame, "missing": {}, "inputs": pd.DataFrame()}
@@ -386,6 +388,8 @@ def _warm_maccs() -> str:
 BASELINES[f"{TP}.probe"] = lambda: {"tasks": [SMALL_TASK], "embedder": "maccs", "runs": 2, "epochs": 1,
                                     "variants": ["default", "deep"], "seed": 0, "data_dir": data_dir(),
                                     "cache_dir": _warm_maccs(), "hidden": 4}
+BASELINES[f"{TP}.ProbeConfig"] = lambda: {"embedder": "maccs", "runs": 2, "epochs": 1, "variants": ["default", "deep"],
+                                          "seed": 0, "hidden": 4}
 BASELINES[f"{TP}.pattern_test"] = lambda: {"df": _probe_frame()}
 BASELINES[f"{TP}.pattern_table"] = lambda: {"df": _probe_frame()}
 BASELINES[f"{TP}.probe_rows"] = lambda: {"df": _probe_frame(), "plain_atol": 0.02}

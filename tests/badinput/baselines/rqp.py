@@ -122,6 +122,8 @@ B["qlib.dpsgd.accuracy"] = lambda: dict(model="logreg", w=torch.randn(2, 5, gene
                                         y=torch.as_tensor(_xy(n=6)[1]))
 B["qlib.dpsgd.train"] = lambda: dict(task=_task(), method="rqp", runs=2, T=3, m=5, eta=1.0, clip=0.45, sigma=0.5,
                                      q=0.9, b=4, M=0.3, seed=0, device="cpu")
+B["qlib.dpsgd.DPSGDConfig"] = lambda: dict(runs=2, T=3, m=5, eta=1.0, clip=0.45, sigma=0.5, q=0.9, b=4, M=0.3, seed=0,
+                                           device="cpu")
 
 # ------------------------------------------------------------------------------------- qlib.repro.rqp_sgd
 _RS = "qlib.repro.rqp_sgd."

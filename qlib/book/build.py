@@ -1,0 +1,149 @@
+"""Building the HTML book from the runner's output tree (:mod:`qlib.book.runner`).
+
+:func:`stage` copies the book's static sources next to the executed notebooks (with a table of
+contents pruned of globs that match no executed notebook) and writes the pages made from the whole
+build: the landing page's account of it (:mod:`qlib.book.provenance`), the claims and findings
+(:mod:`qlib.book.findings`), each paper's summary and the execution status page. :func:`build` stages
+the tree and runs ``jupyter-book`` on it (warnings are errors); :func:`figure_collisions` names the
+figures whose text collides, which fail the build too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .provenance import build_costs, provenance_markdown, status_markdown
+from .runner import find_root
+
+__all__ = ["STATIC", "STATIC_DIRS", "stage", "stage_findings", "build", "figure_collisions"]
+
+#: the files and folders of the book root that the staged tree needs beside the executed notebooks
+STATIC = ("_config.yml", "_toc.yml", "references.bib")
+STATIC_DIRS = ("_static",)
+
+
+def _prune_toc(node: Any, out: Path) -> Any:
+    """Drop glob entries that match no executed notebook (a part run with ``--only`` builds too)."""
+    if isinstance(node, list):
+        kept = [_prune_toc(c, out) for c in node]
+        return [c for c in kept if c is not None]
+    if isinstance(node, dict):
+        if "glob" in node and not any(out.glob(node["glob"])):
+            return None
+        new = {}
+        for k, v in node.items():
+            v = _prune_toc(v, out) if isinstance(v, (list, dict)) else v
+            if k in ("sections", "chapters", "parts") and not v:
+                continue
+            new[k] = v
+        return new
+    return node
+
+
+def stage(root: Path, out: Path) -> None:
+    """Copy the book's static sources (config, bibliography, Markdown pages and assets below
+    ``chapters/``) next to the executed notebooks in ``out``, with a table of contents pruned of
+    globs that match no executed notebook."""
+    for name in STATIC:
+        if name != "_toc.yml":
+            shutil.copy2(root / name, out / name)
+    for name in STATIC_DIRS:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    (out / "_toc.yml").write_text(yaml.safe_dump(_prune_toc(toc, out), sort_keys=False))
+    for p in (root / "chapters").rglob("*"):
+        if p.is_file() and p.suffix != ".ipynb" and not any(part.startswith(".") or part == "_results" for part in p.parts):
+            dest = out / p.relative_to(root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, dest)
+    info = out / "chapters" / "intro" / "build-info.md"
+    info.parent.mkdir(parents=True, exist_ok=True)
+    info.write_text(provenance_markdown(root, out))
+    stage_findings(root, out)
+
+
+def stage_findings(root: Path, out: Path) -> None:
+    """The pages made from the whole build: ``findings.csv`` (beside the rows, in ``_results``), the
+    landing page's claim counts and findings (``intro/findings-info.md``), each paper's summary
+    (``<part>/summary-info.md``) and the execution status page (``appendix/status-info.md``)."""
+    import warnings
+
+    from . import archive, findings
+    from .gathering import IncompleteResultsWarning, gather
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteResultsWarning)
+        rows = gather(out / "_results")
+    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
+    claims, causes, summaries = findings.registry()
+    judged = findings.with_causes(findings.rows_at_largest_scale(rows, build_profile=", ".join(profiles),
+                                                                 root=root), causes,
+                                  archived=findings.archived_ledger(root))
+    frame = findings.findings_frame(judged, claims)
+    findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
+    (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))
+    for paper, part in findings.PAPER_PART.items():
+        dest = out / "chapters" / part / "summary-info.md"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(findings.summary_markdown(paper, frame, judged, summaries))
+    dest = out / "chapters" / "appendix" / "status-info.md"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(status_markdown(root, out, archive.status_frame(root)))
+
+
+def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = None, html_parent: Path | None = None,
+          check_figures: bool = True) -> int:
+    """Build the HTML book from the executed notebooks (warnings are errors, full rebuild); with
+    ``check_figures`` (the default) a figure whose text collides (:func:`figure_collisions`) fails it too.
+
+    The HTML lands in ``<html_parent>/_build/html`` (default: the book root, i.e. ``_build/html``).
+    Returns jupyter-book's exit status.
+    """
+    import subprocess
+
+    root = find_root(root)
+    out = Path(output_dir or root / "_build" / "book").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    stage(root, out)
+    parent = Path(html_parent or root).resolve()
+    html = parent / "_build" / "html"
+    if html.exists():
+        shutil.rmtree(html)
+    exe = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", "--all", "-W", "-n", "--keep-going",
+           "--path-output", str(parent), str(out)]
+    status = subprocess.call(cmd)
+    collisions = figure_collisions(out) if check_figures else []
+    if collisions:
+        print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.book.style.overlaps):",
+              file=sys.stderr)
+        for line in collisions:
+            print(f"  {line}", file=sys.stderr)
+        return status or 1
+    return status
+
+
+def figure_collisions(out: Path) -> list[str]:
+    """One line per figure of the executed notebooks in ``out`` whose text collides, lies on its data or
+    is too small (the checks :mod:`qlib.book.style` wrote while each notebook ran): the build fails on
+    them, not only the tests."""
+    import json
+
+    found = []
+    for f in sorted((Path(out) / "_results").rglob("figure-checks.json")):
+        try:
+            recs = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        for rec in recs if isinstance(recs, list) else []:
+            for p in rec.get("overlaps") or []:
+                found.append(f"{f.parent.relative_to(Path(out) / '_results').as_posix()} figure {rec.get('figure')}: {p}")
+    return found

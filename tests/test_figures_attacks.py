@@ -1,0 +1,160 @@
+"""The figures of the attacks chapters (``qlib.repro.attacks.figures``): each figure function returns a
+Figure with the expected number of axes from a small input with its driver's columns — the toys' driver
+at a tiny size (a fraction of a second), the other studies' results built by hand with the exact
+columns their analyses return — and each rejects a wrong input by name."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from types import SimpleNamespace  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from qlib.repro.attacks import figures, molecular, protocol, synthetic, toys  # noqa: E402
+
+QUANTS = ["sign", "ternary50", "bits4"]  # three quantizers of qlib.quantizers
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _axes(fig) -> int:
+    assert isinstance(fig, Figure)
+    return len(fig.axes)
+
+
+@pytest.fixture(scope="module")
+def studies():
+    kw = dict(shadows=4, pairs=200, min_targets=4, reps=3, seed=0)
+    return {"empirical": toys.attack_study(toys.empirical_toy(toys.zipf_law(4)), [10, 20, 40], **kw),
+            "erm": toys.attack_study(toys.erm_toy(), [5, 10], **kw)}
+
+
+# ------------------------------------------------------------------------------------ chapter 01
+def test_advantage_two_panels(studies):
+    fig = figures.advantage(studies)
+    assert _axes(fig) == 2
+    assert [ax.get_title() for ax in fig.axes] == [studies["empirical"].toy.name, studies["erm"].toy.name]
+    with pytest.raises(TypeError, match=r"\bstudies\b"):
+        figures.advantage({"empirical": studies["empirical"]})
+    bad = SimpleNamespace(table=studies["erm"].table.drop(columns="delta"), toy=studies["erm"].toy)
+    with pytest.raises(ValueError, match=r"studies\['erm'\]\.table.*delta"):
+        figures.advantage({**studies, "erm": bad})
+
+
+def test_toy_roc_one_axes_and_its_fallback_size(studies):
+    fig = figures.toy_roc(studies["empirical"], 20)
+    assert _axes(fig) == 1 and fig.axes[0].get_title() == "empirical law, n = 20"
+    assert figures.toy_roc(studies["empirical"], 7).axes[0].get_title() == "empirical law, n = 20"  # the middle size
+    with pytest.raises(ValueError, match=r"\bn\b"):
+        figures.toy_roc(studies["empirical"], 0)
+
+
+# ------------------------------------------------------------------------------------ chapter 02
+def _synthetic_analysis(laws=9) -> synthetic.SyntheticAnalysis:
+    rng = np.random.default_rng(0)
+    law_names = [f"law {i}" for i in range(laws)]
+    rows = []
+    for law in law_names:
+        for q in [synthetic.REFERENCE, *QUANTS]:
+            adv = float(rng.uniform(0, 0.2))
+            r = np.nan if q == synthetic.REFERENCE else float(rng.uniform(1e-4, 1e-3))
+            rows.append({"law": law, "quantizer": q, "r": r, "r_lo": r * 0.8, "r_hi": r * 1.2, "theory": np.exp(-128 * r),
+                         **{a: adv for a in protocol.ATTACKS}, "strongest": protocol.ATTACKS[0], "advantage": adv,
+                         "advantage_lo": adv - 0.05, "advantage_hi": adv + 0.05, "auc": 0.5 + adv / 2,
+                         "tpr@0.01": 0.01, "disc": adv / 2, "disc_lo": 0.0, "disc_hi": adv,
+                         "gap": 0.0, "gap_lo": 0.0, "gap_hi": 0.0})
+    per_law = pd.DataFrame({"law": law_names, "rho": 0.5, "rho_lo": 0.2, "rho_hi": 0.8,
+                            "rho_seeds": [[0.4, 0.6]] * laws, "rho_seed_sd": 0.1, "rho_disc": 0.3})
+    pooled = {"rho": 0.5, "rho_lo": 0.3, "rho_hi": 0.7, "p": 0.01, "crit": 0.25}
+    return synthetic.SyntheticAnalysis(per_quantizer=pd.DataFrame(rows), per_law=per_law, pooled=pooled,
+                                       settings={"reps": 5, "level": 0.95, "draws": 20, "alpha": 0.05, "seed": 0})
+
+
+def test_synthetic_scatter_one_panel_per_law():
+    a = _synthetic_analysis()
+    fig = figures.synthetic_scatter(a, 128)
+    assert _axes(fig) == 9
+    assert [ax.get_title() for ax in fig.axes] == [f"law {i}" for i in range(9)]
+    with pytest.raises(ValueError, match=r"analysis\.per_quantizer.*disc"):
+        figures.synthetic_scatter(SimpleNamespace(per_quantizer=a.per_quantizer.drop(columns="disc")), 128)
+    with pytest.raises(ValueError, match=r"\bn\b"):
+        figures.synthetic_scatter(a, -1)
+
+
+def test_synthetic_rho_one_axes():
+    fig = figures.synthetic_rho(_synthetic_analysis())
+    assert _axes(fig) == 1
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [f"law {i}" for i in range(9)]
+    with pytest.raises(TypeError, match=r"\banalysis\b"):
+        figures.synthetic_rho(pd.DataFrame())
+
+
+# ------------------------------------------------------------------------------------ chapter 03
+def _molecular(tasks=("Task_A", "Task_B")):
+    """A study (the attributes the figures read) and a real MolecularAnalysis with analyse's columns."""
+    rng = np.random.default_rng(1)
+    attacked = [synthetic.REFERENCE, *QUANTS]
+    A, P, K, N = len(attacked), len(protocol.ATTACKS), 4, 12
+    keep = np.zeros((K, N), dtype=bool)
+    keep[0::2, : N // 2] = keep[1::2, N // 2:] = True  # complementary halves
+    runs = [SimpleNamespace(task=t, keep=keep, scores=rng.normal(size=(A, P, K, N))) for t in tasks]
+    study = SimpleNamespace(tasks=runs, names=list(QUANTS), attacked=attacked)
+    rows = []
+    for t in tasks:
+        for i, q in enumerate(attacked):
+            r = np.nan if i == 0 else 1e-3 * i
+            tpr = 0.05 / (i + 1)
+            rows.append({"task": t, "quantizer": q, "r": r, "r_lo": r * 0.9, "r_hi": r * 1.1, "theory": np.exp(-6 * r),
+                         "strongest": protocol.ATTACKS[i % P], "tpr@0.01": tpr, "tpr@0.01_lo": tpr / 2,
+                         "tpr@0.01_hi": tpr * 2, "tpr@0.001": tpr / 10, "auc": 0.55, "advantage": 0.05,
+                         "advantage_lo": 0.0, "advantage_hi": 0.1, "drop": 0.0, "drop_lo": 0.0, "drop_hi": 0.0,
+                         "gap": 0.0, "gap_lo": 0.0, "gap_hi": 0.0})
+    analysis = molecular.MolecularAnalysis(
+        per_quantizer=pd.DataFrame(rows), per_task=pd.DataFrame({"task": list(tasks)}), pooled={},
+        exposure={t: rng.uniform(size=(A, N)) for t in tasks}, settings={})
+    return analysis, study
+
+
+@pytest.mark.parametrize("draw", [figures.molecular_roc, figures.molecular_rq, figures.molecular_exposure])
+def test_molecular_figures_one_panel_per_task(draw):
+    analysis, study = _molecular()
+    fig = draw(analysis, study)
+    assert _axes(fig) == 2
+    assert [ax.get_title() for ax in fig.axes] == ["Task A", "Task B"]
+    one_a, one_s = _molecular(("Only_Task",))
+    assert _axes(draw(one_a, one_s)) == 1
+    with pytest.raises(ValueError, match=r"\bstudy\b"):
+        draw(analysis, SimpleNamespace(tasks=[], names=study.names, attacked=study.attacked))
+    with pytest.raises(TypeError, match=r"\bstudy\b"):
+        draw(analysis, {"tasks": study.tasks})
+
+
+# ------------------------------------------------------------------------------------ chapter 04
+def test_dp_roc_one_panel_per_canary_and_method():
+    rng = np.random.default_rng(2)
+    runs = 50
+    rows, scores = [], {}
+    for key, delta in (("dpsgd", 1e-7), ("rqp", 0.0)):
+        for eps in (0.5, 1.0):
+            for kind in ("typical", "worst"):
+                rows.append({"method": key.upper(), "key": key, "eps": eps, "delta": delta, "canary": kind})
+                scores[(key, eps, kind)] = (rng.normal(size=2 * runs), np.r_[np.ones(runs, bool), np.zeros(runs, bool)])
+    result = SimpleNamespace(table=pd.DataFrame(rows), scores=scores)
+    fig = figures.dp_roc(result, runs)
+    assert _axes(fig) == 4
+    assert fig.axes[0].get_title() == "DP-SGD, typical canary" and fig.axes[3].get_title() == "RQP-SGD, worst canary"
+    with pytest.raises(ValueError, match=r"\bruns\b"):
+        figures.dp_roc(result, 0)
+    with pytest.raises(ValueError, match=r"result\.table.*delta"):
+        figures.dp_roc(SimpleNamespace(table=result.table.drop(columns="delta"), scores=scores), runs)
