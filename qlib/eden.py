@@ -140,7 +140,7 @@ def _int_tensor(name: str, t, what: str) -> torch.Tensor:
 
 def check_payload(payload, name: str = "payload") -> Payload:
     """A :class:`Payload` a receiver can decode: every field of the kind and range :func:`compress` gives
-    it (issue 30: a decoder trusts no object). ``indices`` an integer tensor ``(*batch, D)``; ``scale`` a
+    it (a decoder trusts no object). ``indices`` an integer tensor ``(*batch, D)``; ``scale`` a
     floating tensor of shape ``batch``, finite and ``>= 0``; ``nbits`` an integer tensor of shape ``batch``,
     ``>= 0``; ``seed`` a seed; ``bits`` in ``(0, 8]``; ``quantizer`` ``"lm"`` or ``"ee"``; ``n_rotations`` in
     ``[1, 8]``; ``d >= 1``, ``m`` the kept coordinates (``round(bits·d)`` at a sub-bit Lloyd–Max budget,

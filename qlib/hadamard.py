@@ -350,8 +350,8 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     Bernoulli per entry): entry ``32 i + j`` is −1 where bit ``j`` of word ``i`` is set. The stream does
     **not** depend on ``dtype``: every dtype gets the float32 signs, cast (±1 is exact in every floating
     dtype), so a sender and a receiver that compute in different precisions rebuild the same rotation
-    (issue 30: the float64 and float16 streams were once drawn as bytes, and a message sent from a
-    float64 tensor decoded to garbage in float32). ``shape``: an integer or a sequence of integers
+    (were the stream drawn per dtype, a message sent from a float64 tensor would decode to garbage in
+    float32). ``shape``: an integer or a sequence of integers
     ``>= 0`` (as ``torch.empty``'s).
     """
     shape = _shape("shape", shape)

@@ -33,7 +33,7 @@ The switch is a :class:`contextvars.ContextVar`: per thread and per asyncio task
 (also on an exception). :func:`nested` says whether it is on; a function whose checks are not ``check_*``
 calls (an idea's own, e.g. a ±1 sign test) asks it.
 
-**Non-finite values: refused at the door, one decision per family** (issue 41). A NaN or ±inf where a
+**Non-finite values: refused at the door, one decision per family**. A NaN or ±inf where a
 number is meant raises a ``ValueError`` naming the argument (``check_*(..., finite=True)``, the default).
 Where a NaN or inf carries a meaning for some callers, the entry point takes ``allow_nonfinite=False``
 and says what the switch does; inside :func:`skip_nested` nothing is checked (the caller checked at its
@@ -60,7 +60,7 @@ door). The families:
 
 A ledger row whose ``ours`` is NaN (a comparison that failed) is a result, not an input: it is recorded.
 
-**No allocation before a size check** (issue 30). A size an argument sets (``n``, ``D``, ``levels``, a
+**No allocation before a size check**. A size an argument sets (``n``, ``D``, ``levels``, a
 shape) is checked against the memory it would take before anything of that size is made:
 :func:`check_alloc` raises a ``ValueError`` naming the argument, the bytes the call would need and the
 limit. The limit is one module setting, :func:`memory_limit`: ``$QLIB_MEMORY_LIMIT`` (bytes, or with a
@@ -98,6 +98,7 @@ __all__ = [
     "check_callable",
     "check_alloc",
     "resolve_config",
+    "check_frame",
     "memory_limit",
     "set_memory_limit",
     "MEMORY_FRACTION",
@@ -495,7 +496,8 @@ def check_alloc(name: str, n_elements: int, itemsize: int = 8, *, value: Any = N
     return nbytes
 
 
-def resolve_config(cls: type, config: Any = None, overrides: dict | None = None, *, name: str = "config") -> Any:
+def resolve_config(cls: type, config: Any = None, overrides: dict | None = None, *, name: str = "config",
+                   args: Sequence = (), arg_fields: Sequence[str] = ()) -> Any:
     """The one rule of ``qlib`` for a driver's settings: a driver takes a frozen record ``cls`` (its
     ``config`` argument) and keyword overrides of that record's fields. The settings are
 
@@ -503,12 +505,23 @@ def resolve_config(cls: type, config: Any = None, overrides: dict | None = None,
     * ``dataclasses.replace(config, **overrides)`` otherwise: the keywords replace those fields of the
       record given, so ``run(cfg, seed=1)`` is ``run(dataclasses.replace(cfg, seed=1))``.
 
-    Either way the record's own checks (``__post_init__``) run on the result. A ``TypeError`` names
-    ``name`` when ``config`` is not a ``cls``, and the keywords that are not fields of ``cls`` (with
-    the fields it has)."""
+    ``args``: values a driver took by position (its ``*settings``), for the fields ``arg_fields`` in order;
+    they join the overrides. Either way the record's own checks (``__post_init__``) run on the result. A
+    ``TypeError`` names ``name`` when ``config`` is not a ``cls``, the keywords that are not fields of
+    ``cls`` (with the fields it has), more values by position than ``arg_fields``, and a field given both
+    by position and by keyword."""
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise TypeError(f"cls must be a dataclass type, got {cls!r}")
     overrides = dict(overrides or {})
+    if args:
+        if len(args) > len(arg_fields):
+            raise TypeError(f"settings must be at most {len(arg_fields)} values by position ({', '.join(arg_fields)}), "
+                            f"got {len(args)}")
+        given = dict(zip(arg_fields, args))
+        twice = sorted(set(given) & set(overrides))
+        if twice:
+            raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
+        overrides = {**given, **overrides}
     fields = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(overrides) - fields)
     if unknown:
@@ -519,3 +532,21 @@ def resolve_config(cls: type, config: Any = None, overrides: dict | None = None,
     if not isinstance(config, cls):
         raise TypeError(f"{name} must be a {cls.__name__} or None, got {type(config).__name__}")
     return dataclasses.replace(config, **overrides) if overrides else config
+
+
+def check_frame(name: str, frame: Any, columns: Iterable[str], source: str | None = None, *,
+                nonempty: bool = True):
+    """``frame`` when it is a pandas DataFrame holding ``columns`` (and, ``nonempty``, at least one row): a
+    study's table handed to a figure, a table or a claims function. A ``TypeError``/``ValueError`` names
+    ``name``, the columns it lacks and ``source``, the function whose result it should be."""
+    import pandas as pd  # (here: the checks of the numeric library do not import pandas)
+
+    whose = f" ({source}'s)" if source else ""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame{whose}, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} lacks the columns {missing}" + (f" ({source} gives them)" if source else ""))
+    if nonempty and frame.empty:
+        raise ValueError(f"{name} has no rows")
+    return frame

@@ -41,7 +41,7 @@ version/compressor/quantizer), :class:`HeaderMismatchError` (the header contradi
 receiver's expected ``d``, ``bits``, ``seed``, ``n_rotations`` or ``shape``).
 
 The CRC-32 catches accidents (every truncation and every single-bit flip), not lies: a buggy or
-hostile sender can compute one for any bytes. So the decoders trust no size they read (issue 30):
+hostile sender can compute one for any bytes. So the decoders trust no size they read:
 every field's dimensions must be what the header's shape gives the compressor, every size is
 checked against the message's own length before anything of that size is allocated, float fields
 must be finite, of their sign and small enough that decoding in the receiver's dtype cannot
@@ -252,7 +252,7 @@ def _part_bytes(parts) -> int:
 
 def to_bytes(payload: _eden.Payload) -> bytes:
     """The bytes of an EDEN payload (a vector's message, or a batch's rows one after another)."""
-    payload = _eden.check_payload(payload)  # every field (issue 30: a NaN scale was sent)
+    payload = _eden.check_payload(payload)  # every field (a NaN scale would decode to NaNs)
     if payload.quantizer != "lm":
         raise UnsupportedFormatError("the wire format packs Lloyd–Max codes only (quantizer='lm')")
     cb = _code_bits(payload.bits)

@@ -5,32 +5,18 @@ columns their analyses return — and each rejects a wrong input by name."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from types import SimpleNamespace  # noqa: E402
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
 
 from qlib.repro.attacks import figures, molecular, protocol, synthetic, toys  # noqa: E402
 
 QUANTS = ["sign", "ternary50", "bits4"]  # three quantizers of qlib.quantizers
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _axes(fig) -> int:
-    assert isinstance(fig, Figure)
-    return len(fig.axes)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +29,7 @@ def studies():
 # ------------------------------------------------------------------------------------ chapter 01
 def test_advantage_two_panels(studies):
     fig = figures.advantage(studies)
-    assert _axes(fig) == 2
+    assert n_axes(fig) == 2
     assert [ax.get_title() for ax in fig.axes] == [studies["empirical"].toy.name, studies["erm"].toy.name]
     with pytest.raises(TypeError, match=r"\bstudies\b"):
         figures.advantage({"empirical": studies["empirical"]})
@@ -54,7 +40,7 @@ def test_advantage_two_panels(studies):
 
 def test_toy_roc_one_axes_and_its_fallback_size(studies):
     fig = figures.toy_roc(studies["empirical"], 20)
-    assert _axes(fig) == 1 and fig.axes[0].get_title() == "empirical law, n = 20"
+    assert n_axes(fig) == 1 and fig.axes[0].get_title() == "empirical law, n = 20"
     assert figures.toy_roc(studies["empirical"], 7).axes[0].get_title() == "empirical law, n = 20"  # the middle size
     with pytest.raises(ValueError, match=r"\bn\b"):
         figures.toy_roc(studies["empirical"], 0)
@@ -84,7 +70,7 @@ def _synthetic_analysis(laws=9) -> synthetic.SyntheticAnalysis:
 def test_synthetic_scatter_one_panel_per_law():
     a = _synthetic_analysis()
     fig = figures.synthetic_scatter(a, 128)
-    assert _axes(fig) == 9
+    assert n_axes(fig) == 9
     assert [ax.get_title() for ax in fig.axes] == [f"law {i}" for i in range(9)]
     with pytest.raises(ValueError, match=r"analysis\.per_quantizer.*disc"):
         figures.synthetic_scatter(SimpleNamespace(per_quantizer=a.per_quantizer.drop(columns="disc")), 128)
@@ -94,7 +80,7 @@ def test_synthetic_scatter_one_panel_per_law():
 
 def test_synthetic_rho_one_axes():
     fig = figures.synthetic_rho(_synthetic_analysis())
-    assert _axes(fig) == 1
+    assert n_axes(fig) == 1
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [f"law {i}" for i in range(9)]
     with pytest.raises(TypeError, match=r"\banalysis\b"):
         figures.synthetic_rho(pd.DataFrame())
@@ -130,10 +116,10 @@ def _molecular(tasks=("Task_A", "Task_B")):
 def test_molecular_figures_one_panel_per_task(draw):
     analysis, study = _molecular()
     fig = draw(analysis, study)
-    assert _axes(fig) == 2
+    assert n_axes(fig) == 2
     assert [ax.get_title() for ax in fig.axes] == ["Task A", "Task B"]
     one_a, one_s = _molecular(("Only_Task",))
-    assert _axes(draw(one_a, one_s)) == 1
+    assert n_axes(draw(one_a, one_s)) == 1
     with pytest.raises(ValueError, match=r"\bstudy\b"):
         draw(analysis, SimpleNamespace(tasks=[], names=study.names, attacked=study.attacked))
     with pytest.raises(TypeError, match=r"\bstudy\b"):
@@ -152,7 +138,7 @@ def test_dp_roc_one_panel_per_canary_and_method():
                 scores[(key, eps, kind)] = (rng.normal(size=2 * runs), np.r_[np.ones(runs, bool), np.zeros(runs, bool)])
     result = SimpleNamespace(table=pd.DataFrame(rows), scores=scores)
     fig = figures.dp_roc(result, runs)
-    assert _axes(fig) == 4
+    assert n_axes(fig) == 4
     assert fig.axes[0].get_title() == "DP-SGD, typical canary" and fig.axes[3].get_title() == "RQP-SGD, worst canary"
     with pytest.raises(ValueError, match=r"\bruns\b"):
         figures.dp_roc(result, 0)

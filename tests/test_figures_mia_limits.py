@@ -4,24 +4,14 @@ driver's fields, and each rejects a wrong input by name."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
 from matplotlib.figure import Figure  # noqa: E402
 
 from qlib.mia.overfit import OverfitRun  # noqa: E402
 from qlib.repro.mia_limits import figures  # noqa: E402
 from qlib.repro.mia_limits.paper import PAPER_TABLE1_C  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _run(seeds=2, iters=100, every=25):

@@ -4,27 +4,16 @@ study's columns (a real tiny study, or a frame built by hand), and each rejects 
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
 
 import qlib.mia as mia  # noqa: E402
 from qlib.repro.ledger import claim, close, not_comparable  # noqa: E402
 from qlib.repro.quantized_mis import figures, molecular_claims, ranking_claims, study, synthetic_claims, theory  # noqa: E402
 from qlib.repro.quantized_mis.paper import PAPER_QUANTIZERS  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture
@@ -37,15 +26,10 @@ def stab(tiny):
     return ranking_claims.stability(tiny, [2, 3, 5], 4, 2, seed=0)
 
 
-def _axes(fig) -> int:
-    assert isinstance(fig, Figure)
-    return len(fig.axes)
-
-
 # ------------------------------------------------------------------------------------ chapter 01
 def test_figure5_one_panel_per_quantizer():
     fig = figures.figure5(torch.linspace(-1, 1, 101, dtype=torch.float64))
-    assert _axes(fig) == 8
+    assert n_axes(fig) == 8
     assert [ax.get_title() for ax in fig.axes][:2] == ["Sign", "1.58b 33%"]
     with pytest.raises(ValueError, match=r"\bgrid\b"):
         figures.figure5(torch.zeros(2, 3, dtype=torch.float64))
@@ -81,13 +65,13 @@ W = np.array([[0.4, -1.0, 0.5], [-0.4, 0.2, 0.7]])
 
 def test_theorem_figures():
     fixed = {"toy": (theory.rate_table(TOY_A, P3, [10, 20, 40]), mia.chernoff_rate(TOY_A, P3))}
-    assert _axes(figures.theorem31_figure(fixed)) == 1
+    assert n_axes(figures.theorem31_figure(fixed)) == 1
 
     def adaptive(n):
         return np.vstack([np.zeros(3), W[0] + n ** -0.25, W[1] + 2 * n ** -0.25])
 
     ad, g = theory.adaptive_table(adaptive, P3, [16, 32, 64], 0.25)
-    assert _axes(figures.theorem33_figure(ad, g.rate)) == 1
+    assert n_axes(figures.theorem33_figure(ad, g.rate)) == 1
     with pytest.raises(TypeError, match=r"\bfixed\b"):
         figures.theorem31_figure({})
     with pytest.raises(ValueError, match=r"\bad\b"):
@@ -100,11 +84,11 @@ def test_theorem_figures():
 def test_study_figures_from_a_tiny_study(tiny):
     laws = len(tiny.config["grid"])                                        # 2 laws: one row of three panels
     assert "laws × 8 quantizers" in figures.study_text(tiny, "cpu") and "noisier" in figures.study_text(tiny, "cpu")
-    assert _axes(figures.figure8(tiny.config, seed=0, n_points=50)) == 3
+    assert n_axes(figures.figure8(tiny.config, seed=0, n_points=50)) == 3
     rho = synthetic_claims.spearman_table(tiny)
-    assert _axes(figures.figure2(tiny, rho)) == 3
-    assert _axes(figures.figure2(tiny, rho, statistic="median")) == 3
-    assert _axes(figures.figure6(tiny)) == 1
+    assert n_axes(figures.figure2(tiny, rho)) == 3
+    assert n_axes(figures.figure2(tiny, rho, statistic="median")) == 3
+    assert n_axes(figures.figure6(tiny)) == 1
     t2 = figures.table2(study.table2(tiny))
     assert len(t2) == laws and list(t2.columns[:2]) == ["σ", "modes"] and "Sign" in t2.columns
     assert "paper" in t2["Sign"].iloc[0]
@@ -124,14 +108,14 @@ def test_figure8_draws_the_nine_laws_in_three_rows():
 
     config = {"grid": [list(g) for g in synthetic.GRID], "law_seed": 0, "centre_scale": synthetic.CENTRE_SCALE}
     fig = figures.figure8(config, n_points=20)
-    assert _axes(fig) == 9 and tuple(fig.get_size_inches()) == (10, 9)
+    assert n_axes(fig) == 9 and tuple(fig.get_size_inches()) == (10, 9)
 
 
 def test_figure2_readings_from_a_frame_with_its_columns():
     cols = {f"ρ(r mean, {b}), {r} reading": [0.8, 0.6, 0.7] for b in ("discriminator", "threshold")
             for r in ("text", "Table 1")}
     f2r = pd.DataFrame({"law": ["σ=1.5, 6 modes", "σ=3, 16 modes", "mean"], **cols})
-    assert _axes(figures.figure2_readings(f2r)) == 2
+    assert n_axes(figures.figure2_readings(f2r)) == 2
     with pytest.raises(ValueError, match=r"\bf2r\b"):
         figures.figure2_readings(f2r.drop(columns="law"))
     rows = [close("Figure 2", "mean ρ", 0.86, 0.8, atol=0.1, kind="theory-check"),
@@ -143,12 +127,12 @@ def test_figure2_readings_from_a_frame_with_its_columns():
 # ------------------------------------------------------------------------------------ chapter 04
 def test_ranking_figures(tiny, stab):
     runs = tiny.config["runs"]
-    assert _axes(figures.figure7(stab, runs)) == 1
-    assert _axes(figures.figure1_pies(stab, tiny, law=1, k_runs=[2, 5, 50])) == 8 * 2   # k_run 50 not tried
+    assert n_axes(figures.figure7(stab, runs)) == 1
+    assert n_axes(figures.figure1_pies(stab, tiny, law=1, k_runs=[2, 5, 50])) == 8 * 2   # k_run 50 not tried
     conf = {k: ranking_claims.confusion(stab, k) for k in (2, 20)}
     assert conf[20] is None
     fig = figures.figure1_confusion(conf, runs)
-    assert _axes(fig) == 2 and not fig.axes[1].axison
+    assert n_axes(fig) == 2 and not fig.axes[1].axison
     with pytest.raises(ValueError, match=r"\blaw\b"):
         figures.figure1_pies(stab, tiny, law=2)
     with pytest.raises(ValueError, match=r"\bk_runs\b"):
@@ -169,9 +153,9 @@ def _tradeoff(groups, key="task"):
 @pytest.mark.parametrize("n_groups, axes", [(1, 1), (2, 2), (3, 3), (4, 4), (5, 6)])
 def test_tradeoff_figures(n_groups, axes):
     frame = _tradeoff([f"Task_With_A_Long_Name_{i}" for i in range(n_groups)])
-    assert _axes(figures.figure3(frame)) == axes
-    assert _axes(figures.figure4(frame)) == axes
-    assert _axes(figures.figure9(_tradeoff(["maccs", "morgan"][:min(n_groups, 2)], "embedder"))) == min(n_groups, 2)
+    assert n_axes(figures.figure3(frame)) == axes
+    assert n_axes(figures.figure4(frame)) == axes
+    assert n_axes(figures.figure9(_tradeoff(["maccs", "morgan"][:min(n_groups, 2)], "embedder"))) == min(n_groups, 2)
 
 
 def test_tradeoff_figure_rejects_a_frame_without_its_columns():
@@ -184,7 +168,7 @@ def test_tradeoff_figure_rejects_a_frame_without_its_columns():
 def test_figure10_two_rows_per_task():
     g = torch.Generator().manual_seed(0)
     prof = molecular_claims.lambda_profiles(torch.rand(6, 8, 2, 5, generator=g, dtype=torch.float64))
-    assert _axes(figures.figure10({"AMES": prof, "DILI": prof})) == 4
+    assert n_axes(figures.figure10({"AMES": prof, "DILI": prof})) == 4
     with pytest.raises(TypeError, match=r"\bprofiles\b"):
         figures.figure10({})
 

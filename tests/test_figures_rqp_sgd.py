@@ -4,28 +4,12 @@ where it is fast, a frame built by hand otherwise), and each rejects a wrong inp
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
 
 from qlib.repro.rqp_sgd import figures, paper, theory  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _axes(fig) -> int:
-    assert isinstance(fig, Figure)
-    return len(fig.axes)
 
 
 def _curve(panels=paper.FIGURE2_PANELS) -> pd.DataFrame:
@@ -38,7 +22,7 @@ def _curve(panels=paper.FIGURE2_PANELS) -> pd.DataFrame:
 def test_mse_figure_from_the_real_curves():
     mse = theory.mse_curves(np.linspace(-0.45, 0.45, 21), b=4, M=0.3)
     fig = figures.mse_figure(mse, b=4, M=0.3)
-    assert _axes(fig) == 1
+    assert n_axes(fig) == 1
     ax = fig.axes[0]
     assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2 * mse["q"].nunique()  # a curve and its bound per q
     assert fig.legends and fig.legends[0].get_title().get_text() == "b = 4, M = 0.3"
@@ -53,7 +37,7 @@ def test_figure1_one_panel_per_q():
     fig1 = pd.DataFrame({"ε": eps, "RQP q=0.90": [3.4, 1.1, 0.8, 0.7], "RQP q=0.95": [3.4, 1.0, 0.6, 0.5],
                          "Proj-DP (RDP)": [64.0, 13.2, 7.2, 4.1], "Proj-DP (Gaussian)": [2e4, 794.0, 199.0, 50.0]})
     fig = figures.figure1(fig1)
-    assert _axes(fig) == 2
+    assert n_axes(fig) == 2
     assert [ax.get_title() for ax in fig.axes] == ["(a) q = 0.90", "(b) q = 0.95"]
     assert all(len(ax.get_lines()) == 3 for ax in fig.axes)
     with pytest.raises(ValueError, match=r"\bfig1\b.*RQP q=0.95"):
@@ -66,7 +50,7 @@ def test_tuning_figure_one_line_per_column():
     sw = pd.DataFrame({"sigma": [0.3, 0.3, 1.1, 1.1], "q": [0.23, 0.23, 1.0, 1.0], "run": [0, 1, 0, 1],
                        "acc": [60.0, 62.0, 95.0, 96.0]})
     fig = figures.tuning_figure({"Diagnostic (LogReg)": sw, "Diagnostic (SVM)": sw.assign(acc=sw["acc"] - 1)})
-    assert _axes(fig) == 1 and len(fig.axes[0].get_lines()) == 2
+    assert n_axes(fig) == 1 and len(fig.axes[0].get_lines()) == 2
     with pytest.raises(TypeError, match=r"\bsweeps\b"):
         figures.tuning_figure(sw)
     with pytest.raises(ValueError, match=r"sweeps\['c'\].*acc"):
@@ -75,7 +59,7 @@ def test_tuning_figure_one_line_per_column():
 
 def test_figure2_four_panels_with_twin_axes():
     fig = figures.figure2(_curve())
-    assert _axes(fig) == 8  # four panels, each with its accuracy axis
+    assert n_axes(fig) == 8  # four panels, each with its accuracy axis
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["(a) 4-bit, (0.5, 0)-DP", "(b) 3-bit, (0.5, 0)-DP", "(c) 4-bit, (1.0, 0)-DP",
                       "(d) 3-bit, (1.0, 0)-DP"]
@@ -89,7 +73,7 @@ def test_bits_figure_one_line_per_eps():
     best = pd.DataFrame({"eps": [0.5, 0.5, 1.0, 1.0], "b": [3, 4, 3, 4], "best_median": [90.0, 89.0, 93.0, 92.5],
                          "q at σ = 0.5": [0.23, 0.17, 0.36, 0.31]})
     fig = figures.bits_figure(best)
-    assert _axes(fig) == 1 and len(fig.axes[0].get_lines()) == 2
+    assert n_axes(fig) == 1 and len(fig.axes[0].get_lines()) == 2
     assert list(fig.axes[0].get_xticks()) == [3, 4]
     with pytest.raises(ValueError, match=r"\bbest\b.*best_median"):
         figures.bits_figure(best.drop(columns="best_median"))

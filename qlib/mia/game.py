@@ -91,14 +91,7 @@ def simulate_mia_game(sample, algorithm, attack, *settings, config: GameConfig |
     ``nu``, ``trials`` — ``simulate_mia_game(sample, algorithm, attack, n, nu, trials, seed=1)``."""
     for name, f in (("sample", sample), ("algorithm", algorithm), ("attack", attack)):
         check_callable(name, f)
-    if len(settings) > len(_POSITIONAL):
-        raise TypeError(f"settings must be at most {len(_POSITIONAL)} values by position ({', '.join(_POSITIONAL)}), "
-                        f"got {len(settings)}")
-    given = dict(zip(_POSITIONAL, settings))
-    twice = sorted(set(given) & set(overrides))
-    if twice:
-        raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
-    cfg = resolve_config(GameConfig, config, {**given, **overrides})
+    cfg = resolve_config(GameConfig, config, overrides, args=settings, arg_fields=_POSITIONAL)
     n, nu, trials, seed, chunk, convention = cfg.n, cfg.nu, cfg.trials, cfg.seed, cfg.chunk, cfg.convention
     check_alloc("n", min(chunk, trials) * n, 8 * 2, value=n,
                 what=f"a batch of min(chunk, trials) = {min(chunk, trials)} training sets of n points (lower the chunk)")

@@ -27,7 +27,7 @@ from matplotlib.ticker import MaxNLocator
 from ... import quantizers
 from ...attacks import dp_bound, metrics
 from ...book import style
-from ...validation import check_int
+from ...validation import check_frame, check_int
 from . import dp_audit, molecular, molecular_claims, synthetic, synthetic_claims, toys
 
 __all__ = ["advantage", "toy_roc", "synthetic_scatter", "synthetic_rho", "molecular_roc", "molecular_rq",
@@ -35,17 +35,6 @@ __all__ = ["advantage", "toy_roc", "synthetic_scatter", "synthetic_rho", "molecu
 
 #: the marker of the i-th quantizer in the scatter figures (its colour: the i-th of the colour cycle)
 _MARKS = "osD^v<>ph*"
-
-
-def _frame(name: str, df, need, source: str) -> pd.DataFrame:
-    """``df`` checked: a non-empty DataFrame holding the columns ``need``, as ``source`` returns it."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a DataFrame ({source}'s), got {type(df).__name__}")
-    if missing := sorted(set(need) - set(df.columns)):
-        raise ValueError(f"{name} lacks the columns {missing} ({source} gives them)")
-    if df.empty:
-        raise ValueError(f"{name} has no rows")
-    return df
 
 
 def _has(name: str, obj, attrs, source: str):
@@ -71,7 +60,7 @@ def advantage(studies: dict) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2))
     for ax, key, xscale in ((axes[0], "empirical", "log"), (axes[1], "erm", "linear")):
         st = _has(f"studies[{key!r}]", studies[key], ("table", "toy"), "toys.attack_study")
-        t = _frame(f"studies[{key!r}].table", st.table, {"n", "attack", "delta", "bound", "accuracy", "accuracy_lo",
+        t = check_frame(f"studies[{key!r}].table", st.table, {"n", "attack", "delta", "bound", "accuracy", "accuracy_lo",
                                                          "accuracy_hi"}, "toys.attack_study")
         o = t[t["attack"] == toys.ORACLE]
         ax.plot(o["n"], o["delta"], "k-", lw=2, label=r"exact $\Delta_n$ (the limit)")
@@ -97,7 +86,7 @@ def toy_roc(study, n: int) -> Figure:
     falls back to the middle one of its sizes (in the order run)."""
     study = _has("study", study, ("table", "scores"), "toys.attack_study")
     n = check_int("n", n, low=1)
-    sizes = list(dict.fromkeys(_frame("study.table", study.table, {"n"}, "toys.attack_study")["n"]))
+    sizes = list(dict.fromkeys(check_frame("study.table", study.table, {"n"}, "toys.attack_study")["n"]))
     n_roc = n if n in sizes else sizes[len(sizes) // 2]
     fig, ax = plt.subplots(figsize=(6, 5))
     for a in toys.ATTACKS:
@@ -120,7 +109,7 @@ def synthetic_scatter(analysis, n: int) -> Figure:
     ``per_quantizer`` frame: laws and quantizers in the study's order, the unquantized model first)."""
     analysis = _has("analysis", analysis, ("per_quantizer",), "synthetic.analyse")
     n = check_int("n", n, low=1)
-    pq = _frame("analysis.per_quantizer", analysis.per_quantizer,
+    pq = check_frame("analysis.per_quantizer", analysis.per_quantizer,
                 {"law", "quantizer", "r", "r_lo", "r_hi", "advantage", "advantage_lo", "advantage_hi", "disc"},
                 "synthetic.analyse")
     laws = list(dict.fromkeys(pq["law"]))
@@ -172,7 +161,7 @@ def synthetic_rho(analysis) -> Figure:
     permutation critical value (:func:`.synthetic_claims.critical_rho`). ``analysis``:
     :func:`.synthetic.analyse`'s result."""
     analysis = _has("analysis", analysis, ("per_law", "pooled", "settings"), "synthetic.analyse")
-    pl = _frame("analysis.per_law", analysis.per_law, {"law", "rho", "rho_lo", "rho_hi", "rho_seeds", "rho_disc"},
+    pl = check_frame("analysis.per_law", analysis.per_law, {"law", "rho", "rho_lo", "rho_hi", "rho_seeds", "rho_disc"},
                 "synthetic.analyse")
     crit = synthetic_claims.critical_rho(analysis)
     fig, ax = plt.subplots(figsize=(7.7, 4.2))
@@ -202,7 +191,7 @@ def _molecular(analysis, study) -> tuple[pd.DataFrame, object]:
     study = _has("study", study, ("tasks", "names", "attacked"), "molecular.molecular_attacks")
     if not study.tasks:
         raise ValueError("study has no task that ran (study.missing says why): nothing to draw")
-    pq = _frame("analysis.per_quantizer", analysis.per_quantizer,
+    pq = check_frame("analysis.per_quantizer", analysis.per_quantizer,
                 {"task", "quantizer", "strongest", "r", "r_lo", "r_hi", "tpr@0.01", "tpr@0.01_lo", "tpr@0.01_hi"},
                 "molecular.analyse")
     return pq, study
@@ -309,7 +298,7 @@ def dp_roc(result, runs: int) -> Figure:
     :func:`.dp_audit.audit`'s result."""
     result = _has("result", result, ("table", "scores"), "dp_audit.audit")
     runs = check_int("runs", runs, low=1)
-    table = _frame("result.table", result.table, {"key", "canary", "eps", "delta"}, "dp_audit.audit")
+    table = check_frame("result.table", result.table, {"key", "canary", "eps", "delta"}, "dp_audit.audit")
     methods = list(dict.fromkeys(table["key"]))
     canaries = list(dict.fromkeys(table["canary"]))
     fig, axes = plt.subplots(len(canaries), len(methods), figsize=(9, 3.6 * len(canaries)), sharex=True, sharey=True,

@@ -31,23 +31,11 @@ from matplotlib.figure import Figure
 
 from ... import eden_theory, fedavg
 from ...book import style
-from ...validation import check_float_sequence, check_int
+from ...validation import check_float_sequence, check_frame, check_int
 from .subbit import SUBBIT
 
 __all__ = ["figure2", "figure7", "figure4", "figure5", "figure6", "figure8", "figure11", "lemma22", "figure10",
            "figure12", "figure14", "figure3", "figure9", "figure13"]
-
-
-def _frame(name: str, frame, columns: Sequence[str]) -> pd.DataFrame:
-    """``frame`` when it is a non-empty DataFrame holding ``columns``; else a TypeError/ValueError naming ``name``."""
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name} must have the columns {', '.join(columns)}; it lacks {', '.join(missing)}")
-    if frame.empty:
-        raise ValueError(f"{name} must have at least one row")
-    return frame
 
 
 def _panels(name: str, frame: pd.DataFrame, wanted) -> list:
@@ -83,13 +71,13 @@ def figure2(frame: pd.DataFrame, panels: Sequence[float] = (2, 4, 6)) -> Figure:
     """Figure 2 (§5.2): vNMSE and encode time against the dimension d for the budgets ``panels`` (the
     paper's b = 2, 4, 6; those the frame holds, else its first budget), one column each, with EDEN's
     Corollary 2.4 limit dotted. ``frame``: :func:`qlib.repro.eden.estimator.figure2`'s."""
-    frame = _frame("frame", frame, _FIG2_COLUMNS)
+    frame = check_frame("frame", frame, _FIG2_COLUMNS)
     return _vs_d(frame, _panels("panels", frame, panels))
 
 
 def figure7(frame: pd.DataFrame, panels: Sequence[float] = (1, 3, 5, 7)) -> Figure:
     """Figure 7 (Appendix I.1): :func:`figure2` at the paper's b = 1, 3, 5, 7."""
-    frame = _frame("frame", frame, _FIG2_COLUMNS)
+    frame = check_frame("frame", frame, _FIG2_COLUMNS)
     return _vs_d(frame, _panels("panels", frame, panels))
 
 
@@ -99,7 +87,7 @@ def figure4(frame: pd.DataFrame) -> Figure:
     ``frame``: :func:`qlib.repro.eden.estimator.figure4`'s."""
     curves = (("EDEN, no EE", "-", style.METHOD_COLORS["EDEN"]), ("Lloyd–Max + EE", "--", "0.45"),
               ("EDEN I_Δb + EE", "-", style.METHOD_COLORS["EDEN+EE"]), ("rate–distortion bound", ":", "k"))
-    frame = _frame("frame", frame, ("b", *(c for c, _, _ in curves)))
+    frame = check_frame("frame", frame, ("b", *(c for c, _, _ in curves)))
     fig, ax = plt.subplots()
     for col, ls, color in curves:
         ax.semilogy(frame["b"], frame[col], ls, label=col, color=color)
@@ -113,7 +101,7 @@ def figure5(frame: pd.DataFrame) -> Figure:
     """Figure 5 (Appendix G.1): vNMSE against the bits per coordinate actually sent, one panel per input
     law (in the frame's order), EDEN with and without entropy coding against QSGD + Elias-ω and SQ +
     Huffman. ``frame``: :func:`qlib.repro.eden.sweeps.variable_length_sweep`'s."""
-    frame = _frame("frame", frame, ("law", "method", "bits_per_coord", "vnmse"))
+    frame = check_frame("frame", frame, ("law", "method", "bits_per_coord", "vnmse"))
     laws = list(pd.unique(frame["law"]))
     fig, axes = plt.subplots(1, len(laws), figsize=(style.COLUMN_IN, 3.6), sharey=True, squeeze=False,
                              layout="constrained")
@@ -133,7 +121,7 @@ def figure6(frame: pd.DataFrame) -> Figure:
     """Figure 6 (Appendix H): EDEN's vNMSE with one randomized Hadamard transform against b, one line per
     input law, and the uniform-rotation theory (dotted), one panel per dimension d = 2^k (in the frame's
     order). ``frame``: :func:`qlib.repro.eden.rotation.figure6`'s."""
-    frame = _frame("frame", frame, ("law", "bits", "d", "vnmse", "theory"))
+    frame = check_frame("frame", frame, ("law", "bits", "d", "vnmse", "theory"))
     dims = list(pd.unique(frame["d"]))
     fig, axes = plt.subplots(1, len(dims), figsize=(style.COLUMN_IN, 3.6), sharey=True, squeeze=False,
                              layout="constrained")
@@ -157,7 +145,7 @@ def figure8(frame: pd.DataFrame, d: int, clients: int, laws: Sequence[str] | Non
     (mean ± sd over the repetitions), one panel per input law (``laws``: their order; None: the
     frame's), with EDEN's theory (d/D)·vNMSE_b/n dotted. ``frame``:
     :func:`qlib.repro.eden.rotation.figure8`'s."""
-    frame = _frame("frame", frame, ("law", "method", "bits", "nmse", "sd"))
+    frame = check_frame("frame", frame, ("law", "method", "bits", "nmse", "sd"))
     d = check_int("d", d, low=1)
     clients = check_int("clients", clients, low=1)
     have = list(pd.unique(frame["law"]))
@@ -186,7 +174,7 @@ def figure11(frame: pd.DataFrame) -> Figure:
     """Figure 11 (Appendix I.4): vNMSE against the fraction p of coordinates kept (sub-bit) or received
     (tail drop, random loss), with Corollary 4.2's π/(2p) − 1 dotted and the sub-bit scheme's exact
     expectation at the run's d dashed. ``frame``: :func:`qlib.repro.eden.sweeps.loss_subbit_sweep`'s."""
-    frame = _frame("frame", frame, ("p", "scheme", "vnmse", "theory", "expected_padded"))
+    frame = check_frame("frame", frame, ("p", "scheme", "vnmse", "theory", "expected_padded"))
     fig, ax = plt.subplots()
     for name, g in frame.groupby("scheme"):
         ax.plot(g["p"], g["vnmse"], marker="o", ms=4, label=name)
@@ -206,7 +194,7 @@ def lemma22(homog: pd.DataFrame, het: dict) -> Figure:
     the heterogeneous clients' NMSE, from the lemma's weighted formula (dashed) and measured (solid).
     ``homog``: :func:`qlib.repro.eden.subbit.homogeneous`'s frame; ``het``:
     :func:`qlib.repro.eden.subbit.heterogeneous`'s dict."""
-    homog = _frame("homog", homog, ("n", "NMSE", "vNMSE/n"))
+    homog = check_frame("homog", homog, ("n", "NMSE", "vNMSE/n"))
     if not isinstance(het, dict) or not {"theory", "measured"} <= set(het):
         raise TypeError("het must be the dict qlib.repro.eden.subbit.heterogeneous returns (theory, measured)")
     fig, ax = plt.subplots()
@@ -225,7 +213,7 @@ def figure10(frame: pd.DataFrame) -> Figure:
     """Figure 10 (Appendix I.3): the distance of the model after distributed gradient descent with
     compressed gradients to the uncompressed model against the bit budget b (the paper's axis), log
     scale. ``frame``: :func:`qlib.repro.eden.learning.figure10`'s."""
-    frame = _frame("frame", frame, ("method", "bits", "distance"))
+    frame = check_frame("frame", frame, ("method", "bits", "distance"))
     fig, ax = plt.subplots()
     for m, g in frame.groupby("method"):
         ax.semilogy(g["bits"], g["distance"], marker="o", label=m, color=style.METHOD_COLORS[m])
@@ -237,7 +225,7 @@ def figure10(frame: pd.DataFrame) -> Figure:
 def figure12(frame: pd.DataFrame) -> Figure:
     """Figure 12 (Appendix I.5): the L2 distance of distributed power iteration's eigenvector to the
     uncompressed run's against b, log scale. ``frame``: :func:`qlib.repro.eden.learning.figure12`'s."""
-    frame = _frame("frame", frame, ("method", "bits", "error"))
+    frame = check_frame("frame", frame, ("method", "bits", "error"))
     fig, ax = plt.subplots()
     for m, g in frame.groupby("method"):
         ax.semilogy(g["bits"], g["error"], marker="o", label=m, color=style.METHOD_COLORS[m])
@@ -251,7 +239,7 @@ def figure14(frame: pd.DataFrame, window: int) -> Figure:
     """Figure 14 (Appendix I.7, MNIST panel): the global model's accuracy on training images (rolling
     mean over ``window`` rounds, evaluated rounds interpolated) and on test images per round, one line per
     method. ``frame``: :func:`qlib.repro.eden.learning.figure14`'s histories."""
-    frame = _frame("frame", frame, ("round", "method", "global_train_acc", "test_acc"))
+    frame = check_frame("frame", frame, ("round", "method", "global_train_acc", "test_acc"))
     window = check_int("window", window, low=1)
     fig, axs = plt.subplots(1, 2, figsize=(style.COLUMN_IN, 3.6), layout="constrained")
     for m, g in frame.groupby("method", sort=False):
@@ -271,11 +259,11 @@ def _fedavg_grid(frame: pd.DataFrame, window: int, shakespeare: pd.DataFrame | N
     """Figures 3 and 9: rolling-mean training accuracy per round, one row per budget and one column per task
     (the MNIST stand-in, and Shakespeare where given), Float32 in black on every row; ``zoom``: the last half
     of the rounds and the top of the accuracy range (Figure 3)."""
-    frame = _frame("frame", frame, ("round", "method", "bits", "train_acc"))
+    frame = check_frame("frame", frame, ("round", "method", "bits", "train_acc"))
     window = check_int("window", window, low=1)
     cols = [("MNIST stand-in", frame)]
     if shakespeare is not None:
-        cols.append(("Shakespeare", _frame("shakespeare", shakespeare, ("round", "method", "bits", "train_acc"))))
+        cols.append(("Shakespeare", check_frame("shakespeare", shakespeare, ("round", "method", "bits", "train_acc"))))
     if bits is None:
         bits = list(pd.unique(frame.loc[frame["method"] != "Float32", "bits"]))
     else:
@@ -321,7 +309,7 @@ def figure9(frame: pd.DataFrame, window: int, *, shakespeare: pd.DataFrame | Non
 def figure13(frame: pd.DataFrame) -> Figure:
     """Figure 13's protocol (Appendix I.6): test accuracy per evaluated round, one line per method.
     ``frame``: :func:`qlib.repro.eden.learning.figure13`'s histories."""
-    frame = _frame("frame", frame, ("round", "method", "test_acc"))
+    frame = check_frame("frame", frame, ("round", "method", "test_acc"))
     fig, ax = plt.subplots()
     for m, g in frame.groupby("method", sort=False):
         t = g.dropna(subset=["test_acc"])

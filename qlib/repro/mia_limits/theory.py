@@ -9,7 +9,7 @@ Kinds (see :mod:`qlib.repro.ledger`), decided per row:
   binomial sums vs De Moivre, the game played literally vs the exact accuracy, two forms of the
   Gaussian Δ_n); or a quantity of our own (limits, rates, tolerances) that the paper does not print.
   A mathematical statement checked on instances has no null that could fail it, so it is not counted
-  as a reproduction (issue 28).
+  as a reproduction.
 * ``paper-claim`` — an empirical claim tested on our runs with a null that fails the same test
   (Example 4.5: the attack's accuracy against chance).
 * ``erratum`` — a printed statement shown wrong; ``passed`` means the erratum is confirmed. The id of
@@ -89,7 +89,7 @@ def _laws(name: str, laws) -> list[np.ndarray]:
     return out
 
 
-#: the note of a mathematical statement of the paper checked on instances (issue 28: such a check is
+#: the note of a mathematical statement of the paper checked on instances (such a check is
 #: a theory-check — ours against brute force / an independent computation —, not a reproduced number)
 MATH_NOTE = "a mathematical statement checked on instances against an independent computation"
 

@@ -42,6 +42,7 @@ from ...book import style
 from ...validation import (
     check_array,
     check_choice,
+    check_frame,
     check_int,
     check_int_sequence,
     check_positive,
@@ -63,17 +64,6 @@ def _check_study(res):
     if not all(hasattr(res, a) for a in ("r_summary", "config", "names", "acc_val", "disc_mis", "thr_mis")):
         raise TypeError(f"res must be a StudyResult (what study.run_study returns), got {type(res).__name__}")
     return res
-
-
-def _check_frame(name: str, frame, columns: Sequence[str], *, nonempty: bool = True) -> pd.DataFrame:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name} must have the columns {list(columns)}; it lacks {missing}")
-    if nonempty and not len(frame):
-        raise ValueError(f"{name} must have at least one row")
-    return frame
 
 
 def _check_stab(stab) -> dict:
@@ -172,7 +162,7 @@ def theorem31_figure(fixed: Mapping) -> Figure:
         raise TypeError("fixed must be a non-empty dict: toy name -> (rate table, C_P^1)")
     fig, ax = plt.subplots()
     for name, (t, c) in fixed.items():
-        t = _check_frame(f"fixed[{name!r}]", t, _THM31_COLUMNS)
+        t = check_frame(f"fixed[{name!r}]", t, _THM31_COLUMNS)
         line, = ax.plot(t["n"], t["−log Δ_n / n"], "o-", lw=1.4, ms=3, label=f"{name}: exact")
         ax.plot(t["n"], t["corrected"], "s--", color=line.get_color(), lw=1, ms=3, label=f"{name}: + (½ log n)/n")
         ax.axhline(c, color=line.get_color(), ls=":", lw=1.2)
@@ -185,7 +175,7 @@ def theorem33_figure(ad: pd.DataFrame, target: float) -> Figure:
     """Theorem 3.3 of paper 001 on a size-adaptive toy: the exact −log(1 − MIS_n)/(n δ_2²), the same
     without the Gaussian-tail prefactor, the per-n Chernoff exponent over δ_2², and the limit
     ``target`` = 1/(2σ²) (> 0). ``ad``: the table :func:`.theory.adaptive_table` returns."""
-    ad = _check_frame("ad", ad, _THM33_COLUMNS)
+    ad = check_frame("ad", ad, _THM33_COLUMNS)
     target = check_positive("target", target)
     fig, ax = plt.subplots()
     for col, st in (("ratio", "o-"), ("corrected", "s--"), ("C_P^1(n)/δ_2²", "^:")):
@@ -248,7 +238,7 @@ def table2(t2: pd.DataFrame) -> pd.DataFrame:
     column per quantizer in the paper's order, each cell 'ours (ratio to the unquantized model)' with
     the paper's cell beside it where the law is the paper's. ``t2``: the long frame
     :func:`.study.table2` returns."""
-    t2 = _check_frame("t2", t2, ("sigma", "k_modes", "quantizer", "ours", "ours_ratio", "paper", "paper_ratio"))
+    t2 = check_frame("t2", t2, ("sigma", "k_modes", "quantizer", "ours", "ours_ratio", "paper", "paper_ratio"))
 
     def fmt(a, r):
         return f"{a:.3f} ({100 * r:.0f}%)"
@@ -287,7 +277,7 @@ def figure2(res, rho: pd.DataFrame, statistic: str = "mean") -> Figure:
     res = _check_study(res)
     statistic = check_choice("statistic", statistic, tuple(_FIGURE2))
     base, col = _FIGURE2[statistic]
-    rho = _check_frame("rho", rho, (col,))
+    rho = check_frame("rho", rho, (col,))
     rvals = res.r_summary(statistic)
     mis, lo, hi = (getattr(res, f"{base}_{k}")[:, 1:] for k in ("mis", "lo", "hi"))
     title_rho = rho[col].to_numpy()[:-1]
@@ -339,7 +329,7 @@ def figure2_readings(f2r: pd.DataFrame) -> Figure:
     per reading (§5.1's text, Table 1 as typeset), the paper's mean ρ dashed. ``f2r``: the table
     :func:`.synthetic_claims.figure2_readings` returns (one row per law, then the mean)."""
     cols = [f"ρ(r mean, {b}), {r} reading" for b in ("discriminator", "threshold") for r in ("text", "Table 1")]
-    f2r = _check_frame("f2r", f2r, ["law", *cols])
+    f2r = check_frame("f2r", f2r, ["law", *cols])
     per_law = f2r[f2r.law != "mean"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 5), sharey=True)
     ypos = np.arange(len(per_law))
@@ -469,7 +459,7 @@ def _two_lines(title: str) -> str:
 def _tradeoff_grid(frame: pd.DataFrame, ylabel: str, *, title: str = "{}", ylim=None) -> Figure:
     """One panel per group (the frame's first column), one point per quantizer: r_Q^n (log x) against
     the relative performance (clipped to ``ylim`` when given)."""
-    frame = _check_frame("frame", frame, ("quantizer", "r_q", "relative"))
+    frame = check_frame("frame", frame, ("quantizer", "r_q", "relative"))
     labels = quantizers.labels()
     groups = list(dict.fromkeys(frame.iloc[:, 0]))
     ncol = 2 if len(groups) in (2, 4) else min(3, len(groups))
@@ -524,7 +514,7 @@ def figure10(profiles: Mapping) -> Figure:
     labels = quantizers.labels()
     fig, axes = plt.subplots(2, len(profiles), figsize=(style.COLUMN_IN, 5.6), squeeze=False, layout="constrained")
     for j, (t, pr) in enumerate(profiles.items()):
-        pr = _check_frame(f"profiles[{t!r}]", pr, ("quantizer", "run", "k", "lam", "argmax_k"))
+        pr = check_frame(f"profiles[{t!r}]", pr, ("quantizer", "run", "k", "lam", "argmax_k"))
         for q in PAPER_QUANTIZERS:
             s = pr[(pr.quantizer == q) & (pr.run == 0)]
             axes[0, j].plot(s.k, s.lam, label=labels[q], lw=1)
@@ -545,7 +535,7 @@ def relative_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant and task (rows) and quantizer (columns: the sparse ones, then the b-bit ones), the
     relative validation AUROC, mean over runs. ``df``: the long frame :func:`.table3_probe.probe`
     returns."""
-    df = _check_frame("df", df, ("variant", "task", "quantizer", "relative"))
+    df = check_frame("df", df, ("variant", "task", "quantizer", "relative"))
     wide = df.pivot_table(index=["variant", "task"], columns="quantizer", values="relative", sort=False)
     return wide[[q for q in PAPER_QUANTIZERS if q in wide]].round(3).reset_index()
 

@@ -250,14 +250,7 @@ def probe(tasks: Sequence[str], *settings, config: ProbeConfig | None = None, da
     and ``seconds`` (training time of the variant on the task; 0 for the variants that reuse
     ``default``'s models). The quantizer names are the paper's columns (:data:`.molecular.QUANTIZERS`),
     the 1.58b ones under the variant's reading."""
-    if len(settings) > len(_POSITIONAL):
-        raise TypeError(f"settings must be at most {len(_POSITIONAL)} values by position ({', '.join(_POSITIONAL)}), "
-                        f"got {len(settings)}")
-    given = dict(zip(_POSITIONAL, settings))
-    twice = sorted(set(given) & set(overrides))
-    if twice:
-        raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
-    cfg = resolve_config(ProbeConfig, config, {**given, **overrides})
+    cfg = resolve_config(ProbeConfig, config, overrides, args=settings, arg_fields=_POSITIONAL)
     emb_name, runs, epochs, variants, seed, hidden = cfg.embedder, cfg.runs, cfg.epochs, cfg.variants, cfg.seed, cfg.hidden
     if isinstance(tasks, str):
         tasks = [tasks]

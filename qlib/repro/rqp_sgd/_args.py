@@ -6,11 +6,10 @@ the package ``qlib.repro.rqp_sgd`` (its modules import these names; nothing else
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ...validation import check_array
+from ...validation import check_array, check_frame
 
-__all__ = ["check_sigmas", "check_frame", "check_frames"]
+__all__ = ["check_sigmas", "check_frames"]
 
 
 def check_sigmas(name: str, sigmas) -> np.ndarray:
@@ -19,17 +18,6 @@ def check_sigmas(name: str, sigmas) -> np.ndarray:
     if np.any(sig <= 0):
         raise ValueError(f"{name} must have entries > 0, got min {sig.min()}")
     return sig
-
-
-def check_frame(name: str, df, need, source: str) -> pd.DataFrame:
-    """``df`` checked: a non-empty DataFrame holding the columns ``need``, as ``source`` returns it."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a DataFrame ({source}'s), got {type(df).__name__}")
-    if missing := sorted(set(need) - set(df.columns)):
-        raise ValueError(f"{name} lacks the columns {missing} ({source} gives them)")
-    if df.empty:
-        raise ValueError(f"{name} has no rows")
-    return df
 
 
 def check_frames(name: str, frames, need, source: str) -> dict:

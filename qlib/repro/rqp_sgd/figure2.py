@@ -17,6 +17,7 @@ from ...dpsgd import Task
 from ...validation import (
     check_float,
     check_float_sequence,
+    check_frame,
     check_int,
     check_int_sequence,
     check_positive,
@@ -24,7 +25,7 @@ from ...validation import (
     resolve_config,
 )
 from ..ledger import Row, claim, missing, not_comparable
-from ._args import check_frame, check_sigmas
+from ._args import check_sigmas
 from .experiments import RunConfig, rqp_q, rqp_sweep
 from .paper import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS
 from .settings import Setting

@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 
 from ...book import style
 from ...rqp_privacy import check_bits
-from ...validation import check_float_sequence, check_positive
-from ._args import check_frame, check_frames
+from ...validation import check_float_sequence, check_frame, check_positive
+from ._args import check_frames
 from .paper import FIGURE1_QS, FIGURE2_PANELS
 
 __all__ = ["mse_figure", "figure1", "tuning_figure", "figure2", "bits_figure"]

@@ -19,6 +19,7 @@ from ...validation import (
     check_choice,
     check_float,
     check_float_sequence,
+    check_frame,
     check_int,
     check_int_sequence,
     check_positive,
@@ -297,21 +298,10 @@ def counterexample_search(setting: Setting, *, bits=CEX_BITS, qs=CEX_QS, sigmas=
     return pd.DataFrame(rows)
 
 
-def _table(name: str, df, need: set, source: str) -> pd.DataFrame:
-    """``df`` checked: a non-empty DataFrame with the columns ``need`` (as ``source`` returns it)."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a DataFrame ({source}'s), got {type(df).__name__}")
-    if missing_cols := sorted(need - set(df.columns)):
-        raise ValueError(f"{name} lacks the columns {missing_cols} ({source} gives them)")
-    if df.empty:
-        raise ValueError(f"{name} has no rows")
-    return df
-
-
 def _search(search) -> pd.DataFrame:
     need = {"b", "q", "σ", "ε_t (paper)", "closed-form bound"} | {f"{w} ({a})" for w in ("loss", "corrected")
                                                                   for a in rqp.ADJACENCIES}
-    return _table("search", search, need, "counterexample_search")
+    return check_frame("search", search, need, "counterexample_search")
 
 
 def smallest_counterexample(search: pd.DataFrame, adjacency: str):
@@ -430,7 +420,7 @@ def operating_points(setting: Setting, n: int, sigmas, *, panels=None, n_mu: int
 def _ops(ops) -> pd.DataFrame:
     need = {"where", "b", "ε", "σ", "q", "in range", "ε_t (paper)"} | {f"{w} ({a})" for w in ("loss", "ε spent")
                                                                       for a in rqp.ADJACENCIES}
-    return _table("ops", ops, need, "operating_points")
+    return check_frame("ops", ops, need, "operating_points")
 
 
 def operating_point_rows(ops: pd.DataFrame, where: str = "Figure 2(c)", sigmas=FIG2C_SIGMAS) -> list[Row]:
