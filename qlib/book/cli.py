@@ -33,6 +33,8 @@ from pathlib import Path
 from . import build, runner
 from .profiles import PROFILES, ProfileError, parse_overrides
 
+__all__ = ["DEFAULT_JOBS", "main"]
+
 EXIT_FAILED, EXIT_USAGE, EXIT_OUTPUT, EXIT_REFUSED, EXIT_INTERRUPTED = 1, 2, 3, 4, 130
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 

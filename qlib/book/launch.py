@@ -21,6 +21,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
+__all__ = ["SETUP_TAG", "SETUP_ID", "repository", "setup_source", "setup_cell", "sync", "repository_links", "same_repository", "check_repository", "main"]
+
 SETUP_TAG = "qlib-setup"
 SETUP_ID = "qlib-setup"
 

@@ -29,6 +29,8 @@ from typing import Any, Iterable
 
 import yaml
 
+__all__ = ["PROFILES", "COMMON", "ProfileError", "profile_path", "profile_name", "read", "load", "cell_parameters", "declared_types", "check_entry", "parse_overrides", "resolve"]
+
 PROFILES = ("smoke", "default", "paper")
 # Parameters the runner injects into every notebook (each notebook's parameters cell defines them).
 COMMON = ("profile", "device", "data_dir", "out_dir", "results_dir", "chapter_id")

@@ -22,6 +22,8 @@ import pandas as pd
 from .gathering import gather
 from .render import book_order
 
+__all__ = ["KEYS", "CHANGE_COLUMNS", "load_ledger", "verdict_changes", "load_findings", "claim_changes", "claims_markdown", "changelog_markdown", "main"]
+
 KEYS = ["chapter", "paper", "kind", "where", "quantity"]
 CHANGE_COLUMNS = [*KEYS, "old verdict", "new verdict", "old ours", "new ours", "change"]
 

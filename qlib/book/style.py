@@ -17,6 +17,8 @@ from pathlib import Path
 
 import matplotlib
 
+__all__ = ["PALETTE", "COLUMN_IN", "METHOD_COLORS", "MIN_FONT_PT", "unchecked", "apply", "legend_outside", "tidy_log_axis", "fit_to_column", "overlaps", "check_figure"]
+
 PALETTE = "colorblind"
 COLUMN_IN = 7.7  # the content column of the book's HTML theme, in inches at 100 dpi
 _STATE: dict = {"log": None, "records": [], "paused": False}

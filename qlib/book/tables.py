@@ -7,6 +7,8 @@ import re
 
 import pandas as pd
 
+__all__ = ["MISSING", "MATH_TOKEN", "md_math", "html_math", "markdown", "html", "header_text", "install_formatter"]
+
 MISSING = "—"
 
 #: plain-text maths in the texts of rows and tables: r_Q^n, C_P^1, Δ_n, δ_2², 2^10, 10^-1.5 (one letter
