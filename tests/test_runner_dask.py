@@ -123,9 +123,10 @@ def test_replicates_run_each_seed_and_report_stability(book, cluster):
     nb.cells[1].source += "seed = 0\n"
     # a verdict that depends on the seed: reproduced for seed 0, differs for seed 1
     nb.cells[2].source = ("from qlib.book import Comparisons\n"
+                          "from qlib.repro import ledger\n"
                           "c = Comparisons(chapter_id, out_dir, paper='001')\n"
-                          "c.close('T1', 'x', 1.0, 1.0 + seed, kind='paper-number')\n"
-                          "c.close('T2', 'y', 1.0, 1.0, kind='paper-number')\n")
+                          "c.record(ledger.close('T1', 'x', 1.0, 1.0 + seed, kind='paper-number'))\n"
+                          "c.record(ledger.close('T2', 'y', 1.0, 1.0, kind='paper-number'))\n")
     nbformat.write(nb, src)
     rep, _ = _run(book, only=["a/01"], replicates=2, scheduler=cluster)
     assert sorted(o.notebook for o in rep.outcomes) == ["a/01-ok.ipynb", "a/01-ok.ipynb [seed 1]"]
