@@ -228,6 +228,9 @@ def utility_bound(q, sigma, *, b: int, M: float, rho: float, eta: float, T: int,
     ``variant="corrected"`` applies the slips of the proof (§3, proof of Theorem 2): diameter (2M)² instead of M², E_Q/(2η)
     instead of E_Q, and E_N = ησ²d/(2m²) (G_t is scaled by η/m in Algorithm 2; needs ``m``).
     ``sigma`` may be 0 (no noise) or an array.
+
+    Its keywords are the symbols of Theorem 2 (b, M, ρ, η, T, d; m for the corrected form): a formula
+    evaluated, not a driver, so they stay arguments rather than a settings record.
     """
     check_choice("variant", variant, ("paper", "corrected"))
     eta = check_positive("eta", eta)
@@ -273,6 +276,9 @@ def coordinate_privacy_loss(q, sigma, *, b: int, M: float, rho: float, eta: floa
     |μ − μ'| ≤ shift, with μ' clipped to the feasible range too (both means must be attainable), with
     the exact (semi-infinite end cells) law of :func:`pmf`. The result is a lower bound on the
     per-step ε of the d-dimensional mechanism (whose coordinates can all move).
+
+    Its keywords are the symbols of the one-coordinate mechanism (b, M, ρ, η, m, the adjacency): a maths
+    function, not a driver, so they stay arguments rather than a settings record.
     """
     b = check_bits(b)
     M = check_positive("M", M)
@@ -306,6 +312,9 @@ def coordinate_privacy_loss_upper(q, sigma, *, b: int, M: float, rho: float, eta
     intervals within ``shift`` of each other, log(A·max p_i + B) − log(A·min p_i + B) bounds the loss
     of every pair of means they contain; the largest over pairs and levels is returned. It exceeds the
     exact loss by at most the change of the log-masses over one interval (→ 0 as ``per_shift`` grows).
+
+    Its keywords are the symbols of the one-coordinate mechanism (b, M, ρ, η, m, the adjacency): a maths
+    function, not a driver, so they stay arguments rather than a settings record.
     """
     b = check_bits(b)
     M = check_positive("M", M)

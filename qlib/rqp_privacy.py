@@ -258,7 +258,11 @@ def composition_factor(T: int, m: int, n: int) -> float:
 
 def eps_total(q, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition="paper"):
     """Total ε of T steps: T·(m/n)·ε_t (``composition="paper"``), or the pure-DP subsampling
-    bound T·log(1 + (m/n)(e^{ε_t} − 1)) (``"amplified"``, which is never smaller)."""
+    bound T·log(1 + (m/n)(e^{ε_t} − 1)) (``"amplified"``, which is never smaller).
+
+    Its keywords are the symbols of Theorem 1 (b, M, ρ, η, m, T, n): a formula evaluated, not a driver,
+    so they stay arguments rather than a settings record.
+    """
     check_choice("composition", composition, COMPOSITIONS)
     et = np.asarray(eps_step(q, sigma, b=b, M=M, rho=rho, eta=eta, m=m, c_mode=c_mode))
     k = composition_factor(T, m, n)
@@ -288,6 +292,9 @@ def solve_q(eps, sigma, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
 
     ``q_floor`` (e.g. 1/(2^b − 1), the lower end of Algorithm 1's range): a solution below it makes
     the (ε, σ) pair infeasible for that range, and a ValueError says why and what to change.
+
+    Its keywords are the symbols of Theorem 1 (b, M, ρ, η, m, T, n) that the root depends on: a solver,
+    not a driver, so they stay arguments rather than a settings record.
     """
     b = check_bits(b)
     q_floor = check_float("q_floor", q_floor, low=0.0, high=1.0, allow_none=True)
@@ -320,6 +327,9 @@ def solve_sigma(eps, q, *, b, M, rho, eta, m, T, n, c_mode="paper", composition=
 
     ε_t decreases in σ from the randomized-response limit log(q(2^b − 1)/(1 − q)) (σ → 0) to 0.
     If that limit is already ≤ the per-step target, no noise is needed and 0.0 is returned.
+
+    Its keywords are the symbols of Theorem 1 (b, M, ρ, η, m, T, n) that the root depends on: a solver,
+    not a driver, so they stay arguments rather than a settings record.
     """
     b = check_bits(b)
     _check_step_kw(M=M, rho=rho, eta=eta, m=m, c_mode=c_mode)

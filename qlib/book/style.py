@@ -17,6 +17,8 @@ from pathlib import Path
 
 import matplotlib
 
+from ..atomic import write_text
+
 __all__ = ["PALETTE", "COLUMN_IN", "METHOD_COLORS", "MIN_FONT_PT", "unchecked", "apply", "legend_outside", "tidy_log_axis", "fit_to_column", "overlaps", "check_figure"]
 
 PALETTE = "colorblind"
@@ -370,7 +372,7 @@ def check_figure(fig) -> dict:
     _STATE["records"].append(rec)
     if _STATE["log"] is not None:
         _STATE["log"].parent.mkdir(parents=True, exist_ok=True)
-        _STATE["log"].write_text(json.dumps(_STATE["records"], indent=1))
+        write_text(_STATE["log"], json.dumps(_STATE["records"], indent=1))
         # the data behind the figure, for the archive of long runs (qlib.book.archive.redraw draws it again)
         from .archive import FIGURES, save_figure_data
 
