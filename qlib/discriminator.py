@@ -209,14 +209,14 @@ class DiscriminatorConfig:
             raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
 
 
-def train_discriminators(theta, x_in, loss_in, x_out, loss_out, *runs, group_law=None,
+def train_discriminators(theta, x_in, loss_in, x_out, loss_out, runs, *, group_law=None,
                          config: DiscriminatorConfig | None = None, **overrides) -> AttackResult:
     """Train G discriminators g_ψ(θ̂, x, ℓ) at once and return their held-out accuracy.
 
     ``theta`` (G, R, p): the quantized model of each run; ``x_in``/``x_out`` (L, R, n, d): the
     points (shared by the groups of one law: ``group_law`` (G,) maps group → law, default
-    identity); ``loss_in``/``loss_out`` (G, R, n). ``runs``: three arrays of run indices,
-    ``train_runs, es_runs, test_runs`` (as :func:`split_runs` returns them). ``config``: the settings
+    identity); ``loss_in``/``loss_out`` (G, R, n). ``runs``: the three arrays of run indices
+    ``(train_runs, es_runs, test_runs)`` that :func:`split_runs` returns. ``config``: the settings
     (:class:`DiscriminatorConfig`), whose fields ``overrides`` replace by keyword
     (:func:`qlib.validation.resolve_config`). Mini-batches of ``runs_per_batch`` runs (all
     their positives and negatives). Early stopping: the epoch of best accuracy on ``es_runs`` (per
@@ -224,9 +224,10 @@ def train_discriminators(theta, x_in, loss_in, x_out, loss_out, *runs, group_law
     improved for ``patience`` epochs.
     """
     cfg = resolve_config(DiscriminatorConfig, config, overrides)
-    if len(runs) != 3:
-        raise TypeError(f"runs must be three arrays of run indices (train_runs, es_runs, test_runs, as split_runs "
-                        f"returns them), got {len(runs)}")
+    if not isinstance(runs, (tuple, list)) or len(runs) != 3:
+        raise TypeError("runs must be three arrays of run indices (train_runs, es_runs, test_runs, as split_runs "
+                        f"returns them), got {type(runs).__name__}"
+                        + (f" of {len(runs)}" if isinstance(runs, (tuple, list)) else ""))
     train_runs, es_runs, test_runs = runs
     hidden, lr, epochs, patience, runs_per_batch = cfg.hidden, cfg.lr, cfg.epochs, cfg.patience, cfg.runs_per_batch
     seed, level = cfg.seed, cfg.level

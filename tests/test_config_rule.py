@@ -139,7 +139,7 @@ def _discriminator():
             torch.randn(1, R, n, d, generator=g), torch.rand(G, R, n, generator=g) + 0.3)
     runs = discriminator.split_runs(R, seed=0)
     return Case(discriminator.DiscriminatorConfig,
-                lambda c=None, **o: discriminator.train_discriminators(*args, *runs, group_law=[0, 0], config=c, **o),
+                lambda c=None, **o: discriminator.train_discriminators(*args, runs, group_law=[0, 0], config=c, **o),
                 dict(hidden=4, epochs=2, device="cpu"), dict(hidden=5, seed=2))
 
 

@@ -70,7 +70,7 @@ def _toy(G=2, R=24, n=20, p=4, d=3, gap=(3.0, 0.0), seed=0):
 def test_discriminators_learn_a_leak_and_not_a_non_leak():
     theta, x_in, li, x_out, lo = _toy()
     tr, es, te = np.arange(12), np.arange(12, 18), np.arange(18, 24)
-    res = D.train_discriminators(theta, x_in, li, x_out, lo, tr, es, te, group_law=[0, 0],
+    res = D.train_discriminators(theta, x_in, li, x_out, lo, (tr, es, te), group_law=[0, 0],
                                  hidden=8, lr=3e-2, epochs=12, patience=12, runs_per_batch=12, seed=0)
     assert res.acc[0] > 0.97                          # group 0: non-members have larger losses
     assert abs(res.acc[1] - 0.5) < 0.12               # group 1: no signal
@@ -80,8 +80,8 @@ def test_discriminators_learn_a_leak_and_not_a_non_leak():
 def test_discriminators_seeded():
     args = _toy()
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
-    a = D.train_discriminators(*args, *split, group_law=[0, 0], epochs=3, seed=4)
-    b = D.train_discriminators(*args, *split, group_law=[0, 0], epochs=3, seed=4)
+    a = D.train_discriminators(*args, split, group_law=[0, 0], epochs=3, seed=4)
+    b = D.train_discriminators(*args, split, group_law=[0, 0], epochs=3, seed=4)
     np.testing.assert_array_equal(a.successes, b.successes)
 
 
@@ -96,9 +96,9 @@ def test_per_law_product_equals_per_group_product(group_law, monkeypatch):
     lo = torch.rand(G, R, n, generator=g) + torch.linspace(0, 1, G).view(G, 1, 1)
     split = (np.arange(8), np.arange(8, 12), np.arange(12, 16))
     kw = dict(group_law=group_law, hidden=6, lr=3e-2, epochs=6, patience=6, runs_per_batch=4, seed=1)
-    a = D.train_discriminators(theta, x_in, li, x_out, lo, *split, **kw)
+    a = D.train_discriminators(theta, x_in, li, x_out, lo, split, **kw)
     monkeypatch.setattr(D, "_PER_LAW_PRODUCT", False)
-    b = D.train_discriminators(theta, x_in, li, x_out, lo, *split, **kw)
+    b = D.train_discriminators(theta, x_in, li, x_out, lo, split, **kw)
     np.testing.assert_array_equal(a.successes, b.successes)
 
 
@@ -106,11 +106,11 @@ def test_discriminators_bad_input():
     theta, x_in, li, x_out, lo = _toy()
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match="theta"):
-        D.train_discriminators(theta[:, :5], x_in, li, x_out, lo, *split, group_law=[0, 0])
+        D.train_discriminators(theta[:, :5], x_in, li, x_out, lo, split, group_law=[0, 0])
     with pytest.raises(ValueError, match="group_law"):
-        D.train_discriminators(theta, x_in, li, x_out, lo, *split, group_law=[0, 3])
+        D.train_discriminators(theta, x_in, li, x_out, lo, split, group_law=[0, 3])
     with pytest.raises(ValueError, match="hidden"):
-        D.train_discriminators(theta, x_in, li, x_out, lo, *split, group_law=[0, 0], hidden=0)
+        D.train_discriminators(theta, x_in, li, x_out, lo, split, group_law=[0, 0], hidden=0)
 
 
 # ----------------------------------------------------------------------------- broken input (issue 11)
@@ -124,27 +124,27 @@ def test_discriminators_reject_one_non_finite_entry_by_name(arg, value):
     args[arg].reshape(-1)[3] = value
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=rf"\b{arg}\b"):
-        D.train_discriminators(*args.values(), *split, group_law=[0, 0], epochs=2)
+        D.train_discriminators(*args.values(), split, group_law=[0, 0], epochs=2)
 
 
 @pytest.mark.parametrize("lr", [0.0, -1e-2, float("nan"), float("inf")])
 def test_discriminators_reject_bad_lr(lr):
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=r"\blr\b"):
-        D.train_discriminators(*_toy(), *split, group_law=[0, 0], lr=lr, epochs=2)
+        D.train_discriminators(*_toy(), split, group_law=[0, 0], lr=lr, epochs=2)
 
 
 @pytest.mark.parametrize("lr", [1e30, 1e38])
 def test_discriminators_diverging_training_raises_naming_lr(lr):
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=r"diverged.*\blr\b"):
-        D.train_discriminators(*_toy(), *split, group_law=[0, 0], lr=lr, epochs=3)
+        D.train_discriminators(*_toy(), split, group_law=[0, 0], lr=lr, epochs=3)
 
 
 def test_discriminators_reject_non_integral_group_law():
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(TypeError, match=r"\bgroup_law\b"):
-        D.train_discriminators(*_toy(), *split, group_law=[0.0, 0.5], epochs=2)
+        D.train_discriminators(*_toy(), split, group_law=[0.0, 0.5], epochs=2)
 
 
 @pytest.mark.parametrize("arg", ["loss_in", "loss_out"])
@@ -166,15 +166,15 @@ def test_attack_result_is_a_frozen_record():
 
 def test_discriminators_bad_input_is_rejected_by_name_through_the_common_harness():
     """The common bad-input harness (tests/badinput, tests/test_common_bad_input.py) passes arguments by
-    keyword and so cannot give train_discriminators its positional run indices (``*runs``): here it runs
-    on a keyword wrapper that names them, every array argument mutated in turn (the settings are
+    keyword, one argument at a time: here it runs on a keyword wrapper that names each of the three arrays
+    of ``runs``, every array argument mutated in turn (the settings are
     DiscriminatorConfig's own baseline there)."""
     from badinput import allowlist, harness
 
     cfg = D.DiscriminatorConfig(hidden=4, epochs=2, patience=2, device="cpu")
 
     def wrapper(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs, group_law=None):
-        return D.train_discriminators(theta, x_in, loss_in, x_out, loss_out, train_runs, es_runs, test_runs,
+        return D.train_discriminators(theta, x_in, loss_in, x_out, loss_out, (train_runs, es_runs, test_runs),
                                       group_law=group_law, config=cfg)
 
     def baseline():
@@ -193,4 +193,6 @@ def test_discriminators_bad_input_is_rejected_by_name_through_the_common_harness
 def test_discriminators_need_three_run_index_arrays():
     theta, x_in, li, x_out, lo = _toy()
     with pytest.raises(TypeError, match=r"\bruns\b"):
-        D.train_discriminators(theta, x_in, li, x_out, lo, np.arange(12), np.arange(12, 18), group_law=[0, 0])
+        D.train_discriminators(theta, x_in, li, x_out, lo, (np.arange(12), np.arange(12, 18)), group_law=[0, 0])
+    with pytest.raises(TypeError, match=r"\bruns\b"):
+        D.train_discriminators(theta, x_in, li, x_out, lo, np.arange(12), group_law=[0, 0])

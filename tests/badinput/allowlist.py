@@ -262,9 +262,10 @@ NOT_CALLED: dict[str, str] = {
     "qlib.validation.*": "the checks themselves: their messages name the caller's argument (their name parameter), "
                          "which the harness cannot see; tests/test_validation.py checks them directly",
     "qlib.discriminator.AttackResult": "frozen record of an attack's outputs, built by from_counts/threshold_attack",
-    "qlib.discriminator.train_discriminators": "its three run-index arrays are positional (*runs), which the harness "
-                                               "cannot pass; tests/test_discriminator.py runs the harness on it through "
-                                               "a keyword wrapper, and its settings are DiscriminatorConfig's baseline",
+    "qlib.discriminator.train_discriminators": "its run indices are one tuple of three arrays (runs), which the harness "
+                                               "mutates as a whole; tests/test_discriminator.py runs the harness on each "
+                                               "array through a keyword wrapper, and its settings are "
+                                               "DiscriminatorConfig's baseline",
     "qlib.engine.TrainResult": "frozen record of train's outputs (final parameters, loss history)",
     "qlib.engine.Callback.*": "the no-op hooks of the callback base class (each body is `pass`); engine.train calls "
                               "them with its own checked values, RQRecorder's overrides are called here",

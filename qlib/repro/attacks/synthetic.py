@@ -279,7 +279,7 @@ def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", u
                 tr, es, te = discriminator.split_runs(K, seed=law_seed)
                 res = discriminator.train_discriminators(
                     theta_q, x_law[torch.from_numpy(idx_in)][None], loss_in, x_law[torch.from_numpy(idx_out)][None],
-                    loss_out, tr, es, te, group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden,
+                    loss_out, (tr, es, te), group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden,
                     lr=cfg.disc_lr, epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=law_seed, device=device)
                 out["disc"] = np.stack([1 - res.mis / 2, 1 - res.mis_hi / 2, 1 - res.mis_lo / 2])  # MIS clipped
             out["seconds"]["discriminator"] = time.perf_counter() - t2

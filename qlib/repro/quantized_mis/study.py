@@ -367,7 +367,7 @@ def _discriminator_stage(cfg: StudyConfig, dev, st: dict):
         group_law = np.repeat(np.arange(L), Qa)
         dres = disc.train_discriminators(
             th, x_tr[:, :, :nneg], li.reshape(L * Qa, R, nneg), x_va[:, :, :nneg], lo.reshape(L * Qa, R, nneg),
-            tr_runs, es_runs, te_runs, group_law=group_law, hidden=cfg.disc_hidden, lr=cfg.disc_lr,
+            (tr_runs, es_runs, te_runs), group_law=group_law, hidden=cfg.disc_hidden, lr=cfg.disc_lr,
             epochs=cfg.disc_epochs, patience=cfg.disc_patience, runs_per_batch=cfg.disc_runs_per_batch, seed=seed,
             device=dev)
         dm, dl, dh = (a.reshape(L, Qa) for a in (dres.mis, dres.mis_lo, dres.mis_hi))
