@@ -51,6 +51,19 @@ def test_imported_modules_follow_imports_transitively(pkg_copy):
     assert A.imported_modules(["x = 1", "%matplotlib inline\n!ls"], pkg_copy) == []
 
 
+def test_an_edited_module_is_parsed_again(pkg_copy):
+    """Imports are parsed once per file while it is unchanged (an archive check stamps every entry):
+    an edit that adds an import is followed at once, and one that removes it drops the module."""
+    src = "from qlib.repro.eden import sweeps"
+    assert "qlib.repro.mia_limits" not in A.imported_modules([src], pkg_copy)
+    f = pkg_copy / "repro" / "eden" / "sweeps.py"
+    text = f.read_text()
+    f.write_text(text + "\nfrom qlib.repro import mia_limits  # added\n")
+    assert "qlib.repro.mia_limits" in A.imported_modules([src], pkg_copy)
+    f.write_text(text)
+    assert "qlib.repro.mia_limits" not in A.imported_modules([src], pkg_copy)
+
+
 def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_copy):
     arch = tmp_path / "archive"
     eden = "eden/03-subbit-loss-heterogeneous.ipynb"

@@ -203,10 +203,22 @@ def imported_modules(sources: Iterable[str], pkg: Path | None = None) -> list[st
         seen.add(name)
         parts = name.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b.c runs a and a.b
-        tree = ast.parse(f.read_text())
-        todo += [m for m in _imports(tree, name, f.name == "__init__.py")
+        todo += [m for m in _module_imports(f, name)
                  if (m == pkg.name or m.startswith(pkg.name + ".")) and m not in seen]
     return sorted(seen)
+
+
+_IMPORTS: dict[tuple, frozenset[str]] = {}  # (path, size, mtime, module) → its imports: parsed once per file
+
+
+def _module_imports(path: Path, name: str) -> frozenset[str]:
+    """What module ``name`` (the file ``path``) imports, parsed once while the file is unchanged: an
+    archive check stamps every entry, and every stamp walks the same ``qlib`` modules."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, name)
+    if key not in _IMPORTS:
+        _IMPORTS[key] = frozenset(_imports(ast.parse(path.read_text()), name, path.name == "__init__.py"))
+    return _IMPORTS[key]
 
 
 _HASHES: dict[tuple, str] = {}  # (path, size, mtime) → sha256: a check of many entries hashes each file once
