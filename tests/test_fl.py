@@ -237,6 +237,23 @@ def test_divergence_gives_nan_rounds_not_an_error():
     assert h["train_acc"].iloc[first:].isna().all() and h["train_acc"].iloc[:first].notna().all()
 
 
+def test_an_update_whose_norm_overflows_is_divergence_too():
+    """Found at the paper's rounds (Figure 13, QSGD at b = 0.1): a client update can stay finite entry by
+    entry while its float32 norm, which every compressor sends, overflows. That is divergence too: NaN
+    rounds from there on, not the wire's refusal of an infinite norm."""
+    cd = _toy()
+    three = cd.order[cd.offsets[3]:cd.offsets[4]]
+    cd.X[three] = 1e30  # client 3's examples: finite, but its gradient's squared norm passes float32's 3.4e38
+    assert torch.isfinite(cd.X).all() and len(set(cd.y[three].tolist())) > 1  # one logit wins; some labels differ
+    torch.manual_seed(0)
+    res = fedavg.run(Tiny(), cd, method="QSGD", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
+                     client_lr=0.5, seed=1, device="cpu")
+    h = res.history
+    assert len(h) == 6 and h["train_acc"].isna().any()
+    first = int(h["train_acc"].isna().idxmax())
+    assert h["train_acc"].iloc[first:].isna().all() and h["train_acc"].iloc[:first].notna().all()
+
+
 def test_client_data_validates_when_constructed():
     """ClientData is an input record: it checks its arrays in __post_init__ (once; to() does not re-check)."""
     cd = _toy(n=12, clients=3)
