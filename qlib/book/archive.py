@@ -214,8 +214,7 @@ _IMPORTS: dict[tuple, frozenset[str]] = {}  # (path, size, mtime, module) → it
 def _module_imports(path: Path, name: str) -> frozenset[str]:
     """What module ``name`` (the file ``path``) imports, parsed once while the file is unchanged: an
     archive check stamps every entry, and every stamp walks the same ``qlib`` modules."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, name)
+    key = (*_unchanged_key(path), name)
     if key not in _IMPORTS:
         _IMPORTS[key] = frozenset(_imports(ast.parse(path.read_text()), name, path.name == "__init__.py"))
     return _IMPORTS[key]
@@ -224,9 +223,14 @@ def _module_imports(path: Path, name: str) -> frozenset[str]:
 _HASHES: dict[tuple, str] = {}  # (path, size, mtime) → sha256: a check of many entries hashes each file once
 
 
-def _file_hash(path: Path) -> str:
+def _unchanged_key(path: Path) -> tuple[str, int, int]:
+    """(path, size, mtime): what the per-file caches below take as "the file is unchanged"."""
     st = Path(path).stat()
-    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    return str(Path(path).resolve()), st.st_size, st.st_mtime_ns
+
+
+def _file_hash(path: Path) -> str:
+    key = _unchanged_key(path)
     if key not in _HASHES:
         _HASHES[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return _HASHES[key]
