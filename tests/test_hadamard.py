@@ -282,3 +282,15 @@ def test_scratch_limit_keeps_large_temporaries_within_its_block_only():
     small = _kernels.scratch("test.small", (16,), np.float32)
     with _kernels.scratch_limit(0):  # a lower limit never lowers the bound in force
         assert np.shares_memory(small, _kernels.scratch("test.small", (16,), np.float32))
+
+
+@pytest.mark.parametrize("dtype,k", [(torch.float32, 1), (torch.float32, 2), (torch.float64, 1)])
+def test_seeded_irht_of_a_2_24_row_flips_its_signs_in_the_top_pass(dtype, k):
+    """At D = 2^24 (Figure 8's padded d) the compiled inverse flips the signs of rotation 0 inside its
+    last radix-8 pass, chunk by chunk, instead of a pass of its own: the bits of ``fwht`` then the sign
+    multiplication (:func:`qlib.hadamard.irht` with the seed's signs), for 1 and 2 rotations; the same
+    at 2^12, where the flip is its own pass."""
+    for D in (2**12, 2**24):
+        y = torch.randn(2, D, generator=torch.Generator().manual_seed(D % 97), dtype=dtype)
+        want = H.irht(y, H.rotation_signs(5, (2,), k, D, dtype))
+        assert torch.equal(H.seeded_irht(y, 5, k), want), D

@@ -30,7 +30,9 @@ The randomized Hadamard rotation for :mod:`qlib.hadamard`'s seeded streams and :
 pass), ``irht_rows`` (``y ← s ∘ H y``, in place, the sign bits flipped in one pass of 64-bit XORs) and
 ``lookup_irht_rows`` (the inverse from EDEN's codes: ``tab[code]·S`` made tile by tile in the first pass).
 They reuse the passes above in the same order, so they give the same bits as ``fwht_rows`` with the
-signs multiplied before or after; another first pass and another driver (``_row_x``) are theirs alone,
+signs multiplied before or after (for rows of 2^24, Figure 8's padded length, the inverse flips the signs
+of each chunk of its top radix-8 pass while the chunk is in L2, not in a pass of its own: 338 → 277 ms
+per 10 rows in float32 on the 2-core VM, against 259 ms for ``fwht_rows``); another first pass and another driver (``_row_x``) are theirs alone,
 ``fwht_rows`` is untouched. Their first compilation adds about 20 s per dtype.
 """
 
@@ -520,23 +522,73 @@ _XOR4, _XOR8 = _make_xor(4), _make_xor(8)
 
 
 @njit(cache=True, nogil=True)
-def _flip(y, byts, boff, m):
-    """y ← y ∘ signs in place on the bits: ``y`` is a row viewed as uint64 words and ``m`` the table of
+def _flip_groups(y, byts, boff, m, g0, g1):
+    """The entries of groups ``g0 … g1 − 1`` (entries ``8 g … 8 g + 7``) of the row ``y`` times their signs,
+    in place on the bits: ``y`` is the row viewed as uint64 words and ``m`` the table of
     :func:`_sign_bit_table` (4 or 8 words per byte of signs): per byte of signs one vector XOR of the
     words of its eight entries (the scalar loop did not vectorize: 2-3x slower)."""
     flat = m.reshape(-1)
     if m.shape[1] == 4:
-        for g in range(y.shape[0] >> 2):
+        for g in range(g0, g1):
             _XOR4(y, np.uint64(g << 2), flat, np.uint64(byts[boff + g]) << np.uint64(2))
     else:
-        for g in range(y.shape[0] >> 3):
+        for g in range(g0, g1):
             _XOR8(y, np.uint64(g << 3), flat, np.uint64(byts[boff + g]) << np.uint64(3))
 
 
 @njit(cache=True, nogil=True)
-def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc):
+def _flip(y, byts, boff, m):
+    """y ← y ∘ signs for the whole row (:func:`_flip_groups`)."""
+    _flip_groups(y, byts, boff, m, 0, (y.shape[0] * 8 // m.shape[1]) >> 3)
+
+
+_FLIP_CHUNK = 2048  # entries per stream of the fused top pass: 8 streams × 2048 floats (64 KiB) stay in L2
+
+
+def _make_r8_flip(h: int):
+    """The top radix-8 pass of a row of ``8h`` entries (strides h, 2h, 4h: the last three levels), times
+    s, with each chunk's signs flipped while it is in L1: the bits of :func:`_r8` then :func:`_flip`,
+    without the flip's pass over the row."""
+    h1, h2, h3, h4, h5, h6, h7 = (np.uint64(k * h) for k in range(1, 8))
+    hs = tuple(k * h for k in range(8))
+
+    @njit(cache=True, nogil=True)
+    def r8_flip(y, ybits, s, byts, boff, m):
+        for c0 in range(0, h, _FLIP_CHUNK):
+            for jj in range(c0, c0 + _FLIP_CHUNK):
+                j = np.uint64(jj)
+                a0 = y[j]
+                a1 = y[j + h1]
+                a2 = y[j + h2]
+                a3 = y[j + h3]
+                a4 = y[j + h4]
+                a5 = y[j + h5]
+                a6 = y[j + h6]
+                a7 = y[j + h7]
+                o0, o1, o2, o3, o4, o5, o6, o7 = _bf8(a0, a1, a2, a3, a4, a5, a6, a7)
+                y[j] = o0 * s
+                y[j + h1] = o1 * s
+                y[j + h2] = o2 * s
+                y[j + h3] = o3 * s
+                y[j + h4] = o4 * s
+                y[j + h5] = o5 * s
+                y[j + h6] = o6 * s
+                y[j + h7] = o7 * s
+            for o in hs:
+                _flip_groups(ybits, byts, boff, m, (o + c0) >> 3, (o + c0 + _FLIP_CHUNK) >> 3)
+
+    return r8_flip
+
+
+_R8_FLIP_TOP = _make_r8_flip(_BLOCK3)  # rows of 8 · 2^21 = 2^24 entries (Figure 8's D)
+
+
+@njit(cache=True, nogil=True)
+def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc, dbits, fboff, m8):
     """One row, n >= 8: dst = H_n (the first pass's input, see :func:`_first`) * s with the blocking of
-    :func:`_row` (src may be dst). True when a code falls outside the table (mode 2)."""
+    :func:`_row` (src may be dst), then, when ``fboff >= 0``, dst ∘ the signs at byte ``fboff`` of ``byts``
+    (``dbits``: dst viewed as uint64 words; ``m8``: :func:`_sign_bit_table`), fused into the top pass for
+    rows of ``8 · _BLOCK3``. True when a code falls outside the table (mode 2)."""
     if n <= _TILE:
         bad = _first(mode, src, dst, 0, n, byts, boff, t8, ii, off, tab, sc)
         if n == 8:
@@ -544,6 +596,8 @@ def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc):
                 dst[i] *= s
         else:
             _levels(dst, 0, n, 8, n, s)
+        if fboff >= 0:
+            _flip(dbits, byts, fboff, m8)
         return bad
     bad = False
     one = _one(s)
@@ -557,18 +611,24 @@ def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc):
             _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
         if b3 > b:
             _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+    if fboff >= 0 and n == 8 * _BLOCK3:
+        _R8_FLIP_TOP(dst, dbits, s, byts, fboff, m8)
+        return bad
     if n > b3:
         _levels(dst, 0, n, b3, n, s)
+    if fboff >= 0:
+        _flip(dbits, byts, fboff, m8)
     return bad
 
 
 @njit(cache=True, nogil=True)
-def _rht_rows(src, dst, byts, t8, k, s, noi, notab):
+def _rht_rows(src, dst, byts, t8, k, s, noi, notab, nobits, m8):
     n = src.shape[1]
     nb = n >> 3
     for r in range(src.shape[0]):
         for j in range(k):
-            _row_x(src[r] if j == 0 else dst[r], dst[r], n, s, 1, byts, (r * k + j) * nb, t8, noi[0], 0, notab, s)
+            _row_x(src[r] if j == 0 else dst[r], dst[r], n, s, 1, byts, (r * k + j) * nb, t8, noi[0], 0, notab, s,
+                   nobits, -1, m8)
 
 
 @njit(cache=True, nogil=True)
@@ -581,10 +641,11 @@ def _irht_rows(y, ybits, byts, t8, m8, k, s, mode, idx, off, tab, S):
     for r in range(y.shape[0]):
         sc = S[r] if mode == 2 else s
         ii = idx[r] if mode == 2 else idx[0]
-        bad |= _row_x(y[r], y[r], n, s, mode, byts, 0, t8, ii, off, tab, sc)
-        for j in range(k - 2, -1, -1):  # the signs of rotation j + 1 ride on the first pass of the next transform
-            _row_x(y[r], y[r], n, s, 1, byts, (r * k + j + 1) * nb, t8, ii, off, tab, sc)
-        _flip(ybits[r], byts, r * k * nb, m8)
+        # the signs of rotation j + 1 ride on the first pass of the next transform; rotation 0's on the last
+        bad |= _row_x(y[r], y[r], n, s, mode, byts, 0, t8, ii, off, tab, sc, ybits[r], r * k * nb if k == 1 else -1, m8)
+        for j in range(k - 2, -1, -1):
+            _row_x(y[r], y[r], n, s, 1, byts, (r * k + j + 1) * nb, t8, ii, off, tab, sc, ybits[r],
+                   r * k * nb if j == 0 else -1, m8)
     return bad
 
 
@@ -598,11 +659,12 @@ def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = N
     n = x.shape[1]
     if x.shape[0]:
         _rht_rows(x, out, byts, _sign_table(x.dtype), k, x.dtype.type(1.0 / math.sqrt(n)), _NO_CODES,
-                  np.empty(0, dtype=x.dtype))
+                  np.empty(0, dtype=x.dtype), _NO_BITS, _sign_bit_table(x.dtype))
     return out
 
 
 _NO_CODES = np.zeros((1, 1), dtype=np.uint8)
+_NO_BITS = np.zeros(1, dtype=np.uint64)
 
 
 def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:

@@ -27,6 +27,7 @@ from ..validation import check_choice, check_seed, skip_nested
 from ._base import FLOAT_BITS, Compressor, compressors_kernel, fixed_bits
 from ._rotated import DRIVE, EDEN, HadamardSQ, KashinSQ, drive_message, drive_rotated_reconstruction, kashin_frame
 from ._scalar import QSGD, qsgd_fixed_bits
+from ._sketch import CountSketch
 
 __all__ = ["Stage", "SharedStages", "Hook", "HOOKS", "squared_errors"]
 
@@ -38,6 +39,7 @@ class Stage(enum.Enum):
     ROTATION = 0  #: the randomized Hadamard rotation of the input (EDEN, DRIVE, Hadamard+SQ)
     KASHIN = 1  #: Kashin's coefficients and frame (Kashin+SQ)
     QSGD = 2  #: QSGD's norms and uniforms
+    MEAN = 3  #: the mean of the rows (Count-Sketch sketches it: ``of="mean"``)
 
 
 def _np_dtype(x: torch.Tensor):
@@ -69,6 +71,7 @@ class SharedStages:
         self._qsgd_norm: torch.Tensor | None = None
         self._qsgd_uniforms: torch.Tensor | None = None
         self._sq_uniforms: dict[tuple, torch.Tensor] = {}  # kept to the end: Hadamard+SQ's and Kashin+SQ's agree where their lengths do
+        self._row_mean: torch.Tensor | None = None
 
     def release(self, stage: Stage) -> None:
         """Drop what only the codecs of ``stage`` use."""
@@ -79,6 +82,8 @@ class SharedStages:
             self._kashin_frame = None
         elif stage is Stage.QSGD:
             self._qsgd_norm = self._qsgd_uniforms = None
+        elif stage is Stage.MEAN:
+            self._row_mean = None
 
     # -- the rotation ---------------------------------------------------------------------------------
     def rotated(self, k: int) -> torch.Tensor:
@@ -140,6 +145,12 @@ class SharedStages:
         if shape not in self._sq_uniforms:
             self._sq_uniforms[shape] = self._uniforms("sq", shape)
         return self._sq_uniforms[shape]
+
+    def row_mean(self) -> torch.Tensor:
+        """The mean of the rows of ``x`` (``(n, d)``) in its dtype, as torch's ``mean(0)``."""
+        if self._row_mean is None:
+            self._row_mean = self.x.mean(0)
+        return self._row_mean
 
     def _uniforms(self, purpose: str, shape) -> torch.Tensor:
         x = self.x
@@ -250,15 +261,29 @@ def qsgd_error(c: QSGD, st: SharedStages, want_err: bool):
     return None, torch.from_numpy(out).reshape(x.shape), nbits
 
 
+def count_sketch_error(c: CountSketch, st: SharedStages, want_err: bool):
+    """Count-Sketch has no shortcut per row (None): its shortcut is for the mean (:func:`count_sketch_mean`)."""
+    return None
+
+
+def count_sketch_mean(c: CountSketch, st: SharedStages):
+    """Count-Sketch's estimate of the mean of the rows from the sketch of their mean (the sketch is linear:
+    :meth:`CountSketch.mean_by_linearity`), one scatter per budget instead of one per client."""
+    return c.mean_by_linearity(st.row_mean(), st.batch[0], st.seed)
+
+
 @dataclass(frozen=True)
 class Hook:
     """A codec's shortcut in :func:`squared_errors`: the ``stage`` it shares and the function ``error(codec,
     stages, want_err)`` returning ``(err², None, nbits)`` (the squared error per row, float64) or ``(None, x̂,
     nbits)`` (the reconstruction), the same values as compress → decompress up to float rounding, or None
-    where it has no shortcut for this codec or input."""
+    where it has no shortcut for this codec or input; ``mean(codec, stages)`` (optional), for ``of="mean"``:
+    ``(the estimate of the mean of the rows, the total bits)``, the same as ``codec.mean`` up to float
+    rounding (taken before ``error``)."""
 
     stage: Stage
     error: Callable
+    mean: Callable | None = None
 
 
 #: the hook of each codec class (exactly that class: a subclass goes the original way)
@@ -268,6 +293,7 @@ HOOKS: dict[type, Hook] = {
     HadamardSQ: Hook(Stage.ROTATION, hadamard_sq_error),
     KashinSQ: Hook(Stage.KASHIN, kashin_sq_error),
     QSGD: Hook(Stage.QSGD, qsgd_error),
+    CountSketch: Hook(Stage.MEAN, count_sketch_error, count_sketch_mean),
 }
 
 
@@ -285,6 +311,21 @@ def _check_compressors(compressors) -> list:
         if not isinstance(c, Compressor):
             raise TypeError(f"compressors[{i}] must be a qlib.compressors.Compressor, got {type(c).__name__}")
     return list(compressors)
+
+
+def _error_and_bits(c: Compressor, hook: Hook | None, st: SharedStages | None, x, xmean, seed: int, of: str):
+    """One compressor's error and bits in :func:`squared_errors`: its hook's shortcut, else the definition."""
+    got = hook.error(c, st, of == "rows") if hook is not None else None
+    if got is None:  # the definition
+        if of == "rows":
+            m = c.compress(x, seed)
+            return ((x.double() - c.decompress(m).double()) ** 2).sum(-1), m.nbits
+        est, nb = c.mean(x, seed)
+        return ((est.double() - xmean) ** 2).sum(), torch.tensor(nb)
+    err, xh, nb = got
+    if of == "rows":
+        return (err if err is not None else st.dist(xh, x)), nb
+    return st.mean_dist(xh, xmean), nb.sum()
 
 
 def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
@@ -315,12 +356,15 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
     * the uniforms of SQ (Hadamard+SQ, Kashin+SQ) and QSGD come from a stream of the seed alone, the same
       at every budget: drawn once per shape, with QSGD's norms and SQ's [min, max]; the quantization, the
       decoding and the error then take one compiled pass per budget (``qlib/_kernels/compressors.py``, the
-      same float operations as the torch encoder and decoder).
+      same float operations as the torch encoder and decoder);
+    * Count-Sketch (``of="mean"``) sketches the mean of the rows once per budget (the sketch is linear:
+      :meth:`qlib.compressors.CountSketch.mean_by_linearity`) instead of every client's row: the same
+      estimate up to the float32 rounding of its counters (~1e-7 relative).
 
-    Sub-bit EDEN (its mask precedes the rotation), QSGD + Elias-ω, Count-Sketch and the other compressors
+    Sub-bit EDEN (its mask precedes the rotation), QSGD + Elias-ω, Count-Sketch's ``of="rows"`` and the other compressors
     go the original way, as does Hadamard+SQ, Kashin+SQ and QSGD on a device or dtype the compiled kernels
     do not take. The shared stages are dropped after the last compressor that uses them (compressors are
-    taken rotation-based first, then Kashin+SQ, then QSGD, then the rest; the results keep the given order).
+    taken rotation-based first, then Kashin+SQ, then QSGD, then Count-Sketch, then the rest; the results keep the given order).
     Each codec with a shortcut has its hook in :data:`HOOKS`; a subclass goes the original way unless it has one.
     """
     compressors = _check_compressors(compressors)
@@ -343,20 +387,11 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
         for pos, i in enumerate(order):
             c = compressors[i]
             hook = HOOKS.get(type(c)) if st is not None else None
-            got = hook.error(c, st, of == "rows") if hook is not None else None
-            if got is None:  # the definition
-                if of == "rows":
-                    m = c.compress(x, seed)
-                    errs[i], bits[i] = ((x.double() - c.decompress(m).double()) ** 2).sum(-1), m.nbits
-                else:
-                    est, nb = c.mean(x, seed)
-                    errs[i], bits[i] = ((est.double() - xmean) ** 2).sum(), torch.tensor(nb)
+            if hook is not None and hook.mean is not None and of == "mean":
+                est, nb = hook.mean(c, st)
+                errs[i], bits[i] = st.mean_dist(est.unsqueeze(0), xmean), torch.tensor(nb)
             else:
-                err, xh, nb = got
-                if of == "rows":
-                    errs[i], bits[i] = (err if err is not None else st.dist(xh, x)), nb
-                else:
-                    errs[i], bits[i] = st.mean_dist(xh, xmean), nb.sum()
+                errs[i], bits[i] = _error_and_bits(c, hook, st, x, xmean, seed, of)
             if hook is not None and (pos + 1 == k or _rank(compressors[order[pos + 1]]) != _rank(c)):
                 st.release(hook.stage)  # the last compressor of this stage's codecs is done
         return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),

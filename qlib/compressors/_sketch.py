@@ -72,3 +72,20 @@ class CountSketch(Compressor):
             hs = self._hashes(seed, xs.shape[-1], xs.device)
             m = self._compress(xs, seed, hs)
             return self._decode(m.data["T"].mean(0), seed, xs.shape[-1], hs), m.total_bits
+
+    def mean_by_linearity(self, row_mean: torch.Tensor, n_clients: int, seed: int) -> tuple[torch.Tensor, int]:
+        """:meth:`mean` of ``n_clients`` rows whose mean is ``row_mean`` (a vector of ``d``), from one sketch:
+        the sketch is linear, so the mean of the clients' sketches is the sketch of their mean, with the
+        same hashes. The same estimate and bits as :meth:`mean` up to float rounding (the counters summed
+        in another order: ~1e-7 relative in float32); one scatter of ``d`` values instead of one per
+        client (Figure 8's sweep, :func:`qlib.compressors.squared_errors`)."""
+        row_mean = _eden_theory.check_vectors(row_mean, "row_mean")
+        if row_mean.dim() != 1:
+            raise ValueError(f"row_mean must be a vector (the mean of the rows), got shape {tuple(row_mean.shape)}")
+        n_clients = check_int("n_clients", n_clients, low=1)
+        seed = check_seed("seed", seed)
+        d = row_mean.shape[-1]
+        with skip_nested():
+            hs = self._hashes(seed, d, row_mean.device)
+            m = self._compress(row_mean.unsqueeze(0), seed, hs)
+            return self._decode(m.data["T"][0], seed, d, hs), n_clients * m.total_bits

@@ -259,6 +259,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
 
 NOT_CALLED: dict[str, str] = {
     # ---- core
+    "qlib.devices.keep_freed_memory": "takes no argument, and changes the calling process's allocator for good (no "
+                                      "trimming): tests/test_resume.py runs it in fresh processes",
     "qlib.validation.*": "the checks themselves: their messages name the caller's argument (their name parameter), "
                          "which the harness cannot see; tests/test_validation.py checks them directly",
     "qlib.discriminator.AttackResult": "frozen record of an attack's outputs, built by from_counts/threshold_attack",
