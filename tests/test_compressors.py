@@ -330,6 +330,27 @@ def test_count_sketch_mean_by_linearity_is_the_mean_of_the_sketches(rows):
         C.CountSketch(2.0).mean_by_linearity(xs.mean(0), 0, 8)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_count_sketch_compiled_mean_error_is_the_torch_sketch_bit_for_bit(dtype):
+    """The compiled one-pass Count-Sketch of the rows' mean (``sketch_mean_dist``: scatter in index_add_'s
+    order, decode, distance) gives exactly the error of :meth:`CountSketch.mean_by_linearity`'s estimate
+    measured by ``mean_dist``, and the same bits sent, at budgets from a few counters to many."""
+    pytest.importorskip("qlib._kernels.compressors")
+    from qlib.compressors import _fast_errors
+
+    xs = lognormal(10, 4099, 2).to(dtype)
+    xmean = xs.double().mean(0)
+    for b in (0.05, 0.5, 1.0, 8.0):
+        c = C.CountSketch(b)
+        st = _fast_errors.SharedStages(xs, 7)
+        err, nb = _fast_errors.count_sketch_mean(c, st, xmean)
+        est, nb_ref = c.mean_by_linearity(xs.mean(0), 10, 7)
+        assert float(err) == float(st.mean_dist(est.unsqueeze(0), xmean)) and nb == nb_ref, b
+    h, byts, cols = C.CountSketch(0.5).hash_draw(7, 4099)
+    assert h.shape == (1, 4099) and int(h.min()) >= 0 and int(h.max()) < cols == C.CountSketch(0.5).columns(4099)
+    assert byts.shape == (513,) and int(byts.min()) >= 0 and int(byts.max()) <= 255
+
+
 @pytest.mark.parametrize("n", [1, 2, 10])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_mean_dist_kernel_is_torchs_mean_of_contiguous_rows(n, dtype):

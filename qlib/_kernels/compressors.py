@@ -12,7 +12,8 @@ the same bits; only the error sums are new (float64; their order of summation is
 * :func:`qsgd_rows`: QSGD's levels of ``|x_i|/‖x‖·s`` given ``u``, decoded (``((±‖x‖)·ξ)/s``), and
   ``Σ (x̂ − x)²``;
 * :func:`sq_dist_rows`: ``Σ (a − b)²`` per row in float64; :func:`mean_dist`: the squared distance of the
-  mean of the rows (torch's ``mean(0)``, the same bits) to a float64 vector; :func:`fold_dist_rows`: the squared norm of the
+  mean of the rows (torch's ``mean(0)``, the same bits) to a float64 vector; :func:`sketch_mean_dist`: a
+  one-row Count-Sketch of a vector, decoded, and its squared distance to a float64 vector; :func:`fold_dist_rows`: the squared norm of the
   first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
 * :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
   and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
@@ -34,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
+__all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "sketch_mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
            "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows"]
 
 _BLOCK = 4096
@@ -184,6 +185,35 @@ def mean_dist(a: np.ndarray, d: int, ref: np.ndarray) -> float:
     of a mean estimate (:func:`qlib.compressors.squared_errors`' ``of="mean"``), without the mean, its
     float64 copy or the difference as arrays."""
     return float(_mean_dist(a, d, a.dtype.type(a.shape[0]), ref))
+
+
+@njit(cache=True, nogil=True)
+def _sketch_mean_dist(m, h, byts, T, ref):
+    for l in range(m.shape[0]):  # index_add_'s order: entry after entry
+        v = m[l]
+        T[h[l]] += -v if (byts[l >> 3] >> (l & 7)) & 1 else v
+    buf = np.empty(_BLOCK, dtype=m.dtype)
+    acc = 0.0
+    d = m.shape[0]
+    for s0 in range(0, d, _BLOCK):
+        s1 = min(d, s0 + _BLOCK)
+        for j in range(s1 - s0):
+            l = s0 + j
+            t = T[h[l]]
+            buf[j] = -t if (byts[l >> 3] >> (l & 7)) & 1 else t
+        acc += _sumsq(buf[: s1 - s0], ref[s0:s1])
+    return acc
+
+
+def sketch_mean_dist(m: np.ndarray, h: np.ndarray, byts: np.ndarray, c: int, ref: np.ndarray) -> float:
+    """Count-Sketch (one row of ``c`` counters) of the vector ``m`` (float32/float64), decoded, and its
+    squared distance to the float64 vector ``ref`` (float64): entry ``l`` goes to counter ``h[l]`` with the
+    sign of bit ``l % 8`` of ``byts[l // 8]`` (set: −1), summed entry after entry in ``m``'s dtype as
+    torch's ``index_add_``, and is estimated by its counter times its sign (a product by ±1 is exact), so
+    the estimate has the bits of :meth:`qlib.compressors.CountSketch.mean_by_linearity` and the distance
+    those of :func:`mean_dist` of that estimate; no signs, products or estimate as arrays."""
+    T = np.zeros(c, dtype=m.dtype)
+    return float(_sketch_mean_dist(m, h, byts, T, ref))
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -266,10 +266,19 @@ def count_sketch_error(c: CountSketch, st: SharedStages, want_err: bool):
     return None
 
 
-def count_sketch_mean(c: CountSketch, st: SharedStages):
-    """Count-Sketch's estimate of the mean of the rows from the sketch of their mean (the sketch is linear:
-    :meth:`CountSketch.mean_by_linearity`), one scatter per budget instead of one per client."""
-    return c.mean_by_linearity(st.row_mean(), st.batch[0], st.seed)
+def count_sketch_mean(c: CountSketch, st: SharedStages, xmean: torch.Tensor):
+    """The error of Count-Sketch's estimate of the mean of the rows, from the sketch of their mean (the
+    sketch is linear: :meth:`CountSketch.mean_by_linearity`): one scatter per budget instead of one per
+    client; with one row of counters on the compiled path, the sketch, its decoding and the distance in
+    one pass (``sketch_mean_dist``: the same estimate, bit for bit)."""
+    m, n = st.row_mean(), st.batch[0]
+    if c.rows == 1 and st.kernel is not None and xmean.dtype == torch.float64 and xmean.device.type == "cpu":
+        h, byts, cols = c.hash_draw(st.seed, st.d, m.device)
+        err = st.kernel.sketch_mean_dist(_kernels.rows(m, st.d).reshape(-1), h.numpy().reshape(-1),
+                                         byts.numpy(), cols, xmean.contiguous().numpy())
+        return torch.tensor(err, dtype=torch.float64), n * FLOAT_BITS * cols
+    est, nb = c.mean_by_linearity(m, n, st.seed)
+    return st.mean_dist(est.unsqueeze(0), xmean), nb
 
 
 @dataclass(frozen=True)
@@ -277,9 +286,9 @@ class Hook:
     """A codec's shortcut in :func:`squared_errors`: the ``stage`` it shares and the function ``error(codec,
     stages, want_err)`` returning ``(err², None, nbits)`` (the squared error per row, float64) or ``(None, x̂,
     nbits)`` (the reconstruction), the same values as compress → decompress up to float rounding, or None
-    where it has no shortcut for this codec or input; ``mean(codec, stages)`` (optional), for ``of="mean"``:
-    ``(the estimate of the mean of the rows, the total bits)``, the same as ``codec.mean`` up to float
-    rounding (taken before ``error``)."""
+    where it has no shortcut for this codec or input; ``mean(codec, stages, xmean)`` (optional), for
+    ``of="mean"`` with the float64 mean of the rows ``xmean``: ``(‖est − xmean‖², the total bits)`` for the
+    estimate ``est`` of ``codec.mean`` up to float rounding (taken before ``error``)."""
 
     stage: Stage
     error: Callable
@@ -388,8 +397,8 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
             c = compressors[i]
             hook = HOOKS.get(type(c)) if st is not None else None
             if hook is not None and hook.mean is not None and of == "mean":
-                est, nb = hook.mean(c, st)
-                errs[i], bits[i] = st.mean_dist(est.unsqueeze(0), xmean), torch.tensor(nb)
+                err, nb = hook.mean(c, st, xmean)
+                errs[i], bits[i] = err, torch.tensor(nb)
             else:
                 errs[i], bits[i] = _error_and_bits(c, hook, st, x, xmean, seed, of)
             if hook is not None and (pos + 1 == k or _rank(compressors[order[pos + 1]]) != _rank(c)):

@@ -7,6 +7,7 @@ import torch
 
 from .. import eden_theory as _eden_theory
 from .. import hadamard as _h
+from ..devices import resolve
 from ..validation import check_alloc, check_int, check_seed, skip_nested
 from ._base import FLOAT_BITS, Compressor, Message, check_rows, fixed_bits
 
@@ -30,7 +31,11 @@ class CountSketch(Compressor):
         d = check_int("d", d, low=1)
         return max(1, int(self.bits * d) // (FLOAT_BITS * self.rows))
 
-    def _hashes(self, seed, d, device):
+    def hash_draw(self, seed: int, d: int, device="cpu") -> tuple[torch.Tensor, torch.Tensor, int]:
+        """The seed's hashes of ``d`` coordinates: ``h`` (``rows × d`` counters in ``[0, c)``), the sign bytes
+        (``⌈rows·d/8⌉`` values in [0, 255]; entry ``8 i + j`` of the flattened ``rows × d`` has the sign of
+        bit ``j`` of byte ``i``, set: −1) and ``c`` (:meth:`columns`)."""
+        seed, d, device = check_seed("seed", seed), check_int("d", d, low=1), resolve(device)
         check_alloc("rows", self.rows * d, 8 + 8, value=self.rows, what=f"the hashes and signs of {d} coordinates")
         g = _h.generator(seed, "sketch", device)
         c = self.columns(d)
@@ -38,8 +43,12 @@ class CountSketch(Compressor):
         # the signs: one random byte per 8 signs, bit j of byte i for entry 8 i + j (the sketch is float64
         # whatever the input, so the signs do not depend on its dtype; qlib.hadamard.rademacher draws 32-bit
         # words, which would give other signs)
+        byts = torch.randint(0, 256, ((self.rows * d + 7) // 8,), generator=g, device=device, dtype=torch.int16)
+        return h, byts, c
+
+    def _hashes(self, seed, d, device):
+        h, byts, c = self.hash_draw(seed, d, device)
         n = self.rows * d
-        byts = torch.randint(0, 256, ((n + 7) // 8,), generator=g, device=device, dtype=torch.int16)
         bits = (byts.unsqueeze(-1) >> torch.arange(8, device=device, dtype=torch.int16)) & 1
         sg = (1 - 2 * bits.reshape(-1)[:n]).to(torch.float64).reshape(self.rows, d)
         return h, sg, c

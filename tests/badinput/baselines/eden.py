@@ -523,6 +523,7 @@ B["qlib.compressors.KashinSQ.frame_size"] = lambda: {"self": _compressors()["Kas
 B["qlib.compressors.KashinSQ.analysis"] = lambda: {"self": _compressors()["KashinSQ"], "v": _randn(2, 16), "seed": 0}
 B["qlib.compressors.KashinSQ.synthesis"] = lambda: {"self": _compressors()["KashinSQ"], "c": _randn(2, 32), "seed": 0, "d": 16}
 B["qlib.compressors.CountSketch.columns"] = lambda: {"self": _compressors()["CountSketch"], "d": 16}
+B["qlib.compressors.CountSketch.hash_draw"] = lambda: {"self": _compressors()["CountSketch"], "seed": 0, "d": 16}
 B["qlib.compressors.CountSketch.mean_by_linearity"] = lambda: {"self": _compressors()["CountSketch"],
                                                                "row_mean": _randn(16), "n_clients": 3, "seed": 0}
 
