@@ -136,15 +136,16 @@ def _h8(src, dst, start, stop):
 
 def _make_r8(h: int):
     """The radix-8 pass at the constant stride h: when called with stride ``h``, the levels with strides
-    h, 2h, 4h over y[start:stop] (a multiple of 8h long), times s, and True; else nothing and False."""
+    h, 2h, 4h over y[start:stop] (a multiple of 8h long), times s, and True; else nothing and False. Only
+    the butterflies ``jj`` in ``[j0, j1)`` of each group of ``8h`` (all: ``0, h``)."""
     h1, h2, h3, h4, h5, h6, h7 = (np.uint64(k * h) for k in range(1, 8))
 
     @njit(cache=True, nogil=True)
-    def r8(y, start, stop, stride, s):
+    def r8(y, start, stop, stride, s, j0, j1):
         if stride != h:
             return False
         for i in range(start, stop, 8 * h):
-            for jj in range(h):
+            for jj in range(j0, j1):
                 j = np.uint64(i + jj)
                 a0 = y[j]
                 a1 = y[j + h1]
@@ -217,9 +218,9 @@ def _r2(y, start, stop, h, s):
 def _r8(y, start, stop, h, s):
     """Radix-8 pass at stride h (a power of 8) through its constant-stride compiled version."""
     if not (
-        _R8_1(y, start, stop, h, s) or _R8_2(y, start, stop, h, s) or _R8_3(y, start, stop, h, s)
-        or _R8_4(y, start, stop, h, s) or _R8_5(y, start, stop, h, s) or _R8_6(y, start, stop, h, s)
-        or _R8_7(y, start, stop, h, s)
+        _R8_1(y, start, stop, h, s, 0, h) or _R8_2(y, start, stop, h, s, 0, h) or _R8_3(y, start, stop, h, s, 0, h)
+        or _R8_4(y, start, stop, h, s, 0, h) or _R8_5(y, start, stop, h, s, 0, h) or _R8_6(y, start, stop, h, s, 0, h)
+        or _R8_7(y, start, stop, h, s, 0, h)
     ):  # strides above 8^7 (rows above 2^24): a radix-4 then a radix-2 pass, still vectorized
         _r4(y, start, stop, h, _one(s))
         _r2(y, start, stop, 4 * h, s)
@@ -545,42 +546,18 @@ def _flip(y, byts, boff, m):
 _FLIP_CHUNK = 2048  # entries per stream of the fused top pass: 8 streams × 2048 floats (64 KiB) stay in L2
 
 
-def _make_r8_flip(h: int):
-    """The top radix-8 pass of a row of ``8h`` entries (strides h, 2h, 4h: the last three levels), times
-    s, with each chunk's signs flipped while it is in L1: the bits of :func:`_r8` then :func:`_flip`,
-    without the flip's pass over the row."""
-    h1, h2, h3, h4, h5, h6, h7 = (np.uint64(k * h) for k in range(1, 8))
-    hs = tuple(k * h for k in range(8))
+@njit(cache=True, nogil=True)
+def _r8_flip_top(y, ybits, s, byts, boff, m):
+    """The top radix-8 pass of a row of ``8 · _BLOCK3`` entries (strides 2^21, 2^22, 2^23: the last three
+    levels), times s, chunk by chunk, each chunk's signs flipped while it is in L2: the bits of
+    :func:`_r8` then :func:`_flip`, without the flip's pass over the row."""
+    h = _BLOCK3
+    for c0 in range(0, h, _FLIP_CHUNK):
+        _R8_7(y, 0, 8 * h, h, s, c0, c0 + _FLIP_CHUNK)
+        for k in range(8):
+            o = k * h + c0
+            _flip_groups(ybits, byts, boff, m, o >> 3, (o + _FLIP_CHUNK) >> 3)
 
-    @njit(cache=True, nogil=True)
-    def r8_flip(y, ybits, s, byts, boff, m):
-        for c0 in range(0, h, _FLIP_CHUNK):
-            for jj in range(c0, c0 + _FLIP_CHUNK):
-                j = np.uint64(jj)
-                a0 = y[j]
-                a1 = y[j + h1]
-                a2 = y[j + h2]
-                a3 = y[j + h3]
-                a4 = y[j + h4]
-                a5 = y[j + h5]
-                a6 = y[j + h6]
-                a7 = y[j + h7]
-                o0, o1, o2, o3, o4, o5, o6, o7 = _bf8(a0, a1, a2, a3, a4, a5, a6, a7)
-                y[j] = o0 * s
-                y[j + h1] = o1 * s
-                y[j + h2] = o2 * s
-                y[j + h3] = o3 * s
-                y[j + h4] = o4 * s
-                y[j + h5] = o5 * s
-                y[j + h6] = o6 * s
-                y[j + h7] = o7 * s
-            for o in hs:
-                _flip_groups(ybits, byts, boff, m, (o + c0) >> 3, (o + c0 + _FLIP_CHUNK) >> 3)
-
-    return r8_flip
-
-
-_R8_FLIP_TOP = _make_r8_flip(_BLOCK3)  # rows of 8 · 2^21 = 2^24 entries (Figure 8's D)
 
 
 @njit(cache=True, nogil=True)
@@ -612,7 +589,7 @@ def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc, dbits, fboff,
         if b3 > b:
             _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
     if fboff >= 0 and n == 8 * _BLOCK3:
-        _R8_FLIP_TOP(dst, dbits, s, byts, fboff, m8)
+        _r8_flip_top(dst, dbits, s, byts, fboff, m8)
         return bad
     if n > b3:
         _levels(dst, 0, n, b3, n, s)
