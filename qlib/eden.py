@@ -69,6 +69,7 @@ __all__ = [
     "compress_rotated",
     "rotated_reconstruction",
     "decompress",
+    "decompressed_mean_error",
     "sent_mask",
     "coin_mask",
     "roundtrip",
@@ -307,16 +308,18 @@ def _lm_kernel_params(bits: int, dtype: torch.dtype) -> tuple:
     return (mode, np.asarray(pos, dtype=npdt), ig, count, nxt, prv, tab)
 
 
-def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins) -> tuple[torch.Tensor, torch.Tensor]:
+def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins,
+                          times_r: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Cell codes and centroids of ``u = r·η`` in one compiled pass: the same bits as
     ``_lm_quantize(u, …)`` and ``_dequantize`` (codebook ``lo``, or ``lo + 1`` where the coin is set). The
-    centroids are the thread's scratch array ``"eden.q"``: a temporary of the caller."""
+    centroids are the thread's scratch array ``"eden.q"``: a temporary of the caller. ``times_r``: the
+    products ``r·q`` instead of the centroids ``q`` (the terms of ``⟨r, q⟩``, as :func:`_vecdot` makes them)."""
     D, dt = r.shape[-1], r.dtype
     hi = None if coins is None else _lm_kernel_params(lo + 1, dt)
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
     rows = _rows(r, D)
     idx, q = _load("eden").quantize_rows(rows, _rows(eta, 1).reshape(-1), _lm_kernel_params(lo, dt), hi, cn,
-                                         q=_kernels.scratch("eden.q", rows.shape, rows.dtype))
+                                         q=_kernels.scratch("eden.q", rows.shape, rows.dtype), times_r=times_r)
     return torch.from_numpy(idx).reshape(r.shape), torch.from_numpy(q).reshape(r.shape)
 
 
@@ -564,8 +567,12 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None,
     lo = max(1, int(math.floor(b)))
     if quantizer == "lm" and b >= 1 and b != math.floor(b):
         coins = _coins(seed, batch, D, b - lo, dev)
+    # ⟨r, q⟩'s products made by the compiled quantizer where _vecdot would make them (a batch of rows, the
+    # unbiased scale: q is not needed then), summed as _vecdot sums them: the same bits, one pass fewer
+    prods = False
     if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
-        idx, q = _lm_quantize_compiled(r, eta, lo, coins)
+        prods = scale == "unbiased" and r.dim() >= 2
+        idx, q = _lm_quantize_compiled(r, eta, lo, coins, times_r=prods)
     else:
         u = r * eta.unsqueeze(-1)
         if quantizer == "ee":
@@ -575,7 +582,7 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None,
         else:
             idx = _lm_quantize(u, lo)
         q = _dequantize(idx, b, quantizer, coins, dt, dev)
-    rq = _vecdot(r, q)
+    rq = q.sum(-1) if prods else _vecdot(r, q)
     if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
         raise ValueError(
             f"quantizer={quantizer!r} at bits={b} mapped a whole vector to the zero cell (⟨r, q⟩ = 0); "
@@ -690,6 +697,38 @@ def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratc
             return v
         keep = _subsample(payload.seed, batch, payload.d, payload.m, dev)
         return torch.zeros((*batch, payload.d), dtype=dt, device=dev).scatter(-1, keep, v)
+
+
+def decompressed_mean_error(payload: Payload, ref: torch.Tensor) -> torch.Tensor:
+    """``‖decompress(payload).mean(0) − ref‖²`` (float64, 0-d) for a payload of ``n`` vectors (batch shape
+    ``(n,)``) and a float64 vector ``ref`` of their ``d`` coordinates: the squared error of the receiver's
+    mean of the clients' vectors (Figure 8's NMSE numerator), the mean taken as torch's ``mean(0)`` in the
+    payload's dtype. Where the compiled decoder applies (no coins, loss or sub-bit mask; one rotation;
+    ``ref`` on the CPU) the rows are decoded one at a time into a one-row workspace and added to a running
+    sum, both small enough to stay in the last-level cache: no decoded batch is made or read again, the
+    same mean, bit for bit, and the same error up to the order of its float64 sum."""
+    payload = check_payload(payload)
+    if len(payload.batch_shape) != 1:
+        raise ValueError(f"payload must hold a batch of vectors (batch shape (n,)), got batch shape {payload.batch_shape}")
+    if not isinstance(ref, torch.Tensor) or ref.dtype != torch.float64 or tuple(ref.shape) != (payload.d,):
+        got = (ref.dtype, tuple(ref.shape)) if isinstance(ref, torch.Tensor) else _short_type(ref)
+        raise TypeError(f"ref must be a float64 torch.Tensor of shape ({payload.d},) (the payload's d), got {got}")
+    b, D, S = payload.bits, payload.D, payload.scale
+    fused = (payload.quantizer == "ee" or (b >= 1 and b == math.floor(b))) and payload.m == payload.d \
+        and payload.n_rotations == 1 and ref.device.type == "cpu" and _compiled_applies(S) \
+        and _h.compiled_rotation_applies(S, D)
+    tabs = _decode_tables(payload, None) if fused else None
+    if tabs is not None:
+        off, tab, _ = tabs
+        with skip_nested():
+            byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, 1, D, S.dtype)
+        ws, acc = _kernels.scratch("eden.mean-row", (D,), tab.dtype), _kernels.scratch("eden.mean-sum", (payload.d,), tab.dtype)
+        dist = _load("fwht").lookup_irht_mean_dist(_rows(payload.indices, D), off, tab, _rows(S, 1).reshape(-1), byts,
+                                                   ref.contiguous().numpy(), ws, acc)
+        if dist is not None:
+            return torch.tensor(dist, dtype=torch.float64)
+    xh = decompress(payload)  # (a code outside its table raises there)
+    return ((xh.mean(0).double() - ref.to(xh.device)) ** 2).sum().cpu()
 
 
 def _dequantize_received(payload: Payload, coins, received) -> torch.Tensor:

@@ -445,3 +445,76 @@ def test_compiled_encoders_send_the_torch_messages(make, dtype, monkeypatch):
     assert got.data.keys() == want.data.keys() and torch.equal(got.nbits, want.nbits)
     for k in got.data:
         assert got.data[k].dtype == want.data[k].dtype and torch.equal(got.data[k], want.data[k]), k
+
+
+def _decoded_means(n, rows, d, dtype, seed=0):
+    """The decode-then-average references of the fused kernels: EDEN-like codes through the inverse
+    rotation, SQ through the inverse rotation (Hadamard+SQ) and through the transform times ±1 (Kashin+SQ)."""
+    F, K = _kernels.load("fwht"), _kernels.load("compressors")
+    rng = np.random.default_rng(seed)
+    byts = rng.integers(0, 256, rows * n // 8, dtype=np.uint8)
+    idx = rng.integers(0, 4, (rows, n), dtype=np.uint8)
+    tab, S = rng.standard_normal(4).astype(dtype), rng.random(rows).astype(dtype)
+    v, u = rng.standard_normal((rows, n)).astype(dtype), rng.random((rows, n)).astype(dtype)
+    lo, hi = v.min(1), v.max(1)
+    span, L = hi - lo, 4
+    step = span / dtype(L - 1)
+    dec = np.empty_like(v)
+    K.sq_rows(v, u, lo, span, L, step, dec)
+    f = np.where(rng.random((rows, d)) < 0.5, -1, 1).astype(dtype)
+    means = {"eden": F.lookup_irht_rows(idx, 0, tab, S, byts, 1)[:, :d],
+             "hsq": F.irht_rows(dec.copy(), byts, 1)[:, :d],
+             "kashin": F.fwht_rows(dec.copy())[:, :d] * f}
+    means = {k: torch.from_numpy(np.ascontiguousarray(m)).mean(0).double().numpy() for k, m in means.items()}
+    ws, acc = np.empty(n, dtype), np.empty(d, dtype)
+    fused = {"eden": lambda ref: F.lookup_irht_mean_dist(idx, 0, tab, S, byts, ref, ws, acc),
+             "hsq": lambda ref: K.sq_transform_mean_dist(v, u, lo, span, L, step, ref, ws, acc, byts=byts),
+             "kashin": lambda ref: K.sq_transform_mean_dist(v, u, lo, span, L, step, ref, ws, acc, f=f)}
+    return means, fused
+
+
+@pytest.mark.parametrize("n,rows,d,dtype", [(2**12, 4, 3000, np.float32), (2**12, 3, 2**12, np.float32),
+                                            (2**10, 2, 1000, np.float64), (2**24, 2, 11_511_784, np.float32)])
+def test_fused_mean_kernels_give_the_mean_of_the_decoded_rows_bit_for_bit(n, rows, d, dtype):
+    """The decoders that average as they go (one row at a time, the decoding in the transform's first pass,
+    the row added to a running sum while in cache) give torch's ``mean(0)`` of the decoded rows bit for bit:
+    their distance to that mean (as float64) is exactly 0, and to a shifted reference the distance of
+    ``mean_dist`` up to the order of the float64 sum (1e-12). Figure 8's padded length is one case."""
+    means, fused = _decoded_means(n, rows, d, dtype)
+    K = _kernels.load("compressors")
+    for name, ref in means.items():
+        assert fused[name](ref) == 0.0, name
+        shifted = ref + 1e-3
+        want = K.mean_dist(np.ascontiguousarray(np.tile(ref.astype(dtype), (1, 1))), d, shifted)
+        assert fused[name](shifted) == pytest.approx(want, rel=1e-12, abs=0), name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
+    """``qsgd_mean_dist`` is ``qsgd_rows``' decoding then ``mean_dist`` (the mean bit for bit: distance 0 to
+    it); ``min_max_rows`` is torch's ``min(-1)`` / ``max(-1)``."""
+    K = _kernels.load("compressors")
+    rng = np.random.default_rng(1)
+    x, u = rng.standard_normal((3, 777)).astype(dtype), rng.random((3, 777)).astype(dtype)
+    norm = np.sqrt((x * x).sum(1)).astype(dtype)
+    dec = np.empty_like(x)
+    K.qsgd_rows(x, u, norm, 7, dec)
+    ref = torch.from_numpy(dec).mean(0).double().numpy()
+    acc = np.empty(777, dtype)
+    assert K.qsgd_mean_dist(x, u, norm, 7, ref, acc) == 0.0
+    assert K.qsgd_mean_dist(x, u, norm, 7, ref + 1, acc) == pytest.approx(777.0, rel=1e-9)
+    lo, hi = K.min_max_rows(x)
+    t = torch.from_numpy(x)
+    assert np.array_equal(lo, t.min(-1).values.numpy()) and np.array_equal(hi, t.max(-1).values.numpy())
+
+
+def test_scratch_trim_drops_the_large_arrays_only():
+    """``scratch_trim`` (between the stages of ``squared_errors``) drops the arrays a ``scratch_limit`` block
+    keeps above ``SCRATCH_MAX`` and keeps the small ones."""
+    pool = _kernels._SCRATCH.__dict__
+    _kernels.scratch("test.small", (16,), np.float32)
+    with _kernels.scratch_limit(2 * _kernels.SCRATCH_MAX):
+        _kernels.scratch("test.big", (_kernels.SCRATCH_MAX // 4 + 1,), np.float32)
+        assert "test.big" in pool and "test.small" in pool
+        _kernels.scratch_trim()
+        assert "test.big" not in pool and "test.small" in pool

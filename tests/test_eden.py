@@ -642,7 +642,7 @@ def test_closed_forms_have_one_home_in_eden_theory():
     # README, "Changes for users")
     assert set(eden.__all__) == {"SCALE_BITS", "Payload", "check_payload", "compress", "decompress", "roundtrip",
                                  "received_mask", "mean_estimate", "sent_mask", "coin_mask", "compress_rotated",
-                                 "rotated_reconstruction"}
+                                 "rotated_reconstruction", "decompressed_mean_error"}
     assert not set(eden.__all__) & set(eden_theory.__all__)
     for name in ("limit_vnmse", "lloyd_max", "expected_vnmse", "rd_bound", "MAX_BITS"):
         assert hasattr(eden_theory, name) and not hasattr(eden, name), name
@@ -762,3 +762,50 @@ def test_batched_dot_is_torchs_vecdot_bit_for_bit(shape):
     g = torch.Generator().manual_seed(7)
     r, q = torch.randn(shape, generator=g), torch.randn(shape, generator=g)
     assert torch.equal(eden._vecdot(r, q), torch.linalg.vecdot(r, q))
+
+
+@pytest.mark.parametrize("d,kw", [(3000, {}), (4096, {}), (3000, {"quantizer": "ee"}), (3000, {"n_rotations": 2}),
+                                  (3000, {"bits": 2.5}), (300, {"bits": 0.5})])
+def test_decompressed_mean_error_is_the_error_of_the_decoded_mean(d, kw):
+    """``decompressed_mean_error`` (one row at a time, averaged as decoded) gives torch's ``mean(0)`` of
+    ``decompress``'s rows bit for bit on the compiled path (distance exactly 0 to that mean), and the
+    definition's value to 1e-12 against another reference; coins, sub-bit and several rotations take the
+    definition's path (the same numbers)."""
+    kw = dict(kw)
+    b = kw.pop("bits", 3)
+    x = torch.randn(4, d, generator=torch.Generator().manual_seed(d), dtype=torch.float64).exp().float()
+    pl = eden.compress(x, b, 5, **kw)
+    mean = eden.decompress(pl).mean(0).double()
+    assert float(eden.decompressed_mean_error(pl, mean)) == 0.0
+    ref = x.double().mean(0)
+    want = ((eden.decompress(pl).mean(0).double() - ref) ** 2).sum()
+    got = eden.decompressed_mean_error(pl, ref)
+    assert got.dtype == torch.float64 and got.shape == ()
+    assert float(got) == pytest.approx(float(want), rel=1e-12, abs=0)
+
+
+def test_decompressed_mean_error_names_its_bad_arguments():
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(0))
+    pl = eden.compress(x, 2, 0)
+    with pytest.raises(TypeError, match=r"\bref\b.*float64.*\(64,\)"):
+        eden.decompressed_mean_error(pl, torch.zeros(64))
+    with pytest.raises(TypeError, match=r"\bref\b"):
+        eden.decompressed_mean_error(pl, torch.zeros(63, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"\bpayload\b.*batch"):
+        eden.decompressed_mean_error(eden.compress(x[0], 2, 0), torch.zeros(64, dtype=torch.float64))
+
+
+def test_compiled_quantizer_makes_the_products_of_r_and_q_as_torch_does(monkeypatch):
+    """The compiled quantizer hands back ``r·q`` (for ⟨r, q⟩ of the unbiased scale) instead of ``q``: the
+    products torch's ``mul`` makes, so the scale has the bits it had when torch multiplied."""
+    x = torch.randn(3, 5000, generator=torch.Generator().manual_seed(1)).exp()
+    got = eden.compress(x, 4, 2)
+    orig = eden._lm_quantize_compiled
+
+    def torch_products(r, eta, lo, coins, times_r=False):
+        idx, q = orig(r, eta, lo, coins)
+        return idx, (torch.mul(r, q) if times_r else q)
+
+    monkeypatch.setattr(eden, "_lm_quantize_compiled", torch_products)
+    want = eden.compress(x, 4, 2)
+    assert torch.equal(got.indices, want.indices) and torch.equal(got.scale, want.scale)

@@ -15,6 +15,11 @@ the same bits; only the error sums are new (float64; their order of summation is
   mean of the rows (torch's ``mean(0)``, the same bits) to a float64 vector; :func:`sketch_mean_dist`: a
   one-row Count-Sketch of a vector, decoded, and its squared distance to a float64 vector; :func:`fold_dist_rows`: the squared norm of the
   first half of the Hadamard transform of ``a − b``, which is a sum of folded differences (Kashin+SQ's error);
+* the error of a mean without the decoded rows (Figure 8): :func:`sq_transform_mean_dist` decodes SQ inside the
+  first pass of the Walsh–Hadamard transform (its one-row driver from ``fwht.make_row_x``), then the signs of
+  the inverse rotation (Hadamard+SQ) or a frame's ±1 (Kashin+SQ), one row at a time in a one-row workspace
+  added to a running sum (``fwht.add_row``) while it is in cache; :func:`qsgd_mean_dist` the same for QSGD's
+  blocks; the mean is torch's ``mean(0)`` bit for bit; :func:`min_max_rows`: each row's [min, max] in one pass;
 * :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
   and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
   and ``QSGDElias``' compress;
@@ -32,11 +37,15 @@ this file).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
+from .fwht import add_row, h8, make_row_x, mean_dist_of_sum, sign_bit_table
+
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "sketch_mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
-           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows"]
+           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dist", "min_max_rows"]
 
 _BLOCK = 4096
 
@@ -141,6 +150,49 @@ def qsgd_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, out: 
 
 
 @njit(cache=True, nogil=True)
+def _qsgd_mean(x, u, norm, s, acc, nf, ref, zero, one):
+    buf = np.empty(_BLOCK, dtype=x.dtype)
+    no_f = np.empty((0, 0), dtype=x.dtype)
+    d = acc.shape[0]
+    for b in range(x.shape[0]):
+        for s0 in range(0, d, _BLOCK):
+            s1 = min(d, s0 + _BLOCK)
+            _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], s, buf[: s1 - s0], zero, one)
+            add_row(acc[s0:s1], buf, no_f, b)
+    return mean_dist_of_sum(acc, nf, ref)
+
+
+def qsgd_mean_dist(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, ref: np.ndarray, acc: np.ndarray) -> float:
+    """The squared distance (float64) of the mean of the rows of ``x`` decoded by QSGD (:func:`qsgd_rows`:
+    ``levels`` levels given ``u`` and the norms) to the float64 vector ``ref``: the bits of ``qsgd_rows``
+    then :func:`mean_dist`, each block of decoded values added to the running sum ``acc`` (a row, the
+    dtype of ``x``) while it is in L1, no decoded rows made."""
+    dt = x.dtype.type
+    return float(_qsgd_mean(x, u, norm, dt(levels), acc, dt(x.shape[0]), ref, dt(0), dt(1)))
+
+
+@njit(cache=True, nogil=True)
+def _min_max_rows(v, lo, hi):
+    for b in range(v.shape[0]):
+        row = v[b]
+        a = row[0]
+        z = row[0]
+        for i in range(1, row.shape[0]):
+            e = row[i]
+            a = e if e < a else a
+            z = e if e > z else z
+        lo[b], hi[b] = a, z
+
+
+def min_max_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's minimum and maximum (the dtype of ``v``, 2-D C-contiguous, finite, rows not empty) in one
+    pass: the values of torch's ``min(-1)`` and ``max(-1)``."""
+    lo, hi = np.empty(v.shape[0], dtype=v.dtype), np.empty(v.shape[0], dtype=v.dtype)
+    _min_max_rows(v, lo, hi)
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
 def _dist(a, b, err):
     for r in range(a.shape[0]):
         err[r] = _sumsq(a[r], b[r])
@@ -185,6 +237,52 @@ def mean_dist(a: np.ndarray, d: int, ref: np.ndarray) -> float:
     of a mean estimate (:func:`qlib.compressors.squared_errors`' ``of="mean"``), without the mean, its
     float64 copy or the difference as arrays."""
     return float(_mean_dist(a, d, a.dtype.type(a.shape[0]), ref))
+
+
+@njit(cache=True, nogil=True)
+def _first_sq(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
+    """The first pass of a transform that decodes SQ: ``dst[start:stop]`` = the SQ of ``src`` decoded with the
+    uniforms ``ii`` (:func:`_sq_fill`; ``tab`` = the row's lo, span, L − 1, step, 0, 1), then levels 0..2."""
+    _sq_fill(src[start:stop], ii[start:stop], tab[0], tab[1], tab[2], tab[3], dst[start:stop], tab[4], tab[5])
+    h8(dst, dst, start, stop)
+    return False
+
+
+_row_sq = make_row_x(_first_sq)
+
+
+@njit(cache=True, nogil=True)
+def _sq_transform_mean(v, u, prm, ws, wsbits, acc, s, byts, signed, t8, m8, f, nf, ref):
+    n = ws.shape[0]
+    nb = n >> 3
+    for r in range(v.shape[0]):
+        _row_sq(v[r], ws, n, s, 3, byts, 0, t8, u[r], 0, prm[r], s, wsbits, r * nb if signed else -1, m8)
+        add_row(acc, ws, f, r)
+    return mean_dist_of_sum(acc, nf, ref)
+
+
+def sq_transform_mean_dist(v: np.ndarray, u: np.ndarray, lo: np.ndarray, span: np.ndarray, levels: int,
+                           step: np.ndarray, ref: np.ndarray, ws: np.ndarray, acc: np.ndarray, *,
+                           byts: np.ndarray | None = None, f: np.ndarray | None = None) -> float:
+    """The squared distance (float64) of the mean of the decoded rows to the float64 vector ``ref`` (its
+    ``d`` entries), each row the orthonormal Walsh–Hadamard transform of its SQ decoding (:func:`sq_rows`:
+    ``v`` with ``levels`` levels given ``u``, ``lo``, ``span`` and ``step``), then times its signs (``byts``:
+    row ``r``'s at bits ``r·D … (r + 1)·D − 1``, the inverse of one seeded rotation: Hadamard+SQ's receiver)
+    or times ``f`` (``(rows, d)``, ±1: Kashin+SQ's synthesis), cut to ``d``: the bits of ``sq_rows``, then
+    the inverse rotation or ``fwht_rows``, then :func:`mean_dist`, one row at a time in the one-row
+    workspace ``ws`` (``D`` entries) with the running sum ``acc`` (``d`` entries), both of ``v``'s dtype:
+    no decoded row goes to memory."""
+    rows, n = v.shape
+    dt = v.dtype.type
+    prm = np.empty((rows, 6), dtype=v.dtype)
+    prm[:, 0], prm[:, 1], prm[:, 2], prm[:, 3], prm[:, 4], prm[:, 5] = lo, span, dt(levels - 1), step, dt(0), dt(1)
+    signed = byts is not None
+    if not signed:
+        byts = np.empty(0, dtype=np.uint8)
+    if f is None:
+        f = np.empty((0, 0), dtype=v.dtype)
+    return float(_sq_transform_mean(v, u, prm, ws, ws.view(np.uint64), acc, dt(1.0 / math.sqrt(n)), byts, signed,
+                                    np.empty((1, 8), dtype=v.dtype), sign_bit_table(v.dtype), f, dt(rows), ref))
 
 
 @njit(cache=True, nogil=True)

@@ -261,29 +261,46 @@ def _row_coins(r, e, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig1
 
 
 @njit(cache=True, nogil=True)
-def _quantize(r, eta, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig1, cnt1, nxt1, prv1, tab1, kv, vec, idx, q):
+def _times(r, q):
+    """q ← r · q (the products of torch's ``mul(r, q)``, commuted: the same bits)."""
+    for i in range(q.shape[0]):
+        q[i] = r[i] * q[i]
+
+
+@njit(cache=True, nogil=True)
+def _quantize(r, eta, coins, m0, pos0, ig0, cnt0, nxt0, prv0, tab0, m1, pos1, ig1, cnt1, nxt1, prv1, tab1, kv, vec, prod, idx, q):
+    n = r.shape[1]
+    step = _CHUNK if prod else n  # with prod: chunk by chunk, each chunk's products made while it is in L1
     for b in range(r.shape[0]):
-        if coins.shape[0]:
-            _row_coins(r[b], eta[b], coins[b], m0, pos0, ig0, cnt0, nxt0, prv0, tab0,
-                       m1, pos1, ig1, cnt1, nxt1, prv1, tab1, kv, vec, idx[b], q[b])
-        else:
-            _row_plain(r[b], eta[b], m0, pos0, ig0, cnt0, nxt0, prv0, tab0, kv, vec, idx[b], q[b])
+        for s in range(0, n, step):
+            e = min(n, s + step)
+            rs, ids, qs = r[b, s:e], idx[b, s:e], q[b, s:e]
+            if coins.shape[0]:
+                _row_coins(rs, eta[b], coins[b, s:e], m0, pos0, ig0, cnt0, nxt0, prv0, tab0,
+                           m1, pos1, ig1, cnt1, nxt1, prv1, tab1, kv, vec, ids, qs)
+            else:
+                _row_plain(rs, eta[b], m0, pos0, ig0, cnt0, nxt0, prv0, tab0, kv, vec, ids, qs)
+            if prod:
+                _times(rs, qs)
 
 
 def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = None,
-                  coins: np.ndarray | None = None, q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  coins: np.ndarray | None = None, q: np.ndarray | None = None,
+                  times_r: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Cell codes (uint8) and centroids (dtype of ``r``) of ``u = r · eta[row]`` for the 2-D C-contiguous
     float32/float64 array ``r``. ``lo`` / ``hi``: a codebook's parameters ``(mode, thresholds, 1/γ, count,
     next, prev, table)`` in the dtype of ``r`` (``qlib.eden._lm_kernel_params``); ``coins`` (uint8 0/1, the
     shape of ``r``): where set, the coordinate uses ``hi``; ``q``: the array to write the centroids to (the
-    shape and dtype of ``r``). The caller checks the arguments."""
+    shape and dtype of ``r``); ``times_r``: ``q`` receives the products ``r · centroid`` instead (the
+    terms of ``⟨r, q⟩``, the bits of torch's ``mul``), made while each chunk is in L1. The caller checks
+    the arguments."""
     idx = np.empty(r.shape, dtype=np.uint8)
     if q is None:
         q = np.empty_like(r)
     if coins is None:
         coins, hi = np.empty((0, 0), dtype=np.uint8), lo
     vec = AVX2 and r.dtype == np.float32  # the vector 4-bit loop (_q4_group)
-    _quantize(r, eta, coins, *lo, *hi, np.array([0, 2, 4, 6, 8, 10, 12, 14, 1], dtype=r.dtype), vec, idx, q)
+    _quantize(r, eta, coins, *lo, *hi, np.array([0, 2, 4, 6, 8, 10, 12, 14, 1], dtype=r.dtype), vec, times_r, idx, q)
     return idx, q
 
 

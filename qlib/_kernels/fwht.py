@@ -33,7 +33,10 @@ They reuse the passes above in the same order, so they give the same bits as ``f
 signs multiplied before or after (for rows of 2^24, Figure 8's padded length, the inverse flips the signs
 of each chunk of its top radix-8 pass while the chunk is in L2, not in a pass of its own: 338 → 277 ms
 per 10 rows in float32 on the 2-core VM, against 259 ms for ``fwht_rows``); another first pass and another driver (``_row_x``) are theirs alone,
-``fwht_rows`` is untouched. Their first compilation adds about 20 s per dtype.
+``fwht_rows`` is untouched. Their first compilation adds about 20 s per dtype. ``lookup_irht_mean_dist`` decodes
+EDEN's rows one at a time into a one-row workspace and adds each to a running sum (``add_row``) while it is
+in cache: the error of their mean without the decoded batch (Figure 8); ``make_row_x`` gives another kernel
+module this row driver with its own first pass (``qlib._kernels.compressors`` decodes SQ there).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["fwht_rows", "rht_rows", "irht_rows", "lookup_irht_rows", "signs_from_bits"]
+__all__ = ["fwht_rows", "rht_rows", "irht_rows", "lookup_irht_rows", "lookup_irht_mean_dist", "signs_from_bits",
+           "h8", "sign_bit_table", "make_row_x", "add_row", "mean_dist_of_sum"]
 
 _TILE = 2**12  # levels 0..11 done per tile (L1)
 _BLOCK = 2**15  # levels 12..14 done per block (L2)
@@ -128,7 +132,7 @@ def _h8_group(typingctx, src, dst, i, t8, t):
 
 
 @njit(cache=True, nogil=True)
-def _h8(src, dst, start, stop):
+def h8(src, dst, start, stop):
     """Levels 0..2 (H_8 on each contiguous group of 8) of src[start:stop] into dst (may be src)."""
     for g in range((stop - start) >> 3):
         _h8_group(src, dst, np.uint64(start + (g << 3)), None, 0)
@@ -255,7 +259,7 @@ def _row(src, dst, n, s):
             dst[0] *= s
         return
     if n <= _TILE:
-        _h8(src, dst, 0, n)
+        h8(src, dst, 0, n)
         if n == 8:
             for i in range(8):
                 dst[i] *= s
@@ -268,7 +272,7 @@ def _row(src, dst, n, s):
         b = min(n, _BLOCK)
         for o2 in range(o3, o3 + b3, b):
             for o1 in range(o2, o2 + b, _TILE):
-                _h8(src, dst, o1, o1 + _TILE)
+                h8(src, dst, o1, o1 + _TILE)
                 _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
             _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
         if b3 > b:
@@ -340,7 +344,7 @@ def _sign_table(dtype) -> np.ndarray:
     return _T8[dtype]
 
 
-def _sign_bit_table(dtype) -> np.ndarray:
+def sign_bit_table(dtype) -> np.ndarray:
     """m[v] = the sign bits of eight entries of ``dtype`` whose signs are the bits of v, as the uint64 words
     that hold those entries (float32: 4 words of two entries, little-endian; float64: 8 words); cached per
     dtype, read only."""
@@ -354,7 +358,7 @@ def _sign_bit_table(dtype) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _h8s(src, byts, boff, t8, dst, start, stop):
-    """:func:`_h8` of ``src ∘ signs`` (dst may be src)."""
+    """:func:`h8` of ``src ∘ signs`` (dst may be src)."""
     b0 = boff + (start >> 3)
     flat = t8.reshape(-1)
     for g in range((stop - start) >> 3):
@@ -491,13 +495,13 @@ def _first(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
     """The first pass (levels 0..2) on [start, stop): of src (mode 0), of src ∘ signs (1), or of
     tab[ii + off]·sc (2: made in dst first; returns True when a code falls outside the table)."""
     if mode == 0:
-        _h8(src, dst, start, stop)
+        h8(src, dst, start, stop)
         return False
     if mode == 1:
         _h8s(src, byts, boff, t8, dst, start, stop)
         return False
     bad = lookup_row(ii[start:stop], off, tab, sc, dst[start:stop])
-    _h8(dst, dst, start, stop)
+    h8(dst, dst, start, stop)
     return bad
 
 
@@ -526,7 +530,7 @@ _XOR4, _XOR8 = _make_xor(4), _make_xor(8)
 def _flip_groups(y, byts, boff, m, g0, g1):
     """The entries of groups ``g0 … g1 − 1`` (entries ``8 g … 8 g + 7``) of the row ``y`` times their signs,
     in place on the bits: ``y`` is the row viewed as uint64 words and ``m`` the table of
-    :func:`_sign_bit_table` (4 or 8 words per byte of signs): per byte of signs one vector XOR of the
+    :func:`sign_bit_table` (4 or 8 words per byte of signs): per byte of signs one vector XOR of the
     words of its eight entries (the scalar loop did not vectorize: 2-3x slower)."""
     flat = m.reshape(-1)
     if m.shape[1] == 4:
@@ -559,43 +563,101 @@ def _r8_flip_top(y, ybits, s, byts, boff, m):
             _flip_groups(ybits, byts, boff, m, o >> 3, (o + _FLIP_CHUNK) >> 3)
 
 
+@njit(cache=True, nogil=True)
+def add_row(acc, y, f, r):
+    """The running sum of the rows of a mean, row ``r`` (``y``, its first ``len(acc)`` entries, times its
+    signs ``f[r]`` (±1) when ``f`` has rows) added in the rows' dtype: ``acc = y`` for ``r = 0``, else
+    ``acc += y``: the order of torch's ``mean(0)`` (row after row), a product by ±1 being exact."""
+    d = acc.shape[0]
+    if f.shape[0]:
+        fr = f[r]
+        if r == 0:
+            for j in range(d):
+                acc[j] = y[j] * fr[j]
+        else:
+            for j in range(d):
+                acc[j] += y[j] * fr[j]
+    elif r == 0:
+        for j in range(d):
+            acc[j] = y[j]
+    else:
+        for j in range(d):
+            acc[j] += y[j]
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+def _sumsq_ref(a, ref):
+    acc = 0.0
+    for i in range(a.shape[0]):
+        e = np.float64(a[i]) - ref[i]
+        acc += e * e
+    return acc
+
 
 @njit(cache=True, nogil=True)
-def _row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc, dbits, fboff, m8):
-    """One row, n >= 8: dst = H_n (the first pass's input, see :func:`_first`) * s with the blocking of
-    :func:`_row` (src may be dst), then, when ``fboff >= 0``, dst ∘ the signs at byte ``fboff`` of ``byts``
-    (``dbits``: dst viewed as uint64 words; ``m8``: :func:`_sign_bit_table`), fused into the top pass for
-    rows of ``8 · _BLOCK3``. True when a code falls outside the table (mode 2)."""
-    if n <= _TILE:
-        bad = _first(mode, src, dst, 0, n, byts, boff, t8, ii, off, tab, sc)
-        if n == 8:
-            for i in range(8):
-                dst[i] *= s
-        else:
-            _levels(dst, 0, n, 8, n, s)
+def mean_dist_of_sum(acc, nf, ref):
+    """``Σ_j (acc_j / nf − ref_j)²`` (float64; ``ref`` float64): the squared distance of the mean whose sum
+    :func:`add_row` made (divided in the rows' dtype, as torch's ``mean(0)``; in place: ``acc`` then holds
+    the mean) to ``ref``, the sum of squares reassociated (vectorized: only its rounding is free)."""
+    for j in range(acc.shape[0]):
+        acc[j] = acc[j] / nf
+    return _sumsq_ref(acc, ref)
+
+
+def _make_row_x(first):
+    """The one-row driver of the rotations with the first pass ``first`` (the signature of :func:`_first`):
+    :func:`make_row_x`."""
+
+    @njit(cache=True, nogil=True)
+    def row_x(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc, dbits, fboff, m8):
+        """One row, n >= 8: dst = H_n (the first pass's input, ``first``) * s with the blocking of
+        :func:`_row` (src may be dst), then, when ``fboff >= 0``, dst ∘ the signs at byte ``fboff`` of
+        ``byts`` (``dbits``: dst viewed as uint64 words; ``m8``: :func:`sign_bit_table`), fused into the
+        top pass for rows of ``8 · _BLOCK3``. True when a code falls outside the table (mode 2)."""
+        if n <= _TILE:
+            bad = first(mode, src, dst, 0, n, byts, boff, t8, ii, off, tab, sc)
+            if n == 8:
+                for i in range(8):
+                    dst[i] *= s
+            else:
+                _levels(dst, 0, n, 8, n, s)
+            if fboff >= 0:
+                _flip(dbits, byts, fboff, m8)
+            return bad
+        bad = False
+        one = _one(s)
+        b3 = min(n, _BLOCK3)
+        for o3 in range(0, n, b3):
+            b = min(n, _BLOCK)
+            for o2 in range(o3, o3 + b3, b):
+                for o1 in range(o2, o2 + b, _TILE):
+                    bad |= first(mode, src, dst, o1, o1 + _TILE, byts, boff, t8, ii, off, tab, sc)
+                    _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
+                _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
+            if b3 > b:
+                _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
+        if fboff >= 0 and n == 8 * _BLOCK3:
+            _r8_flip_top(dst, dbits, s, byts, fboff, m8)
+            return bad
+        if n > b3:
+            _levels(dst, 0, n, b3, n, s)
         if fboff >= 0:
             _flip(dbits, byts, fboff, m8)
         return bad
-    bad = False
-    one = _one(s)
-    b3 = min(n, _BLOCK3)
-    for o3 in range(0, n, b3):
-        b = min(n, _BLOCK)
-        for o2 in range(o3, o3 + b3, b):
-            for o1 in range(o2, o2 + b, _TILE):
-                bad |= _first(mode, src, dst, o1, o1 + _TILE, byts, boff, t8, ii, off, tab, sc)
-                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
-            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
-        if b3 > b:
-            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
-    if fboff >= 0 and n == 8 * _BLOCK3:
-        _r8_flip_top(dst, dbits, s, byts, fboff, m8)
-        return bad
-    if n > b3:
-        _levels(dst, 0, n, b3, n, s)
-    if fboff >= 0:
-        _flip(dbits, byts, fboff, m8)
-    return bad
+
+    return row_x
+
+
+def make_row_x(first):
+    """A compiled one-row rotation driver whose first pass (levels 0..2 of each L1 tile) is ``first``, a
+    compiled function with the signature of :func:`_first` that writes ``dst[start:stop]`` (for a kernel
+    module that decodes its own messages inside the inverse transform, as :func:`_first` decodes EDEN's):
+    ``row(src, dst, n, s, mode, byts, boff, t8, ii, off, tab, sc, dbits, fboff, m8)``, the same passes in
+    the same order as :func:`fwht_rows` after the first."""
+    return _make_row_x(first)
+
+
+_row_x = _make_row_x(_first)
 
 
 @njit(cache=True, nogil=True)
@@ -636,7 +698,7 @@ def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = N
     n = x.shape[1]
     if x.shape[0]:
         _rht_rows(x, out, byts, _sign_table(x.dtype), k, x.dtype.type(1.0 / math.sqrt(n)), _NO_CODES,
-                  np.empty(0, dtype=x.dtype), _NO_BITS, _sign_bit_table(x.dtype))
+                  np.empty(0, dtype=x.dtype), _NO_BITS, sign_bit_table(x.dtype))
     return out
 
 
@@ -648,7 +710,7 @@ def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
     """The inverse of :func:`rht_rows` with the same signs, in place: ``y ← s_j ∘ fwht(y)`` for
     j = k−1…0. Returns ``y``."""
     if y.shape[0]:
-        m8 = _sign_bit_table(y.dtype)
+        m8 = sign_bit_table(y.dtype)
         s = y.dtype.type(1.0 / math.sqrt(y.shape[1]))
         _irht_rows(y, y.view(np.uint64), byts, _sign_table(y.dtype), m8, k, s, 0, _NO_CODES, 0,
                    np.empty(0, dtype=y.dtype), np.empty(0, dtype=y.dtype))
@@ -664,10 +726,37 @@ def lookup_irht_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, 
         out = np.empty(idx.shape, dtype=tab.dtype)
     if not idx.shape[0]:
         return out
-    m8 = _sign_bit_table(tab.dtype)
+    m8 = sign_bit_table(tab.dtype)
     s = tab.dtype.type(1.0 / math.sqrt(idx.shape[1]))
     bad = _irht_rows(out, out.view(np.uint64), byts, _sign_table(tab.dtype), m8, k, s, 2, idx, off, tab, S)
     return None if bad else out
+
+
+@njit(cache=True, nogil=True)
+def _lookup_irht_mean(ws, wsbits, acc, byts, t8, m8, s, idx, off, tab, S, f, nf, ref):
+    n = ws.shape[0]
+    nb = n >> 3
+    for r in range(idx.shape[0]):
+        if _row_x(ws, ws, n, s, 2, byts, 0, t8, idx[r], off, tab, S[r], wsbits, r * nb, m8):
+            return True, 0.0
+        add_row(acc, ws, f, r)
+    return False, mean_dist_of_sum(acc, nf, ref)
+
+
+def lookup_irht_mean_dist(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, byts: np.ndarray,
+                          ref: np.ndarray, ws: np.ndarray, acc: np.ndarray) -> float | None:
+    """``Σ_j (m_j − ref_j)²`` (float64) over the ``d = len(ref)`` entries of the float64 vector ``ref``, with
+    ``m`` the mean of the rows of ``lookup_irht_rows(idx, off, tab, S, byts, 1)[:, :d]`` as torch's
+    ``mean(0)`` (the same bits), one row at a time: each decoded into the one-row workspace ``ws`` (``D``
+    entries, the dtype of ``tab``) and added to the running sum ``acc`` (``d`` entries, that dtype), both
+    small enough to stay in the last-level cache, so no decoded row goes to memory. None when a code falls
+    outside the table."""
+    n = idx.shape[1]
+    dt = tab.dtype.type
+    bad, dist = _lookup_irht_mean(ws, ws.view(np.uint64), acc, byts, _sign_table(tab.dtype), sign_bit_table(tab.dtype),
+                                  dt(1.0 / math.sqrt(n)), idx, off, tab, S, np.empty((0, 0), dtype=tab.dtype),
+                                  dt(idx.shape[0]), ref)
+    return None if bad else float(dist)
 
 
 @njit(cache=True, nogil=True)

@@ -46,8 +46,29 @@ def _np_dtype(x: torch.Tensor):
     return np.float32 if x.dtype == torch.float32 else np.float64
 
 
-def _min_max(v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _min_max(v: torch.Tensor, kernel) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's [min, max] of ``v`` as columns: one compiled pass where ``kernel`` is given and ``v`` is
+    finite (it is: a rotation or Kashin's coefficients of a finite input), else torch's two."""
+    if kernel is not None and v.shape[-1] > 0:
+        lo, hi = kernel.min_max_rows(_kernels.rows(v, v.shape[-1]))
+        shape = (*v.shape[:-1], 1)
+        return torch.from_numpy(lo).reshape(shape), torch.from_numpy(hi).reshape(shape)
     return v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values
+
+
+def _sq_params(value_range: tuple, levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SQ's ``lo``, ``span`` and decoding ``step`` per row (1-D, the rows' dtype) for the rows' [min, max]
+    ``value_range`` and ``levels`` levels, as :func:`qlib.compressors._sq.sq_encode` and ``sq_decode``
+    compute them."""
+    lo, hi = value_range
+    span = hi - lo
+    step = (hi - lo) / max(levels - 1, 1)  # as sq_decode
+    flat = lambda t: _kernels.rows(t, 1).reshape(-1)  # noqa: E731
+    return flat(lo), flat(span), flat(step)
+
+
+#: the scratch array of every decoded batch of rows (and of Kashin's padded analysis input): one at a time
+ROWS = "compressors.rows"
 
 
 class SharedStages:
@@ -70,7 +91,7 @@ class SharedStages:
         self._kashin_frame: torch.Tensor | None = None
         self._qsgd_norm: torch.Tensor | None = None
         self._qsgd_uniforms: torch.Tensor | None = None
-        self._sq_uniforms: dict[tuple, torch.Tensor] = {}  # kept to the end: Hadamard+SQ's and Kashin+SQ's agree where their lengths do
+        self._sq_uniforms: dict[tuple, torch.Tensor] = {}  # kept to Kashin's end: Hadamard+SQ's and Kashin+SQ's agree where their lengths do
         self._row_mean: torch.Tensor | None = None
 
     def release(self, stage: Stage) -> None:
@@ -80,6 +101,7 @@ class SharedStages:
         elif stage is Stage.KASHIN:
             self._kashin.clear(), self._kashin_range.clear()
             self._kashin_frame = None
+            self._sq_uniforms.clear()  # (the stages after Kashin's have no SQ)
         elif stage is Stage.QSGD:
             self._qsgd_norm = self._qsgd_uniforms = None
         elif stage is Stage.MEAN:
@@ -102,7 +124,7 @@ class SharedStages:
     def rotated_range(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The [min, max] of each row of ``RHT^k(x)`` (SQ's range)."""
         if k not in self._rotated_range:
-            self._rotated_range[k] = _min_max(self.rotated(k))
+            self._rotated_range[k] = _min_max(self.rotated(k), self.kernel)
         return self._rotated_range[k]
 
     # -- Kashin ---------------------------------------------------------------------------------------
@@ -117,7 +139,7 @@ class SharedStages:
         """The [min, max] of each row of the codec's coefficients (SQ's range)."""
         key = (codec.n_iters, codec.eta, codec.delta, codec.pad_threshold)
         if key not in self._kashin_range:
-            self._kashin_range[key] = _min_max(self.kashin_coefficients(codec))
+            self._kashin_range[key] = _min_max(self.kashin_coefficients(codec), self.kernel)
         return self._kashin_range[key]
 
     def kashin_frame(self) -> torch.Tensor:
@@ -162,17 +184,35 @@ class SharedStages:
         :func:`qlib.compressors._sq.sq_encode` then ``sq_decode`` (the uniforms of the seed's ``"sq"`` stream):
         (``Σ (v̂ − v)²`` per row, float64; the decoded ``v̂`` when ``want_values``, else None; ``scratch``:
         ``v̂`` is the thread's scratch array, for a caller done with it before the next call)."""
-        lo, hi = value_range
-        span = hi - lo
-        step = (hi - lo) / max(levels - 1, 1)  # as sq_decode
+        lo, span, step = _sq_params(value_range, levels)
         u = self.sq_uniforms(v.shape)
         D = v.shape[-1]
         shape, dt = (math.prod(v.shape[:-1]), D), _np_dtype(v)
-        out = None if not want_values else _kernels.scratch("compressors.sq", shape, dt) if scratch else np.empty(shape, dt)
-        flat = lambda t: _kernels.rows(t, 1).reshape(-1)  # noqa: E731
-        err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), flat(lo), flat(span), levels, flat(step), out)
+        out = None if not want_values else _kernels.scratch(ROWS, shape, dt) if scratch else np.empty(shape, dt)
+        err = self.kernel.sq_rows(_kernels.rows(v, D), _kernels.rows(u, D), lo, span, levels, step, out)
         return (torch.from_numpy(err).reshape(v.shape[:-1]),
                 None if out is None else torch.from_numpy(out).reshape(v.shape))
+
+    def sq_mean_dist(self, v: torch.Tensor, value_range: tuple, levels: int, ref: torch.Tensor, *, rotation: bool = False,
+                     frame: torch.Tensor | None = None):
+        """``‖mean of the decoded rows − ref‖²`` (float64, 0-d) for the SQ of the rows of ``v`` (``(n, D)``) with
+        ``levels`` levels (as :meth:`sq`), each decoded row then transformed back and cut to ``d``: the
+        inverse of the seed's rotation (``rotation``: Hadamard+SQ's receiver) or the Walsh–Hadamard
+        transform times ``frame`` (Kashin+SQ's synthesis); one row at a time, the decoding inside the
+        transform's first pass and the row added to a running sum while it is in cache
+        (``sq_transform_mean_dist``: the bits of :meth:`sq`, the transform and :meth:`mean_dist`); None
+        where it does not apply."""
+        D = v.shape[-1]
+        if self.kernel is None or v.dim() != 2 or D < 8 or ref.dtype != torch.float64 or ref.device.type != "cpu":
+            return None
+        lo, span, step = _sq_params(value_range, levels)
+        byts = _h.rotation_sign_bits(self.seed, self.batch, 1, D, v.dtype) if rotation else None
+        f = None if frame is None else _kernels.rows(frame, self.d)
+        dt = _np_dtype(v)
+        ws, acc = _kernels.scratch("compressors.mean-row", (D,), dt), _kernels.scratch("compressors.mean-sum", (self.d,), dt)
+        err = self.kernel.sq_transform_mean_dist(_kernels.rows(v, D), _kernels.rows(self.sq_uniforms(v.shape), D), lo,
+                                                 span, levels, step, ref.contiguous().numpy(), ws, acc, byts=byts, f=f)
+        return torch.tensor(err, dtype=torch.float64)
 
     def mean_dist(self, xh: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
         """``‖xh.mean(0) − ref‖²`` (float64, 0-d) for the reconstructions ``xh`` ``(n, d)`` (rows contiguous, a
@@ -206,7 +246,7 @@ def eden_error(c: EDEN, st: SharedStages, want_err: bool):
     pl = _eden.compress_rotated(r, c.bits, st.seed, d=st.d, norm2=st.rotated_norm2(k), **c.kw)
     if want_err and st.d == st.D:
         return st.dist(_eden.rotated_reconstruction(pl), r), None, pl.nbits
-    return None, _eden.decompress(pl, scratch="compressors.xh"), pl.nbits
+    return None, _eden.decompress(pl, scratch=ROWS), pl.nbits
 
 
 def drive_error(c: DRIVE, st: SharedStages, want_err: bool):
@@ -252,13 +292,52 @@ def qsgd_error(c: QSGD, st: SharedStages, want_err: bool):
     if st.kernel is None:
         return None
     x, d = st.x, st.d
-    out = None if want_err else _kernels.scratch("compressors.qsgd", (math.prod(st.batch), d), _np_dtype(x))
+    out = None if want_err else _kernels.scratch(ROWS, (math.prod(st.batch), d), _np_dtype(x))
     err = st.kernel.qsgd_rows(_kernels.rows(x, d), _kernels.rows(st.qsgd_uniforms(), d),
                               _kernels.rows(st.qsgd_norm(), 1).reshape(-1), c.levels, out)
     nbits = qsgd_fixed_bits(c.levels, st.batch, d)
     if want_err:
         return torch.from_numpy(err).reshape(st.batch), None, nbits
     return None, torch.from_numpy(out).reshape(x.shape), nbits
+
+
+def eden_mean(c: EDEN, st: SharedStages, xmean: torch.Tensor):
+    """EDEN's error of the mean from the shared rotation, decoded with the mean in the inverse transform's
+    last pass (:func:`qlib.eden.decompressed_mean_error`); None for sub-bit EDEN (:func:`eden_error`'s
+    rule) and several rotations."""
+    if (c.bits < 1 and c.kw.get("quantizer", "lm") == "lm") or c.kw.get("n_rotations", 1) != 1:
+        return None
+    r = st.rotated(1)
+    pl = _eden.compress_rotated(r, c.bits, st.seed, d=st.d, norm2=st.rotated_norm2(1), **c.kw)
+    return _eden.decompressed_mean_error(pl, xmean), pl.nbits.sum()
+
+
+def hadamard_sq_mean(c: HadamardSQ, st: SharedStages, xmean: torch.Tensor):
+    """Hadamard+SQ's error of the mean, decoded inside the inverse rotation's first pass and averaged in its
+    last (:meth:`SharedStages.sq_mean_dist`); None where that does not apply."""
+    err = st.sq_mean_dist(st.rotated(1), st.rotated_range(1), 2**c.bits, xmean, rotation=True)
+    return None if err is None else (err, fixed_bits(st.batch, c.bits * st.D + 2 * FLOAT_BITS).sum())
+
+
+def kashin_sq_mean(c: KashinSQ, st: SharedStages, xmean: torch.Tensor):
+    """Kashin+SQ's error of the mean, decoded inside the synthesis transform's first pass and averaged (times
+    the frame's signs) in its last (:meth:`SharedStages.sq_mean_dist`); None where that does not apply."""
+    coeffs = st.kashin_coefficients(c)
+    err = st.sq_mean_dist(coeffs, st.kashin_range(c), 2**c.bits, xmean, frame=st.kashin_frame())
+    return None if err is None else (err, fixed_bits(st.batch, c.bits * coeffs.shape[-1] + 2 * FLOAT_BITS).sum())
+
+
+def qsgd_mean(c: QSGD, st: SharedStages, xmean: torch.Tensor):
+    """QSGD's error of the mean from the shared norms and uniforms: each block decoded and added to a running
+    sum while it is in L1 (``qsgd_mean_dist``: the bits of :func:`qsgd_error`'s rows and their mean);
+    None where the kernel does not apply."""
+    if st.kernel is None or xmean.dtype != torch.float64 or xmean.device.type != "cpu":
+        return None
+    x, d = st.x, st.d
+    acc = _kernels.scratch("compressors.mean-sum", (d,), _np_dtype(x))
+    err = st.kernel.qsgd_mean_dist(_kernels.rows(x, d), _kernels.rows(st.qsgd_uniforms(), d),
+                                   _kernels.rows(st.qsgd_norm(), 1).reshape(-1), c.levels, xmean.contiguous().numpy(), acc)
+    return torch.tensor(err, dtype=torch.float64), qsgd_fixed_bits(c.levels, st.batch, d).sum()
 
 
 def count_sketch_error(c: CountSketch, st: SharedStages, want_err: bool):
@@ -288,7 +367,8 @@ class Hook:
     nbits)`` (the reconstruction), the same values as compress → decompress up to float rounding, or None
     where it has no shortcut for this codec or input; ``mean(codec, stages, xmean)`` (optional), for
     ``of="mean"`` with the float64 mean of the rows ``xmean``: ``(‖est − xmean‖², the total bits)`` for the
-    estimate ``est`` of ``codec.mean`` up to float rounding (taken before ``error``)."""
+    estimate ``est`` of ``codec.mean`` up to float rounding, or None where it does not apply (taken before
+    ``error``, which then gives the rows to average)."""
 
     stage: Stage
     error: Callable
@@ -297,11 +377,11 @@ class Hook:
 
 #: the hook of each codec class (exactly that class: a subclass goes the original way)
 HOOKS: dict[type, Hook] = {
-    EDEN: Hook(Stage.ROTATION, eden_error),
+    EDEN: Hook(Stage.ROTATION, eden_error, eden_mean),
     DRIVE: Hook(Stage.ROTATION, drive_error),
-    HadamardSQ: Hook(Stage.ROTATION, hadamard_sq_error),
-    KashinSQ: Hook(Stage.KASHIN, kashin_sq_error),
-    QSGD: Hook(Stage.QSGD, qsgd_error),
+    HadamardSQ: Hook(Stage.ROTATION, hadamard_sq_error, hadamard_sq_mean),
+    KashinSQ: Hook(Stage.KASHIN, kashin_sq_error, kashin_sq_mean),
+    QSGD: Hook(Stage.QSGD, qsgd_error, qsgd_mean),
     CountSketch: Hook(Stage.MEAN, count_sketch_error, count_sketch_mean),
 }
 
@@ -366,6 +446,9 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
       at every budget: drawn once per shape, with QSGD's norms and SQ's [min, max]; the quantization, the
       decoding and the error then take one compiled pass per budget (``qlib/_kernels/compressors.py``, the
       same float operations as the torch encoder and decoder);
+    * ``of="mean"``: EDEN, Hadamard+SQ, Kashin+SQ and QSGD decode one row at a time (the decoding inside
+      the inverse transform's first pass) and add it to a running sum while it is in cache, so no decoded
+      batch is made: the mean is torch's ``mean(0)`` of the decoded rows, bit for bit;
     * Count-Sketch (``of="mean"``) sketches the mean of the rows once per budget (the sketch is linear:
       :meth:`qlib.compressors.CountSketch.mean_by_linearity`) instead of every client's row: the same
       estimate up to the float32 rounding of its counters (~1e-7 relative).
@@ -396,12 +479,13 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
         for pos, i in enumerate(order):
             c = compressors[i]
             hook = HOOKS.get(type(c)) if st is not None else None
-            if hook is not None and hook.mean is not None and of == "mean":
-                err, nb = hook.mean(c, st, xmean)
-                errs[i], bits[i] = err, torch.tensor(nb)
+            got = hook.mean(c, st, xmean) if hook is not None and hook.mean is not None and of == "mean" else None
+            if got is not None:
+                errs[i], bits[i] = got[0], torch.as_tensor(got[1])
             else:
                 errs[i], bits[i] = _error_and_bits(c, hook, st, x, xmean, seed, of)
             if hook is not None and (pos + 1 == k or _rank(compressors[order[pos + 1]]) != _rank(c)):
                 st.release(hook.stage)  # the last compressor of this stage's codecs is done
+                _kernels.scratch_trim()  # (its codecs' large temporaries too: the next stage makes its own)
         return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),
                 torch.stack([torch.as_tensor(b).cpu().to(torch.long) for b in bits]))

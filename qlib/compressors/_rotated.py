@@ -176,17 +176,22 @@ class KashinSQ(Compressor):
             # every transform in place on the thread's scratch arrays (the padded analysis input, then the
             # residual from the second iteration on): no fresh temporary per step, the same bits
             fwht = lambda a: _h.fwht(torch.from_numpy(a), overwrite=True).numpy()  # noqa: E731
+            # row by row (each row's iterations are its own: the same bits), so the padded input and the
+            # residual are one row each, not a batch's
             coeffs = np.zeros((xr.shape[0], D), dtype=xr.dtype)
-            pad = _kernels.scratch("compressors.kashin", (xr.shape[0], D), xr.dtype)
-            r, res = xr, None
-            for _ in range(self.n_iters - 1):
-                c = fwht(kern.times_pad_rows(r, sr, D, out=pad))
-                kern.clamp_add_rows(c, rows(M, 1).reshape(-1), coeffs)
-                if res is None:
-                    res = _kernels.scratch("compressors.kashin-r", xr.shape, xr.dtype)
-                r = kern.sub_times_rows(r, fwht(c), sr, out=res)
+            pad = _kernels.scratch("compressors.kashin", (1, D), xr.dtype)
+            res = _kernels.scratch("compressors.kashin-r", (1, d), xr.dtype)
+            bounds = []
+            for _ in range(self.n_iters - 1):  # each iteration's clipping bound, as the torch loop makes it
+                bounds.append(rows(M, 1).reshape(-1))
                 M = M * self.eta
-            kern.add_rows(coeffs, fwht(kern.times_pad_rows(r, sr, D, out=pad)))
+            for i in range(xr.shape[0]):
+                r, s_i, co = xr[i : i + 1], sr[i : i + 1], coeffs[i : i + 1]
+                for it in range(self.n_iters - 1):
+                    c = fwht(kern.times_pad_rows(r, s_i, D, out=pad))
+                    kern.clamp_add_rows(c, bounds[it][i : i + 1], co)
+                    r = kern.sub_times_rows(r, fwht(c), s_i, out=res)
+                kern.add_rows(co, fwht(kern.times_pad_rows(r, s_i, D, out=pad)))
             return torch.from_numpy(coeffs).reshape(*batch, D)
         coeffs = torch.zeros((*batch, D), dtype=x.dtype, device=x.device)
         r = x
