@@ -58,6 +58,12 @@ _BLOCK = 2**15  # levels 12..14 done per block (L2)
 _BLOCK3 = 2**21  # levels 15..20 done per block (L3)
 _MAX_CONST_STRIDE = 8**7  # strides with a compiled constant-stride pass; larger ones use _r4 / _r2
 _U = np.arange(8, dtype=np.uint64)
+# the arguments of the rotations' row driver that a plain transform does not read (global constants: numba
+# freezes them into the compiled code)
+_NO_CODES = np.zeros((1, 1), dtype=np.uint8)
+_NO_BITS = np.zeros(1, dtype=np.uint64)
+_NO_BYTES = np.zeros(1, dtype=np.uint8)
+_NO_M8 = np.zeros((1, 4), dtype=np.uint64)
 
 
 @njit(cache=True, nogil=True)
@@ -258,27 +264,9 @@ def _row(src, dst, n, s):
         if n == 1:
             dst[0] *= s
         return
-    if n <= _TILE:
-        h8(src, dst, 0, n)
-        if n == 8:
-            for i in range(8):
-                dst[i] *= s
-        else:
-            _levels(dst, 0, n, 8, n, s)
-        return
-    one = _one(s)
-    b3 = min(n, _BLOCK3)
-    for o3 in range(0, n, b3):
-        b = min(n, _BLOCK)
-        for o2 in range(o3, o3 + b3, b):
-            for o1 in range(o2, o2 + b, _TILE):
-                h8(src, dst, o1, o1 + _TILE)
-                _levels(dst, o1, o1 + _TILE, 8, _TILE, one)
-            _levels(dst, o2, o2 + b, _TILE, b, s if b == n else one)
-        if b3 > b:
-            _levels(dst, o3, o3 + b3, b, b3, s if b3 == n else one)
-    if n > b3:
-        _levels(dst, 0, n, b3, n, s)
+    # n >= 8: the blocked passes of the rotations' driver with the plain first pass (mode 0: no signs)
+    no_tab = np.zeros((1, 8), dtype=dst.dtype)
+    _row_x(src, dst, n, s, 0, _NO_BYTES, 0, no_tab, _NO_CODES[0], 0, no_tab[0], s, _NO_BITS, -1, _NO_M8)
 
 
 @njit(cache=True, nogil=True)
@@ -702,8 +690,6 @@ def rht_rows(x: np.ndarray, byts: np.ndarray, k: int, out: np.ndarray | None = N
     return out
 
 
-_NO_CODES = np.zeros((1, 1), dtype=np.uint8)
-_NO_BITS = np.zeros(1, dtype=np.uint64)
 
 
 def irht_rows(y: np.ndarray, byts: np.ndarray, k: int) -> np.ndarray:
