@@ -506,15 +506,3 @@ def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
     lo, hi = K.min_max_rows(x)
     t = torch.from_numpy(x)
     assert np.array_equal(lo, t.min(-1).values.numpy()) and np.array_equal(hi, t.max(-1).values.numpy())
-
-
-def test_scratch_trim_drops_the_large_arrays_only():
-    """``scratch_trim`` (between the stages of ``squared_errors``) drops the arrays a ``scratch_limit`` block
-    keeps above ``SCRATCH_MAX`` and keeps the small ones."""
-    pool = _kernels._SCRATCH.__dict__
-    _kernels.scratch("test.small", (16,), np.float32)
-    with _kernels.scratch_limit(2 * _kernels.SCRATCH_MAX):
-        _kernels.scratch("test.big", (_kernels.SCRATCH_MAX // 4 + 1,), np.float32)
-        assert "test.big" in pool and "test.small" in pool
-        _kernels.scratch_trim()
-        assert "test.big" not in pool and "test.small" in pool

@@ -13,7 +13,7 @@
   :mod:`qlib.recorder`).
 
 The package is private to ``qlib`` (no user calls it); inside ``qlib`` its public names (:func:`load`,
-:func:`scratch`, :func:`scratch_limit`, :func:`scratch_trim`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
+:func:`scratch`, :func:`scratch_limit`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
 owners use, and a kernel module is loaded only by the modules named in :data:`OWNERS`
 (``tests/test_architecture.py`` checks both). A kernel module checks nothing: its owner's public
 function has checked the arguments at the door (:mod:`qlib.validation`).
@@ -38,7 +38,7 @@ from types import ModuleType
 import numpy as np
 import torch
 
-__all__ = ["OWNERS", "load", "scratch", "scratch_limit", "scratch_trim", "rows", "SCRATCH_MAX"]
+__all__ = ["OWNERS", "load", "scratch", "scratch_limit", "rows", "SCRATCH_MAX"]
 
 #: the modules of ``qlib`` that may load each kernel module of this package (checked by a test)
 OWNERS: dict[str, tuple[str, ...]] = {
@@ -88,15 +88,6 @@ def scratch_limit(nbytes: int):
         pool = _SCRATCH.__dict__
         for name in [k for k, a in pool.items() if a.nbytes > before]:
             del pool[name]
-
-
-def scratch_trim() -> None:
-    """Drop the calling thread's scratch arrays above :data:`SCRATCH_MAX` (those a :func:`scratch_limit`
-    block keeps): for a computation whose next stage no longer makes them (their memory goes back to the
-    allocator for that stage's own arrays)."""
-    pool = _SCRATCH.__dict__
-    for name in [k for k, a in pool.items() if a.nbytes > SCRATCH_MAX]:
-        del pool[name]
 
 
 def scratch(name: str, shape, dtype) -> np.ndarray:
