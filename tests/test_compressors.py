@@ -10,7 +10,7 @@ import torch
 
 from qlib import _kernels, eden, eden_theory
 from qlib import compressors as C
-from qlib.compressors import _rotated
+from qlib.compressors import _fast_errors, _rotated
 
 F64 = torch.float64
 
@@ -492,7 +492,7 @@ def test_fused_mean_kernels_give_the_mean_of_the_decoded_rows_bit_for_bit(n, row
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
     """``qsgd_mean_dist`` is ``qsgd_rows``' decoding then ``mean_dist`` (the mean bit for bit: distance 0 to
-    it); ``min_max_rows`` is torch's ``min(-1)`` / ``max(-1)``."""
+    it); the shared stages' [min, max] (NumPy's reductions) is torch's ``min(-1)`` / ``max(-1)``."""
     K = _kernels.load("compressors")
     rng = np.random.default_rng(1)
     x, u = rng.standard_normal((3, 777)).astype(dtype), rng.random((3, 777)).astype(dtype)
@@ -503,6 +503,6 @@ def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
     acc = np.empty(777, dtype)
     assert K.qsgd_mean_dist(x, u, norm, 7, ref, acc) == 0.0
     assert K.qsgd_mean_dist(x, u, norm, 7, ref + 1, acc) == pytest.approx(777.0, rel=1e-9)
-    lo, hi = K.min_max_rows(x)
-    t = torch.from_numpy(x)
-    assert np.array_equal(lo, t.min(-1).values.numpy()) and np.array_equal(hi, t.max(-1).values.numpy())
+    t = torch.from_numpy(x).reshape(3, 7, 111)
+    lo, hi = _fast_errors._min_max(t)
+    assert torch.equal(lo, t.min(-1, keepdim=True).values) and torch.equal(hi, t.max(-1, keepdim=True).values)

@@ -294,3 +294,15 @@ def test_seeded_irht_of_a_2_24_row_flips_its_signs_in_the_top_pass(dtype, k):
         y = torch.randn(2, D, generator=torch.Generator().manual_seed(D % 97), dtype=dtype)
         want = H.irht(y, H.rotation_signs(5, (2,), k, D, dtype))
         assert torch.equal(H.seeded_irht(y, 5, k), want), D
+
+
+def test_rotation_sign_bits_are_kept_and_read_only():
+    """A sweep decodes every budget with one rotation: the bits of a (seed, batch, k, D) are drawn once and
+    handed out read-only (no caller can change what the next one reads); another seed draws others."""
+    a = H.rotation_sign_bits(3, (2,), 1, 64)
+    assert H.rotation_sign_bits(3, (2,), 1, 64) is a and not a.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        a[0] = 1
+    signs = H.rotation_signs(3, (2,), 1, 64)
+    assert np.array_equal(np.unpackbits(a, bitorder="little")[: 2 * 64], (signs.reshape(-1) < 0).numpy())
+    assert not np.array_equal(H.rotation_sign_bits(4, (2,), 1, 64), a)

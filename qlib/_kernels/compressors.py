@@ -19,7 +19,7 @@ the same bits; only the error sums are new (float64; their order of summation is
   first pass of the Walsh–Hadamard transform (its one-row driver from ``fwht.make_row_x``), then the signs of
   the inverse rotation (Hadamard+SQ) or a frame's ±1 (Kashin+SQ), one row at a time in a one-row workspace
   added to a running sum (``fwht.add_row``) while it is in cache; :func:`qsgd_mean_dist` the same for QSGD's
-  blocks; the mean is torch's ``mean(0)`` bit for bit; :func:`min_max_rows`: each row's [min, max] in one pass;
+  blocks; the mean is torch's ``mean(0)`` bit for bit;
 * :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
   and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
   and ``QSGDElias``' compress;
@@ -45,7 +45,7 @@ from numba import njit
 from .fwht import add_row, h8, make_row_x, mean_dist_of_sum, sign_bit_table
 
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "sketch_mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
-           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dist", "min_max_rows"]
+           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dist"]
 
 _BLOCK = 4096
 
@@ -169,27 +169,6 @@ def qsgd_mean_dist(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, 
     dtype of ``x``) while it is in L1, no decoded rows made."""
     dt = x.dtype.type
     return float(_qsgd_mean(x, u, norm, dt(levels), acc, dt(x.shape[0]), ref, dt(0), dt(1)))
-
-
-@njit(cache=True, nogil=True)
-def _min_max_rows(v, lo, hi):
-    for b in range(v.shape[0]):
-        row = v[b]
-        a = row[0]
-        z = row[0]
-        for i in range(1, row.shape[0]):
-            e = row[i]
-            a = e if e < a else a
-            z = e if e > z else z
-        lo[b], hi[b] = a, z
-
-
-def min_max_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's minimum and maximum (the dtype of ``v``, 2-D C-contiguous, finite, rows not empty) in one
-    pass: the values of torch's ``min(-1)`` and ``max(-1)``."""
-    lo, hi = np.empty(v.shape[0], dtype=v.dtype), np.empty(v.shape[0], dtype=v.dtype)
-    _min_max_rows(v, lo, hi)
-    return lo, hi
 
 
 @njit(cache=True, nogil=True)

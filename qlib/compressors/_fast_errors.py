@@ -46,13 +46,13 @@ def _np_dtype(x: torch.Tensor):
     return np.float32 if x.dtype == torch.float32 else np.float64
 
 
-def _min_max(v: torch.Tensor, kernel) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each row's [min, max] of ``v`` as columns: one compiled pass where ``kernel`` is given and ``v`` is
-    finite (it is: a rotation or Kashin's coefficients of a finite input), else torch's two."""
-    if kernel is not None and v.shape[-1] > 0:
-        lo, hi = kernel.min_max_rows(_kernels.rows(v, v.shape[-1]))
+def _min_max(v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's [min, max] of ``v`` as columns (torch's ``min(-1)``, ``max(-1)``; on the CPU NumPy's, whose
+    vectorized reductions give the same values in ~1/4 of the time at Figure 8's 10 × 2^24)."""
+    if v.device.type == "cpu" and v.dtype in (torch.float32, torch.float64) and v.shape[-1] > 0 and not v.requires_grad:
+        a = _kernels.rows(v, v.shape[-1])
         shape = (*v.shape[:-1], 1)
-        return torch.from_numpy(lo).reshape(shape), torch.from_numpy(hi).reshape(shape)
+        return torch.from_numpy(a.min(1)).reshape(shape), torch.from_numpy(a.max(1)).reshape(shape)
     return v.min(-1, keepdim=True).values, v.max(-1, keepdim=True).values
 
 
@@ -124,7 +124,7 @@ class SharedStages:
     def rotated_range(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The [min, max] of each row of ``RHT^k(x)`` (SQ's range)."""
         if k not in self._rotated_range:
-            self._rotated_range[k] = _min_max(self.rotated(k), self.kernel)
+            self._rotated_range[k] = _min_max(self.rotated(k))
         return self._rotated_range[k]
 
     # -- Kashin ---------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ class SharedStages:
         """The [min, max] of each row of the codec's coefficients (SQ's range)."""
         key = (codec.n_iters, codec.eta, codec.delta, codec.pad_threshold)
         if key not in self._kashin_range:
-            self._kashin_range[key] = _min_max(self.kashin_coefficients(codec), self.kernel)
+            self._kashin_range[key] = _min_max(self.kashin_coefficients(codec))
         return self._kashin_range[key]
 
     def kashin_frame(self) -> torch.Tensor:
