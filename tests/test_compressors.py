@@ -491,8 +491,8 @@ def test_fused_mean_kernels_give_the_mean_of_the_decoded_rows_bit_for_bit(n, row
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
-    """``qsgd_mean_dist`` is ``qsgd_rows``' decoding then ``mean_dist`` (the mean bit for bit: distance 0 to
-    it); the shared stages' [min, max] (NumPy's reductions) is torch's ``min(-1)`` / ``max(-1)``."""
+    """``qsgd_mean_dists`` is ``qsgd_rows``' decoding then ``mean_dist`` at each level count (the mean bit
+    for bit: distance 0 to it); the shared stages' [min, max] (NumPy's reductions) is torch's ``min(-1)`` / ``max(-1)``."""
     K = _kernels.load("compressors")
     rng = np.random.default_rng(1)
     x, u = rng.standard_normal((3, 777)).astype(dtype), rng.random((3, 777)).astype(dtype)
@@ -500,9 +500,13 @@ def test_qsgd_mean_and_min_max_kernels_match_their_torch_steps(dtype):
     dec = np.empty_like(x)
     K.qsgd_rows(x, u, norm, 7, dec)
     ref = torch.from_numpy(dec).mean(0).double().numpy()
-    acc = np.empty(777, dtype)
-    assert K.qsgd_mean_dist(x, u, norm, 7, ref, acc) == 0.0
-    assert K.qsgd_mean_dist(x, u, norm, 7, ref + 1, acc) == pytest.approx(777.0, rel=1e-9)
+    dec3 = np.empty_like(x)
+    K.qsgd_rows(x, u, norm, 3, dec3)
+    ref3 = torch.from_numpy(dec3).mean(0).double().numpy()
+    assert K.qsgd_mean_dists(x, u, norm, (7, 3), ref)[0] == 0.0
+    got = K.qsgd_mean_dists(x, u, norm, (3, 7), ref3)
+    assert got[0] == 0.0 and got[1] == pytest.approx(((ref3 - ref) ** 2).sum(), rel=1e-12)
+    assert K.qsgd_mean_dists(x, u, norm, (7,), ref + 1)[0] == pytest.approx(777.0, rel=1e-9)
     t = torch.from_numpy(x).reshape(3, 7, 111)
     lo, hi = _fast_errors._min_max(t)
     assert torch.equal(lo, t.min(-1, keepdim=True).values) and torch.equal(hi, t.max(-1, keepdim=True).values)

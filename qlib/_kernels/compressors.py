@@ -18,8 +18,8 @@ the same bits; only the error sums are new (float64; their order of summation is
 * the error of a mean without the decoded rows (Figure 8): :func:`sq_transform_mean_dist` decodes SQ inside the
   first pass of the Walsh–Hadamard transform (its one-row driver from ``fwht.make_row_x``), then the signs of
   the inverse rotation (Hadamard+SQ) or a frame's ±1 (Kashin+SQ), one row at a time in a one-row workspace
-  added to a running sum (``fwht.add_row``) while it is in cache; :func:`qsgd_mean_dist` the same for QSGD's
-  blocks; the mean is torch's ``mean(0)`` bit for bit;
+  added to a running sum (``fwht.add_row``) while it is in cache; :func:`qsgd_mean_dists` the same for QSGD's
+  blocks, every level count from one read of the input; the mean is torch's ``mean(0)`` bit for bit;
 * :func:`sq_codes_rows`, :func:`qsgd_levels_rows`: the encoders' side of the same two quantizers (the codes
   and levels a message carries), for :class:`qlib.compressors.HadamardSQ`, ``KashinSQ``, ``SQHuffman``, ``QSGD``
   and ``QSGDElias``' compress;
@@ -45,7 +45,7 @@ from numba import njit
 from .fwht import add_row, h8, make_row_x, mean_dist_of_sum, sign_bit_table
 
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "sketch_mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
-           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dist"]
+           "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dists"]
 
 _BLOCK = 4096
 
@@ -150,25 +150,32 @@ def qsgd_rows(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, out: 
 
 
 @njit(cache=True, nogil=True)
-def _qsgd_mean(x, u, norm, s, acc, nf, ref, zero, one):
+def _qsgd_means(x, u, norm, ss, nf, ref, dists, zero, one):
+    nl, (n, d) = ss.shape[0], x.shape
+    acc = np.empty((nl, _BLOCK), dtype=x.dtype)
     buf = np.empty(_BLOCK, dtype=x.dtype)
     no_f = np.empty((0, 0), dtype=x.dtype)
-    d = acc.shape[0]
-    for b in range(x.shape[0]):
-        for s0 in range(0, d, _BLOCK):
-            s1 = min(d, s0 + _BLOCK)
-            _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], s, buf[: s1 - s0], zero, one)
-            add_row(acc[s0:s1], buf, no_f, b)
-    return mean_dist_of_sum(acc, nf, ref)
+    for s0 in range(0, d, _BLOCK):
+        s1 = min(d, s0 + _BLOCK)
+        w = s1 - s0
+        for b in range(n):  # each row's block read once, decoded at every level count while in L1
+            for lv in range(nl):
+                _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], ss[lv], buf[:w], zero, one)
+                add_row(acc[lv, :w], buf, no_f, b)
+        for lv in range(nl):
+            dists[lv] += mean_dist_of_sum(acc[lv, :w], nf, ref[s0:s1])
 
 
-def qsgd_mean_dist(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels: int, ref: np.ndarray, acc: np.ndarray) -> float:
-    """The squared distance (float64) of the mean of the rows of ``x`` decoded by QSGD (:func:`qsgd_rows`:
-    ``levels`` levels given ``u`` and the norms) to the float64 vector ``ref``: the bits of ``qsgd_rows``
-    then :func:`mean_dist`, each block of decoded values added to the running sum ``acc`` (a row, the
-    dtype of ``x``) while it is in L1, no decoded rows made."""
+def qsgd_mean_dists(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels, ref: np.ndarray) -> np.ndarray:
+    """For each level count in ``levels``, the squared distance (float64) of the mean of the rows of ``x``
+    decoded by QSGD (:func:`qsgd_rows`: given ``u`` and the norms) to the float64 vector ``ref``: the bits of
+    ``qsgd_rows`` then :func:`mean_dist`, block by block, each row's block read once and decoded at every
+    level count while in L1 and added to that count's running sum of the block; no decoded rows made."""
     dt = x.dtype.type
-    return float(_qsgd_mean(x, u, norm, dt(levels), acc, dt(x.shape[0]), ref, dt(0), dt(1)))
+    ss = np.array([dt(s) for s in levels], dtype=x.dtype)
+    dists = np.zeros(len(ss), dtype=np.float64)
+    _qsgd_means(x, u, norm, ss, dt(x.shape[0]), ref, dists, dt(0), dt(1))
+    return dists
 
 
 @njit(cache=True, nogil=True)

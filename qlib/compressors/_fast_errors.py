@@ -91,6 +91,9 @@ class SharedStages:
         self._kashin_frame: torch.Tensor | None = None
         self._qsgd_norm: torch.Tensor | None = None
         self._qsgd_uniforms: torch.Tensor | None = None
+        self._qsgd_means: dict | None = None
+        #: the level counts of the QSGD codecs to be measured (set by :func:`squared_errors`)
+        self.qsgd_levels: tuple[int, ...] = ()
         self._sq_uniforms: dict[tuple, torch.Tensor] = {}  # kept to Kashin's end: Hadamard+SQ's and Kashin+SQ's agree where their lengths do
         self._row_mean: torch.Tensor | None = None
 
@@ -103,7 +106,7 @@ class SharedStages:
             self._kashin_frame = None
             self._sq_uniforms.clear()  # (the stages after Kashin's have no SQ)
         elif stage is Stage.QSGD:
-            self._qsgd_norm = self._qsgd_uniforms = None
+            self._qsgd_norm = self._qsgd_uniforms = self._qsgd_means = None
         elif stage is Stage.MEAN:
             self._row_mean = None
 
@@ -160,6 +163,21 @@ class SharedStages:
         if self._qsgd_uniforms is None:
             self._qsgd_uniforms = self._uniforms("qsgd", self.x.shape)
         return self._qsgd_uniforms
+
+    def qsgd_mean_errors(self, xmean: torch.Tensor) -> dict | None:
+        """``{levels: ‖mean of QSGD's decoded rows − xmean‖²}`` (float64, 0-d) for every level count in
+        :attr:`qsgd_levels` (the QSGD codecs :func:`squared_errors` was given), computed at the first call
+        from one read of ``x`` and its uniforms (``qsgd_mean_dists``: the bits of the decoded rows and of their
+        ``mean(0)``); None where the kernel does not apply."""
+        if self._qsgd_means is None:
+            if self.kernel is None or xmean.dtype != torch.float64 or xmean.device.type != "cpu" or not self.qsgd_levels:
+                return None
+            d = self.d
+            dists = self.kernel.qsgd_mean_dists(_kernels.rows(self.x, d), _kernels.rows(self.qsgd_uniforms(), d),
+                                                _kernels.rows(self.qsgd_norm(), 1).reshape(-1), self.qsgd_levels,
+                                                xmean.contiguous().numpy())
+            self._qsgd_means = {lv: torch.tensor(e, dtype=torch.float64) for lv, e in zip(self.qsgd_levels, dists)}
+        return self._qsgd_means
 
     def sq_uniforms(self, shape) -> torch.Tensor:
         """The uniforms of the seed's ``"sq"`` stream for a tensor of ``shape``."""
@@ -328,16 +346,12 @@ def kashin_sq_mean(c: KashinSQ, st: SharedStages, xmean: torch.Tensor):
 
 
 def qsgd_mean(c: QSGD, st: SharedStages, xmean: torch.Tensor):
-    """QSGD's error of the mean from the shared norms and uniforms: each block decoded and added to a running
-    sum while it is in L1 (``qsgd_mean_dist``: the bits of :func:`qsgd_error`'s rows and their mean);
-    None where the kernel does not apply."""
-    if st.kernel is None or xmean.dtype != torch.float64 or xmean.device.type != "cpu":
+    """QSGD's error of the mean from the shared norms and uniforms (:meth:`SharedStages.qsgd_mean_errors`: every
+    planned level count from one read of the input); None where the kernel does not apply."""
+    errs = st.qsgd_mean_errors(xmean)
+    if errs is None or c.levels not in errs:
         return None
-    x, d = st.x, st.d
-    acc = _kernels.scratch("compressors.mean-sum", (d,), _np_dtype(x))
-    err = st.kernel.qsgd_mean_dist(_kernels.rows(x, d), _kernels.rows(st.qsgd_uniforms(), d),
-                                   _kernels.rows(st.qsgd_norm(), 1).reshape(-1), c.levels, xmean.contiguous().numpy(), acc)
-    return torch.tensor(err, dtype=torch.float64), qsgd_fixed_bits(c.levels, st.batch, d).sum()
+    return errs[c.levels], qsgd_fixed_bits(c.levels, st.batch, st.d).sum()
 
 
 def count_sketch_error(c: CountSketch, st: SharedStages, want_err: bool):
@@ -475,6 +489,8 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
         bits: list = [None] * k
         xmean = x.double().mean(0) if of == "mean" else None  # (in float64, as eden_theory.nmse)
         st = SharedStages(x, seed) if domain == "rotated" else None
+        if st is not None:
+            st.qsgd_levels = tuple(sorted({c.levels for c in compressors if type(c) is QSGD}))
         order = sorted(range(k), key=lambda i: _rank(compressors[i]))
         for pos, i in enumerate(order):
             c = compressors[i]
