@@ -61,8 +61,10 @@ def keep_freed_memory() -> bool:
     By default every block over 32 MiB is a fresh ``mmap``, returned to the system when freed, so each
     reuse of a large temporary pays a page fault per 4 KiB page and the kernel's zeroing: on the 2-core VM
     12 s of system time in a 44 s unit of Figure 8 (10 × 2^24 floats per array, 4.4 M faults), 0.03 s
-    with it. The memory stays with the process until it exits (its peak grew from 6.4 to 7.2 GB there),
-    so this is for worker processes (:func:`cpu_pool`'s ``keep_memory``), not a long-lived kernel.
+    with it. The memory stays with the process until it exits, and the heap it keeps fragments: in the
+    `paper` run of Figure 8 each worker held up to 10.0 GB for units whose live peak is 4.0 GB (without it,
+    3.4 GB, and 5–7 s of system time per 23 s unit). So this is for worker processes (:func:`cpu_pool`'s
+    ``keep_memory``) on a machine with that memory to spare, not a long-lived kernel.
     Returns whether it applied: False where the C library is not glibc (nothing changes there)."""
     import ctypes
     import ctypes.util
