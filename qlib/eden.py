@@ -713,6 +713,8 @@ def decompressed_mean_error(payload: Payload, ref: torch.Tensor) -> torch.Tensor
     if not isinstance(ref, torch.Tensor) or ref.dtype != torch.float64 or tuple(ref.shape) != (payload.d,):
         got = (ref.dtype, tuple(ref.shape)) if isinstance(ref, torch.Tensor) else _short_type(ref)
         raise TypeError(f"ref must be a float64 torch.Tensor of shape ({payload.d},) (the payload's d), got {got}")
+    if not bool(torch.isfinite(ref).all()):
+        raise ValueError("ref must be finite (no NaN or inf)")
     b, D, S = payload.bits, payload.D, payload.scale
     fused = (payload.quantizer == "ee" or (b >= 1 and b == math.floor(b))) and payload.m == payload.d \
         and payload.n_rotations == 1 and ref.device.type == "cpu" and _compiled_applies(S) \

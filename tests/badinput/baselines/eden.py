@@ -138,6 +138,7 @@ B["qlib.eden_theory.client_budgets"] = lambda: {"bits": [1.0, 2.0, 2.0], "loss":
 B["qlib.eden.compress"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "n_rotations": 1}
 B["qlib.eden.received_mask"] = lambda: {"D": 16, "loss": 0.25, "mode": "random", "seed": 0, "batch": (2,)}
 B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
+B["qlib.eden.decompressed_mean_error"] = lambda: {"payload": _payload(), "ref": _randn(16).double()}
 B["qlib.eden.compress_rotated"] = lambda: {"r": _randn(2, 16), "bits": 2.0, "seed": 0, "d": 12, "n_rotations": 1}
 B["qlib.eden.rotated_reconstruction"] = lambda: {"payload": _payload()}
 B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "loss": 0.25,
