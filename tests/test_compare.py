@@ -15,13 +15,13 @@ from qlib.repro import ledger
 
 def test_close_verdicts_and_tolerance(tmp_path):
     c = Comparisons("quantized-mis/01-x", tmp_path / "a")
-    assert c.record(ledger.close("Table 2", "acc", 0.996, 0.990, atol=0.01, kind="paper-number", null=0.5))[0] == "reproduced"
-    assert c.record(ledger.close("Table 2", "acc", 0.996, 0.980, atol=0.01, kind="paper-number"))[0] == "differs"
-    assert c.record(ledger.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.019, rtol=0.02, kind="paper-number", paper="002",
-                   null=1.0))[0] == "reproduced"
-    assert c.record(ledger.close("Fig 2", "vNMSE", 0.5708, 0.5708 * 1.021, rtol=0.02, kind="paper-number", paper="002"))[0] == "differs"
-    assert c.record(ledger.close("TC-01", "levels", 8, 8, kind="theory-check"))[0] == "agrees"
-    assert c.record(ledger.claim("§5.1", "claim", "Sign < 33%", "no", passed=False, kind="paper-claim"))[0] == "differs"
+    assert c.record(ledger.close(ledger.Item("Table 2", "acc", 0.996), 0.990, atol=0.01, kind="paper-number", null=ledger.Null(0.5)))[0] == "reproduced"
+    assert c.record(ledger.close(ledger.Item("Table 2", "acc", 0.996), 0.980, atol=0.01, kind="paper-number"))[0] == "differs"
+    assert c.record(ledger.close(ledger.Item("Fig 2", "vNMSE", 0.5708, paper="002"), 0.5708 * 1.019, rtol=0.02, kind="paper-number",
+                                 null=ledger.Null(1.0)))[0] == "reproduced"
+    assert c.record(ledger.close(ledger.Item("Fig 2", "vNMSE", 0.5708, paper="002"), 0.5708 * 1.021, rtol=0.02, kind="paper-number"))[0] == "differs"
+    assert c.record(ledger.close(ledger.Item("TC-01", "levels", 8), 8, kind="theory-check"))[0] == "agrees"
+    assert c.record(ledger.claim(ledger.Item("§5.1", "claim", "Sign < 33%"), "no", False, kind="paper-claim"))[0] == "differs"
     assert c.not_comparable("Table 3", "AUROC", 0.8, 0.7, reason="stand-in embedder") == "not comparable"
     assert c.missing("Figure 3", "r_Q^n vs AUROC", reason="no embedder offline", offline=True) == "not available offline"
     df = pd.read_csv(tmp_path / "a" / "comparisons.csv", dtype=str, keep_default_na=False)
@@ -38,20 +38,20 @@ def test_close_verdicts_and_tolerance(tmp_path):
 def test_kind_and_paper_are_checked(tmp_path):
     c = Comparisons("eden/01-x", None)
     with pytest.raises(ValueError, match="kind must be one of"):
-        c.record(ledger.close("T", "q", 1.0, 1.0, kind="paper"))
+        c.record(ledger.close(ledger.Item("T", "q", 1.0), 1.0, kind="paper"))
     with pytest.raises(ValueError, match="not judged needs a note"):
         ledger.Row("paper-number", "T", "q", 1, 1, None)
     with pytest.raises(ValueError, match="no outcome"):
         ledger.Row("not-implemented", "T", "q", "", None, True)
     with pytest.raises(ValueError, match="paper must be one of"):
-        c.record(ledger.close("T", "q", 1.0, 1.0, kind="paper-number", paper="005"))
+        c.record(ledger.close(ledger.Item("T", "q", 1.0, paper="005"), 1.0, kind="paper-number"))
 
 
 def test_nan_result_is_a_failed_row_not_an_exception():
-    r = ledger.close("T", "q", 1.0, math.nan, kind="paper-number")
+    r = ledger.close(ledger.Item("T", "q", 1.0), math.nan, kind="paper-number")
     assert r.passed is False and r.verdict == "differs" and ledger.fmt(r.ours) == "nan"
     with pytest.raises(ValueError, match="paper_value must be finite"):
-        ledger.close("T", "q", math.inf, 1.0, kind="paper-number")
+        ledger.close(ledger.Item("T", "q", math.inf), 1.0, kind="paper-number")
 
 
 def test_verdict_words_by_kind():
@@ -64,8 +64,8 @@ def test_verdict_words_by_kind():
 
 def test_record_rows_from_the_reproduction(tmp_path):
     c = Comparisons("eden/01-x", tmp_path)
-    rows = [ledger.close("§3", "q", 1.0, 1.0, kind="paper-number", null=0.0),
-            ledger.claim("§5", "c", "x", "y", True, null="z", null_fails=True)]
+    rows = [ledger.close(ledger.Item("§3", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)),
+            ledger.claim(ledger.Item("§5", "c", "x"), "y", True, null=ledger.Null("z", fails=True))]
     assert c.record(rows) == ["reproduced", "reproduced"]
     assert gather(tmp_path)["paper"].tolist() == ["002", "002"]
     c2 = Comparisons("appendix/01-x", None)
@@ -77,9 +77,9 @@ def test_record_rows_from_the_reproduction(tmp_path):
 
 def test_gather_and_counts(tmp_path):
     a = Comparisons("p/01-a", tmp_path / "p" / "01-a", paper="001")
-    a.record(ledger.close("T1", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+    a.record(ledger.close(ledger.Item("T1", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
     b = Comparisons("p/02-b", tmp_path / "p" / "02-b", paper="003")
-    b.record(ledger.close("T2", "q", 1.0, 2.0, kind="paper-number"))
+    b.record(ledger.close(ledger.Item("T2", "q", 1.0), 2.0, kind="paper-number"))
     rows = gather(tmp_path)
     assert len(rows) == 2 and set(rows["chapter"]) == {"p/01-a", "p/02-b"}
     tab = counts_by(rows, ["chapter"]).set_index("chapter")
@@ -88,7 +88,7 @@ def test_gather_and_counts(tmp_path):
 
 
 def test_rerun_starts_from_empty_table(tmp_path):
-    Comparisons("c/01", tmp_path, paper="001").record(ledger.close("T", "q", 1, 1, kind="paper-number"))
+    Comparisons("c/01", tmp_path, paper="001").record(ledger.close(ledger.Item("T", "q", 1), 1, kind="paper-number"))
     Comparisons("c/01", tmp_path, paper="001")
     assert len(gather(tmp_path)) == 0
 
@@ -109,9 +109,9 @@ def test_distinct_errata_counts_each_erratum_once(tmp_path):
 
     c = Comparisons("mia-limits/01-x", tmp_path)
     for nu in (0.1, 0.2, 0.3):
-        c.record(ledger.claim(f"Eq. 23 as printed (erratum 003-E1), ν={nu}", "acc", 1, 2, True, kind="erratum"))
-    c.record(ledger.claim("Prop. B.1 (erratum 003-E5)", "P(E)", 0.998, 0.49, True, kind="erratum"))
-    c.record(ledger.claim("Lemma X", "typo", "a", "b", False, kind="erratum"))
+        c.record(ledger.claim(ledger.Item(f"Eq. 23 as printed (erratum 003-E1), ν={nu}", "acc", 1), 2, True, kind="erratum"))
+    c.record(ledger.claim(ledger.Item("Prop. B.1 (erratum 003-E5)", "P(E)", 0.998), 0.49, True, kind="erratum"))
+    c.record(ledger.claim(ledger.Item("Lemma X", "typo", "a"), "b", False, kind="erratum"))
     d = distinct_errata(gather(tmp_path)).set_index("erratum")
     assert len(d) == 3 and d.loc["003-E1", "rows"] == 3 and d.loc["003-E1", "confirmed"] == 3
     assert d.loc["Lemma X", "confirmed"] == 0
@@ -121,21 +121,21 @@ def test_distinct_errata_counts_each_erratum_once(tmp_path):
 def test_nan_can_never_read_reproduced():
     # close: a NaN or infinite result is an explicit failed comparison, the value shown
     for bad in (math.nan, math.inf, -math.inf):
-        r = ledger.close("T", "q", 1.0, bad, atol=10.0)
+        r = ledger.close(ledger.Item("T", "q", 1.0), bad, atol=10.0)
         assert r.passed is False and r.verdict == "differs" and not r.counts_as_reproduction
     # claim / Row: a passing row whose value is NaN (e.g. passed = not (x > 0) with x NaN) is refused
     with pytest.raises(ValueError, match=r"\bours is NaN, so the row cannot pass"):
-        ledger.claim("§5", "q", "> 0", math.nan, True)
+        ledger.claim(ledger.Item("§5", "q", "> 0"), math.nan, True)
     with pytest.raises(ValueError, match=r"\bpaper_value is NaN, so the row cannot pass"):
         ledger.Row("theory-check", "T", "q", math.nan, 1.0, True)
-    assert ledger.claim("§5", "q", "> 0", math.nan, False).verdict == "differs"
-    assert ledger.not_comparable("T", "q", math.nan, math.nan, reason="ρ undefined").verdict == "not comparable"
+    assert ledger.claim(ledger.Item("§5", "q", "> 0"), math.nan, False).verdict == "differs"
+    assert ledger.not_comparable(ledger.Item("T", "q", math.nan), math.nan, reason="ρ undefined").verdict == "not comparable"
     with pytest.raises(ValueError, match=r"\bours must hold the value a judged row"):
-        ledger.claim("§5", "q", "> 0", None, True)
+        ledger.claim(ledger.Item("§5", "q", "> 0"), None, True)
     with pytest.raises(TypeError, match=r"\bours must be a real number"):
-        ledger.claim("§5", "q", "> 0", 1 + 2j, True)
-    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True).verdict == "consistent"
-    assert ledger.claim("Table 4", "R²", "< -1", -math.inf, True, null=0.0, null_fails=True).verdict == "reproduced"
+        ledger.claim(ledger.Item("§5", "q", "> 0"), 1 + 2j, True)
+    assert ledger.claim(ledger.Item("Table 4", "R²", "< -1"), -math.inf, True).verdict == "consistent"
+    assert ledger.claim(ledger.Item("Table 4", "R²", "< -1"), -math.inf, True, null=ledger.Null(0.0, fails=True)).verdict == "reproduced"
 
 
 def test_tolerance_and_verdict_check_arguments():
@@ -153,41 +153,82 @@ def test_tolerance_and_verdict_check_arguments():
 # ------------------------------------------------------------------------ nulls (issue 28)
 def test_a_row_reads_reproduced_only_if_its_null_fails():
     # close(null=…): the null meets the row's own tolerance
-    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02, null=0.5, null_label="chance")
+    r = ledger.close(ledger.Item("T", "acc", 0.90), 0.91, atol=0.02, null=ledger.Null(0.5, label="chance"))
     assert r.verdict == "reproduced" and r.null_fails is True and r.null == "chance = 0.5" and r.counts_as_reproduction
-    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02, null=0.89)  # a trivial model is as close: cannot fail
+    r = ledger.close(ledger.Item("T", "acc", 0.90), 0.91, atol=0.02, null=ledger.Null(0.89))  # a trivial model is as close: cannot fail
     assert r.verdict == "consistent" and r.null_fails is False and not r.counts_as_reproduction
-    r = ledger.close("T", "acc", 0.90, 0.91, atol=0.02)  # no null stated
+    r = ledger.close(ledger.Item("T", "acc", 0.90), 0.91, atol=0.02)  # no null stated
     assert r.verdict == "consistent" and r.null_fails is None
-    r = ledger.close("T", "acc", 0.90, 0.99, atol=0.02, null=0.5)  # a failing row differs whatever its null
+    r = ledger.close(ledger.Item("T", "acc", 0.90), 0.99, atol=0.02, null=ledger.Null(0.5))  # a failing row differs whatever its null
     assert r.verdict == "differs"
     # check: one callable tests ours and the null
-    r = ledger.check("T", "RQP better", "> 0", -0.88, lambda v: v > 0, null=0.0, tolerance="> 0 pp")
+    r = ledger.check(ledger.Item("T", "RQP better", "> 0"), -0.88, lambda v: v > 0, null=ledger.Null(0.0), tolerance="> 0 pp")
     assert r.verdict == "differs" and r.null_fails is True
-    r = ledger.check("T", "≥", "≥ 0.1", 0.64, lambda v: v >= 0.1, null=2 / math.pi)
+    r = ledger.check(ledger.Item("T", "≥", "≥ 0.1"), 0.64, lambda v: v >= 0.1, null=ledger.Null(2 / math.pi))
     assert r.verdict == "consistent" and r.null_fails is False
-    r = ledger.check("T", "laws", "all", 9, lambda k: k == 9, null=0, shown="9/9", null_shown="0/9")
+    r = ledger.check(ledger.Item("T", "laws", "all"), 9, lambda k: k == 9, null=ledger.Null(0, shown="0/9"), shown="9/9")
     assert r.verdict == "reproduced" and r.ours == "9/9" and r.null == "0/9"
     # theory checks and errata carry no null; a null_fails needs its null
     with pytest.raises(ValueError, match="only paper-number"):
-        ledger.close("T", "q", 1.0, 1.0, kind="theory-check", null=0.0)
+        ledger.close(ledger.Item("T", "q", 1.0), 1.0, kind="theory-check", null=ledger.Null(0.0))
     with pytest.raises(ValueError, match="must state its null"):
-        ledger.claim("T", "q", "x", "y", True, null_fails=True)
+        ledger.Row("paper-claim", "T", "q", "x", "y", True, null_fails=True)
     with pytest.raises(TypeError, match="must return a bool"):
-        ledger.check("T", "q", "x", 1.0, lambda v: "yes", null=0.0)
+        ledger.check(ledger.Item("T", "q", "x"), 1.0, lambda v: "yes", null=ledger.Null(0.0))
     assert ledger.verdict("paper-number", True, True) == "reproduced"
     assert ledger.verdict("paper-number", True, False) == "consistent"
     assert ledger.verdict("theory-check", True, None) == "agrees"
+
+
+def test_item_and_null_records_build_the_rows_the_fields_say():
+    Item, Null, Row = ledger.Item, ledger.Null, ledger.Row
+    # close: the null's label is shown beside its value and its outcome uses the row's own tolerance
+    r = ledger.close(Item("Table 2", "accuracy", 0.91, paper="001"), 0.92, atol=0.03, basis="printed precision",
+                     null=Null(0.5, label="chance"), note="n")
+    assert r == Row("paper-number", "Table 2", "accuracy", 0.91, 0.92, True, "±0.03 (printed precision)", "n",
+                    "001", "chance = 0.5", True)
+    # without a label the null column holds the value itself; a null inside the tolerance passes too
+    r = ledger.close(Item("T", "q", 1.0), 1.0, rtol=0.1, null=Null(0.95))
+    assert (r.null, r.null_fails, r.verdict) == (0.95, False, "consistent")
+    # claim takes the null's outcome from the caller; check computes it and shows what it is told to
+    r = ledger.claim(Item("§5", "q", "better"), "+1 pp", True, tolerance="> 0", null=Null("+0 pp", fails=True))
+    assert (r.paper, r.null, r.null_fails, r.verdict) == (None, "+0 pp", True, "reproduced")
+    r = ledger.check(Item("§5", "q", "all"), 9, lambda k: k == 9, null=Null(0, shown="0/9"), shown="9/9")
+    assert (r.ours, r.null, r.null_fails) == ("9/9", "0/9", True)
+    # the two records are checked where they are made, and a builder takes only them
+    with pytest.raises(ValueError, match="where"):
+        Item(" ", "q", 1.0)
+    with pytest.raises(ValueError, match="paper"):
+        Item("T", "q", 1.0, paper="005")
+    with pytest.raises(ValueError, match="null=None"):
+        Null(None)
+    with pytest.raises(ValueError, match="close computes"):
+        ledger.close(Item("T", "q", 1.0), 1.0, null=Null(0.0, fails=True))
+    with pytest.raises(ValueError, match="check computes"):
+        ledger.check(Item("T", "q", 1.0), 1.0, lambda v: v > 0, null=Null(0.0, fails=True))
+    with pytest.raises(TypeError, match="check needs null"):
+        ledger.check(Item("T", "q", 1.0), 1.0, lambda v: v > 0, null=None)
+    with pytest.raises(TypeError, match="item must be an Item"):
+        ledger.close(("T", "q", 1.0), 1.0)
+    with pytest.raises(TypeError, match="null must be a Null"):
+        ledger.claim(Item("T", "q", 1.0), 1.0, True, null=0.0)
+    with pytest.raises(ValueError, match="null.value must be finite"):
+        ledger.close(Item("T", "q", 1.0), 1.0, null=Null(float("nan")))
+    with pytest.raises(TypeError, match="item.paper_value must be a real number"):
+        ledger.close(Item("T", "q", "text"), 1.0)
+    # missing: an item without a value
+    r = ledger.missing(Item("Figure 3", "Shakespeare", paper="002"), reason="not offline", offline=True)
+    assert (r.kind, r.paper_value, r.paper, r.verdict) == ("not-available-offline", "", "002", "not available offline")
 
 
 def test_verdicts_by_paper_counts_consistent_apart(tmp_path):
     from qlib.book.summary import by_paper_and_kind, verdicts_by_paper
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
-    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number", null=1.0))
-    c.record(ledger.close("C", "q", 1.0, 3.0, kind="paper-number", null=0.0))
-    c.record(ledger.close("D", "q", 1.0, 1.0, kind="theory-check"))
+    c.record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
+    c.record(ledger.close(ledger.Item("B", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(1.0)))
+    c.record(ledger.close(ledger.Item("C", "q", 1.0), 3.0, kind="paper-number", null=ledger.Null(0.0)))
+    c.record(ledger.close(ledger.Item("D", "q", 1.0), 1.0, kind="theory-check"))
     v = verdicts_by_paper(gather(tmp_path)).set_index("paper")
     assert v.loc["002", ["reproduced", "consistent", "differs", "paper items"]].tolist() == [1, 1, 1, 3]
     h = by_paper_and_kind(gather(tmp_path)).set_index("paper")
@@ -206,8 +247,8 @@ def test_ledger_defects_name_rows_that_could_not_have_failed(tmp_path):
     from qlib.book.summary import ledger_defects
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
-    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number"))
+    c.record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
+    c.record(ledger.close(ledger.Item("B", "q", 1.0), 1.0, kind="paper-number"))
     assert ledger_defects(gather(tmp_path)) == []
     bad = gather(tmp_path)
     bad.loc[1, "verdict"] = "reproduced"  # e.g. a file written before nulls existed
@@ -236,11 +277,11 @@ def test_rows_of_a_killed_notebook_never_reach_the_ledger(tmp_path):
     (tmp_path / ".stamps").mkdir()
     done = Comparisons("eden/01-a", res / "eden" / "01-a")
     for i in range(11):
-        done.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+        done.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
     _stamp(tmp_path, "eden/01-a", time.time())  # finished: its stamp written after the rows
     killed = Comparisons("eden/03-b", res / "eden" / "03-b")
     for i in range(5):  # ... then SIGKILL: no stamp
-        killed.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+        killed.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
     with pytest.warns(IncompleteResultsWarning, match=r"left out 5 rows of eden/03-b .*no stamp of a finished run"):
         rows = gather(res)
     assert len(rows) == 11 and set(rows["chapter"]) == {"eden/01-a"}
@@ -278,7 +319,7 @@ def test_a_killed_run_loses_its_old_stamp(tmp_path, monkeypatch):
     def killed(src, dest, params, cwd, timeout):
         c = Comparisons("eden/03-b", job.results)
         for i in range(5):
-            c.record(ledger.close(f"T{i}", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+            c.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
         raise SystemExit("killed")  # not an Exception: execute() cannot discard anything
 
     monkeypatch.setattr(J, "papermill_execute", killed)
@@ -293,15 +334,16 @@ def test_ledger_defects_name_numeric_tolerances_without_a_basis(tmp_path):
     from qlib.book.summary import ledger_defects
 
     c = Comparisons("eden/01-x", tmp_path)
-    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", atol=0.05, basis="printed precision", null=0.0))
-    c.record(ledger.close("B", "q", 1.0, 1.0, kind="paper-number", atol=0.05, null=0.0))             # ±0.05, from where?
-    c.record(ledger.close("C", "q", 1.0, 1.0, kind="theory-check", atol=1e-9))                      # not a paper item
-    c.record(ledger.close("D", "q", 1.0, 1.0, kind="paper-number", null=0.0))                       # exact: nothing to derive
-    claim = ledger.claim
-    c.record([claim("E", "q", "better", "+1 pp", True, tolerance="> 0 pp (a claim of 'better' needs ours > 0)",
-                    null="+0", null_fails=True),
-              claim("F", "q", "most", 0.7, True, tolerance="≥ 0.5", null="0.33", null_fails=True),
-              claim("G", "q", "all", "9/9", True, tolerance="every law", null="0/9", null_fails=True)])
+    c.record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", atol=0.05, basis="printed precision",
+                          null=ledger.Null(0.0)))
+    c.record(ledger.close(ledger.Item("B", "q", 1.0), 1.0, kind="paper-number", atol=0.05, null=ledger.Null(0.0)))             # ±0.05, from where?
+    c.record(ledger.close(ledger.Item("C", "q", 1.0), 1.0, kind="theory-check", atol=1e-9))                      # not a paper item
+    c.record(ledger.close(ledger.Item("D", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))                       # exact: nothing to derive
+    claim, Item, Null = ledger.claim, ledger.Item, ledger.Null
+    c.record([claim(Item("E", "q", "better"), "+1 pp", True, tolerance="> 0 pp (a claim of 'better' needs ours > 0)",
+                    null=Null("+0", fails=True)),
+              claim(Item("F", "q", "most"), 0.7, True, tolerance="≥ 0.5", null=Null("0.33", fails=True)),
+              claim(Item("G", "q", "all"), "9/9", True, tolerance="every law", null=Null("0/9", fails=True))])
     msgs = ledger_defects(gather(tmp_path))
     assert [m.split(":")[1].strip() for m in msgs] == ["B", "F"]
     assert all("states no basis" in m for m in msgs)
@@ -313,7 +355,7 @@ def test_headline_tables_put_the_answer_first_and_papers_in_book_order(tmp_path)
     from qlib.book.summary import by_paper_and_kind, papers_in_book_order, verdicts_by_paper
 
     for cid in ("rqp-sgd/01-x", "eden/01-x", "mia-limits/01-x", "quantized-mis/01-x"):
-        Comparisons(cid, tmp_path / cid).record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", null=0.0))
+        Comparisons(cid, tmp_path / cid).record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", null=ledger.Null(0.0)))
     rows = gather(tmp_path)
     assert papers_in_book_order(rows["paper"]) == ["001", "003", "002", "004"]
     assert verdicts_by_paper(rows)["paper"].tolist() == ["001", "003", "002", "004"]
@@ -327,8 +369,8 @@ def test_long_chapter_groups_fold_in_the_open_rows_section(tmp_path):
 
     long_ = Comparisons("quantized-mis/05-x", tmp_path / "a")
     for i in range(5):
-        long_.record(ledger.close(f"T{i}", "q", 1.0, 3.0, kind="paper-number"))
-    Comparisons("eden/01-x", tmp_path / "b").record(ledger.close("F", "q", 1.0, 3.0, kind="paper-number"))
+        long_.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 3.0, kind="paper-number"))
+    Comparisons("eden/01-x", tmp_path / "b").record(ledger.close(ledger.Item("F", "q", 1.0), 3.0, kind="paper-number"))
     md = ledger_groups_markdown(gather(tmp_path), fold=False, fold_over=3)
     assert ":::{admonition} quantized-mis/05-x: 5 rows, 5 not settled\n:class: dropdown" in md
     assert "### eden/01-x" in md and "eden/01-x: 1 rows" not in md
@@ -347,7 +389,7 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     assert prose_math("r_Q^n at d = 2^10, 10^-1.5") == "$r_{Q}^{n}$ at d = $2^{10}$, $10^{-1.5}$"
     assert prose_math("n_draws and bits_per_coord, `r_Q^n`") == "n_draws and bits_per_coord, `r_Q^n`"
     c = Comparisons("quantized-mis/01-x", tmp_path)
-    c.record(ledger.close("T1", "r_Q^n of Sign", 0.99, 0.994691, kind="paper-number", rtol=0.1, null=0.0))
+    c.record(ledger.close(ledger.Item("T1", "r_Q^n of Sign", 0.99), 0.994691, kind="paper-number", rtol=0.1, null=ledger.Null(0.0)))
     c.missing("T2", "table", reason="offline", offline=True)
     md = paper_vs_ours_markdown(c.frame())
     assert "| quantity | verdict | paper | ours |" in md
@@ -362,10 +404,10 @@ def test_a_long_paper_vs_ours_section_folds_each_verdict(tmp_path):
 
     c = Comparisons("quantized-mis/01-x", tmp_path)
     for i in range(4):
-        c.record(ledger.close(f"T{i}", "q", 1.0, 2.0, kind="paper-number", rtol=0.01, null=0.0))     # differs
+        c.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 2.0, kind="paper-number", rtol=0.01, null=ledger.Null(0.0)))     # differs
     for i in range(2):
         c.missing(f"M{i}", "table", reason="offline", offline=True)
-    c.record(ledger.close("A", "q", 1.0, 1.0, kind="paper-number", rtol=0.01, null=0.0))            # reproduced
+    c.record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", rtol=0.01, null=ledger.Null(0.0)))            # reproduced
     df = c.frame()
     short = paper_vs_ours_markdown(df)
     assert short.count(":::{admonition}") == 1                      # only the settled rows are folded

@@ -11,7 +11,7 @@ import torch  # noqa: E402
 from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
 
 import qlib.mia as mia  # noqa: E402
-from qlib.repro.ledger import claim, close, not_comparable  # noqa: E402
+from qlib.repro.ledger import Item, claim, close, not_comparable  # noqa: E402
 from qlib.repro.quantized_mis import figures, molecular_claims, ranking_claims, study, synthetic_claims, theory  # noqa: E402
 from qlib.repro.quantized_mis.paper import PAPER_QUANTIZERS  # noqa: E402
 
@@ -118,8 +118,8 @@ def test_figure2_readings_from_a_frame_with_its_columns():
     assert n_axes(figures.figure2_readings(f2r)) == 2
     with pytest.raises(ValueError, match=r"\bf2r\b"):
         figures.figure2_readings(f2r.drop(columns="law"))
-    rows = [close("Figure 2", "mean ρ", 0.86, 0.8, atol=0.1, kind="theory-check"),
-            not_comparable("Figure 2", "ρ", 0.86, reason="no discriminator", kind="theory-check")]
+    rows = [close(Item("Figure 2", "mean ρ", 0.86), 0.8, atol=0.1, kind="theory-check"),
+            not_comparable(Item("Figure 2", "ρ", 0.86), reason="no discriminator", kind="theory-check")]
     text = figures.figure2_readings_text(rows)
     assert "0.800 against 0.860" in text and "not comparable (no discriminator)" in text
 
@@ -179,8 +179,8 @@ def test_table3_probe_displays():
                        for v in ("default", "deep") for q in ("bits2", "sign", "identity")])
     wide = figures.relative_table(df)
     assert list(wide.columns) == ["variant", "task", "sign", "bits2"] and len(wide) == 2
-    ok = claim("Table 3 pattern, variant deep", "pattern", "holds", "holds", True)
-    no = claim("Table 3 pattern, variant default", "pattern", "holds", "no", False)
+    ok = claim(Item("Table 3 pattern, variant deep", "pattern", "holds"), "holds", True)
+    no = claim(Item("Table 3 pattern, variant default", "pattern", "holds"), "no", False)
     assert figures.passing_text([ok, no]).endswith("`deep`.")
     assert figures.passing_text([no]).endswith("none.")
     with pytest.raises(ValueError, match=r"\bdf\b"):

@@ -161,10 +161,10 @@ def test_heterogeneous_and_homogeneous_rows():
 
 
 def test_outcome_text_sentence():
-    from qlib.repro.ledger import claim
+    from qlib.repro.ledger import Item, claim
 
-    ok = claim("x", "a", "y", 1, True)
-    bad = claim("x", "b holds", "y", 0, False)
+    ok = claim(Item("x", "a", "y"), 1, True)
+    bad = claim(Item("x", "b holds", "y"), 0, False)
     assert E.outcome_text([ok]) == "All 1 statements tested here hold in this run."
     assert E.outcome_text([ok, bad]) == "1 of 2 statements hold in this run; not held: b holds."
 

@@ -358,10 +358,10 @@ def test_study_config_validates_each_field_by_name(kw, name):
 
 
 def test_verdict_table_lists_each_claim_with_its_verdict():
-    from qlib.repro.ledger import claim
+    from qlib.repro.ledger import Item, Null, claim
 
-    rs = [claim("§5.1.2", "a holds", "all laws", "9/9 laws", True, null="none", null_fails=True),
-          claim("§5.1.2", "b holds", "all laws", "3/9 laws", False, null="none", null_fails=True)]
+    rs = [claim(Item("§5.1.2", "a holds", "all laws"), "9/9 laws", True, null=Null("none", fails=True)),
+          claim(Item("§5.1.2", "b holds", "all laws"), "3/9 laws", False, null=Null("none", fails=True))]
     t = ranking_claims.verdict_table(rs)
     assert list(t.columns) == ["claim", "paper", "ours", "verdict"]
     assert list(t.claim) == ["a holds", "b holds"] and list(t.verdict) == [r.verdict for r in rs]

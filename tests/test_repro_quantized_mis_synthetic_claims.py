@@ -48,14 +48,13 @@ def test_figure2_paper_pairing_and_ablation_kinds(tiny):
 
 
 def test_figure2_text_follows_the_verdicts(tiny):
-    from qlib.repro.ledger import close, not_comparable
+    from qlib.repro.ledger import Item, Null, close, not_comparable
 
-    ok = [close("Figure 2", "q", 0.86, 0.8, atol=0.1, null=0.0), close("Figure 2 (ablation)", "q", 0.8, 0.5, atol=0.1,
-                                                             kind="theory-check")]
+    ok = [close(Item("Figure 2", "q", 0.86), 0.8, atol=0.1, null=Null(0.0)), close(Item("Figure 2 (ablation)", "q", 0.8), 0.5, atol=0.1, kind="theory-check")]
     t = synthetic_claims.figure2_text(ok)
     assert "0.800" in t and "reproduced" in t and "disagrees" in t
-    nc = [not_comparable("Figure 2", "q", 0.86, reason="ρ undefined"),
-          not_comparable("Figure 2 (ablation)", "q", None, None, reason="ρ undefined", kind="theory-check")]
+    nc = [not_comparable(Item("Figure 2", "q", 0.86), reason="ρ undefined"),
+          not_comparable(Item("Figure 2 (ablation)", "q", None), None, reason="ρ undefined", kind="theory-check")]
     assert "cannot be compared" in synthetic_claims.figure2_text(nc) and "None" not in synthetic_claims.figure2_text(nc)
 
 

@@ -6,7 +6,7 @@ Notebook-facing API::
     from qlib.book import chapter
     ch = chapter(chapter_id, out_dir=out_dir, device=device, threads=threads)
     ch.record(qlib.repro.eden.lloyd_max_examples())          # rows computed by the reproduction
-    ch.record(qlib.repro.ledger.close("Table 1", "levels of 2 bits", 8, 8, kind="paper-number"))
+    ch.record(qlib.repro.ledger.close(qlib.repro.ledger.Item("Table 1", "levels of 2 bits", 8), 8))
     ch.cmp.show()
 """
 

@@ -74,13 +74,12 @@ class Comparisons:
     def not_comparable(self, where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
                        kind: str = "paper-number", paper: str | None = None) -> str:
         """A row that cannot be judged (different data, stand-in embedder, …): say why."""
-        return self.record(ledger.not_comparable(where, quantity, paper_value, ours, reason=reason, kind=kind,
-                                                 paper=paper))[0]
+        return self.record(ledger.not_comparable(ledger.Item(where, quantity, paper_value, paper=paper), ours, reason=reason, kind=kind))[0]
 
     def missing(self, where: str, quantity: str, *, reason: str, offline: bool = False,
                 paper: str | None = None) -> str:
         """An item of the paper not reproduced here (``not-implemented`` / ``not-available-offline``)."""
-        return self.record(ledger.missing(where, quantity, reason=reason, offline=offline, paper=paper))[0]
+        return self.record(ledger.missing(ledger.Item(where, quantity, paper=paper), reason=reason, offline=offline))[0]
 
     # -- output --------------------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:

@@ -13,16 +13,22 @@ the tolerance and whether it passed. The kind says what the comparison is worth:
   with the reason.
 
 Only ``paper-number`` and ``paper-claim`` rows can count as reproductions, and only when they could
-have failed: every such row names its **null** — what a trivial or broken implementation would give
-(no effect of quantization, the unquantized model, chance level, the majority class, the paper's own
-formula re-evaluated) — and ``null_fails`` says whether that null fails the *same* test. A passing row
-reads *reproduced* only when ``null_fails`` is True; a passing row whose null passes too, or that
-states no null, reads *consistent* (not counted as a reproduction). :func:`close` with ``null=``
-computes ``null_fails`` with the row's own tolerance; :func:`check` does so for any test (a callable)
-applied to ``ours`` and to the null; :func:`claim` takes a ``null_fails`` computed by the caller. The
+have failed: every such row names its **null** (:class:`Null`) — what a trivial or broken implementation
+would give (no effect of quantization, the unquantized model, chance level, the majority class, the
+paper's own formula re-evaluated) — and ``null_fails`` says whether that null fails the *same* test. A
+passing row reads *reproduced* only when ``null_fails`` is True; a passing row whose null passes too, or
+that states no null, reads *consistent* (not counted as a reproduction). :func:`close` computes
+``null_fails`` with the row's own tolerance; :func:`check` does so for any test (a callable) applied to
+``ours`` and to the null's value; :func:`claim` takes it from ``Null.fails``, computed by the caller. The
 verdict word is derived from the kind and the outcomes (:func:`verdict`), never typed.
 
-Values: ``paper_value`` and ``ours`` are whatever the row shows (numbers, ±inf — the paper prints
+A builder takes the paper's side as one record, :class:`Item` (where, quantity, the paper's value, which
+paper), then ours, then how they are compared::
+
+    close(Item("Table 2", "accuracy, 2 bits", 0.91), ours, atol=0.03, basis="printed precision",
+          null=Null(acc_unquantized, label="unquantized"))
+
+Values: ``Item.paper_value`` and ``ours`` are whatever the row shows (numbers, ±inf — the paper prints
 R² < −1 as −inf —, text, ``None`` where a row is not judged). A NaN never passes: :func:`close`
 records a NaN (or infinite) ``ours`` as a failed comparison (verdict "differs", the value shown), and
 a row built with ``passed=True`` whose ``paper_value`` or ``ours`` is NaN or ``None`` is refused
@@ -164,6 +170,63 @@ class Row:
         return self if self.paper is not None else replace(self, paper=paper)
 
 
+def _nonempty(name: str, v: Any) -> None:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {v!r}")
+
+
+@dataclass(frozen=True)
+class Item:
+    """The item of a paper a row concerns: ``where`` (the section, table, figure or theorem),
+    ``quantity`` (what is compared) and ``paper_value`` (the paper's value; for a ``theory-check`` row the
+    independent reference; text where the paper states a claim; "" where there is none), and ``paper``
+    (001 … 004, or None: the chapter fills it in). A row builder takes the item first and our side after."""
+
+    where: str
+    quantity: str
+    paper_value: Any = ""
+    paper: str | None = None
+
+    def __post_init__(self):
+        _nonempty("where", self.where)
+        _nonempty("quantity", self.quantity)
+        if self.paper is not None and self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {', '.join(PAPERS)} or None; got {self.paper!r}")
+        if isinstance(self.paper_value, (complex, np.complexfloating)):
+            raise TypeError(f"paper_value must be a real number, text or None, got the complex number "
+                            f"{self.paper_value!r}")
+
+
+@dataclass(frozen=True)
+class Null:
+    """A row's null: ``value``, what a trivial or broken implementation would give (no effect of
+    quantization, the unquantized model, chance level, the majority class…), and how the row shows it —
+    ``shown`` (the display, e.g. "3/9 laws"), else ``"<label> = <value>"`` when ``label`` names it
+    ("chance", "unquantized"), else the value. ``fails``: whether the null fails the row's test, given
+    only to :func:`claim` (whose test the caller computed); :func:`close` and :func:`check` compute it."""
+
+    value: Any
+    label: str = ""
+    shown: Any = None
+    fails: bool | None = None
+
+    def __post_init__(self):
+        if self.value is None:
+            raise ValueError("null.value must be the null's value; pass null=None for a row without a null")
+        if isinstance(self.value, (complex, np.complexfloating)):
+            raise TypeError(f"null.value must be a real number or text, got the complex number {self.value!r}")
+        if not isinstance(self.label, str):
+            raise TypeError(f"null.label must be a string, got {type(self.label).__name__}")
+        if self.fails is not None and not isinstance(self.fails, (bool, np.bool_)):
+            raise TypeError(f"null.fails must be True, False or None, got {type(self.fails).__name__}")
+
+    def displayed(self, value: Any) -> Any:
+        """What the row's null column holds: ``shown``, else ``"<label> = <value>"``, else ``value``."""
+        if self.shown is not None:
+            return self.shown
+        return f"{self.label} = {fmt(value)}" if self.label else value
+
+
 def _is_nan(x: Any) -> bool:
     return isinstance(x, (float, np.floating)) and math.isnan(x)
 
@@ -191,21 +254,35 @@ def tolerance_text(rtol: float, atol: float) -> str:
     return " + ".join(parts) if parts else "exact"
 
 
-def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: str = "paper-number",
-          rtol: float = 0.0, atol: float = 0.0, note: str = "", paper: str | None = None,
-          null: float | None = None, null_label: str = "", basis: str = "") -> Row:
-    """Numeric comparison: passed iff ``|ours − paper_value| ≤ atol + rtol·|paper_value|``.
+def _item(item: Any) -> Item:
+    if not isinstance(item, Item):
+        raise TypeError(f"item must be an Item(where, quantity, paper_value), got {type(item).__name__}")
+    return item
 
-    ``null``: the value a trivial or broken implementation would give (no quantization effect, chance
-    level, the unquantized model…); ``null_fails`` is then computed with the same test, so the row can
-    read *reproduced* only if the null would have failed it. ``null_label`` (optional) names the null
-    in the ledger ("chance", "unquantized"): the row shows ``"<label> = <value>"``. ``basis`` says where
-    the tolerance comes from ("printed precision", "2 SE over runs", …); it is appended to the
-    tolerance text.
+
+def _null(null: Any, builder: str, computes_fails: bool) -> Null | None:
+    if null is None:
+        return None
+    if not isinstance(null, Null):
+        raise TypeError(f"null must be a Null(value, …) or None, got {type(null).__name__}")
+    if computes_fails and null.fails is not None:
+        raise ValueError(f"{builder} computes whether the null fails its test; leave null.fails unset")
+    return null
+
+
+def close(item: Item, ours: float, *, kind: str = "paper-number", rtol: float = 0.0, atol: float = 0.0,
+          basis: str = "", note: str = "", null: Null | None = None) -> Row:
+    """Numeric comparison: passed iff ``|ours − item.paper_value| ≤ atol + rtol·|item.paper_value|``.
+
+    ``null`` (:class:`Null`): the value a trivial or broken implementation would give (no quantization
+    effect, chance level, the unquantized model…); whether it fails is computed with the same test, so the
+    row can read *reproduced* only if the null would have failed it. ``basis`` says where the tolerance
+    comes from ("printed precision", "2 SE over runs", …); it is appended to the tolerance text.
     A non-finite ``ours`` (a run that produced NaN) is a failed comparison with the value shown,
     never an exception that hides the row.
     """
-    p = _finite("paper_value", paper_value)
+    item = _item(item)
+    p = _finite("item.paper_value", item.paper_value)
     rtol = _finite("rtol", rtol)
     atol = _finite("atol", atol)
     if rtol < 0 or atol < 0:
@@ -215,52 +292,61 @@ def close(where: str, quantity: str, paper_value: float, ours: float, *, kind: s
     o = float(ours)
     ok = math.isfinite(o) and abs(o - p) <= atol + rtol * abs(p)
     nv, nf = None, None
+    null = _null(null, "close", computes_fails=True)
     if null is not None:
-        n = _finite("null", null)
+        n = _finite("null.value", null.value)
         nf = not abs(n - p) <= atol + rtol * abs(p)
-        nv = f"{null_label} = {fmt(n)}" if null_label else n
+        nv = null.displayed(n)
     tol = tolerance_text(rtol, atol) + (f" ({basis})" if str(basis).strip() else "")
-    return Row(kind, where, quantity, p, o, ok, tol, note, paper, nv, nf)
+    return Row(kind, item.where, item.quantity, p, o, ok, tol, note, item.paper, nv, nf)
 
 
-def claim(where: str, quantity: str, paper_value: Any, ours: Any, passed: bool, *,
-          kind: str = "paper-claim", tolerance: str = "", note: str = "", paper: str | None = None,
-          null: Any = None, null_fails: bool | None = None) -> Row:
-    """A claim or inequality whose test was computed (``passed``). ``null`` / ``null_fails``: the
-    trivial implementation's value and whether it fails the same test (computed by the caller with
-    the test that gave ``passed``; :func:`check` does both from one callable)."""
+def claim(item: Item, ours: Any, passed: bool, *, kind: str = "paper-claim", tolerance: str = "",
+          note: str = "", null: Null | None = None) -> Row:
+    """A claim or inequality whose test was computed (``passed``); ``tolerance`` states the test.
+    ``null`` (:class:`Null`): the trivial implementation's value and, in ``null.fails``, whether it
+    fails the same test (computed by the caller with the test that gave ``passed``; :func:`check` does
+    both from one callable)."""
+    item = _item(item)
     if not isinstance(passed, (bool, np.bool_)):
         raise TypeError(f"passed must be a bool, got {type(passed).__name__}")
-    return Row(kind, where, quantity, paper_value, ours, bool(passed), tolerance, note, paper, null,
-               None if null_fails is None else bool(null_fails))
+    null = _null(null, "claim", computes_fails=False)
+    nv = None if null is None else null.displayed(null.value)
+    nf = None if null is None or null.fails is None else bool(null.fails)
+    return Row(kind, item.where, item.quantity, item.paper_value, ours, bool(passed), tolerance, note, item.paper,
+               nv, nf)
 
 
-def check(where: str, quantity: str, paper_value: Any, ours: Any, test, *, null: Any, shown: Any = None,
-          null_shown: Any = None, kind: str = "paper-claim", tolerance: str = "", note: str = "",
-          paper: str | None = None) -> Row:
-    """A claim tested by one callable: ``passed = test(ours)`` and ``null_fails = not test(null)``,
-    so the null meets exactly the test our value meets. ``shown`` / ``null_shown``: what the row
-    displays instead of ``ours`` / ``null`` (e.g. "7/9 laws"); ``tolerance`` states the test.
-    A test that raises or returns a non-bool is an error; a NaN compares False (fails)."""
+def check(item: Item, ours: Any, test, *, null: Null, shown: Any = None, kind: str = "paper-claim",
+          tolerance: str = "", note: str = "") -> Row:
+    """A claim tested by one callable: ``passed = test(ours)`` and the null fails iff
+    ``not test(null.value)``, so the null meets exactly the test our value meets. ``shown``: what the
+    row displays instead of ``ours`` (e.g. "7/9 laws"; the null's display is ``null.shown``);
+    ``tolerance`` states the test. A test that raises or returns a non-bool is an error; a NaN compares
+    False (fails)."""
+    item = _item(item)
     if not callable(test):
         raise TypeError(f"test must be callable, got {type(test).__name__}")
-    ok, nok = test(ours), test(null)
-    for name, v in (("test(ours)", ok), ("test(null)", nok)):
+    null = _null(null, "check", computes_fails=True)
+    if null is None:
+        raise TypeError("check needs null=Null(value, …): the value a trivial implementation gives")
+    ok, nok = test(ours), test(null.value)
+    for name, v in (("test(ours)", ok), ("test(null.value)", nok)):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name} must return a bool, got {type(v).__name__}")
-    return Row(kind, where, quantity, paper_value, ours if shown is None else shown, bool(ok), tolerance, note,
-               paper, null if null_shown is None else null_shown, not bool(nok))
+    return Row(kind, item.where, item.quantity, item.paper_value, ours if shown is None else shown, bool(ok),
+               tolerance, note, item.paper, null.displayed(null.value), not bool(nok))
 
 
-def not_comparable(where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
-                   kind: str = "paper-number", paper: str | None = None) -> Row:
+def not_comparable(item: Item, ours: Any = None, *, reason: str, kind: str = "paper-number") -> Row:
     """A row of ``kind`` that cannot be judged (different data, a case the claim does not cover…)."""
-    return Row(kind, where, quantity, paper_value, ours, None, "", reason, paper)
+    item = _item(item)
+    return Row(kind, item.where, item.quantity, item.paper_value, ours, None, "", reason, item.paper)
 
 
-def missing(where: str, quantity: str, *, reason: str, offline: bool = False, paper: str | None = None,
-            paper_value: Any = "") -> Row:
+def missing(item: Item, *, reason: str, offline: bool = False) -> Row:
     """An item of the paper the book does not reproduce: ``not-implemented`` or, with
     ``offline=True``, ``not-available-offline``; ``reason`` is one sentence."""
+    item = _item(item)
     kind = "not-available-offline" if offline else "not-implemented"
-    return Row(kind, where, quantity, paper_value, None, None, "", reason, paper)
+    return Row(kind, item.where, item.quantity, item.paper_value, None, None, "", reason, item.paper)

@@ -185,22 +185,34 @@ ALLOW: dict[tuple[str, str, str], str] = {
                 "the caller's test says so"),
         ("str", "row values may be text ('≈ 1 h', '3/9 laws')"),
         ("range", "a value may be negative (R², ρ, log Δ_n)"))},
-    **{("qlib.repro.ledger.claim", f, m): why for f in ("paper_value", "ours") for m, why in (
+    **{("qlib.repro.ledger.Item", "paper_value", m): why for m, why in (
+        ("nan", "an item's value is whatever the paper prints or the reference gives; a NaN can never pass (Row "
+                "refuses passed=True with a NaN, close reads it as not finite)"),
+        ("inf", "±inf is printable (Table 4 prints R² < −1 as −inf); close refuses it as a number to compare"),
+        ("str", "a claim's value is often text ('< -1', 'better')"),
+        ("None", "an item may have no value (a missing item)"),
+        ("range", "a value may be negative (R², ρ, log Δ_n)"))},
+    **{("qlib.repro.ledger.Null", "value", m): why for m, why in (
+        ("nan", "a null is shown as given; close refuses a non-finite null (ValueError naming null.value) and "
+                "check's test decides (a NaN compares False)"),
+        ("inf", "a null is shown as given; close refuses a non-finite null and check's test decides"),
+        ("str", "a claim's null is often text ('random ranks: 1/4')"),
+        ("range", "a null may be negative (R² of an untrained net)"))},
+    ("qlib.repro.ledger.Null.displayed", "value", "*"): "displayed shows whatever value the row holds",
+    **{("qlib.repro.ledger.claim", "ours", m): why for m, why in (
         ("inf", "±inf is a legitimate claim value (e.g. R² = −inf checked as 'R² < −1')"),
         ("str", "claim values are often text ('< -1', '3/9 laws')"),
         ("range", "a value may be negative (R², ρ, log Δ_n)"))},
-    **{("qlib.repro.ledger.check", f, "*"): "check hands ours and the null to the caller's test, which decides "
-       "(a NaN compares False, so a NaN result fails and a NaN null fails); values may be text, ±inf or negative"
-       for f in ("paper_value", "ours", "null")},
-    ("qlib.repro.ledger.close", "paper_value", "range"): "a paper value may be negative (R², ρ, log Δ_n)",
+    ("qlib.repro.ledger.check", "ours", "*"): "check hands ours and the null to the caller's test, which decides "
+       "(a NaN compares False, so a NaN result fails and a NaN null fails); values may be text, ±inf or negative",
     ("qlib.repro.ledger.close", "ours", "range"): "our value may be negative (R², ρ, log Δ_n)",
     ("qlib.repro.ledger.close", "ours", "nan"): "documented and tested: a NaN result is recorded as a failed "
                                                 "comparison (verdict 'differs'), never 'reproduced'",
     ("qlib.repro.ledger.close", "ours", "inf"): "documented: an infinite result is a failed comparison (verdict "
                                                 "'differs'), the value shown",
-    **{("qlib.repro.ledger.not_comparable", f, m): "a row that is not judged records whatever values exist "
+    **{("qlib.repro.ledger.not_comparable", "ours", m): "a row that is not judged records whatever values exist "
        "(NaN where ρ is undefined, ±inf, text, negative numbers, None); it never counts as a reproduction"
-       for f in ("paper_value", "ours") for m in ("nan", "inf", "str", "range", "None")},
+       for m in ("nan", "inf", "str", "range", "None")},
     **{(f"qlib.repro.quantized_mis.molecular.{fn}", arg, m): why
        for fn, arg in (("auroc", "scores"), ("r2", "pred"), ("spearman_to_labels", "pred"))
        for m, why in (("ndim+1", "documented (..., n): leading axes are batch axes (one model per row)"),)},

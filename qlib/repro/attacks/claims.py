@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from qlib.repro.ledger import Row, claim, close, not_comparable
+from qlib.repro.ledger import Item, Row, claim, close, not_comparable
 from qlib.validation import check_int, check_int_sequence
 
 from .paper import LIRA_SHADOWS
@@ -66,10 +66,10 @@ def oracle_rows(study: AttackStudy) -> list[Row]:
     z = (o["accuracy"].to_numpy() - o["limit"].to_numpy()) / np.maximum(_se(o), 1e-12)
     worst = float(np.max(np.abs(z)))
     note = "; ".join(f"n={n}: {a:.4f} vs {lim:.4f}" for n, a, lim in zip(o["n"], o["accuracy"], o["limit"]))
-    return [claim(_where(study, "Theorem 3.1 (the Bayes attack's accuracy)"),
-                  f"largest |z| of the Bayes oracle's held-out accuracy against ½ + Δ_n/2 over {len(o)} sample sizes",
-                  f"|z| ≤ {Z_AGREE:g}", round(worst, 3), worst <= Z_AGREE, kind="theory-check",
-                  tolerance=f"{Z_AGREE:g} bootstrap SE (target models resampled)", note=note, paper=_paper(study))]
+    return [claim(Item(_where(study, "Theorem 3.1 (the Bayes attack's accuracy)"),
+                       f"largest |z| of the Bayes oracle's held-out accuracy against ½ + Δ_n/2 over {len(o)} sample sizes",
+                       f"|z| ≤ {Z_AGREE:g}", paper=_paper(study)), round(worst, 3), worst <= Z_AGREE,
+                  kind="theory-check", tolerance=f"{Z_AGREE:g} bootstrap SE (target models resampled)", note=note)]
 
 
 def theorem31_rows(study: AttackStudy) -> list[Row]:
@@ -79,11 +79,11 @@ def theorem31_rows(study: AttackStudy) -> list[Row]:
     p = t[t["attack"].isin(PRACTICAL)]
     z = (p["accuracy"].to_numpy() - p["limit"].to_numpy()) / np.maximum(_se(p), 1e-12)
     i = int(np.argmax(z))
-    return [claim(_where(study, "Theorem 3.1 (every attack)"),
-                  f"largest (accuracy − ½ − Δ_n/2)/SE over {len(PRACTICAL)} attacks × {p['n'].nunique()} sample sizes",
-                  f"≤ {Z_AGREE:g}", round(float(z[i]), 3), bool(z[i] <= Z_AGREE), kind="theory-check",
-                  tolerance=f"{Z_AGREE:g} bootstrap SE, one-sided",
-                  note=f"at n = {p['n'].iloc[i]}, {p['attack'].iloc[i]}", paper=_paper(study))]
+    return [claim(Item(_where(study, "Theorem 3.1 (every attack)"),
+                       f"largest (accuracy − ½ − Δ_n/2)/SE over {len(PRACTICAL)} attacks × {p['n'].nunique()} sample sizes",
+                       f"≤ {Z_AGREE:g}", paper=_paper(study)), round(float(z[i]), 3), bool(z[i] <= Z_AGREE),
+                  kind="theory-check", tolerance=f"{Z_AGREE:g} bootstrap SE, one-sided",
+                  note=f"at n = {p['n'].iloc[i]}, {p['attack'].iloc[i]}")]
 
 
 def gap_table(study: AttackStudy) -> pd.DataFrame:
@@ -128,26 +128,24 @@ def gap_rows(study: AttackStudy) -> list[Row]:
     glob = PRACTICAL[0]
     per = max(PRACTICAL[1:], key=lambda a: means[a])
     used = ", ".join(map(str, _resolved(t)))
-    out = [claim(_where(study, "Theorem 3.1 (which attack closes the gap)"),
-                 f"fraction of the gap closed, pooled over n = {used}: best per-example attack ({per}) against "
-                 "the global loss threshold",
-                 f"> {means[glob]:.3f} (global threshold)", round(means[per], 4), bool(means[per] > means[glob]),
-                 kind="theory-check", tolerance="strictly greater",
-                 note="ours; pooled fractions: " + ", ".join(f"{a}: {v:.3f}" for a, v in means.items()),
-                 paper=_paper(study))]
+    out = [claim(Item(_where(study, "Theorem 3.1 (which attack closes the gap)"),
+                      f"fraction of the gap closed, pooled over n = {used}: best per-example attack ({per}) against "
+                      "the global loss threshold", f"> {means[glob]:.3f} (global threshold)", paper=_paper(study)),
+                 round(means[per], 4), bool(means[per] > means[glob]), kind="theory-check",
+                 tolerance="strictly greater",
+                 note="ours; pooled fractions: " + ", ".join(f"{a}: {v:.3f}" for a, v in means.items()))]
     nmax = int(max(_resolved(t)))
     r = t[(t["n"] == nmax) & (t["attack"] == best)].iloc[0]
     se = float((r["accuracy_hi"] - r["accuracy_lo"]) / (2 * _Z95))
     z = (r["limit"] - r["accuracy"]) / max(se, 1e-12)
     chance_z = (r["limit"] - 0.5) / max(se, 1e-12)
-    out.append(claim(_where(study, "Theorem 3.1 (the best attack at the largest resolved n)"),
-                     f"(½ + Δ_n/2 − accuracy)/SE of {best} at n = {nmax}", f"≤ {Z_AGREE:g}", round(float(z), 3),
-                     bool(z <= Z_AGREE), kind="theory-check", tolerance=f"{Z_AGREE:g} bootstrap SE",
+    out.append(claim(Item(_where(study, "Theorem 3.1 (the best attack at the largest resolved n)"),
+                          f"(½ + Δ_n/2 − accuracy)/SE of {best} at n = {nmax}", f"≤ {Z_AGREE:g}", paper=_paper(study)),
+                     round(float(z), 3), bool(z <= Z_AGREE), kind="theory-check", tolerance=f"{Z_AGREE:g} bootstrap SE",
                      note=f"accuracy {r['accuracy']:.4f} [{r['accuracy_lo']:.4f}, {r['accuracy_hi']:.4f}], limit "
                           f"{r['limit']:.4f}; chance (½) is {chance_z:.1f} SE below the limit"
                           + (" — within the tolerance too: the limit is below this run's resolution"
-                             if chance_z <= Z_AGREE else ""),
-                     paper=_paper(study)))
+                             if chance_z <= Z_AGREE else "")))
     return out
 
 
@@ -163,7 +161,7 @@ def rate_rows(study: AttackStudy) -> list[Row]:
     where = _where(study, "Theorem 5.4 / Corollary 5.4.1 (rate)" if emp else "Theorem 3.1 of paper 001 (rate)")
     q = (f"slope of log(advantage) of {best} against {'log n' if emp else 'n'}, vs the exact Δ_n's")
     if len(b) < 3:
-        return [not_comparable(where, q, "exact slope", None, kind="theory-check", paper="003" if emp else "001",
+        return [not_comparable(Item(where, q, "exact slope", paper="003" if emp else "001"), None, kind="theory-check",
                                reason="fewer than three sample sizes where Δ_n/2 is resolved and the advantage is > 0")]
     adv = 2 * b["accuracy"].to_numpy() - 1
     x = b["n"].to_numpy(dtype=float)
@@ -177,10 +175,9 @@ def rate_rows(study: AttackStudy) -> list[Row]:
     exact_slope = float(np.sum(w * (x - xb) * (d - np.sum(w * d) / w.sum())) / np.sum(w * (x - xb) ** 2))
     rate = ("Corollary 5.4.1: −1/2 as n → ∞" if emp else
             f"Theorem 3.1 of paper 001: −C_P^1 = {-study.toy.chernoff_rate():.4f} as n → ∞")
-    return [close(where, q, exact_slope, slope, kind="theory-check", atol=Z_AGREE * se,
+    return [close(Item(where, q, exact_slope, paper="003" if emp else "001"), slope, kind="theory-check", atol=Z_AGREE * se,
                   note=f"ours; slope {slope:.4f} ± {se:.4f} (1 SE) over n = {', '.join(map(str, b['n']))}; "
-                       f"exact Δ_n slope {exact_slope:.4f}; {rate}",
-                  paper="003" if emp else "001")]
+                       f"exact Δ_n slope {exact_slope:.4f}; {rate}")]
 
 
 def bound_rows(study: AttackStudy) -> list[Row]:
@@ -192,11 +189,11 @@ def bound_rows(study: AttackStudy) -> list[Row]:
         where, what = "Corollary 5.4.1 (upper bound)", "C(P)/(2√n)"
     else:
         where, what = "Theorem 3.1 of paper 001 (Chernoff bound)", "min(1, 2 Σ_k exp(−n C_k))"
-    return [claim(_where(study, where), f"largest Δ_n / ({what}) over n = {', '.join(map(str, o['n']))}", "≤ 1",
-                  round(ratio, 4), ratio <= 1 + 1e-12, kind="theory-check", tolerance="exact",
+    return [claim(Item(_where(study, where), f"largest Δ_n / ({what}) over n = {', '.join(map(str, o['n']))}", "≤ 1",
+                       paper="001" if study.toy.kind == "erm" else "003"), round(ratio, 4), ratio <= 1 + 1e-12,
+                  kind="theory-check", tolerance="exact",
                   note="Δ_n exact (qlib.mia); " + ", ".join(f"n={n}: {d:.3g} ≤ {bd:.3g}"
-                                                          for n, d, bd in zip(o["n"], o["delta"], o["bound"])),
-                  paper="001" if study.toy.kind == "erm" else "003")]
+                                                          for n, d, bd in zip(o["n"], o["delta"], o["bound"])))]
 
 
 def metrics_table(study: AttackStudy) -> pd.DataFrame:

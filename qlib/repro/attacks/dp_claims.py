@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from qlib.repro.ledger import Row, claim
+from qlib.repro.ledger import Item, Row, claim
 
 from .dp_audit import AUDIT_FPRS, DPAudit
 
@@ -52,14 +52,13 @@ def bound_rows(audit: DPAudit) -> list[Row]:
     pct = f"{100 * audit.level:g} %"
     out = []
     for _, r in t.iterrows():
-        out.append(claim(f"(ε, δ) region: {r['method']} at {_budget(r)}, {r['canary']} canary",
-                         f"ε_lo proved by the attack ({pct} Clopper–Pearson, {audit.correction} over thresholds), "
-                         f"{audit.runs} runs per side, against the budget ε of {_whose(r)}",
-                         f"≤ {r['eps']:g}", round(float(r["eps_lo"]), 4), bool(r["excess"] <= 0), kind="theory-check",
+        out.append(claim(Item(f"(ε, δ) region: {r['method']} at {_budget(r)}, {r['canary']} canary",
+                              f"ε_lo proved by the attack ({pct} Clopper–Pearson, {audit.correction} over thresholds), "
+                              f"{audit.runs} runs per side, against the budget ε of {_whose(r)}", f"≤ {r['eps']:g}",
+                              paper="004"), round(float(r["eps_lo"]), 4), bool(r["excess"] <= 0), kind="theory-check",
                          tolerance=f"ε_lo ≤ ε (the {pct} box inside the region)",
                          note=f"largest TPR_lo − bound(FPR_hi) over thresholds {r['excess']:+.4f}; AUC {r['auc']:.3f}; "
-                              f"TPR at 1 % FPR {r['tpr@0.01']:.4f}",
-                         paper="004"))
+                              f"TPR at 1 % FPR {r['tpr@0.01']:.4f}"))
     return out
 
 
@@ -77,12 +76,11 @@ def gap_rows(audit: DPAudit) -> list[Row]:
             f"{row['canary']} at ε = {row['eps']:g}: ε_lo = {row['eps_lo']:.3f}"
             + (f" (ε̂ = {row['eps_hat']:.3g}, TP {row['tp']}/{row['runs']}, FP {row['fp']}/{row['runs']})"
                if row["eps_lo"] > 0 else "") for _, row in d.iterrows())
-        out.append(claim(f"audit gap: {r['method']}",
-                         f"largest ε_lo / ε over ε ∈ {{{', '.join(f'{e:g}' for e in d['eps'].unique())}}} and the "
-                         f"canaries ({at}); ε of {_whose(r)}",
-                         f"< {GAP_FRACTION:g}", round(float(ratio[i]), 4), bool(ratio[i] < GAP_FRACTION),
-                         kind="theory-check", tolerance=f"< {GAP_FRACTION:g} (our hypothesis, fixed before the runs)",
-                         note=note, paper="004"))
+        out.append(claim(Item(f"audit gap: {r['method']}",
+                              f"largest ε_lo / ε over ε ∈ {{{', '.join(f'{e:g}' for e in d['eps'].unique())}}} and the "
+                              f"canaries ({at}); ε of {_whose(r)}", f"< {GAP_FRACTION:g}", paper="004"),
+                         round(float(ratio[i]), 4), bool(ratio[i] < GAP_FRACTION), kind="theory-check",
+                         tolerance=f"< {GAP_FRACTION:g} (our hypothesis, fixed before the runs)", note=note))
     return out
 
 

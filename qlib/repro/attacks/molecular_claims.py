@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from qlib.repro.ledger import Row, claim
+from qlib.repro.ledger import Item, Row, claim
 from qlib.validation import check_int, check_seed
 
 from .molecular import LOW_FPR, MolecularAnalysis, MolecularAttackConfig, MolecularAttackStudy
@@ -74,12 +74,12 @@ def chance_rows(analysis: MolecularAnalysis) -> list[Row]:
     a = _check(analysis)
     out = []
     for _, r in a.per_quantizer[a.per_quantizer["quantizer"] == "identity"].iterrows():
-        out.append(claim(f"§5.2 (molecular MLPs), {r['task']}",
-                         "strongest attack's TPR at 1 % FPR on the unquantized model [95 % bootstrap interval]",
-                         "interval above 0.01 (chance: TPR = FPR)",
+        out.append(claim(Item(f"§5.2 (molecular MLPs), {r['task']}",
+                              "strongest attack's TPR at 1 % FPR on the unquantized model [95 % bootstrap interval]",
+                              "interval above 0.01 (chance: TPR = FPR)", paper=_PAPER),
                          f"{_iv(r['tpr@0.01'], r['tpr@0.01_lo'], r['tpr@0.01_hi'])} ({r['strongest']})",
                          bool(r["tpr@0.01_lo"] > LOW_FPR[0]), kind="theory-check",
-                         tolerance="95 % bootstrap interval above 0.01", note=f"ours; {_models(a)}", paper=_PAPER))
+                         tolerance="95 % bootstrap interval above 0.01", note=f"ours; {_models(a)}"))
     return out
 
 
@@ -88,13 +88,13 @@ def quantization_rows(analysis: MolecularAnalysis) -> list[Row]:
     a = _check(analysis)
     out = []
     for _, t in a.per_task.iterrows():
-        out.append(claim(f"§3 (data processing: quantization cannot raise Δ_n), {t['task']}",
-                         "TPR at 1 % FPR, unquantized − quantized, mean over quantizers [paired 95 % bootstrap interval]",
-                         "interval above 0 (no effect of quantization)",
-                         _iv(t["mean_drop"], t["mean_drop_lo"], t["mean_drop_hi"], 4),
-                         bool(t["mean_drop_lo"] > 0), kind="theory-check", tolerance="95 % bootstrap interval above 0",
+        out.append(claim(Item(f"§3 (data processing: quantization cannot raise Δ_n), {t['task']}",
+                              "TPR at 1 % FPR, unquantized − quantized, mean over quantizers [paired 95 % bootstrap interval]",
+                              "interval above 0 (no effect of quantization)", paper=_PAPER),
+                         _iv(t["mean_drop"], t["mean_drop_lo"], t["mean_drop_hi"], 4), bool(t["mean_drop_lo"] > 0),
+                         kind="theory-check", tolerance="95 % bootstrap interval above 0",
                          note=f"ours; {t['drops_above_0']} of {t['quantizers']} quantizers' own intervals above 0; "
-                              "an inequality for the best attack, tested on the practical ones", paper=_PAPER))
+                              "an inequality for the best attack, tested on the practical ones"))
     return out
 
 
@@ -103,21 +103,21 @@ def rank_rows(analysis: MolecularAnalysis) -> list[Row]:
     test) and per task (bootstrap interval)."""
     a = _check(analysis)
     p = a.pooled
-    rows = [claim("§5.2 (r_Q^n ranks the quantizers), molecular tasks",
-                  f"mean Spearman ρ between r_Q^n and the strongest attack's −TPR at 1 % FPR over {p['tasks']} task(s), "
-                  f"{p['quantizers']} quantizers [95 % bootstrap interval]",
-                  f"ρ > permutation critical value {p['crit']:+.3f}",
+    rows = [claim(Item("§5.2 (r_Q^n ranks the quantizers), molecular tasks",
+                       f"mean Spearman ρ between r_Q^n and the strongest attack's −TPR at 1 % FPR over {p['tasks']} task(s), "
+                       f"{p['quantizers']} quantizers [95 % bootstrap interval]",
+                       f"ρ > permutation critical value {p['crit']:+.3f}", paper=_PAPER),
                   f"{p['rho']:+.3f} [{p['rho_lo']:+.3f}, {p['rho_hi']:+.3f}], p = {p['p']:.3g}",
                   bool(np.isfinite(p["rho"]) and np.isfinite(p["crit"]) and p["rho"] > p["crit"]), kind="theory-check",
                   tolerance=f"one-sided permutation test of ρ = 0 at {a.settings['alpha']:g} ({a.settings['draws']} draws)",
-                  note=f"ours; {_models(a)}", paper=_PAPER)]
+                  note=f"ours; {_models(a)}")]
     for _, t in a.per_task.iterrows():
-        rows.append(claim(f"§5.2 (r_Q^n ranks the quantizers), {t['task']}",
-                          "Spearman ρ between r_Q^n and the strongest attack's −TPR at 1 % FPR [95 % bootstrap interval]",
-                          "interval above ρ = 0", _iv(t["rho"], t["rho_lo"], t["rho_hi"]),
+        rows.append(claim(Item(f"§5.2 (r_Q^n ranks the quantizers), {t['task']}",
+                               "Spearman ρ between r_Q^n and the strongest attack's −TPR at 1 % FPR [95 % bootstrap interval]",
+                               "interval above ρ = 0", paper=_PAPER), _iv(t["rho"], t["rho_lo"], t["rho_hi"]),
                           bool(np.isfinite(t["rho_lo"]) and t["rho_lo"] > 0), kind="theory-check",
                           tolerance="95 % bootstrap interval above 0",
-                          note=f"ours; {t['quantizers_ranked']} quantizers with a defined r_Q^n", paper=_PAPER))
+                          note=f"ours; {t['quantizers_ranked']} quantizers with a defined r_Q^n"))
     return rows
 
 
@@ -153,12 +153,12 @@ def exposure_rows(analysis: MolecularAnalysis, study: MolecularAttackStudy) -> l
     for task in a.per_task["task"]:
         q = most_private(a, task)
         rho, p = exposure_rho(a, study, task, q)
-        out.append(claim(f"§5.2 (molecular MLPs), {task}",
-                         f"Spearman ρ over molecules between per-molecule TPR at 1 % FPR, unquantized vs {q} "
-                         "(the largest r_Q^n)", f"one-sided p < {EXPOSURE_ALPHA:g} (ρ = 0: exposure reshuffled)",
-                         f"ρ = {rho:+.3f}, p = {p:.3g}", bool(np.isfinite(p) and p < EXPOSURE_ALPHA and rho > 0),
-                         kind="theory-check", tolerance=f"one-sided Spearman test at {EXPOSURE_ALPHA:g}",
-                         note="ours; molecules of the pool", paper=_PAPER))
+        out.append(claim(Item(f"§5.2 (molecular MLPs), {task}",
+                              f"Spearman ρ over molecules between per-molecule TPR at 1 % FPR, unquantized vs {q} "
+                              "(the largest r_Q^n)", f"one-sided p < {EXPOSURE_ALPHA:g} (ρ = 0: exposure reshuffled)",
+                              paper=_PAPER), f"ρ = {rho:+.3f}, p = {p:.3g}",
+                         bool(np.isfinite(p) and p < EXPOSURE_ALPHA and rho > 0), kind="theory-check",
+                         tolerance=f"one-sided Spearman test at {EXPOSURE_ALPHA:g}", note="ours; molecules of the pool"))
     return out
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from qlib.repro.ledger import Row, claim
+from qlib.repro.ledger import Item, Row, claim
 from qlib.validation import check_int, check_seed
 
 from .paper import LIRA_SHADOWS, SYNTHETIC_SETTINGS
@@ -70,12 +70,12 @@ def _rank_row(a: SyntheticAnalysis, which: str) -> Row:
     crit = critical_rho(a, which)
     who = "the strongest practical attack" if which == "attack" else "the discriminator estimate (§4.2)"
     interval = f" [{p['rho_lo']:+.3f}, {p['rho_hi']:+.3f}]" if which == "attack" else ""
-    return claim("§5.1 (r_Q^n ranks the quantizers)" + ("" if which == "attack" else ", discriminator"),
-                 f"mean Spearman ρ between r_Q^n and {who}'s 1 − advantage over {_sizes(a)}",
-                 f"ρ > permutation critical value {crit:+.3f}", f"{rho:+.3f}{interval}, p = {pv:.3g}",
-                 bool(np.isfinite(rho) and rho > crit), kind="theory-check",
+    return claim(Item("§5.1 (r_Q^n ranks the quantizers)" + ("" if which == "attack" else ", discriminator"),
+                      f"mean Spearman ρ between r_Q^n and {who}'s 1 − advantage over {_sizes(a)}",
+                      f"ρ > permutation critical value {crit:+.3f}", paper=_PAPER),
+                 f"{rho:+.3f}{interval}, p = {pv:.3g}", bool(np.isfinite(rho) and rho > crit), kind="theory-check",
                  tolerance=f"one-sided permutation test of ρ = 0 at {a.settings['alpha']:g} ({a.settings['draws']} draws)",
-                 note=f"ours; {a.settings['reps']} bootstrap resamples, 95 % interval", paper=_PAPER)
+                 note=f"ours; {a.settings['reps']} bootstrap resamples, 95 % interval")
 
 
 def rank_agreement_rows(analysis: SyntheticAnalysis) -> list[Row]:
@@ -90,12 +90,12 @@ def law_rank_rows(analysis: SyntheticAnalysis) -> list[Row]:
     out = []
     for _, r in a.per_law.iterrows():
         seeds = ", ".join(f"{v:+.2f}" for v in r["rho_seeds"])
-        out.append(claim(f"§5.1 (r_Q^n ranks the quantizers), {r['law']}",
-                         "Spearman ρ between r_Q^n and the strongest attack's 1 − advantage, mean over seeds "
-                         "[95 % bootstrap interval]", "interval above ρ = 0",
+        out.append(claim(Item(f"§5.1 (r_Q^n ranks the quantizers), {r['law']}",
+                              "Spearman ρ between r_Q^n and the strongest attack's 1 − advantage, mean over seeds "
+                              "[95 % bootstrap interval]", "interval above ρ = 0", paper=_PAPER),
                          f"{r['rho']:+.3f} [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}]",
                          bool(np.isfinite(r["rho_lo"]) and r["rho_lo"] > 0), kind="theory-check",
-                         tolerance="95 % bootstrap interval above 0", note=f"ours; per seed: {seeds}", paper=_PAPER))
+                         tolerance="95 % bootstrap interval above 0", note=f"ours; per seed: {seeds}"))
     return out
 
 
@@ -106,13 +106,12 @@ def discriminator_rows(analysis: SyntheticAnalysis) -> list[Row]:
     p = a.pooled
     if not np.isfinite(p["rho_disc"]):
         return []
-    gap = claim("§4.2 (the discriminator estimate) against practical attacks",
-                "strongest practical attack's advantage − the discriminator's, mean over laws, seeds and models "
-                "[95 % bootstrap interval]", "interval above 0 (no difference)",
+    gap = claim(Item("§4.2 (the discriminator estimate) against practical attacks",
+                     "strongest practical attack's advantage − the discriminator's, mean over laws, seeds and models "
+                     "[95 % bootstrap interval]", "interval above 0 (no difference)", paper=_PAPER),
                 f"{p['vs_disc']:+.4f} [{p['vs_disc_lo']:+.4f}, {p['vs_disc_hi']:+.4f}]",
                 bool(np.isfinite(p["vs_disc_lo"]) and p["vs_disc_lo"] > 0), kind="theory-check",
-                tolerance="95 % bootstrap interval above 0", note="ours; the discriminator's own spread not added",
-                paper=_PAPER)
+                tolerance="95 % bootstrap interval above 0", note="ours; the discriminator's own spread not added")
     return [_rank_row(a, "discriminator"), gap]
 
 
@@ -121,13 +120,14 @@ def quantization_rows(analysis: SyntheticAnalysis) -> list[Row]:
     docstring): one row."""
     a = _check(analysis)
     p = a.pooled
-    return [claim("§3 (data processing: quantization cannot raise Δ_n)",
-                  "strongest attack's advantage on the unquantized model − on the quantized ones, mean over laws, "
-                  "seeds and quantizers [95 % bootstrap interval]", "interval above 0 (no effect of quantization)",
+    return [claim(Item("§3 (data processing: quantization cannot raise Δ_n)",
+                       "strongest attack's advantage on the unquantized model − on the quantized ones, mean over laws, "
+                       "seeds and quantizers [95 % bootstrap interval]", "interval above 0 (no effect of quantization)",
+                       paper=_PAPER),
                   f"{p['identity_gap']:+.4f} [{p['identity_gap_lo']:+.4f}, {p['identity_gap_hi']:+.4f}]",
                   bool(np.isfinite(p["identity_gap_lo"]) and p["identity_gap_lo"] > 0), kind="theory-check",
                   tolerance="95 % bootstrap interval above 0",
-                  note="ours; an inequality for the best attack, tested on the practical ones", paper=_PAPER)]
+                  note="ours; an inequality for the best attack, tested on the practical ones")]
 
 
 def _iv(v, lo, hi, digits=3) -> str:

@@ -26,9 +26,9 @@ def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
     wins = [b for b, best, _ in res if best == "EDEN"]
     ours = f"EDEN closest at {len(wins)}/{len(res)} budgets" + (
         "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
-    out = [ledger.claim("Figure 10 / App. I.3", "EDEN closest to the uncompressed model at every budget",
-                        "EDEN closest at every b", ours, len(wins) == len(res), tolerance="strictly closest",
-                        null="EDEN tied with the best other method", null_fails=True, note=note)]
+    out = [ledger.claim(ledger.Item("Figure 10 / App. I.3", "EDEN closest to the uncompressed model at every budget", "EDEN closest at every b"),
+                        ours, len(wins) == len(res), tolerance="strictly closest",
+                        null=ledger.Null("EDEN tied with the best other method", fails=True), note=note)]
     if "bits_sent_per_coord" in df.columns:
         eden = df[df["method"] == "EDEN"]
         others = df[df["method"] != "EDEN"]
@@ -40,8 +40,9 @@ def figure10_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
             else:
                 unpaired += int(not len(cand))
                 lost.append(f"{p['method']} b={p['bits']:g}")
-        out.append(ledger.claim("Figure 10 (ablation, ours)", "an EDEN run with no more bits sent is closer than every "
-                                "other run", "not a claim of the paper",
+        out.append(ledger.claim(ledger.Item("Figure 10 (ablation, ours)",
+                                            "an EDEN run with no more bits sent is closer than every "
+                                            "other run", "not a claim of the paper"),
                                 f"closer than {beaten}/{len(others)} other runs"
                                 + (f" (not: {', '.join(lost)})" if lost else ""), not lost, kind="theory-check",
                                 tolerance="every other run",
@@ -94,9 +95,9 @@ def figure12_rows(df: pd.DataFrame, note: str = "") -> list[ledger.Row]:
         wins = [b for b, best, _ in res if best == "EDEN"]
         ours = f"EDEN lowest at {len(wins)}/{len(res)} budgets" + (
             "" if len(wins) == len(res) else f" (not at b = {', '.join(f'{b:g}' for b, best, _ in res if best != 'EDEN')})")
-        out.append(ledger.claim(f"Figure 12 / App. I.5 ({ds})", "EDEN lowest eigenvector error at every b",
-                                "EDEN lowest at every b", ours, len(wins) == len(res), tolerance="strictly lowest",
-                                null="EDEN tied with the best other method", null_fails=True, note=note))
+        out.append(ledger.claim(ledger.Item(f"Figure 12 / App. I.5 ({ds})", "EDEN lowest eigenvector error at every b", "EDEN lowest at every b"),
+                                ours, len(wins) == len(res), tolerance="strictly lowest",
+                                null=ledger.Null("EDEN tied with the best other method", fails=True), note=note))
     return out
 
 

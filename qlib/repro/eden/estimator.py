@@ -12,7 +12,7 @@ from scipy import stats
 
 from ... import eden_theory
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
-from ..ledger import Row, check, claim, close, missing, not_comparable
+from ..ledger import Item, Null, Row, check, claim, close, missing, not_comparable
 from . import paper
 from ._args import check_budgets, check_methods
 from .sweeps import MAX_LOGD, TIMING_TRIALS, vnmse_sweep
@@ -69,43 +69,51 @@ def worked_example_rows() -> list[Row]:
     nb = "the same quantity at the neighbouring bit width"
     c9 = eden_theory.quantizer_stats(eden_theory.codebook(1)[1])["E_Q2"]
     return [
-        close("§3 Example 1", "Lloyd–Max 1-bit centroid √(2/π)", e1["centroid"], c1[-1], atol=5e-6, basis=PRINTED,
-              null=c2[-1], null_label="b = 2 largest centroid", note=f"tolerance: printed precision; null: {nb}"),
-        close("§3 Example 1", "vNMSE limit b = 1 (= DRIVE)", e1["vnmse"], v1, atol=5e-4, basis=PRINTED, null=v2, null_label="b = 2"),
-        close("§3 Example 2", "𝓘_2 threshold", e2["threshold"], t2[2], atol=5e-5, basis=PRINTED, null=0.0, null_label="b = 1 threshold"),
-        close("§3 Example 2", "𝓘_2 inner centroid", e2["inner"], c2[2], atol=5e-6, basis=PRINTED, null=c1[-1], null_label="b = 1 centroid"),
-        close("§3 Example 2", "𝓘_2 outer centroid", e2["outer"], c2[3], atol=5e-6, basis=PRINTED, null=c1[-1], null_label="b = 1 centroid"),
-        close("§3 Example 2", "Pr[0 ≤ z ≤ 0.9816]", e2["prob_inner"], s2["probs"][2], atol=5e-6, basis=PRINTED, null=0.5,
-              null_label="b = 1 cell"),
-        close("§3 Example 2", "E[Q_𝓘2(z)²]", e2["E_Q2"], s2["E_Q2"], atol=5e-6, basis=PRINTED, null=c9, null_label="b = 1 (2/π)",
-              note=f"the paper's own numbers give {own:.5f}; see the erratum row"),
-        claim("§3 Example 2", "printed E[Q²] = 2·0.33685·0.45278² + 2·0.16315·1.51042²", e2["E_Q2"], round(own, 5),
+        close(Item("§3 Example 1", "Lloyd–Max 1-bit centroid √(2/π)", e1["centroid"]), c1[-1], atol=5e-6, basis=PRINTED,
+              null=Null(c2[-1], label="b = 2 largest centroid"), note=f"tolerance: printed precision; null: {nb}"),
+        close(Item("§3 Example 1", "vNMSE limit b = 1 (= DRIVE)", e1["vnmse"]), v1, atol=5e-4, basis=PRINTED,
+              null=Null(v2, label="b = 2")),
+        close(Item("§3 Example 2", "𝓘_2 threshold", e2["threshold"]), t2[2], atol=5e-5, basis=PRINTED,
+              null=Null(0.0, label="b = 1 threshold")),
+        close(Item("§3 Example 2", "𝓘_2 inner centroid", e2["inner"]), c2[2], atol=5e-6, basis=PRINTED,
+              null=Null(c1[-1], label="b = 1 centroid")),
+        close(Item("§3 Example 2", "𝓘_2 outer centroid", e2["outer"]), c2[3], atol=5e-6, basis=PRINTED,
+              null=Null(c1[-1], label="b = 1 centroid")),
+        close(Item("§3 Example 2", "Pr[0 ≤ z ≤ 0.9816]", e2["prob_inner"]), s2["probs"][2], atol=5e-6, basis=PRINTED,
+              null=Null(0.5, label="b = 1 cell")),
+        close(Item("§3 Example 2", "E[Q_𝓘2(z)²]", e2["E_Q2"]), s2["E_Q2"], atol=5e-6, basis=PRINTED,
+              null=Null(c9, label="b = 1 (2/π)"), note=f"the paper's own numbers give {own:.5f}; see the erratum row"),
+        claim(Item("§3 Example 2", "printed E[Q²] = 2·0.33685·0.45278² + 2·0.16315·1.51042²", e2["E_Q2"]), round(own, 5),
               abs(own - e2["E_Q2"]) > 5e-6, kind="erratum", tolerance="rounding ±5e-6",
               note="the printed 0.88228 is not the sum of its own printed terms"),
-        close("§3 Example 2", "vNMSE limit b = 2", e2["vnmse"], v2, atol=5e-4, basis=PRINTED, null=v1, null_label="b = 1",
-              note=f"{v2:.4f} exactly; the printed value inherits the E[Q²] slip"),
-        check("§3 Example 2", "b = 2 more than 4× better than b = 1", f"> {e2['gain_over_b1']:g}", v1 / v2,
-              lambda g: bool(g > e2["gain_over_b1"]), null=1.0, null_shown="no gain: ×1"),
-        close("§4.1", "vNMSE limit b = 1.5, shared-coin mixture", s41["mixture_1.5"], eden_theory.limit_vnmse(1.5), atol=5e-4, basis=PRINTED,
-              null=(v1 + v2) / 2, null_label="half 𝓘_1 / half 𝓘_2"),
-        close("§4.1", "vNMSE b = 1.5, half 𝓘_1 / half 𝓘_2", s41["halves_1.5"], (v1 + v2) / 2, atol=5e-4, basis=PRINTED,
-              null=eden_theory.limit_vnmse(1.5), null_label="shared-coin mixture"),
+        close(Item("§3 Example 2", "vNMSE limit b = 2", e2["vnmse"]), v2, atol=5e-4, basis=PRINTED,
+              null=Null(v1, label="b = 1"), note=f"{v2:.4f} exactly; the printed value inherits the E[Q²] slip"),
+        check(Item("§3 Example 2", "b = 2 more than 4× better than b = 1", f"> {e2['gain_over_b1']:g}"), v1 / v2,
+              lambda g: bool(g > e2["gain_over_b1"]), null=Null(1.0, shown="no gain: ×1")),
+        close(Item("§4.1", "vNMSE limit b = 1.5, shared-coin mixture", s41["mixture_1.5"]), eden_theory.limit_vnmse(1.5),
+              atol=5e-4, basis=PRINTED, null=Null((v1 + v2) / 2, label="half 𝓘_1 / half 𝓘_2")),
+        close(Item("§4.1", "vNMSE b = 1.5, half 𝓘_1 / half 𝓘_2", s41["halves_1.5"]), (v1 + v2) / 2, atol=5e-4, basis=PRINTED,
+              null=Null(eden_theory.limit_vnmse(1.5), label="shared-coin mixture")),
         _corollary42_row(s41["subbit_0.1"], eden_theory.limit_vnmse(0.1), p=0.1),
-        close("§4.3", "entropy of 𝓘_2 (bits)", s43["entropy_I2"], s2["entropy"], atol=5e-3, basis=PRINTED, null=2.0,
-              null_label="no entropy gain: b"),
-        close("§4.3", "entropy of 9-value Lloyd–Max (bits)", s43["entropy_lm9"], s9["entropy"], atol=5e-3, basis=PRINTED,
-              null=float(np.log2(9)), null_label="uniform over 9 values"),
-        close("§4.3", "9 values vs 𝓘_3: vNMSE reduction (%)", s43["lm9_vs_I3_pct"],
-              100 * (1 - s9["vnmse_limit"] / v3), atol=1, basis="±1 pp on a percentage the text rounds to an integer", note="paper: 'nearly 20%'", null=0.0, null_label="no reduction"),
-        close("§4.3", "vNMSE of 𝓘_3 without entropy coding", s43["vnmse_I3"], v3, rtol=1e-3, basis="ours: 0.1 %, finer than any effect compared",
-              note=f"exact Lloyd–Max: {v3:.6f}", null=v2, null_label="b = 2"),
-        close("§4.3", "Δ_3", s43["delta3"], d3, atol=5e-5, basis=PRINTED, null=eden_theory.ee_delta(2), null_label="Δ_2"),
-        close("§4.3", "vNMSE of 𝓘_Δ3", s43["vnmse_ee3"], v_ee3, rtol=1e-3, basis="ours: 0.1 %, finer than any effect compared", null=v3, null_label="no entropy coding (𝓘_3)"),
-        close("§4.3", "𝓘_Δ3 vs 9-value LM + EE: improvement (%)", s43["ee3_vs_lm9_pct"],
-              100 * (1 - v_ee3 / s9["vnmse_limit"]), atol=1, basis="±1 pp on a percentage the text rounds to an integer", null=0.0, null_label="no improvement"),
-        close("§4.3", "𝓘_Δ3 vs 8-value LM: improvement (%)", s43["ee3_vs_I3_pct"], 100 * (1 - v_ee3 / v3), atol=1, basis="±1 pp on a percentage the text rounds to an integer",
-              null=0.0, null_label="no improvement"),
-        not_comparable("§4.3", "ECVQ best vNMSE at b = 3", s43["ecvq_b3"],
+        close(Item("§4.3", "entropy of 𝓘_2 (bits)", s43["entropy_I2"]), s2["entropy"], atol=5e-3, basis=PRINTED,
+              null=Null(2.0, label="no entropy gain: b")),
+        close(Item("§4.3", "entropy of 9-value Lloyd–Max (bits)", s43["entropy_lm9"]), s9["entropy"], atol=5e-3, basis=PRINTED,
+              null=Null(float(np.log2(9)), label="uniform over 9 values")),
+        close(Item("§4.3", "9 values vs 𝓘_3: vNMSE reduction (%)", s43["lm9_vs_I3_pct"]), 100 * (1 - s9["vnmse_limit"] / v3),
+              atol=1, basis="±1 pp on a percentage the text rounds to an integer", note="paper: 'nearly 20%'",
+              null=Null(0.0, label="no reduction")),
+        close(Item("§4.3", "vNMSE of 𝓘_3 without entropy coding", s43["vnmse_I3"]), v3, rtol=1e-3,
+              basis="ours: 0.1 %, finer than any effect compared", note=f"exact Lloyd–Max: {v3:.6f}",
+              null=Null(v2, label="b = 2")),
+        close(Item("§4.3", "Δ_3", s43["delta3"]), d3, atol=5e-5, basis=PRINTED, null=Null(eden_theory.ee_delta(2), label="Δ_2")),
+        close(Item("§4.3", "vNMSE of 𝓘_Δ3", s43["vnmse_ee3"]), v_ee3, rtol=1e-3,
+              basis="ours: 0.1 %, finer than any effect compared", null=Null(v3, label="no entropy coding (𝓘_3)")),
+        close(Item("§4.3", "𝓘_Δ3 vs 9-value LM + EE: improvement (%)", s43["ee3_vs_lm9_pct"]),
+              100 * (1 - v_ee3 / s9["vnmse_limit"]), atol=1,
+              basis="±1 pp on a percentage the text rounds to an integer", null=Null(0.0, label="no improvement")),
+        close(Item("§4.3", "𝓘_Δ3 vs 8-value LM: improvement (%)", s43["ee3_vs_I3_pct"]), 100 * (1 - v_ee3 / v3), atol=1,
+              basis="±1 pp on a percentage the text rounds to an integer", null=Null(0.0, label="no improvement")),
+        not_comparable(Item("§4.3", "ECVQ best vNMSE at b = 3", s43["ecvq_b3"]),
                        reason="the paper does not give the ECVQ parameters it scanned; not re-run"),
     ]
 
@@ -124,10 +132,9 @@ def _corollary42_row(printed: float, ours: float, *, p: float) -> Row:
     1/p − 1 (the sub-bit scheme without its 1-bit quantizer)."""
     text = f"{printed:g}"
     null = 1 / p - 1
-    return check("§4.1 (Corollary 4.2)", f"vNMSE limit b = {p:g}", text, ours,
-                 lambda v: _printed_matches(text, float(v)), null=null,
-                 null_shown=f"unquantized share: 1/p − 1 = {null:g}",
-                 kind="paper-number", tolerance=f"the printed digits of {text} (printed precision: rounding or truncation)",
+    return check(Item("§4.1 (Corollary 4.2)", f"vNMSE limit b = {p:g}", text), ours, lambda v: _printed_matches(text, float(v)),
+                 null=Null(null, shown=f"unquantized share: 1/p − 1 = {null:g}"), kind="paper-number",
+                 tolerance=f"the printed digits of {text} (printed precision: rounding or truncation)",
                  note=f"π/(2p) − 1 = {ours:.5f}; the paper truncates")
 
 
@@ -154,16 +161,16 @@ def lemma_rows(bits=range(1, 9), ee_bits=(1.0, 2.0, 3.0, 4.0)) -> list[Row]:
     k6, k7 = max(d6, key=d6.get), min(d7, key=d7.get)
     why = ("a step of the proof of Theorem 2.3 whose constants (α, β, M_1, M_2) the paper leaves symbolic; "
            "the book checks the theorem's conclusion (Corollary 2.4, Figures 2 and 6) instead")
-    rows = [missing(f"App. D.2, Lemma D.{i}", what, reason=why) for i, what in (
+    rows = [missing(Item(f"App. D.2, Lemma D.{i}", what), reason=why) for i, what in (
         (1, "sup_Z d‖Q(Z̃)‖²/⟨Z̃, Q(Z̃)⟩² ≤ d²"), (2, "P(A^c) ≤ 2e^{−α²d/8}"), (3, "P(A ∩ B^c) ≤ e^{−α²M(𝓘)d}"),
         (4, "lower bounds on E⟨Z/√(1+α), Q(·)⟩ and E‖Q(Z/√(1+α))‖²"), (5, "upper bound on E‖Q(Z/√(1−α))‖²"))]
-    rows.append(check("App. D.2, Lemma D.6", f"max E[(z·Q(z))²] over {len(qs)} quantizers ({k6})",
-                      f"≤ {paper.LEMMA_D6_BOUND:g}", d6[k6], lambda v: bool(v <= paper.LEMMA_D6_BOUND), null=3.0,
-                      null_shown="no quantization, Q(z) = z: E[z⁴] = 3",
+    rows.append(check(Item("App. D.2, Lemma D.6", f"max E[(z·Q(z))²] over {len(qs)} quantizers ({k6})", f"≤ {paper.LEMMA_D6_BOUND:g}"),
+                      d6[k6], lambda v: bool(v <= paper.LEMMA_D6_BOUND),
+                      null=Null(3.0, shown="no quantization, Q(z) = z: E[z⁴] = 3"),
                       note="the unquantized identity meets the bound with equality: the bound cannot fail for it"))
-    rows.append(check("App. D.2, Lemma D.7", f"min E[Q(z)²] over {len(qs)} quantizers ({k7})",
-                      f"≥ {paper.LEMMA_D7_BOUND:g}", d7[k7], lambda v: bool(v >= paper.LEMMA_D7_BOUND),
-                      null=2 / math.pi, null_shown="𝓘_1 (sign·√(2/π)): 2/π = 0.637",
+    rows.append(check(Item("App. D.2, Lemma D.7", f"min E[Q(z)²] over {len(qs)} quantizers ({k7})", f"≥ {paper.LEMMA_D7_BOUND:g}"),
+                      d7[k7], lambda v: bool(v >= paper.LEMMA_D7_BOUND),
+                      null=Null(2 / math.pi, shown="𝓘_1 (sign·√(2/π)): 2/π = 0.637"),
                       note="every Lloyd–Max codebook has E[Q²] ≥ 2/π (its minimum, at b = 1): the bound "
                            "0.1 cannot fail for them"))
     return rows
@@ -206,38 +213,39 @@ def figure2_rows(fig2: pd.DataFrame, vnmse_rtol: float = 0.05) -> list[Row]:
     dmax, dmin = fig2["d"].max(), fig2["d"].min()
     others = piv.drop(columns="EDEN").min(axis=1)
     best = piv["EDEN"] < others
-    rows = [claim("§5.2, Figures 2, 7", "EDEN lowest vNMSE at every (b, d)", "all", f"{int(best.sum())}/{len(best)}",
-                  bool(best.all()), tolerance="strictly lowest", null="EDEN = the best other method (a tie)",
-                  null_fails=True)]
+    rows = [claim(Item("§5.2, Figures 2, 7", "EDEN lowest vNMSE at every (b, d)", "all"), f"{int(best.sum())}/{len(best)}",
+                  bool(best.all()), tolerance="strictly lowest",
+                  null=Null("EDEN = the best other method (a tie)", fails=True))]
     for name in ("Hadamard+SQ", "QSGD"):
         if name in piv:
             grows = [piv.loc[(b, dmax), name] > piv.loc[(b, dmin), name] for b in bits]
-            rows.append(claim("§5.2, Figures 2, 7", f"{name} vNMSE grows with d", "grows",
-                              f"{sum(grows)}/{len(grows)} budgets", all(grows), tolerance="strictly larger at the largest d",
-                              null="no dependence on d", null_fails=True))
+            rows.append(claim(Item("§5.2, Figures 2, 7", f"{name} vNMSE grows with d", "grows"), f"{sum(grows)}/{len(grows)} budgets",
+                              all(grows), tolerance="strictly larger at the largest d",
+                              null=Null("no dependence on d", fails=True)))
     over = max(piv.loc[(b, d), "EDEN"] / eden_theory.limit_vnmse(b) for b, d in piv.index)
-    rows.append(claim("App. I.1, Figures 2, 7", "EDEN vNMSE bounded independently of d (max over d of vNMSE / limit)",
-                      "bounded", over, over < 1.05, tolerance="< 1.05 (our reading of 'bounded': at most 5 % above the d → ∞ limit at every d run)",
-                      null="the limit itself: ratio 1",
-                      null_fails=False))
+    rows.append(claim(Item("App. I.1, Figures 2, 7", "EDEN vNMSE bounded independently of d (max over d of vNMSE / limit)", "bounded"),
+                      over, over < 1.05,
+                      tolerance="< 1.05 (our reading of 'bounded': at most 5 % above the d → ∞ limit at every d run)",
+                      null=Null("the limit itself: ratio 1", fails=False)))
     if "Kashin+SQ" in piv:
         kg = [piv.loc[(b, dmax), "Kashin+SQ"] / piv.loc[(b, dmin), "Kashin+SQ"] for b in bits]
-        rows.append(claim("App. I.1, Figures 2, 7", f"Kashin+SQ vNMSE bounded in d (ratio d = {dmax} vs {dmin})",
-                          "bounded", f"×{min(kg):.2f} … ×{max(kg):.2f}", max(kg) < 1.2,
+        rows.append(claim(Item("App. I.1, Figures 2, 7", f"Kashin+SQ vNMSE bounded in d (ratio d = {dmax} vs {dmin})", "bounded"),
+                          f"×{min(kg):.2f} … ×{max(kg):.2f}", max(kg) < 1.2,
                           tolerance="growth < 20% (our reading of 'bounded': at most 20 % from the smallest to the largest d)",
-                          null="no dependence on d: ×1", null_fails=False,
+                          null=Null("no dependence on d: ×1", fails=False),
                           note="TF-MOT defaults (3 iterations, last unclipped); more iterations flatten it at more compute"))
     for b in bits:
-        rows.append(close(f"Theorem 2.3 / Corollary 2.4 (Fig. {'2' if b % 2 == 0 else '7'})", f"EDEN vNMSE at b = {b}, d = {dmax}",
-                          eden_theory.limit_vnmse(b), piv.loc[(b, dmax), "EDEN"], kind="theory-check", rtol=vnmse_rtol,
+        rows.append(close(Item(f"Theorem 2.3 / Corollary 2.4 (Fig. {'2' if b % 2 == 0 else '7'})", f"EDEN vNMSE at b = {b}, d = {dmax}",
+                               eden_theory.limit_vnmse(b)), piv.loc[(b, dmax), "EDEN"], kind="theory-check",
+                          rtol=vnmse_rtol,
                           note="reference = our Corollary 2.4 limit (the curve the paper plots as theory)"))
     if "Kashin+SQ" in set(fig2["method"]):
         at = fig2[fig2["d"] == dmax].groupby("method")["encode_ms"].median()
-        rows.append(claim("§5.2, Figures 2, 7", f"EDEN encodes faster than Kashin+SQ (d = {dmax}, ms)", "faster",
+        rows.append(claim(Item("§5.2, Figures 2, 7", f"EDEN encodes faster than Kashin+SQ (d = {dmax}, ms)", "faster"),
                           f"{at['EDEN']:.2f} vs {at['Kashin+SQ']:.2f}", bool(at["EDEN"] < at["Kashin+SQ"]),
-                          tolerance="strictly faster", null="equal times", null_fails=True))
+                          tolerance="strictly faster", null=Null("equal times", fails=True)))
     sp = paper.INTRO_SPEED
-    rows.append(not_comparable("§1", "EDEN encode time, 67M coordinates (ms)", sp["ms"],
+    rows.append(not_comparable(Item("§1", "EDEN encode time, 67M coordinates (ms)", sp["ms"]),
                                reason=f"measured on an {sp['device']} GPU; this book's timings run elsewhere"))
     return rows
 
@@ -283,13 +291,13 @@ def figure4_rows(fig4: pd.DataFrame) -> list[Row]:
     no_ee, ee = fig4["gap no EE (bits)"].max(), fig4["gap EE (bits)"].max()
     above = bool(fig4[list(FIG4_CURVES)].ge(fig4["rate–distortion bound"], axis=0).all().all())
     return [
-        claim("App. G.1, Figure 4", "no-EE EDEN: bits above the RD bound (max over b)", f"< {g1['no_ee_gap_bits']:g}",
+        claim(Item("App. G.1, Figure 4", "no-EE EDEN: bits above the RD bound (max over b)", f"< {g1['no_ee_gap_bits']:g}"),
               no_ee, no_ee < g1["no_ee_gap_bits"]),
-        claim("App. G.1, Figure 4", "𝓘_Δb: bits above the RD bound (max over b)", f"≤ {g1['ee_gap_bits']:g}", ee,
+        claim(Item("App. G.1, Figure 4", "𝓘_Δb: bits above the RD bound (max over b)", f"≤ {g1['ee_gap_bits']:g}"), ee,
               ee <= g1["ee_gap_bits"],
               note="the uniform-quantizer gap tends to ½·log2(πe/6) = 0.2546 bit at large b, just above the "
                    "paper's 'at most 0.25'"),
-        claim("App. G.1, Figure 4", "every EDEN curve ≥ RD bound", "≥ bound", "all" if above else "not all", above,
+        claim(Item("App. G.1, Figure 4", "every EDEN curve ≥ RD bound", "≥ bound"), "all" if above else "not all", above,
               kind="theory-check", note="reference = the rate–distortion bound 4^-b/(1 − 4^-b) (Cover 1999)"),
     ]
 
@@ -302,19 +310,18 @@ def figure5_rows(fig5: pd.DataFrame) -> list[Row]:
     sq = fig5[fig5["method"] == "SQ+Huffman"].pivot_table(index="bits", columns="law", values="vnmse")
     sq_spread = float((sq.max(axis=1) / sq.min(axis=1)).max()) if sq.shape[1] > 1 else float("nan")
     # null: the same encoder without the rotation (SQ + Huffman on the raw input), whose error follows the law
-    rows = [check("App. G.1, Figure 5", "EDEN's error is the same for every input law (max/min over laws)", "same",
-                  spread, lambda v: bool(v < 1.1), null=sq_spread,
-                  null_shown=f"no rotation (SQ + Huffman): {sq_spread:.3g}",
+    rows = [check(Item("App. G.1, Figure 5", "EDEN's error is the same for every input law (max/min over laws)", "same"), spread,
+                  lambda v: bool(v < 1.1), null=Null(sq_spread, shown=f"no rotation (SQ + Huffman): {sq_spread:.3g}"),
                   tolerance="< 1.1 (our reading of 'the same': within 10 % across the laws)")]
     worst = fig5.groupby(["bits", "method"])["vnmse"].max().unstack("method")
     if "QSGD+Elias" in worst:
         beats = (worst["EDEN"] <= worst["QSGD+Elias"])[worst["QSGD+Elias"].notna()]
-        rows.append(claim("App. G.1, Figure 5", "EDEN (no EE) worst-case vNMSE ≤ QSGD + Elias-ω", "all b",
+        rows.append(claim(Item("App. G.1, Figure 5", "EDEN (no EE) worst-case vNMSE ≤ QSGD + Elias-ω", "all b"),
                           f"{int(beats.sum())}/{len(beats)}", bool(beats.all())))
     hub = fig5[fig5["method"] == "SQ+Huffman"].merge(fig5[fig5["method"] == "EDEN"], on=["law", "bits"],
                                                      suffixes=("_h", "_e"))
     wins = hub[hub["vnmse_h"] < hub["vnmse_e"]]
-    rows.append(claim("App. G.1, Figure 5", "SQ + Huffman lower than EDEN for some inputs", "some",
+    rows.append(claim(Item("App. G.1, Figure 5", "SQ + Huffman lower than EDEN for some inputs", "some"),
                       f"{len(wins)}/{len(hub)} (b, law) points, laws: {sorted(set(wins['law']))}", len(wins) > 0,
-                      null="SQ + Huffman = EDEN everywhere (0 points lower)", null_fails=True))
+                      null=Null("SQ + Huffman = EDEN everywhere (0 points lower)", fails=True)))
     return rows

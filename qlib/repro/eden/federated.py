@@ -42,11 +42,11 @@ __all__ = [
 def table1_rows() -> list[ledger.Row]:
     """Table 1 is a table of settings (Reddi et al.'s FedAvg-with-Adam hyperparameters), not of results:
     it is rendered verbatim and the runs read their settings from it, so its row is not comparable."""
-    return [ledger.not_comparable(
-        "App. I.2, Table 1", "FedAvg + server Adam hyperparameters (rounds, clients per round, batch, learning "
-        "rates, Adam ε)", "settings", "used as the runs' settings",
-        reason="a table of settings, not results: rendered verbatim above and read by the runs (the MNIST "
-               "stand-in of Figures 3/9 takes the EMNIST row)")]
+    return [ledger.not_comparable(ledger.Item("App. I.2, Table 1",
+                                              "FedAvg + server Adam hyperparameters (rounds, clients per round, batch, learning "
+                                              "rates, Adam ε)", "settings"), "used as the runs' settings",
+                                  reason="a table of settings, not results: rendered verbatim above and read by the runs (the MNIST "
+                                         "stand-in of Figures 3/9 takes the EMNIST row)")]
 
 
 def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, close_tol: float = 0.01,
@@ -71,20 +71,21 @@ def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, 
         res = best_per_bits(low, col, False)
         wins = [b for b, best, _ in res if best == "EDEN"]
         detail = "; ".join(f"b={b:g}: " + ", ".join(f"{m} {v:.4f}" for m, v in g.items()) for b, _, g in res)
-        out.append(ledger.claim("Figure 3 / §5.3", "EDEN best at low budgets (b ≤ 0.5)", "EDEN best",
+        out.append(ledger.claim(ledger.Item("Figure 3 / §5.3", "EDEN best at low budgets (b ≤ 0.5)", "EDEN best"),
                                 f"EDEN best at {len(wins)}/{len(res)} low budgets", len(wins) == len(res),
                                 tolerance="strictly best final rolling-mean training accuracy",
-                                null="EDEN tied with the best other compressor", null_fails=True,
+                                null=ledger.Null("EDEN tied with the best other compressor", fails=True),
                                 note=(note + " " + detail).strip()))
     hi = comp[comp["bits"] == close_bits]
     if len(hi) and base is not None:
         gap = float((hi[col] - base).abs().max())
-        out.append(ledger.claim("Figure 3 / §5.3", f"all methods close to Float32 at {close_bits:g} bits",
-                                "near the baseline", f"max |Δacc| = {gap:.4f}", gap <= close_tol,
-                                tolerance=f"≤ {close_tol:g} (our reading of 'close': close_tol of accuracy)", null="every method = Float32 (no compression effect)",
-                                null_fails=False, note=note))
+        out.append(ledger.claim(ledger.Item("Figure 3 / §5.3", f"all methods close to Float32 at {close_bits:g} bits", "near the baseline"),
+                                f"max |Δacc| = {gap:.4f}", gap <= close_tol,
+                                tolerance=f"≤ {close_tol:g} (our reading of 'close': close_tol of accuracy)",
+                                null=ledger.Null("every method = Float32 (no compression effect)", fails=False),
+                                note=note))
     if standin:
-        out = [ledger.not_comparable(r.where + " (stand-in)", r.quantity, r.paper_value,
+        out = [ledger.not_comparable(ledger.Item(r.where + " (stand-in)", r.quantity, r.paper_value),
                                      f"{r.ours} (would read {r.verdict})", kind=r.kind,
                                      reason=f"stand-in: {standin}; {r.note}".strip("; "))
                for r in out]
@@ -93,8 +94,8 @@ def figure3_rows(fin: pd.DataFrame, low_bits=(0.1, 0.5), close_bits: float = 4, 
 
 def figure9_rows(standin: str | None = None) -> list[ledger.Row]:
     """Figure 9 (the zoomed-out Figure 3): a picture with no claim of its own (one row)."""
-    return [ledger.not_comparable("Figure 9 / App. I.2", "training accuracy per round, full range (zoom-out of Figure 3)",
-                                  "picture", "drawn" + (" (stand-in)" if standin else ""), kind="paper-claim",
+    return [ledger.not_comparable(ledger.Item("Figure 9 / App. I.2", "training accuracy per round, full range (zoom-out of Figure 3)", "picture"),
+                                  "drawn" + (" (stand-in)" if standin else ""), kind="paper-claim",
                                   reason="a picture without a claim of its own; Figure 3's rows judge the curves"
                                          + (f"; stand-in: {standin}" if standin else ""))]
 
@@ -117,9 +118,9 @@ def compress_share_rows(share: float, *, device: str) -> list[ledger.Row]:
     where encoding costs more than training). Null: no compression cost (0 %),
     which meets "< 1 %": the claim cannot fail for a free encoder, so a pass reads *consistent* (one row)."""
     share = check_float("share", share, low=0.0)  # a ratio of times: above 1 where encoding costs more
-    return [ledger.check("App. I (speed)", "EDEN encoding < 1 % of the gradient computation", "< 1 %", share,
-                         lambda v: bool(v < PAPER_ENCODE_SHARE), null=0.0, shown=f"{100 * share:.1f} %",
-                         null_shown="free encoder: 0 %", tolerance="< 1 % (the paper's number)",
+    return [ledger.check(ledger.Item("App. I (speed)", "EDEN encoding < 1 % of the gradient computation", "< 1 %"), share,
+                         lambda v: bool(v < PAPER_ENCODE_SHARE), null=ledger.Null(0.0, shown="free encoder: 0 %"),
+                         shown=f"{100 * share:.1f} %", tolerance="< 1 % (the paper's number)",
                          note=f"measured on {device} (the paper: a GPU); the share of local training time spent "
                               "compressing and decompressing in the Figure 14 runs, small models on which a "
                               "gradient step is cheap")]
@@ -149,21 +150,21 @@ def figure14_rows(fin: pd.DataFrame, close_tol: float = 0.05, min_baseline: floa
         why = (f"the uncompressed run reached only {float(g['Float32']):.3f} test accuracy (< {min_baseline:g}): "
                f"too few rounds to compare; {note}").strip("; ")
         vals = ", ".join(f"{m} {v:.4f}" for m, v in g.items())
-        return [ledger.not_comparable("Figure 14 / App. I.7 (MNIST)", q, p, vals, reason=why, kind="paper-claim")
+        return [ledger.not_comparable(ledger.Item("Figure 14 / App. I.7 (MNIST)", q, p), vals, reason=why, kind="paper-claim")
                 for q, p in (("EDEN highest test accuracy among the compressors at b = 0.05", "EDEN highest"),
                              ("EDEN close to uncompressed on label-skewed MNIST", "slightly below Float32"))]
     comp = g.drop("Float32", errors="ignore")
     best = strict_best(comp, False)
-    out = [ledger.claim("Figure 14 / App. I.7 (MNIST)", "EDEN highest test accuracy among the compressors at b = 0.05",
-                        "EDEN highest", ", ".join(f"{m} {v:.4f}" for m, v in comp.items()), best == "EDEN",
-                        tolerance="strictly highest", null="EDEN tied with the best other compressor",
-                        null_fails=True, note=note)]
+    out = [ledger.claim(ledger.Item("Figure 14 / App. I.7 (MNIST)", "EDEN highest test accuracy among the compressors at b = 0.05",
+                                    "EDEN highest"), ", ".join(f"{m} {v:.4f}" for m, v in comp.items()), best == "EDEN",
+                        tolerance="strictly highest",
+                        null=ledger.Null("EDEN tied with the best other compressor", fails=True), note=note)]
     if "Float32" in g and "EDEN" in g:
         gap = float(g["Float32"] - g["EDEN"])
-        out.append(ledger.claim("Figure 14 / App. I.7 (MNIST)", "EDEN close to uncompressed on label-skewed MNIST",
-                                "slightly below Float32", f"Float32 − EDEN = {gap:.4f}", gap <= close_tol,
-                                tolerance=f"≤ {close_tol:g} (our reading of 'close': close_tol of accuracy)", null="EDEN = Float32 (no compression effect)",
-                                null_fails=False, note=note))
+        out.append(ledger.claim(ledger.Item("Figure 14 / App. I.7 (MNIST)", "EDEN close to uncompressed on label-skewed MNIST",
+                                            "slightly below Float32"), f"Float32 − EDEN = {gap:.4f}", gap <= close_tol,
+                                tolerance=f"≤ {close_tol:g} (our reading of 'close': close_tol of accuracy)",
+                                null=ledger.Null("EDEN = Float32 (no compression effect)", fails=False), note=note))
     return out
 
 
@@ -171,18 +172,18 @@ def figure13_rows(fin: pd.DataFrame, data_dir=None) -> list[ledger.Row]:
     """Figure 13: the MNIST stand-in's outcome (not the paper's data: not comparable) and the CIFAR
     claims, which need the CIFAR files."""
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
-    out = [ledger.not_comparable("Figure 13 / App. I.6 (stand-in)", "EDEN highest accuracy, 10 i.i.d. clients, b = 0.1",
-                                 "EDEN highest (CIFAR-10, ResNet-9)",
+    out = [ledger.not_comparable(ledger.Item("Figure 13 / App. I.6 (stand-in)", "EDEN highest accuracy, 10 i.i.d. clients, b = 0.1",
+                                             "EDEN highest (CIFAR-10, ResNet-9)"),
                                  f"MNIST/LeNet-5: best {strict_best(g, False) or 'tie'} ({', '.join(f'{m} {v:.4f}' for m, v in g.items())})",
                                  reason="MNIST stand-in for CIFAR-10 (not in the offline data directory)",
                                  kind="paper-claim")]
     for ds, what in (("CIFAR-10", "EDEN highest accuracy at b = 0.1 (ResNet-9)"),
                      ("CIFAR-100", "EDEN the only method converging at b = 0.5 (ResNet-18)")):
         if not available(ds, data_dir):
-            out.append(ledger.missing(f"Figure 13 / App. I.6 ({ds})", what, offline=True,
+            out.append(ledger.missing(ledger.Item(f"Figure 13 / App. I.6 ({ds})", what), offline=True,
                                       reason=f"{ds} is not in the data directory (see qlib.data.load_{ds.lower().replace('-', '')})"))
         elif ds == "CIFAR-100":
-            out.append(ledger.missing(f"Figure 13 / App. I.6 ({ds})", what,
+            out.append(ledger.missing(ledger.Item(f"Figure 13 / App. I.6 ({ds})", what),
                                       reason="qlib.fl_models ships no ResNet-18; the CIFAR-100 panel is not run"))
     return out
 
@@ -192,10 +193,9 @@ def cifar10_rows(fin: pd.DataFrame, figure: str, note: str = "") -> list[ledger.
     highest among the compressors)."""
     g = fin.set_index("method")["final_test_acc"].drop("Float32", errors="ignore")
     best = strict_best(g, False)
-    return [ledger.claim(f"Figure {figure} (CIFAR-10)", "EDEN highest test accuracy among the compressors",
-                         "EDEN highest", ", ".join(f"{m} {v:.4f}" for m, v in g.items()), best == "EDEN",
-                         tolerance="strictly highest", null="EDEN tied with the best other compressor",
-                         null_fails=True, note=note)]
+    return [ledger.claim(ledger.Item(f"Figure {figure} (CIFAR-10)", "EDEN highest test accuracy among the compressors", "EDEN highest"),
+                         ", ".join(f"{m} {v:.4f}" for m, v in g.items()), best == "EDEN", tolerance="strictly highest",
+                         null=ledger.Null("EDEN tied with the best other compressor", fails=True), note=note)]
 
 
 def outcome_line(rows: list[ledger.Row], notes: bool = False) -> str:
@@ -317,7 +317,7 @@ def figure3_shakespeare_rows(fin: pd.DataFrame | None, source: str | None, round
                if source is None else
                f"not run at this profile ({rounds} rounds): Table 1's schedule, {PAPER_TABLE1['Shakespeare']['rounds']} "
                "rounds of ten 822 K-parameter LSTM runs, takes hours on a CPU; the paper profile runs it")
-        return [ledger.missing(where, what, reason=why)]
+        return [ledger.missing(ledger.Item(where, what), reason=why)]
     if not isinstance(fin, pd.DataFrame) or not {"method", "bits", "final_train_acc"} <= set(fin.columns):
         raise ValueError("fin must be a frame of finals() with columns method, bits and final_train_acc")
     label = ("Shakespeare (LEAF)" if source == "LEAF" else
@@ -325,10 +325,11 @@ def figure3_shakespeare_rows(fin: pd.DataFrame | None, source: str | None, round
     note = f"{label}; {rounds} round{'' if rounds == 1 else 's'}" + (f"; {note}" if note else "")
     base = fin.loc[fin["method"] == "Float32", "final_train_acc"]
     if len(base) and not float(base.iloc[0]) >= min_baseline:
-        return [ledger.not_comparable(f"{r.where} (Shakespeare)", r.quantity, r.paper_value, f"{r.ours} (would read {r.verdict})",
-                                      kind=r.kind, reason=f"the uncompressed run reached only {float(base.iloc[0]):.3f} training "
-                                      f"accuracy (< {min_baseline:g}, our reading of a run that learned): too few rounds "
-                                      f"to compare; {note}")
+        return [ledger.not_comparable(ledger.Item(f"{r.where} (Shakespeare)", r.quantity, r.paper_value),
+                                      f"{r.ours} (would read {r.verdict})", kind=r.kind,
+                                      reason=f"the uncompressed run reached only {float(base.iloc[0]):.3f} training "
+                                             f"accuracy (< {min_baseline:g}, our reading of a run that learned): too few rounds "
+                                             f"to compare; {note}")
                 for r in figure3_rows(fin, note=note)]
     return [dataclasses.replace(r, where=f"{r.where} (Shakespeare)") for r in figure3_rows(fin, note=note)]
 

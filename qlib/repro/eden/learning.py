@@ -577,7 +577,7 @@ def missing_data(data_dir=None, figures: Sequence[str] = ("3", "12", "14")) -> l
     whose data set is absent from the data directory (the claims modules of chapters 04 and 05 record
     them: ``distributed_claims.not_offline_rows``, ``federated.not_offline_rows``)."""
     hint = {"EMNIST": "load_femnist", "Shakespeare": "load_shakespeare", "CIFAR-10": "load_cifar10"}
-    return [ledger.missing(w, q, offline=True, reason=f"{ds} is not in the data directory (see qlib.data.{hint[ds]})")
+    return [ledger.missing(ledger.Item(w, q), offline=True, reason=f"{ds} is not in the data directory (see qlib.data.{hint[ds]})")
             for f, w, ds, q in _OFFLINE_ITEMS if f in figures and not available(ds, data_dir)]
 
 

@@ -21,7 +21,7 @@ from ...validation import (
     check_seed,
     resolve_config,
 )
-from ..ledger import Row, check, claim, close, not_comparable
+from ..ledger import Item, Null, Row, check, claim, close, not_comparable
 from . import paper
 from ._args import check_budgets, check_device, check_laws, check_methods
 from .sweeps import MAX_LOGD, input_law, nmse_sweep, vnmse_sweep
@@ -53,22 +53,23 @@ def figure6_rows(fig6: pd.DataFrame, large_d: int = 2**10) -> list[Row]:
     big = fig6[fig6["d"] >= large_d]
     if len(big):
         dev = float((big["ratio"] - 1).abs().max())
-        rows.append(claim("App. H, Figure 6", f"one RHT indistinguishable from theory (d ≥ {large_d}, all laws and b)",
-                          "≈ theory", f"max |ratio − 1| = {dev:.3f}", dev < 0.1, tolerance="< 10% (few trials per point)",
-                          null="a uniform rotation (the theory itself): ratio 1", null_fails=False,
+        rows.append(claim(Item("App. H, Figure 6", f"one RHT indistinguishable from theory (d ≥ {large_d}, all laws and b)", "≈ theory"),
+                          f"max |ratio − 1| = {dev:.3f}", dev < 0.1, tolerance="< 10% (few trials per point)",
+                          null=Null("a uniform rotation (the theory itself): ratio 1", fails=False),
                           note="'indistinguishable from theory' is met by the theory itself: consistent, not a test"))
     small = fig6[fig6["d"] == paper.APP_H_SMALL_D]
     if len(small):
         med = float(small["ratio"].median())
         spread = float((small["sd"] / small["theory"]).median()) if "sd" in small else math.nan
-        rows.append(claim("App. H", f"d = {paper.APP_H_SMALL_D}: slightly higher error than theory",
-                          "higher", f"median ratio {med:.3f}", med > 1, tolerance="median ratio > 1 (the claim 'higher' itself, no margin)",
-                          null="a uniform rotation: ratio 1", null_fails=True,
-                          note=(f"at d = {paper.APP_H_SMALL_D} one vector's vNMSE varies by ±{100 * spread:.0f}% "
-                                "of the theory (median sd over the points, relative): with the few vectors per "
-                                "point of this run, an excess of a few % — 'slightly higher' — is not resolved, "
-                                "and the sign of the median deviation follows the draw. Our theory column is the "
-                                "exact expectation at this d with the padding correction (qlib.eden.expected_vnmse)")))
+        rows.append(claim(Item("App. H", f"d = {paper.APP_H_SMALL_D}: slightly higher error than theory", "higher"),
+                          f"median ratio {med:.3f}", med > 1,
+                          tolerance="median ratio > 1 (the claim 'higher' itself, no margin)",
+                          null=Null("a uniform rotation: ratio 1", fails=True),
+                          note=f"at d = {paper.APP_H_SMALL_D} one vector's vNMSE varies by ±{100 * spread:.0f}% "
+                               "of the theory (median sd over the points, relative): with the few vectors per "
+                               "point of this run, an excess of a few % — 'slightly higher' — is not resolved, "
+                               "and the sign of the median deviation follows the draw. Our theory column is the "
+                               "exact expectation at this d with the padding correction (qlib.eden.expected_vnmse)"))
     return rows
 
 
@@ -91,11 +92,11 @@ def unbiasedness_rows(ub: pd.DataFrame) -> list[Row]:
     """Theorem 2.1 with a near-uniform rotation (two RHTs), and the bias of one RHT (not in the paper)."""
     r = ub.set_index("rotations")["ratio"]
     return [
-        check("Theorem 2.1, Figure 1 (compress/decompress as listed)",
-              "unbiased with a near-uniform rotation (2 RHTs): ratio to vNMSE/T", "≈ 1", float(r[2]),
-              lambda v: bool(v < 2), null=float(r[1]), null_shown=f"one RHT (biased): {float(r[1]):.3g}",
+        check(Item("Theorem 2.1, Figure 1 (compress/decompress as listed)",
+                   "unbiased with a near-uniform rotation (2 RHTs): ratio to vNMSE/T", "≈ 1"), float(r[2]),
+              lambda v: bool(v < 2), null=Null(float(r[1]), shown=f"one RHT (biased): {float(r[1]):.3g}"),
               tolerance="< 2 (our reading of 'unbiased': the ratio within a factor 2 of 1)"),
-        not_comparable("Theorem 2.1 / App. H", "bias of a single RHT (ratio to vNMSE/T)", "not discussed", r[1],
+        not_comparable(Item("Theorem 2.1 / App. H", "bias of a single RHT (ratio to vNMSE/T)", "not discussed"), r[1],
                        kind="paper-claim",
                        reason="the theorem assumes a uniform rotation; the paper does not discuss the bias of one RHT, "
                               "which shows when many estimates of one vector are averaged"),
@@ -157,9 +158,9 @@ def figure8_rows(fig8: pd.DataFrame, d: int, clients: int, theory_bits=(1, 4, 8)
     rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     p8 = fig8.pivot_table(index=["law", "bits"], columns="method", values="nmse")
     best = p8["EDEN"] < p8.drop(columns="EDEN").min(axis=1)
-    rows = [claim("App. I.1, Figure 8", "EDEN lowest NMSE for every b and law", "all",
-                  f"{int(best.sum())}/{len(best)}", bool(best.all()), tolerance="strictly lowest",
-                  null="EDEN = the best other method (a tie)", null_fails=True)]
+    rows = [claim(Item("App. I.1, Figure 8", "EDEN lowest NMSE for every b and law", "all"), f"{int(best.sum())}/{len(best)}",
+                  bool(best.all()), tolerance="strictly lowest",
+                  null=Null("EDEN = the best other method (a tie)", fails=True))]
     e = p8["EDEN"].unstack("law")
     spread = float((e.max(axis=1) / e.min(axis=1)).max())
     others = [m for m in ("QSGD", "Hadamard+SQ", "Kashin+SQ", "Count-Sketch") if m in p8]
@@ -167,45 +168,48 @@ def figure8_rows(fig8: pd.DataFrame, d: int, clients: int, theory_bits=(1, 4, 8)
         worst = max(others, key=lambda m: float((p8[m].unstack("law").max(axis=1) / p8[m].unstack("law").min(axis=1)).max()))
         q_ = p8[worst].unstack("law")
         null_spread = float((q_.max(axis=1) / q_.min(axis=1)).max())
-        rows.append(check("App. I.1, Figure 8", "EDEN's NMSE insensitive to the input law (max/min)", "insensitive",
-                          spread, lambda v: bool(v < 1.1), null=null_spread,
-                          null_shown=f"{worst}, the most law-sensitive other method: {null_spread:.3g}",
+        rows.append(check(Item("App. I.1, Figure 8", "EDEN's NMSE insensitive to the input law (max/min)", "insensitive"), spread,
+                          lambda v: bool(v < 1.1),
+                          null=Null(null_spread, shown=f"{worst}, the most law-sensitive other method: {null_spread:.3g}"),
                           tolerance="< 1.1 (our reading of 'insensitive': within 10 % across the laws)"))
     else:
-        rows.append(claim("App. I.1, Figure 8", "EDEN's NMSE insensitive to the input law (max/min)", "insensitive",
-                          spread, spread < 1.1,
-                          tolerance="< 1.1 (our reading of 'insensitive': within 10 % across the laws)"))
+        rows.append(claim(Item("App. I.1, Figure 8", "EDEN's NMSE insensitive to the input law (max/min)", "insensitive"), spread,
+                          spread < 1.1, tolerance="< 1.1 (our reading of 'insensitive': within 10 % across the laws)"))
     law0 = sorted(set(fig8["law"]))[0] if "lognormal" not in set(fig8["law"]) else "lognormal"
     for b in theory_bits:
         if (law0, b) in p8.index:
-            rows.append(close("Lemma 2.2, Figure 8", f"EDEN NMSE at b = {b} ({law0}) vs (d/D)·vNMSE_b/n",
-                              eden_theory.expected_vnmse(d, b) / clients, p8.loc[(law0, b), "EDEN"], kind="theory-check",
-                              rtol=rtol, note="reference = Lemma 2.2 with our Corollary 2.4 limit; the paper prints "
-                                              "no numbers for Figure 8"))
+            rows.append(close(Item("Lemma 2.2, Figure 8", f"EDEN NMSE at b = {b} ({law0}) vs (d/D)·vNMSE_b/n",
+                                   eden_theory.expected_vnmse(d, b) / clients), p8.loc[(law0, b), "EDEN"],
+                              kind="theory-check", rtol=rtol,
+                              note="reference = Lemma 2.2 with our Corollary 2.4 limit; the paper prints "
+                                   "no numbers for Figure 8"))
     if "Count-Sketch" in p8 and len(e) > 1:
         cs = p8["Count-Sketch"].unstack("law")
         fc, fe = cs.iloc[0] / cs.iloc[-1], e.iloc[0] / e.iloc[-1]
-        rows.append(claim("App. I.1, Figure 8", f"Count-Sketch error falls slowly in b (b = {e.index[0]} → {e.index[-1]})",
-                          "slow", f"×{float(fc.min()):.1f} vs EDEN ×{float(fe.min()):.0f}",
-                          float(fc.max()) < 20 < float(fe.min()), tolerance="Count-Sketch < ×20 < EDEN (our reading of 'slowly'; the paper prints no factor)",
-                          null="Count-Sketch falls like EDEN", null_fails=True))
+        rows.append(claim(Item("App. I.1, Figure 8", f"Count-Sketch error falls slowly in b (b = {e.index[0]} → {e.index[-1]})", "slow"),
+                          f"×{float(fc.min()):.1f} vs EDEN ×{float(fe.min()):.0f}",
+                          float(fc.max()) < 20 < float(fe.min()),
+                          tolerance="Count-Sketch < ×20 < EDEN (our reading of 'slowly'; the paper prints no factor)",
+                          null=Null("Count-Sketch falls like EDEN", fails=True)))
     if "QSGD" in p8 and {"lognormal", "normal"} <= set(fig8["law"]):
         q = p8["QSGD"].unstack("law")
         worse = q["lognormal"] > q["normal"]
         n_laws = fig8["law"].nunique()
         reps = 1 if "sd" in fig8 and fig8["sd"].isna().all() else None  # sd over one repetition is undefined
-        rows.append(claim("App. I.1, Figure 8", "QSGD notably worse on heavy-tailed LogNormal than on Normal", "worse",
+        rows.append(claim(Item("App. I.1, Figure 8", "QSGD notably worse on heavy-tailed LogNormal than on Normal", "worse"),
                           f"{int(worse.sum())}/{len(q)} budgets", bool(worse.mean() > 0.5),
-                          tolerance="worse at more than half the budgets", null="QSGD law-blind: worse at 0 budgets",
-                          null_fails=True,
-                          note=(f"this run: {'' if reps is None else f'{reps} repetition(s) per point, '}{n_laws} laws, "
-                                f"d = {d:,} (the paper: {paper.FIG8['reps']} repetitions, d = {paper.FIG8['d']:,}); "
-                                "QSGD normalises by the vector's norm, so at a small d with one draw the heavy "
-                                "LogNormal tail need not raise its NMSE above Normal's")))
+                          tolerance="worse at more than half the budgets",
+                          null=Null("QSGD law-blind: worse at 0 budgets", fails=True),
+                          note=f"this run: {'' if reps is None else f'{reps} repetition(s) per point, '}{n_laws} laws, "
+                               f"d = {d:,} (the paper: {paper.FIG8['reps']} repetitions, d = {paper.FIG8['d']:,}); "
+                               "QSGD normalises by the vector's norm, so at a small d with one draw the heavy "
+                               "LogNormal tail need not raise its NMSE above Normal's"))
     second = p8.apply(lambda r: r.drop("EDEN").idxmin(), axis=1)
     chance = 1 / max(p8.shape[1] - 1, 1)  # a second place drawn at random among the other methods
-    rows.append(claim("App. I.1, Figure 8", "Kashin+SQ usually second", "usually",
-                      f"{int((second == 'Kashin+SQ').sum())}/{len(second)}", bool((second == "Kashin+SQ").mean() >= 0.5),
-                      tolerance="≥ half of the (law, b) points (our reading of 'usually')", note="Kashin+SQ spends ≈ 2b bits per coordinate",
-                      null=f"a random second place: {chance:.2f} of the points", null_fails=not chance >= 0.5))
+    rows.append(claim(Item("App. I.1, Figure 8", "Kashin+SQ usually second", "usually"),
+                      f"{int((second == 'Kashin+SQ').sum())}/{len(second)}",
+                      bool((second == "Kashin+SQ").mean() >= 0.5),
+                      tolerance="≥ half of the (law, b) points (our reading of 'usually')",
+                      note="Kashin+SQ spends ≈ 2b bits per coordinate",
+                      null=Null(f"a random second place: {chance:.2f} of the points", fails=not chance >= 0.5)))
     return rows

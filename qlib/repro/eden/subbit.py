@@ -11,7 +11,7 @@ import torch
 
 from ... import eden, eden_theory
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
-from ..ledger import Row, check, close
+from ..ledger import Item, Null, Row, check, close
 from . import paper
 from ._args import check_budgets
 from .sweeps import MAX_LOGD, input_law
@@ -50,30 +50,30 @@ def figure11_rows(fig11: pd.DataFrame, d: int, rtol: float = 0.05) -> list[Row]:
     if len(after):
         dev = float((after["vnmse"] / after["theory"] - 1).abs().max())
         null_dev = float((one_bit / after["theory"] - 1).abs().max())
-        rows.append(check("App. I.4, Figure 11 (Lemma 4.3)", "tail drop and random loss follow π/(2p) − 1", "follows",
-                          dev, lambda v: bool(v < rtol), null=null_dev, shown=f"max dev {100 * dev:.1f}%",
-                          null_shown=f"loss ignored (b = 1 limit at every p): max dev {100 * null_dev:.0f}%",
-                          tolerance=f"< {100 * rtol:g}% ({_RTOL_BASIS})"))
+        rows.append(check(Item("App. I.4, Figure 11 (Lemma 4.3)", "tail drop and random loss follow π/(2p) − 1", "follows"), dev,
+                          lambda v: bool(v < rtol),
+                          null=Null(null_dev, shown=f"loss ignored (b = 1 limit at every p): max dev {100 * null_dev:.0f}%"),
+                          shown=f"max dev {100 * dev:.1f}%", tolerance=f"< {100 * rtol:g}% ({_RTOL_BASIS})"))
     ps = sorted(p for p in set(fig11["p"]) if p < 1)
     pairs = {p: fig11[fig11["p"] == p].set_index("scheme")["vnmse"] for p in ps}
     pairs = {p: g for p, g in pairs.items() if SUBBIT in g and TAIL in g}
     for p, g in pairs.items():
-        rows.append(close("App. I.4, Figure 11 (Lemma 4.1)", f"sub-bit vs tail drop at p = {p:g}", g[TAIL], g[SUBBIT],
+        rows.append(close(Item("App. I.4, Figure 11 (Lemma 4.1)", f"sub-bit vs tail drop at p = {p:g}", g[TAIL]), g[SUBBIT],
                           kind="theory-check", rtol=rtol, note="reference = our tail-drop run at the same p"))
     if pairs:
         dev_o = max(abs(g[SUBBIT] / g[TAIL] - 1) for g in pairs.values())
         null_o = max(abs(one_bit / g[TAIL] - 1) for g in pairs.values())
-        rows.append(check("App. I.4, Figure 11", "sub-bit = tail drop at every p (identical vNMSE)", "identical",
-                          dev_o, lambda v: bool(v < rtol), null=null_o,
+        rows.append(check(Item("App. I.4, Figure 11", "sub-bit = tail drop at every p (identical vNMSE)", "identical"), dev_o,
+                          lambda v: bool(v < rtol),
+                          null=Null(null_o, shown=f"sparsification ignored (b = 1 limit): {100 * null_o:.0f}%"),
                           shown=f"max |sub-bit / tail drop − 1| = {100 * dev_o:.1f}% over {len(pairs)} fractions",
-                          null_shown=f"sparsification ignored (b = 1 limit): {100 * null_o:.0f}%",
                           tolerance=f"< {100 * rtol:g}% ({_RTOL_BASIS})",
                           note="each sub-bit message carries round(p·d) codes, the fraction the tail drop receives"))
     sub01 = fig11[(fig11["scheme"] == SUBBIT) & (fig11["p"] == 0.1)]
     if len(sub01):
-        rows.append(close("§4.1 (Corollary 4.2)", "sub-bit vNMSE at b = 0.1", paper.SEC41["subbit_0.1"],
-                          float(sub01["vnmse"].mean()), rtol=rtol, basis=_RTOL_BASIS, null=1 / 0.1 - 1,
-                          null_label="the kept share unquantized, 1/p − 1"))
+        rows.append(close(Item("§4.1 (Corollary 4.2)", "sub-bit vNMSE at b = 0.1", paper.SEC41["subbit_0.1"]), float(sub01["vnmse"].mean()),
+                          rtol=rtol, basis=_RTOL_BASIS,
+                          null=Null(1 / 0.1 - 1, label="the kept share unquantized, 1/p − 1")))
     return rows
 
 
@@ -106,7 +106,7 @@ def heterogeneous_rows(het: dict, rtol: float = 0.05) -> list[Row]:
     rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     if not isinstance(het, dict) or not {"theory", "measured"} <= set(het):
         raise TypeError("het must be the dict heterogeneous() returns")
-    return [close("Lemma 2.2", "heterogeneous clients: NMSE vs Σ vNMSE(c)‖x_c‖²/(nΣ‖x_c‖²)", het["theory"],
+    return [close(Item("Lemma 2.2", "heterogeneous clients: NMSE vs Σ vNMSE(c)‖x_c‖²/(nΣ‖x_c‖²)", het["theory"]),
                   float(np.mean(het["measured"])), kind="theory-check", rtol=rtol,
                   note="reference = the lemma's formula evaluated on our clients with our vNMSE closed forms")]
 
@@ -130,7 +130,6 @@ def homogeneous_rows(homog: pd.DataFrame, rtol: float = 0.05) -> list[Row]:
     rtol = check_float("rtol", rtol, low=0.0, low_open=True)
     dev = float((homog["NMSE"] / homog["vNMSE/n"] - 1).abs().max())
     null_dev = float((homog["n"] - 1).abs().max())  # no averaging gain: NMSE = vNMSE, off by a factor n
-    return [check("Lemma 2.2", "common quantizer: NMSE = vNMSE/n", "= vNMSE/n", dev, lambda v: bool(v < rtol),
-                  null=null_dev, shown=f"max dev {100 * dev:.1f}%",
-                  null_shown=f"no averaging gain (NMSE = vNMSE): max dev {100 * null_dev:.0f}%",
-                  tolerance=f"< {100 * rtol:g}% ({_RTOL_BASIS})")]
+    return [check(Item("Lemma 2.2", "common quantizer: NMSE = vNMSE/n", "= vNMSE/n"), dev, lambda v: bool(v < rtol),
+                  null=Null(null_dev, shown=f"no averaging gain (NMSE = vNMSE): max dev {100 * null_dev:.0f}%"),
+                  shown=f"max dev {100 * dev:.1f}%", tolerance=f"< {100 * rtol:g}% ({_RTOL_BASIS})")]

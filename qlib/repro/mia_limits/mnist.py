@@ -28,7 +28,7 @@ import pandas as pd
 from qlib.devices import resolve
 from qlib.mia import C_P
 from qlib.mia import discretise as D
-from qlib.repro.ledger import Row, claim, close, not_comparable
+from qlib.repro.ledger import Item, Null, Row, claim, close, not_comparable
 from qlib.resume import check_units, fingerprint
 from qlib.validation import (
     check_alloc,
@@ -95,13 +95,12 @@ def table1_c_rows(cp: dict, cp_pair: dict, balanced: dict | None = None) -> list
     balanced clustering (:func:`balanced_clustering_c`), each row's null — a clustering that ignores
     the images; a K without one states no null (a passing row then reads *consistent*)."""
     balanced = {} if balanced is None else dict(balanced)
-    return [close("Table 1", f"C(P), K = {K} clusters (cluster index)", PAPER_TABLE1_C[K], cp[K],
-                  atol=table1_c_tolerance(K),
+    return [close(Item("Table 1", f"C(P), K = {K} clusters (cluster index)", PAPER_TABLE1_C[K]), cp[K], atol=table1_c_tolerance(K),
                   basis="ours, wider than the printed precision: half the distance from the paper's C(P) to the "
                         "Lemma C.4 cap √(K−1)",
                   note=f"tolerance: half the distance to the cap √(K−1) = {math.sqrt(K - 1):.3f}; "
                        f"over (cluster, label): {cp_pair[K]:.2f}",
-                  null=balanced.get(K), null_label="random balanced clustering")
+                  null=Null(balanced[K], label="random balanced clustering") if K in balanced else None)
             for K in cp if K in PAPER_TABLE1_C]
 
 
@@ -125,10 +124,10 @@ def table1_cp_accuracy_rows(acc: pd.DataFrame, cp: dict) -> list[Row]:
         Ks.sort(key=lambda K: cp[K])
         a = [float(acc.loc[(n, str(K)), col]) for K in Ks]
         ok = bool(np.all(np.diff(a) > 0))
-        out.append(claim("§6.2 / Table 1", f"accuracy rises with C(P), n = {n}", "smaller C(P), lower accuracy",
+        out.append(claim(Item("§6.2 / Table 1", f"accuracy rises with C(P), n = {n}", "smaller C(P), lower accuracy"),
                          ", ".join(f"C = {cp[K]:.2f}: {v:.3f}" for K, v in zip(Ks, a)), ok,
                          tolerance="strictly increasing over the discretisations",
-                         null="no effect of the discretisation: equal accuracies", null_fails=True,
+                         null=Null("no effect of the discretisation: equal accuracies", fails=True),
                          note="test accuracy on the discretised images, our protocol (centroid replacement)"))
     return out
 
@@ -145,8 +144,9 @@ def table1_balanced_rows(K_list, n_images: int, seed: int = 0) -> list[Row]:
             continue
         c = balanced_clustering_c(K, n_images, seed)
         tol = table1_c_tolerance(K)
-        out.append(claim("Table 1 (tolerance)", f"C(P) of a random balanced clustering, K = {K} ({n_images} images): "
-                         "rejected by the C(P) tolerance", f"|C − {PAPER_TABLE1_C[K]}| > {tol:.3g}", c,
+        out.append(claim(Item("Table 1 (tolerance)",
+                              f"C(P) of a random balanced clustering, K = {K} ({n_images} images): "
+                              "rejected by the C(P) tolerance", f"|C − {PAPER_TABLE1_C[K]}| > {tol:.3g}"), c,
                          abs(c - PAPER_TABLE1_C[K]) > tol, kind="theory-check",
                          note="shows the C(P) rows are not met by any clustering"))
     return out
@@ -168,7 +168,7 @@ def table1_delta_rows(cp: dict | None = None) -> list[Row]:
     for (n, K), v in PAPER_TABLE1_DELTA.items():
         ours = round(D.delta_bound_column(PAPER_TABLE1_C[K], n), 2)
         note = f"from our C(P): {D.delta_bound_column(cp[K], n):.3f}" if cp and K in cp else ""
-        out.append(close("Table 1", f"Δ_n bound, n = {n}, C(P) = {PAPER_TABLE1_C[K]}: C/(2√n) to 2 decimals", v, ours,
+        out.append(close(Item("Table 1", f"Δ_n bound, n = {n}, C(P) = {PAPER_TABLE1_C[K]}: C/(2√n) to 2 decimals", v), ours,
                          kind="arithmetic", atol=1e-9, note=note))
     return out
 
@@ -268,7 +268,7 @@ def table1_acc_rows(acc: pd.DataFrame) -> list[Row]:
         m = acc.loc[(n, K)]
         ours = (f"test {m[('test (raw images)', 'mean')]:.3f} / disc. test {m[('test (discretised)', 'mean')]:.3f}"
                 f" / train {m[('train', 'mean')]:.3f}")
-        out.append(not_comparable("Table 1", f"accuracy, n = {n}, {'raw' if K == 'raw' else 'K = ' + K}", v, ours,
+        out.append(not_comparable(Item("Table 1", f"accuracy, n = {n}, {'raw' if K == 'raw' else 'K = ' + K}", v), ours,
                                   reason="protocol unstated (discretisation operator, test set, repetitions); "
                                          "our reading: centroid replacement"))
     return out
@@ -279,8 +279,8 @@ def table1_text_rows() -> list[Row]:
     discretising, recomputed from the text's raw accuracy and the table (``arithmetic``; the one at
     C(P) = 9.20 is erratum 003-E7)."""
     t, raw_table = PAPER_S62_TEXT, PAPER_TABLE1_ACC[(1000, "raw")]
-    out = [claim(erratum_where("§6.2 text vs Table 1", "003-E6"), "raw accuracy at n = 1000: text (paper column) vs table",
-                 t["raw_acc_1000"], raw_table, t["raw_acc_1000"] != raw_table, kind="erratum",
+    out = [claim(Item(erratum_where("§6.2 text vs Table 1", "003-E6"), "raw accuracy at n = 1000: text (paper column) vs table",
+                      t["raw_acc_1000"]), raw_table, t["raw_acc_1000"] != raw_table, kind="erratum",
                  note=ERRATA["003-E6"])]
     for C, stated in t["loss"].items():
         K = next(k for k, c in PAPER_TABLE1_C.items() if c == C)
@@ -288,10 +288,10 @@ def table1_text_rows() -> list[Row]:
         ok = abs(loss - stated) <= 0.005
         q = f"accuracy lost by discretising at C(P) = {C}, n = 1000 (text's 0.989 − table)"
         if C == 9.20:
-            out.append(claim(erratum_where("§6.2 text vs Table 1", "003-E7"), q, stated, round(loss, 6), not ok,
-                             kind="erratum", tolerance="±0.005", note=ERRATA["003-E7"]))
+            out.append(claim(Item(erratum_where("§6.2 text vs Table 1", "003-E7"), q, stated), round(loss, 6), not ok, kind="erratum",
+                             tolerance="±0.005", note=ERRATA["003-E7"]))
         else:
-            out.append(close("§6.2 text vs Table 1", q, stated, round(loss, 6), kind="arithmetic", atol=0.005))
+            out.append(close(Item("§6.2 text vs Table 1", q, stated), round(loss, 6), kind="arithmetic", atol=0.005))
     return out
 
 

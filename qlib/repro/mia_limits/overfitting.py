@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from qlib.mia.overfit import OverfitRun
-from qlib.repro.ledger import Row, claim, not_comparable
+from qlib.repro.ledger import Item, Null, Row, claim, not_comparable
 from qlib.validation import check_int, check_int_sequence
 
 from .paper import PAPER_S61
@@ -71,21 +71,20 @@ def figure1_rows(run: OverfitRun) -> list[Row]:
              f"attack works only after ≥ {P['attack_from']} iterations", float(s["early"].max()),
              bool(s["early"].max() <= R["early_max"]), f"≤ {R['early_max']:g} (our reading)", "paper-claim")]
     if s["iters"] < P["iters"]:
-        return [not_comparable(FIGURE1_WHERE, q, pv, ours, kind=k,
+        return [not_comparable(Item(FIGURE1_WHERE, q, pv), ours, kind=k,
                                reason=f"the profile runs {s['iters']} < {P['iters']} iterations") for q, pv, ours, _, _, k in rows]
     # nulls: an untrained network (no training point reaches loss ≤ 1e-6 at any iteration)
     nulls = {0: ("untrained: 0", not 0.0 >= R["train_min"]), 1: ("untrained: 0", not 0.0 <= R["val_max"]),
              3: ("untrained: 0", not 0.0 <= R["early_max"])}
-    out = [claim(FIGURE1_WHERE, q, pv, ours, bool(ok), kind=k, tolerance=tol,
-                 null=nulls[i][0] if i in nulls and k == "paper-claim" else None,
-                 null_fails=nulls[i][1] if i in nulls and k == "paper-claim" else None)
+    out = [claim(Item(FIGURE1_WHERE, q, pv), ours, bool(ok), kind=k, tolerance=tol,
+                 null=Null(nulls[i][0], fails=nulls[i][1]) if i in nulls and k == "paper-claim" else None)
            for i, (q, pv, ours, ok, tol, k) in enumerate(rows)]
     if None not in s["first"]:
         lo, hi = P["attack_from"] - R["first_tol"], P["attack_from"] + R["first_tol"]
-        out.append(claim(FIGURE1_WHERE, f"first iteration with train fraction ≥ {R['train_min']:g} at ε = 1e-6",
-                         f"≈ {P['attack_from']}", ", ".join(map(str, s["first"])), all(lo <= f <= hi for f in s["first"]),
-                         tolerance=f"±{R['first_tol']} iterations (our reading)", note="initialisation unstated in the paper",
-                         null="untrained: never", null_fails=True))
+        out.append(claim(Item(FIGURE1_WHERE, f"first iteration with train fraction ≥ {R['train_min']:g} at ε = 1e-6", f"≈ {P['attack_from']}"),
+                         ", ".join(map(str, s["first"])), all(lo <= f <= hi for f in s["first"]),
+                         tolerance=f"±{R['first_tol']} iterations (our reading)",
+                         note="initialisation unstated in the paper", null=Null("untrained: never", fails=True)))
     return out
 
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from qlib.mia import bounds, exact, game, gaussian, overfit
-from qlib.repro.ledger import Row, claim, close, missing, not_comparable
+from qlib.repro.ledger import Item, Null, Row, claim, close, missing, not_comparable
 from qlib.validation import (
     check_alloc,
     check_float,
@@ -96,7 +96,7 @@ MATH_NOTE = "a mathematical statement checked on instances against an independen
 
 def _count(where, quantity, bad: int, *, kind="theory-check", note=MATH_NOTE) -> Row:
     """A row counting violations of a claim (paper value 0)."""
-    return claim(where, quantity, 0, int(bad), int(bad) == 0, kind=kind, tolerance="none", note=note)
+    return claim(Item(where, quantity, 0), int(bad), int(bad) == 0, kind=kind, tolerance="none", note=note)
 
 
 # ---- Theorem 3.1 and Eq. 23 (exhaustive attacks) ---------------------------------------------
@@ -123,11 +123,12 @@ def theorem31_rows(nus=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9), ns=(2, 3), p1: float = 0.
                                and (nu != 0.5 or abs(sec - (1 - delta)) < 1e-12))
             if nu != 0.5:
                 printed = exact.printed_eq23_accuracy(q, pn, nu)
-                out.append(claim(erratum_where("Eq. 23 as printed", "003-E1"), f"best accuracy, n={n}, ν={nu}",
-                                 printed, mx, abs(printed - mx) > 1e-12, kind="erratum", tolerance="1e-12",
+                out.append(claim(Item(erratum_where("Eq. 23 as printed", "003-E1"), f"best accuracy, n={n}, ν={nu}", printed), mx,
+                                 abs(printed - mx) > 1e-12, kind="erratum", tolerance="1e-12",
                                  note="printed Eq. 23 (paper column) against the best of all attacks (brute force)"))
-    out.insert(0, close("Eq. 23 (corrected)", f"max |brute-force best accuracy − corrected Eq. 23| over {cases} "
-                        f"(n, ν) cases", 0.0, worst, kind="theory-check", atol=1e-12))
+    out.insert(0, close(Item("Eq. 23 (corrected)",
+                             f"max |brute-force best accuracy − corrected Eq. 23| over {cases} "
+                             f"(n, ν) cases", 0.0), worst, kind="theory-check", atol=1e-12))
     out.insert(1, _count("Theorem 3.1", f"cases (of {cases}) where an attack leaves [ν*−ν*Δ, 1−ν*+ν*Δ] or "
                          "Sec < 1 − Δ (≠ at ν = 1/2)", bad_bounds))
     return out
@@ -146,8 +147,8 @@ def game_vs_exact_rows(trials: int = 200_000, seed: int = 0, cases=TC02_CASES) -
         ex = exact.max_acc_discrete(p, n, nu)
         r = game.simulate_mia_game(game.discrete_sampler(p), game.count_algorithm(len(p)),
                                    game.discrete_bayes_attack(p, n, nu), n, nu, trials, seed=seed + i)
-        out.append(close("Theorem 3.1 (game)", f"game accuracy, K={len(p)}, n={n}, ν={nu}, M={trials}", ex,
-                         r.accuracy, kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
+        out.append(close(Item("Theorem 3.1 (game)", f"game accuracy, K={len(p)}, n={n}, ν={nu}, M={trials}", ex), r.accuracy,
+                         kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
     return out
 
 
@@ -169,8 +170,8 @@ def theorem54_three_ways_rows(cases=MAXDELTA_CASES, max_states: int = 200_000) -
             note = f"De Moivre (Eq. 37): {dm:.12f}"
         else:
             ref, how, note = dm, "De Moivre (Eq. 37)", "too many count vectors to enumerate"
-        out.append(close("Theorem 5.4 / Eq. 37", f"max Δ_n, K={len(p)}, n={n}: {how} vs binomial sums", ref, b,
-                         kind="theory-check", atol=1e-12, note=note))
+        out.append(close(Item("Theorem 5.4 / Eq. 37", f"max Δ_n, K={len(p)}, n={n}: {how} vs binomial sums", ref), b, kind="theory-check",
+                         atol=1e-12, note=note))
     return out
 
 
@@ -196,15 +197,15 @@ def theorem54_maximality_rows(p=(0.2, 0.3, 0.5), n: int = 8, draws: int = 20, Ls
              "1{mean ≥ 1.2}": lambda c: (c @ np.arange(c.shape[1]) / n >= 1.2).astype(int),
              "rounded mean": lambda c: np.round(c @ np.arange(c.shape[1]) / n, 1)}
     inj = exact.delta_discrete_algorithm(p, n, None)
-    out = [close("Lemma C.2", f"max |Δ direct − Lemma C.2| over {draws * len(Ls)} random F (L ∈ {list(Ls)})", 0.0,
-                 worst_c2, kind="theory-check", atol=1e-12, note=MATH_NOTE),
-           claim("Theorem 5.4 (maximality)", f"max over {draws * len(Ls)} random F of Δ_F − max_A Δ_n", _le(0),
-                 worst_gap, worst_gap <= 1e-12, kind="theory-check", tolerance="1e-12", note=MATH_NOTE),
-           close("Theorem 5.4 / Lemma G.2 (attained)", "Δ_n of the injective algorithm vs max_A Δ_n", mx, inj,
+    out = [close(Item("Lemma C.2", f"max |Δ direct − Lemma C.2| over {draws * len(Ls)} random F (L ∈ {list(Ls)})", 0.0), worst_c2,
+                 kind="theory-check", atol=1e-12, note=MATH_NOTE),
+           claim(Item("Theorem 5.4 (maximality)", f"max over {draws * len(Ls)} random F of Δ_F − max_A Δ_n", _le(0)), worst_gap,
+                 worst_gap <= 1e-12, kind="theory-check", tolerance="1e-12", note=MATH_NOTE),
+           close(Item("Theorem 5.4 / Lemma G.2 (attained)", "Δ_n of the injective algorithm vs max_A Δ_n", mx), inj,
                  kind="theory-check", atol=1e-12, note=MATH_NOTE)]
     for k, F in named.items():
         v = exact.delta_discrete_algorithm(p, n, F)
-        out.append(claim("Theorem 5.4 (maximality)", f"Δ_n of θ̂ = {k}", _le(mx), v, v <= mx + 1e-12, kind="theory-check",
+        out.append(claim(Item("Theorem 5.4 (maximality)", f"Δ_n of θ̂ = {k}", _le(mx)), v, v <= mx + 1e-12, kind="theory-check",
                          tolerance="1e-12", note=MATH_NOTE))
     return out
 
@@ -219,19 +220,19 @@ def lemma_c3_rows(p: float = 0.3, rate_ns=(10, 51, 101, 401, 1001)) -> list[Row]
     for pp, n in ((0.5, 10), (0.3, 5), (0.1, 50), (0.3, 12)):
         d = exact.delta_discrete_algorithm([1 - pp, pp], n, lambda c: (c[:, 1] > 0).astype(int))
         worst = max(worst, abs(d - bounds.bernoulli_max_delta(pp, n)))
-    out = [close("Lemma C.3", "max |Δ(θ̂ = max z_j) − 2p(1−p)^n| (4 cases, enumeration)", 0.0, worst,
-                 kind="theory-check", atol=1e-12, note=MATH_NOTE)]
+    out = [close(Item("Lemma C.3", "max |Δ(θ̂ = max z_j) − 2p(1−p)^n| (4 cases, enumeration)", 0.0), worst, kind="theory-check",
+                 atol=1e-12, note=MATH_NOTE)]
     worst = 0.0
     for n, m in ((10, 5), (11, 6), (7, 2), (20, 13)):
         d = exact.delta_discrete_algorithm([1 - p, p], n, lambda c, m=m: (c[:, 1] >= m).astype(int))
         worst = max(worst, abs(d - bounds.bernoulli_threshold_delta(p, n, m)))
-    out.append(close("Lemma C.3 (threshold generalisation)", "max |Δ(1{Σz ≥ m}) − 2p(1−p) b(m−1; n−1, p)| (4 cases)",
-                     0.0, worst, kind="theory-check", atol=1e-12))
+    out.append(close(Item("Lemma C.3 (threshold generalisation)", "max |Δ(1{Σz ≥ m}) − 2p(1−p) b(m−1; n−1, p)| (4 cases)", 0.0), worst,
+                     kind="theory-check", atol=1e-12))
     kl = bounds.kl_bernoulli(0.5, p)
     rates = [-bounds.log_bernoulli_threshold_delta(p, n, math.ceil(n / 2)) / n for n in rate_ns]
     mono = all(a > b for a, b in zip(rates, rates[1:])) and rates[-1] > kl
-    out.append(claim("Lemma C.3 (threshold rate)", f"−(1/n) log Δ_n at n = {list(rate_ns)}, decreasing, last value",
-                     f"> KL(1/2 ‖ {p}) = {kl:.6f}", rates[-1], mono, kind="theory-check", tolerance="monotone",
+    out.append(claim(Item("Lemma C.3 (threshold rate)", f"−(1/n) log Δ_n at n = {list(rate_ns)}, decreasing, last value",
+                          f"> KL(1/2 ‖ {p}) = {kl:.6f}"), rates[-1], mono, kind="theory-check", tolerance="monotone",
                      note="all: " + ", ".join(f"{r:.4f}" for r in rates)))
     return out
 
@@ -278,30 +279,31 @@ def corollary541_rows(ns=COR541_NS, n_dirichlet: int = 20, seed: int = 0, limit_
                 limit_gap, at = abs(R - bounds.COR541_LIMIT), (p, n)
     rmin = cor541_min_ratio(laws, ns)
     grid = f"{len(laws)} laws × {len(ns)} n"
-    out = [claim("Corollary 5.4.1 (upper)", f"max R over {grid}", _le(0.5), rmax, rmax <= 0.5 + 1e-12,
-                 kind="theory-check", tolerance="1e-12", note=MATH_NOTE),
-           claim("Corollary 5.4.1 (lower)", f"min R over {grid} where n ≥ 5 and n > 1/min p", _ge(bounds.COR541_C),
-                 rmin, rmin >= bounds.COR541_C - 1e-12, kind="theory-check", tolerance="1e-12",
+    out = [claim(Item("Corollary 5.4.1 (upper)", f"max R over {grid}", _le(0.5)), rmax, rmax <= 0.5 + 1e-12, kind="theory-check",
+                 tolerance="1e-12", note=MATH_NOTE),
+           claim(Item("Corollary 5.4.1 (lower)", f"min R over {grid} where n ≥ 5 and n > 1/min p", _ge(bounds.COR541_C)), rmin,
+                 rmin >= bounds.COR541_C - 1e-12, kind="theory-check", tolerance="1e-12",
                  note="the constant holds although the proof's last step is false (erratum 003-E2); " + MATH_NOTE),
-           claim("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| where n·min(p, 1−p) ≥ 20", f"< {limit_tol:g}",
-                 limit_gap, limit_gap < limit_tol, kind="theory-check", tolerance=f"{limit_tol:g} (ours)",
+           claim(Item("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| where n·min(p, 1−p) ≥ 20", f"< {limit_tol:g}"), limit_gap,
+                 limit_gap < limit_tol, kind="theory-check", tolerance=f"{limit_tol:g} (ours)",
                  note="the paper states no rate for the limit; the tolerance is ours (it allows the lattice term "
                       "of De Moivre's sum); "
                       + ("largest gap at P = (" + ", ".join(f"{x:.3g}" for x in at[0]) + f"), n = {at[1]}"
                          if at is not None else "no (law, n) of this grid has n·min(p, 1−p) ≥ 20: vacuous"))]
     big = max(abs(bounds.cor541_ratio(p, 5000) - bounds.COR541_LIMIT) for p in laws[:50])
-    out.append(claim("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| over the 50 Bernoulli laws at n = 5000", "< 0.001",
-                     big, big < 1e-3, kind="theory-check", tolerance="1e-3 (ours)"))
+    out.append(claim(Item("Corollary 5.4.1 (limit)", "max |R − 1/√(2π)| over the 50 Bernoulli laws at n = 5000", "< 0.001"), big,
+                     big < 1e-3, kind="theory-check", tolerance="1e-3 (ours)"))
     r_small = bounds.cor541_ratio([0.01, 0.99], 2)
-    out.append(claim("Corollary 5.4.1 (condition)", "R at n = 2, P = (0.01, 0.99) (condition violated)",
-                     f"< {bounds.COR541_C:.6g}", r_small, r_small < bounds.COR541_C, kind="theory-check",
+    out.append(claim(Item("Corollary 5.4.1 (condition)", "R at n = 2, P = (0.01, 0.99) (condition violated)", f"< {bounds.COR541_C:.6g}"),
+                     r_small, r_small < bounds.COR541_C, kind="theory-check",
                      note="the lower bound needs the condition; the upper bound holds without it"))
     v = -1.5 * math.log(2) + 1
-    out.append(claim(erratum_where("Corollary 5.4.1, proof", "003-E2"), "−(3/2) ln 2 + 1 (claimed > 0)", "> 0", v,
-                     not v > 0, kind="erratum", note="the claimed positive number is negative; the constant "
-                     "itself holds (rows above)"))
-    out.append(not_comparable(erratum_where("Corollary 5.4.1, condition", "003-E3"), "range of j in 'n > 1/p_j'",
-                              "j = 1, …, n", "j = 1, …, K", kind="erratum",
+    out.append(claim(Item(erratum_where("Corollary 5.4.1, proof", "003-E2"), "−(3/2) ln 2 + 1 (claimed > 0)", "> 0"), v, not v > 0,
+                     kind="erratum",
+                     note="the claimed positive number is negative; the constant "
+                          "itself holds (rows above)"))
+    out.append(not_comparable(Item(erratum_where("Corollary 5.4.1, condition", "003-E3"), "range of j in 'n > 1/p_j'", "j = 1, …, n"),
+                              "j = 1, …, K", kind="erratum",
                               reason="an indexing slip in the statement; nothing to compute"))
     return out
 
@@ -315,8 +317,8 @@ def sample_size_rule_rows(laws=((0.5, 0.5), (0.2, 0.3, 0.5), (0.1,) * 10), epss=
         for e in epss:
             n = bounds.sample_size_discrete(bounds.C_P(p), e)
             v = bounds.max_delta_discrete(p, n, "demoivre")
-            out.append(claim("Corollary 5.4.1 (sample size)", f"max Δ_n at n = ⌈(C/2ε)²⌉ = {n}, K={len(p)}, ε={e}",
-                             _le(e), v, v <= e, kind="theory-check", tolerance="exact"))
+            out.append(claim(Item("Corollary 5.4.1 (sample size)", f"max Δ_n at n = ⌈(C/2ε)²⌉ = {n}, K={len(p)}, ε={e}", _le(e)), v, v <= e,
+                             kind="theory-check", tolerance="exact"))
     return out
 
 
@@ -345,11 +347,11 @@ def diversity_constant_rows(draws: int = 2000, Ks=(2, 3, 5, 10, 50), seed: int =
                                     and c["sqrt(K(1-e^-H))"] <= c["sqrt(KH)"] + t)
     out = [_count(k, f"violations over {total} Dirichlet laws (K ∈ {list(Ks)})", v) for k, v in fails.items()]
     uni = max(abs(bounds.C_P(np.full(K, 1 / K)) - math.sqrt(K - 1)) for K in Ks)
-    out.append(close("Lemma C.4 (equality)", "max |C(uniform) − √(K−1)|", 0.0, uni, kind="theory-check", atol=1e-12,
+    out.append(close(Item("Lemma C.4 (equality)", "max |C(uniform) − √(K−1)|", 0.0), uni, kind="theory-check", atol=1e-12,
                      note=MATH_NOTE))
     v, s = -0.3 * math.log2(0.3), math.sqrt(0.21)
-    out.append(claim("Eq. 19 (log base)", "−p log₂ p at p = 0.3 (a base-2 entropy would break H ≤ C)", f"> {s:.6g}", v,
-                     v > s, kind="theory-check", note="√(p(1−p)) at p = 0.3; the natural log is required"))
+    out.append(claim(Item("Eq. 19 (log base)", "−p log₂ p at p = 0.3 (a base-2 entropy would break H ≤ C)", f"> {s:.6g}"), v, v > s,
+                     kind="theory-check", note="√(p(1−p)) at p = 0.3; the natural log is required"))
     return out
 
 
@@ -370,14 +372,13 @@ def lemma_c1_rows(ns=(100, 1_000, 10_000, 100_000), J: int = 200_000) -> list[Ro
         width = max(x[2] - x[1] for x in vals)
         sq = v * np.sqrt(ns)
         ok = bool(np.all(np.diff(v) < 0) and np.all(np.diff(sq) > 0) and width < 1e-6)
-        out.append(claim("Lemma C.1", f"max Δ_n at the largest n = {ns[-1]}, p_j ∝ j^-{a}",
-                         "↓ 0 with √n·max Δ_n ↑ (tail width < 1e-6)", float(v[-1]), ok, kind="theory-check",
-                         tolerance="monotone", note=MATH_NOTE + "; max Δ_n at n = " + ", ".join(f"{x:.5f}" for x in v) + f"; tail width {width:.1e}"))
+        out.append(claim(Item("Lemma C.1", f"max Δ_n at the largest n = {ns[-1]}, p_j ∝ j^-{a}", "↓ 0 with √n·max Δ_n ↑ (tail width < 1e-6)"),
+                         float(v[-1]), ok, kind="theory-check", tolerance="monotone",
+                         note=MATH_NOTE + "; max Δ_n at n = " + ", ".join(f"{x:.5f}" for x in v) + f"; tail width {width:.1e}"))
         if a == 1.5:
             slope = math.log10(v[-1] / v[-2]) / math.log10(ns[-1] / ns[-2])
-            out.append(close("Lemma C.1 (rate)", "log-log slope of max Δ_n between the last two n (a = 1.5)",
-                             -1 / 3, slope, kind="theory-check", atol=0.03,
-                             note="−1/3 = −(1 − 1/a): our heuristic, not the paper's"))
+            out.append(close(Item("Lemma C.1 (rate)", "log-log slope of max Δ_n between the last two n (a = 1.5)", -1 / 3), slope,
+                             kind="theory-check", atol=0.03, note="−1/3 = −(1 − 1/a): our heuristic, not the paper's"))
     return out
 
 
@@ -391,27 +392,25 @@ def theorem51_rows(trials: int = 200_000, seed: int = 0, mixture_cases=((10, 1),
     seed = check_seed("seed", seed)
     out = []
     for n, d in mixture_cases:
-        out.append(close("Theorem 5.1 (exact)", f"Δ_n, n={n}, d={d}: mixture form vs χ² form",
-                         gaussian.gaussian_mean_delta_mixture(n, d), gaussian.gaussian_mean_delta(n, d),
-                         kind="theory-check", atol=1e-6))
+        out.append(close(Item("Theorem 5.1 (exact)", f"Δ_n, n={n}, d={d}: mixture form vs χ² form", gaussian.gaussian_mean_delta_mixture(n, d)),
+                         gaussian.gaussian_mean_delta(n, d), kind="theory-check", atol=1e-6))
     for n in (2, 5, 100):
-        out.append(close("Theorem 5.1 (exact, d = 2)", f"Δ_n, n={n}: closed form vs χ² form",
-                         gaussian.gaussian_mean_delta_d2(n), gaussian.gaussian_mean_delta(n, 2),
-                         kind="theory-check", atol=1e-6))
+        out.append(close(Item("Theorem 5.1 (exact, d = 2)", f"Δ_n, n={n}: closed form vs χ² form", gaussian.gaussian_mean_delta_d2(n)),
+                         gaussian.gaussian_mean_delta(n, 2), kind="theory-check", atol=1e-6))
     for i, (n, d) in enumerate(mc_cases):
         ex = 0.5 + 0.5 * gaussian.gaussian_mean_delta(n, d)
         r = game.simulate_mia_game(game.gaussian_sampler(d), game.mean_algorithm, game.gaussian_bayes_attack(n, 0.5),
                                    n, 0.5, trials, seed=seed + i)
-        out.append(close("Theorem 3.1 (Gaussian mean, game)", f"Bayes-attack game, n={n}, d={d}, M={trials}", ex,
-                         r.accuracy, kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
+        out.append(close(Item("Theorem 3.1 (Gaussian mean, game)", f"Bayes-attack game, n={n}, d={d}, M={trials}", ex), r.accuracy,
+                         kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
     worst = max(gaussian.gaussian_mean_delta(n, d) - gaussian.gaussian_mean_bound(n, d)
                 for d in (1, 2, 3, 10) for n in (2, 5, 10, 100, 1000))
-    out.append(claim("Theorem 5.1 (Eq. 9, explicit)", "max of Δ_n − (√d/(2n) + m_1/(2√n)), 20 cases", _le(0), worst,
-                     worst <= 0, kind="theory-check", tolerance="exact",
+    out.append(claim(Item("Theorem 5.1 (Eq. 9, explicit)", "max of Δ_n − (√d/(2n) + m_1/(2√n)), 20 cases", _le(0)), worst, worst <= 0,
+                     kind="theory-check", tolerance="exact",
                      note="c_{L,P} = m_1/2 is ours: the paper's constant is not explicit"))
     lim = gaussian.gaussian_mean_limit(1)
     for n, tol in rate_cases:
-        out.append(close("Theorem 5.1 (rate)", f"√n Δ_n at n={n}, d=1 vs the limit m_1/√(2π) = 1/π", lim,
+        out.append(close(Item("Theorem 5.1 (rate)", f"√n Δ_n at n={n}, d=1 vs the limit m_1/√(2π) = 1/π", lim),
                          math.sqrt(n) * gaussian.gaussian_mean_delta(n, 1), kind="theory-check", rtol=tol))
     return out
 
@@ -423,8 +422,8 @@ def prop_g1_rows(ds=(1, 2, 3, 5, 10), ns=(2, 3, 5, 10, 50, 1000), betas=(0, 0.1,
     betas = check_float_sequence("betas", betas, low=0.0)
     ratios = [gaussian.prop_g1_tv(b, n, d) / gaussian.prop_g1_bound(b, n, d) for d in ds for n in ns for b in betas]
     r = max(ratios)
-    return [claim("Proposition G.1", f"max exact TV / bound over {len(ratios)} (d, n, ‖β‖) cases", _le(1), r,
-                  r <= 1 + 1e-9, kind="theory-check", tolerance="1e-9",
+    return [claim(Item("Proposition G.1", f"max exact TV / bound over {len(ratios)} (d, n, ‖β‖) cases", _le(1)), r, r <= 1 + 1e-9,
+                  kind="theory-check", tolerance="1e-9",
                   note="the TV is our exact integral; the paper prints no value of the ratio")]
 
 
@@ -449,8 +448,8 @@ def remark51_rows(cs=REMARK51_CS, ds=(1, 2, 5, 10, 100, 1000, 10_000),
                    note="the printed condition is sufficient although its proof drops a factor 2 (erratum 003-E4)"),
             _count("Remark 5.1", f"cases where the exact threshold n* exceeds the printed n ({total} cases)", bad_exact,
                    kind="theory-check"),
-            not_comparable(erratum_where("Remark 5.1, proof", "003-E4"), "last substitution of the proof",
-                           "as printed", "a factor 2 lost", kind="erratum",
+            not_comparable(Item(erratum_where("Remark 5.1, proof", "003-E4"), "last substitution of the proof", "as printed"),
+                           "a factor 2 lost", kind="erratum",
                            reason="a slip in the proof; the printed condition is still sufficient (rows above)")]
 
 
@@ -479,13 +478,14 @@ def example45_rows(trials: int = 2000, seed: int = 0, interp_min: float = 0.995)
     for d, n in ((50, 20), (50, 50)):
         tr, fr = overfit.ols_losses(d, n, trials, seed=seed)
         acc = overfit.loss_threshold_accuracy(tr, fr, 1e-8)
-        out.append(claim("Example 4.5 / Theorem 4.3(ii)", f"OLS d={d}, n={n}: accuracy of 1{{loss ≤ 1e-8}} ({trials} trials)",
-                         _ge(interp_min), acc, acc >= interp_min, tolerance=f"{interp_min:g} (ours; paper: Δ_n = 1)",
-                         null="chance: 0.5", null_fails=not (0.5 >= interp_min)))
+        out.append(claim(Item("Example 4.5 / Theorem 4.3(ii)", f"OLS d={d}, n={n}: accuracy of 1{{loss ≤ 1e-8}} ({trials} trials)",
+                              _ge(interp_min)), acc, acc >= interp_min,
+                         tolerance=f"{interp_min:g} (ours; paper: Δ_n = 1)",
+                         null=Null("chance: 0.5", fails=not (0.5 >= interp_min))))
     lbs = [overfit.ols_threshold_game(d, n, trials, seed=seed) for d, n in ((20, 50), (10, 100), (10, 1000))]
-    out.append(claim("Example 5.3 (least squares, d < n)", "held-out lower bound on Δ_n at n/d = 2.5, 10, 100: last value",
-                     "decreasing in n/d", lbs[-1], lbs[0] > lbs[1] > lbs[2], kind="theory-check", tolerance="monotone",
-                     note="all: " + ", ".join(f"{v:.3f}" for v in lbs)))
+    out.append(claim(Item("Example 5.3 (least squares, d < n)", "held-out lower bound on Δ_n at n/d = 2.5, 10, 100: last value",
+                          "decreasing in n/d"), lbs[-1], lbs[0] > lbs[1] > lbs[2], kind="theory-check",
+                     tolerance="monotone", note="all: " + ", ".join(f"{v:.3f}" for v in lbs)))
     return out
 
 
@@ -515,35 +515,37 @@ def prop_b1_rows(reps: int = 2000, seed: int = 0, s_printed: int = 10**6, s_corr
     note = (f"P(E) = {pe:.3f} {'≥' if holds else '<'} {bd:.3f}: the proof's step "
             + ("holds here" if holds else "fails, so Δ_n ≥ 1 − s^(3 − ln(s)/4) is unproven under the printed n "
                "(P(E) is only a lower bound on Δ_n; the bound itself is not refuted)"))
-    out = [claim(erratum_where("Proposition B.1, proof", "003-E5"), f"P(E) at s = {s_printed:.0e}, n = {n} (printed condition)",
-                 _ge(bd), pe, not holds, kind="erratum", tolerance=f"{reps} Monte-Carlo replicates", note=note)]
+    out = [claim(Item(erratum_where("Proposition B.1, proof", "003-E5"), f"P(E) at s = {s_printed:.0e}, n = {n} (printed condition)",
+                      _ge(bd)), pe, not holds, kind="erratum", tolerance=f"{reps} Monte-Carlo replicates", note=note)]
     for s in s_corrected:
         n = overfit.propB1_n_corrected(s)
         pe = overfit.prob_event_E(s, n, reps, seed=seed + 1)
         b = overfit.propB1_bound(s)
-        out.append(claim("Proposition B.1 (corrected condition)", f"P(E) at s = {s:.0e}, n = {n} (n ≤ (s+1)/(3(√s ln s + 1)))",
-                         _ge(b), pe, pe >= b - 0.05, kind="theory-check", tolerance="0.05 (Monte Carlo)",
+        out.append(claim(Item("Proposition B.1 (corrected condition)", f"P(E) at s = {s:.0e}, n = {n} (n ≤ (s+1)/(3(√s ln s + 1)))", _ge(b)),
+                         pe, pe >= b - 0.05, kind="theory-check", tolerance="0.05 (Monte Carlo)",
                          note="the corrected condition is ours"))
     return out
 
 
 def text_errata_rows() -> list[Row]:
     """Errata of the text that nothing computes (003-E8, 003-E9)."""
-    return [not_comparable(erratum_where("Hypothesis H1", "003-E8"), "type of ω", "ω: ℝ × ℝ → ℝ", "ω: ℝ^s × ℝ → ℝ",
+    return [not_comparable(Item(erratum_where("Hypothesis H1", "003-E8"), "type of ω", "ω: ℝ × ℝ → ℝ"), "ω: ℝ^s × ℝ → ℝ",
                            kind="erratum", reason="a typing slip; nothing to compute"),
-            not_comparable(erratum_where("Example 5.3", "003-E9"), "x_i in the d × n design", "i-th row", "i-th column",
+            not_comparable(Item(erratum_where("Example 5.3", "003-E9"), "x_i in the d × n design", "i-th row"), "i-th column",
                            kind="erratum", reason="an indexing slip; nothing to compute")]
 
 
 def not_implemented_rows() -> list[Row]:
     """Numbered results of paper 003 with no check, one sentence of reason each."""
-    return [missing("Proposition A.3", "deterministic algorithms of the data set that ignore the order are functions "
-                    "of the empirical distribution", reason="a measure-theoretic equivalence with nothing finite to "
-                    "compute; the count-vector enumeration of every check assumes it"),
-            missing("Example 5.2", "Δ_n = O(n^{-1/2}) for Z-estimators solving h(θ) = mean of ψ(z_j)",
+    return [missing(Item("Proposition A.3",
+                         "deterministic algorithms of the data set that ignore the order are functions "
+                         "of the empirical distribution"),
+                    reason="a measure-theoretic equivalence with nothing finite to "
+                           "compute; the count-vector enumeration of every check assumes it"),
+            missing(Item("Example 5.2", "Δ_n = O(n^{-1/2}) for Z-estimators solving h(θ) = mean of ψ(z_j)"),
                     reason="the example's constant c_{L,P} is not explicit and its absolute-continuity hypothesis "
-                    "fails for l ≥ 2; only the Gaussian empirical mean is computed exactly"),
-            missing("Example 4.4", "a neural-network regression is (ε, 1 − α)-overfitting",
+                           "fails for l ≥ 2; only the Gaussian empirical mean is computed exactly"),
+            missing(Item("Example 4.4", "a neural-network regression is (ε, 1 − α)-overfitting"),
                     reason="the example states a setting, not a result; Figure 1 (next chapter) is its illustration")]
 
 

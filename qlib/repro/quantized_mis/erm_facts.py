@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from qlib.mia import erm
-from qlib.repro.ledger import Row, claim, close
+from qlib.repro.ledger import Item, Row, claim, close
 from qlib.validation import check_alloc, check_int, check_seed
 
 PAPER = "001"
@@ -23,7 +23,7 @@ MATH_NOTE = "a mathematical statement checked on random instances against an ind
 
 
 def _violations(where: str, quantity: str, bad: int) -> Row:
-    return claim(where, quantity, 0, int(bad), int(bad) == 0, kind="theory-check", tolerance="1e-12", paper=PAPER,
+    return claim(Item(where, quantity, 0, paper=PAPER), int(bad), int(bad) == 0, kind="theory-check", tolerance="1e-12",
                  note=MATH_NOTE)
 
 
@@ -53,8 +53,8 @@ def lemma_b2_rows(draws: int = 200, seed: int = 0) -> list[Row]:
         M = A @ A.T + 0.1 * np.eye(J)
         j = int(rng.integers(0, J))
         worst = max(worst, abs(erm.schur_inverse_diag(M, j) / np.linalg.inv(M)[j, j] - 1))
-    return [close("Lemma B.2", f"max relative |Schur formula − (M⁻¹)_jj| ({draws} random SPD M)", 0.0, worst,
-                  kind="theory-check", atol=1e-9, paper=PAPER, note=MATH_NOTE)]
+    return [close(Item("Lemma B.2", f"max relative |Schur formula − (M⁻¹)_jj| ({draws} random SPD M)", 0.0, paper=PAPER), worst,
+                  kind="theory-check", atol=1e-9, note=MATH_NOTE)]
 
 
 def random_erm_problem(rng: np.random.Generator, K: int, m: int):
@@ -98,15 +98,15 @@ def prop_c4_rows(draws: int = 200, seed: int = 0) -> list[Row]:
             n_sing += 1
             worst_sing = max(worst_sing, abs(v / cf - 1))
             zero_unres += erm.prop_c4_inf(Lam, restrict_to_range=False) == 0.0
-    return [close("Proposition C.4", "max relative gap of inf xᵀΛ⁺x/2 to 1/(2 max Λ_kk), Λ invertible", 0.0,
-                  worst_full, kind="theory-check", atol=1e-9, paper=PAPER, note=MATH_NOTE),
-            close("Proposition C.4 (x in range Λ)", f"same, singular Λ ({n_sing} draws)", 0.0, worst_sing,
-                  kind="theory-check", atol=1e-9, paper=PAPER,
+    return [close(Item("Proposition C.4", "max relative gap of inf xᵀΛ⁺x/2 to 1/(2 max Λ_kk), Λ invertible", 0.0, paper=PAPER),
+                  worst_full, kind="theory-check", atol=1e-9, note=MATH_NOTE),
+            close(Item("Proposition C.4 (x in range Λ)", f"same, singular Λ ({n_sing} draws)", 0.0, paper=PAPER), worst_sing,
+                  kind="theory-check", atol=1e-9,
                   note="restricting x to range(Λ) is our reading of what the proof of Prop. C.3 needs"),
-            claim("Proposition C.4 as printed (erratum 001-C4)", f"singular Λ ({n_sing} draws): draws where the "
-                  "infimum over all of Ω^c is 0 instead of 1/(2 max Λ_kk)", 0, int(zero_unres), zero_unres > 0,
-                  kind="erratum", paper=PAPER,
-                  note="a null vector of Λ scaled into Ω^c has cost 0")]
+            claim(Item("Proposition C.4 as printed (erratum 001-C4)",
+                       f"singular Λ ({n_sing} draws): draws where the "
+                       "infimum over all of Ω^c is 0 instead of 1/(2 max Λ_kk)", 0, paper=PAPER), int(zero_unres),
+                  zero_unres > 0, kind="erratum", note="a null vector of Λ scaled into Ω^c has cost 0")]
 
 
 __all__ = ["lemma_b1_rows", "lemma_b2_rows", "random_erm_problem", "erm_bound_rows", "prop_c4_rows"]

@@ -29,7 +29,7 @@ from scipy import stats
 
 from qlib import molecules
 from qlib.quantizers import check_names
-from qlib.repro.ledger import Row, claim, close, fmt, missing, not_comparable
+from qlib.repro.ledger import Item, Null, Row, claim, close, fmt, missing, not_comparable
 from qlib.rqn import RQUndefinedWarning, trajectory_stats
 from qlib.validation import check_float, check_str, check_tensor
 
@@ -153,8 +153,7 @@ def table_rows(study: Study) -> list[Row]:
         for task, cells in tab.items():
             where = f"{tname}, {task}"
             if task in study.missing:
-                rows.append(missing(where, f"{lab} of the 8 quantizers and the original model",
-                                    reason=study.missing[task], offline=True))
+                rows.append(missing(Item(where, f"{lab} of the 8 quantizers and the original model"), reason=study.missing[task], offline=True))
                 continue
             sub = c[c.task == task].set_index("quantizer")
             if sub.empty:
@@ -162,21 +161,20 @@ def table_rows(study: Study) -> list[Row]:
             for q, (pv, pp) in zip(COLUMNS, cells):
                 qlab = "original" if q == "identity" else q
                 if q == "identity":
-                    rows.append(not_comparable(where, f"{lab}, original model", pv, float(sub.value[q]),
+                    rows.append(not_comparable(Item(where, f"{lab}, original model", pv), float(sub.value[q]),
                                                reason="absolute score depends on the embedder; ours are offline "
                                                       "stand-ins for the paper's four"))
                 elif metric == "r2" and not math.isfinite(pv):
                     ours = float(sub.value[q])
                     init = float(sub.initial[q])
-                    rows.append(claim(where, f"R², {qlab}: below −1 (printed −inf)", "< -1", ours,
-                                      bool(ours < -1), tolerance="R² < −1 (our reading of the printed −inf)",
+                    rows.append(claim(Item(where, f"R², {qlab}: below −1 (printed −inf)", "< -1"), ours, bool(ours < -1),
+                                      tolerance="R² < −1 (our reading of the printed −inf)",
                                       note="mean over embedders and runs; null: the same quantizer applied to "
                                            "the untrained network (any ±1-weight regression net is far off scale)",
-                                      null=f"untrained {qlab} net: R² = {fmt(init)}",
-                                      null_fails=None if not math.isfinite(init) else bool(not init < -1)))
+                                      null=Null(f"untrained {qlab} net: R² = {fmt(init)}", fails=None if not math.isfinite(init) else bool(not init < -1))))
                 else:
-                    rows.append(close(where, f"relative {lab}, {qlab}", pp / 100, float(sub.relative[q]),
-                                      atol=REL_ATOL[metric], null=1.0, null_label="no effect of quantization",
+                    rows.append(close(Item(where, f"relative {lab}, {qlab}", pp / 100), float(sub.relative[q]), atol=REL_ATOL[metric],
+                                      null=Null(1.0, label="no effect of quantization"),
                                       basis="fixed in advance: a few percentage points, our embedders differ",
                                       note="relative to the unquantized model; mean over embedders and runs; "
                                            f"our {_EMBEDDER_NOTE}; {scale}"))
@@ -202,41 +200,41 @@ def section522_rows(study: Study) -> list[Row]:
         hi = m[m.quantizer.isin(["bits2", "bits3", "bits4", "bits5"])]
         worst = hi.loc[hi.relative.idxmin()]
         a = PAPER_MIN_REL_AUROC
-        rows.append(claim("§5.2.2 / Table 3", f"classification keeps ≥ {round(100 * a)} % of AUROC from 2 bits up",
-                          f"min relative AUROC (2–5 bits) ≥ {a}", float(worst.relative),
+        rows.append(claim(Item("§5.2.2 / Table 3", f"classification keeps ≥ {round(100 * a)} % of AUROC from 2 bits up",
+                               f"min relative AUROC (2–5 bits) ≥ {a}"), float(worst.relative),
                           bool(worst.relative >= a), tolerance=f"≥ {a} (the paper's printed bound)",
                           note=f"worst cell: {worst.task}, {worst.quantizer} (mean over embedders and runs)",
-                          null="no effect of quantization: relative 1.0", null_fails=False))
+                          null=Null("no effect of quantization: relative 1.0", fails=False)))
         lo = m[m.quantizer.isin(["sign", "ternary33", "ternary50", "ternary90"])]
         loss = 1 - lo.relative
-        rows.append(claim("§5.2.2 / Table 3", "Sign and ternary quantizers lose AUROC (paper: "
-                          f"{round(100 * PAPER_SPARSE_AUROC_LOSS[0])}–{round(100 * PAPER_SPARSE_AUROC_LOSS[1])} %)",
-                          "median loss in [0.03, 0.25]", float(loss.median()),
+        rows.append(claim(Item("§5.2.2 / Table 3",
+                               "Sign and ternary quantizers lose AUROC (paper: "
+                               f"{round(100 * PAPER_SPARSE_AUROC_LOSS[0])}–{round(100 * PAPER_SPARSE_AUROC_LOSS[1])} %)",
+                               "median loss in [0.03, 0.25]"), float(loss.median()),
                           bool(0.03 <= loss.median() <= 0.25),
                           tolerance="median in [3 %, 25 %] (ours: the paper's 6–20 % widened for our embedders)",
                           note=f"range of our losses {loss.min():.3f}–{loss.max():.3f} over tasks × 4 quantizers",
-                          null="no effect of quantization: loss 0", null_fails=True))
+                          null=Null("no effect of quantization: loss 0", fails=True)))
     if has_reg:
         m = _mean_by(fr, "r2", ["task", "quantizer"]).reset_index()
         low = m[m.quantizer.isin(["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3"])]
         frac = float((low.value < 0).mean())
         null_frac = float((low.value / low.relative < 0).mean())           # the unquantized models' R²
         high = m[m.quantizer.isin(["bits4", "bits5"])]
-        rows.append(claim("§5.2.2 / App. F.1 / Table 4", "R² collapses below 4 bits (worse than the mean predictor)",
-                          "share of cells < 4 bits with R² < 0 ≥ 0.8, and mean R² at 4–5 bits > 0",
-                          f"{frac:.2f}; {high.value.mean():.3f}",
-                          bool(frac >= 0.8 and high.value.mean() > 0),
+        rows.append(claim(Item("§5.2.2 / App. F.1 / Table 4", "R² collapses below 4 bits (worse than the mean predictor)",
+                               "share of cells < 4 bits with R² < 0 ≥ 0.8, and mean R² at 4–5 bits > 0"),
+                          f"{frac:.2f}; {high.value.mean():.3f}", bool(frac >= 0.8 and high.value.mean() > 0),
                           tolerance="≥ 0.8; > 0 (our reading of 'collapses': most cells below the mean predictor)",
                           note="cells = task × quantizer, mean over embedders and runs",
-                          null=f"no effect of quantization (the unquantized R²): share {null_frac:.2f}",
-                          null_fails=bool(null_frac < 0.8)))
+                          null=Null(f"no effect of quantization (the unquantized R²): share {null_frac:.2f}", fails=bool(null_frac < 0.8))))
         s = _mean_by(fr, "spearman", ["task", "quantizer"]).reset_index()
         b = PAPER_MIN_REL_SPEARMAN
-        rows.append(claim("App. F.1 / Table 5", f"Spearman ρ stays high at every bit width (paper: ≥ {round(100 * b)} % "
-                          "of original)", f"min relative Spearman ≥ {b}", float(s.relative.min()),
+        rows.append(claim(Item("App. F.1 / Table 5",
+                               f"Spearman ρ stays high at every bit width (paper: ≥ {round(100 * b)} % "
+                               "of original)", f"min relative Spearman ≥ {b}"), float(s.relative.min()),
                           bool(s.relative.min() >= b), tolerance=f"≥ {b} (the paper's printed bound)",
                           note=f"worst cell: {s.loc[s.relative.idxmin()].task}, {s.loc[s.relative.idxmin()].quantizer}",
-                          null="no effect of quantization: relative 1.0", null_fails=False))
+                          null=Null("no effect of quantization: relative 1.0", fails=False)))
     # privacy–performance trade-off: more private (larger r_Q^n) ⇒ lower relative performance
     for metric in ("auroc", "r2"):
         if not (fr.metric == metric).any():
@@ -255,33 +253,35 @@ def section522_rows(study: Study) -> list[Row]:
             # a sign test over tasks: r_Q^n unrelated to performance makes each task's ρ negative with
             # probability 1/2 (the null); the claim needs a one-sided p < 0.05 and a negative median
             p_sign = float(stats.binomtest(neg, rhos.size, 0.5, alternative="greater").pvalue)
-            rows.append(claim("§5.2.2 / Figs. 3–4", f"privacy–performance trade-off ({_METRIC_LABEL[metric]}): "
-                              "larger r_Q^n, lower relative performance",
-                              "median over tasks of Spearman(r_Q^n, relative) < 0, sign test p < 0.05",
+            rows.append(claim(Item("§5.2.2 / Figs. 3–4",
+                                   f"privacy–performance trade-off ({_METRIC_LABEL[metric]}): "
+                                   "larger r_Q^n, lower relative performance",
+                                   "median over tasks of Spearman(r_Q^n, relative) < 0, sign test p < 0.05"),
                               f"median {med:.2f}; {neg}/{rhos.size} tasks negative, p = {p_sign:.2g}",
                               bool(med < 0 and p_sign < 0.05),
                               tolerance="median < 0 and p < 0.05 (a one-sided sign test at the conventional 5 % level)",
                               note="one-sided sign test over tasks (ρ per task over the 8 quantizers)",
-                              null=f"r_Q^n unrelated to performance: half the tasks negative, p = "
-                                   f"{float(stats.binomtest(rhos.size // 2, rhos.size, 0.5, alternative='greater').pvalue):.2g}",
-                              null_fails=True))
+                              null=Null(f"r_Q^n unrelated to performance: half the tasks negative, p = "
+                                        f"{float(stats.binomtest(rhos.size // 2, rhos.size, 0.5, alternative='greater').pvalue):.2g}",
+                                        fails=True)))
     # 1.58b 90% the most private on almost all datasets (§5.2.2)
     m = fr[fr.quantizer.isin(QUANTIZERS)].drop_duplicates(["task", "embedder", "quantizer", "run"])
     pt = m.groupby(["task", "quantizer"])["r_q"].mean().unstack()
     if not pt.empty:
         top = pt.idxmax(axis=1)
         share = float((top == "ternary90").mean())
-        rows.append(claim("§5.2.2", "1.58b 90 % is the most private quantizer on almost all datasets",
-                          "share of tasks where it has the largest mean r_Q^n ≥ 2/3", share, bool(share >= 2 / 3),
-                          tolerance="≥ 0.67 (our reading of 'almost all': two thirds of the tasks)", note=f"{len(top)} tasks; most frequent top: {top.mode().iloc[0]}",
-                          null="a quantizer drawn at random tops each task: share 1/8", null_fails=True))
+        rows.append(claim(Item("§5.2.2", "1.58b 90 % is the most private quantizer on almost all datasets",
+                               "share of tasks where it has the largest mean r_Q^n ≥ 2/3"), share, bool(share >= 2 / 3),
+                          tolerance="≥ 0.67 (our reading of 'almost all': two thirds of the tasks)",
+                          note=f"{len(top)} tasks; most frequent top: {top.mode().iloc[0]}",
+                          null=Null("a quantizer drawn at random tops each task: share 1/8", fails=True)))
     # App. F.2: no significant difference between embedders
     embs = sorted(fr.embedder.unique())
     where = "App. F.2 / Fig. 9"
     qty = "no significant difference between embedders in the quantizers' privacy ranking"
     if len(embs) < 2:
-        rows.append(not_comparable(where, qty, "same ranking for every embedder", None,
-                                   reason="this profile runs a single embedder", kind="paper-claim"))
+        rows.append(not_comparable(Item(where, qty, "same ranking for every embedder"), None, reason="this profile runs a single embedder",
+                                   kind="paper-claim"))
     else:
         pe = m.groupby(["task", "embedder", "quantizer"])["r_q"].mean()
         rhos = []
@@ -292,11 +292,10 @@ def section522_rows(study: Study) -> list[Row]:
                     a, b = tab.loc[embs[i]], tab.loc[embs[j]]
                     rhos.append(stats.spearmanr(a, b, nan_policy="omit").statistic)
         mean_rho = float(np.nanmean(rhos))
-        rows.append(claim(where, qty, "mean Spearman between embedders' r_Q^n rankings ≥ 0.8", mean_rho,
-                          bool(mean_rho >= 0.8),
+        rows.append(claim(Item(where, qty, "mean Spearman between embedders' r_Q^n rankings ≥ 0.8"), mean_rho, bool(mean_rho >= 0.8),
                           tolerance="≥ 0.8 (our reading of 'no significant difference' between rankings)",
                           note=f"{len(rhos)} (task, embedder pair) rankings of the 8 quantizers",
-                          null="rankings unrelated across embedders: mean ρ 0", null_fails=True))
+                          null=Null("rankings unrelated across embedders: mean ρ 0", fails=True)))
         rows += _tradeoff_by_embedder(fr, embs)
     rows += _sparse_performance_rows(fr)
     return rows
@@ -314,7 +313,7 @@ def _tradeoff_by_embedder(fr: pd.DataFrame, embs: list[str]) -> list[Row]:
     qty = "the privacy–performance trade-off is the same for every embedder"
     f = fr[(fr.metric == "auroc") & fr.quantizer.isin(QUANTIZERS)]
     if f.empty:
-        return [not_comparable(where, qty, "no significant difference", None, kind="paper-claim",
+        return [not_comparable(Item(where, qty, "no significant difference"), None, kind="paper-claim",
                                reason="no classification task ran")]
     g = f.groupby(["embedder", "task", "quantizer"])[["r_q", "relative"]].mean().reset_index()
     z, w, ps, shown = [], [], [], []
@@ -332,18 +331,20 @@ def _tradeoff_by_embedder(fr: pd.DataFrame, embs: list[str]) -> list[Row]:
         ps.append(pval / 2 if rho < 0 else 1 - pval / 2)
         shown.append(f"{e} {rho:.2f}")
     if len(z) < 2:
-        return [not_comparable(where, qty, "no significant difference", None, kind="paper-claim",
+        return [not_comparable(Item(where, qty, "no significant difference"), None, kind="paper-claim",
                                reason="fewer than two embedders with five or more cells")]
     z, w = np.array(z), np.array(w, dtype=float)
     zbar = float((w * z).sum() / w.sum())
     chi2 = float((w * (z - zbar) ** 2).sum())
     p_het = float(stats.chi2.sf(chi2, len(z) - 1))
     each = all(p < 0.05 for p in ps)
-    return [claim(where, qty, "ρ(r_Q^n, relative AUROC) alike across embedders (homogeneity p > 0.05) and "
-                  "negative for each (p < 0.05)", f"{'; '.join(shown)}; homogeneity p = {p_het:.2g}",
-                  bool(p_het > 0.05 and each), tolerance="p_het > 0.05 and every one-sided p < 0.05 (tests at the conventional 5 % level)",
+    return [claim(Item(where, qty,
+                       "ρ(r_Q^n, relative AUROC) alike across embedders (homogeneity p > 0.05) and "
+                       "negative for each (p < 0.05)"), f"{'; '.join(shown)}; homogeneity p = {p_het:.2g}",
+                  bool(p_het > 0.05 and each),
+                  tolerance="p_het > 0.05 and every one-sided p < 0.05 (tests at the conventional 5 % level)",
                   note="χ² test of the Fisher z of the embedders' Spearman ρ over (task, quantizer) cells",
-                  null="r_Q^n unrelated to performance: ρ = 0 for every embedder", null_fails=True)]
+                  null=Null("r_Q^n unrelated to performance: ρ = 0 for every embedder", fails=True))]
 
 
 def _sparse_performance_rows(fr: pd.DataFrame) -> list[Row]:
@@ -367,13 +368,13 @@ def _sparse_performance_rows(fr: pd.DataFrame) -> list[Row]:
         best = (t[names[2]] > t[names[0]]) & (t[names[2]] > t[names[1]])
         share = float(best.mean())
         notable = [x for x in ("ClinTox", "Carcinogens_Lagunin", "CYP2C9_Substrate_CarbonMangels") if x in t.index]
-        rows.append(claim("§5.2.2 / Table 3", f"1.58b 90 % performs better than the other sparse quantizers ({label})",
-                          "share of classification tasks where its relative AUROC beats 1.58b 33 % and 50 % ≥ 1/2",
+        rows.append(claim(Item("§5.2.2 / Table 3", f"1.58b 90 % performs better than the other sparse quantizers ({label})",
+                               "share of classification tasks where its relative AUROC beats 1.58b 33 % and 50 % ≥ 1/2"),
                           share, bool(share >= 0.5),
                           tolerance="≥ 0.5 (our reading of 'performs better': on at least half the tasks)",
                           note=f"{len(t)} tasks; on the three the paper names: "
                                + (", ".join(f"{x} {'yes' if best[x] else 'no'}" for x in notable) or "none ran"),
-                          null="the three sparse quantizers interchangeable: share 1/3", null_fails=True))
+                          null=Null("the three sparse quantizers interchangeable: share 1/3", fails=True)))
     return rows
 
 
@@ -411,16 +412,16 @@ def lambda_rows(profiles: dict[str, pd.DataFrame], low: float = 0.1) -> list[Row
         t = t[t.argmax_k > 0]
         per.append((t.argmax_k - 1) / np.maximum(t.n_distinct - 1, 1))
     if not per:
-        return [missing("App. F.3 / Fig. 10", "argmax_k Λ_kk at low k",
+        return [missing(Item("App. F.3 / Fig. 10", "argmax_k Λ_kk at low k"),
                         reason="no loss matrices were kept (no task of fig10_tasks ran)")]
     pos = pd.concat(per)
     share = float((pos <= low).mean())
-    return [claim("App. F.3 / Fig. 10", "max Λ_kk reached at low k (lowest-loss quantized models dominate)",
-                  f"most trajectories have argmax_k in the lowest {low:.0%} of k", share, bool(share >= 0.5),
-                  tolerance="share ≥ 0.5 (our reading of 'consistently': most trajectories)", note=f"{len(pos)} trajectories on {len(profiles)} tasks; k sorted by "
-                                                "increasing mean loss as in Algorithm 1",
-                  null=f"argmax_k anywhere along the sorted models (uniform): share {low:.2f}",
-                  null_fails=bool(low < 0.5))]
+    return [claim(Item("App. F.3 / Fig. 10", "max Λ_kk reached at low k (lowest-loss quantized models dominate)",
+                       f"most trajectories have argmax_k in the lowest {low:.0%} of k"), share, bool(share >= 0.5),
+                  tolerance="share ≥ 0.5 (our reading of 'consistently': most trajectories)",
+                  note=f"{len(pos)} trajectories on {len(profiles)} tasks; k sorted by "
+                       "increasing mean loss as in Algorithm 1",
+                  null=Null(f"argmax_k anywhere along the sorted models (uniform): share {low:.2f}", fails=bool(low < 0.5)))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -462,8 +463,8 @@ def reading_rows(study: Study) -> list[Row]:
     t = readings_table(study)
     where = "Table 1 vs §5.1 / Tables 3–5"
     if t.empty or set(t.reading) != {"text (§5.1)", "Table 1"}:
-        return [not_comparable(where, "which reading of 1.58b x % the paper's Tables 3–5 ran", "one reading",
-                               None, kind="erratum", reason="the Table 1 reading was not scored in this run")]
+        return [not_comparable(Item(where, "which reading of 1.58b x % the paper's Tables 3–5 ran", "one reading"), None,
+                               kind="erratum", reason="the Table 1 reading was not scored in this run")]
     picks = {}
     for (metric, col), g in t.groupby(["metric", "column"], sort=False):
         g = g.set_index("reading")["mean |ours − paper|"]
@@ -473,14 +474,15 @@ def reading_rows(study: Study) -> list[Row]:
     resolved = {k: v for k, v in picks.items() if v != "unresolved"}
     shown = "; ".join(f"{m} {c}: {v}" for (m, c), v in picks.items())
     if not resolved:
-        return [not_comparable(where, "which reading of 1.58b x % the paper's Tables 3–5 ran", "one reading",
-                               shown, kind="erratum", reason="no column tells the two readings apart at this scale")]
+        return [not_comparable(Item(where, "which reading of 1.58b x % the paper's Tables 3–5 ran", "one reading"), shown,
+                               kind="erratum", reason="no column tells the two readings apart at this scale")]
     confirmed = set(resolved.values()) != {"text"}
-    return [claim(where, "1.58b x % is defined twice (zero the smallest x % in §5.1, keep them in Table 1); "
-                  "the tables' columns pick the reading", "§5.1's reading throughout", shown, confirmed,
-                  kind="erratum", tolerance="a reading is picked when its mean |ours − paper| is lower by "
-                                            "> REL_ATOL/10",
-                  note=f"{len(resolved)} of {len(picks)} (metric, column) pairs resolved")]
+    return [claim(Item(where,
+                       "1.58b x % is defined twice (zero the smallest x % in §5.1, keep them in Table 1); "
+                       "the tables' columns pick the reading", "§5.1's reading throughout"), shown, confirmed,
+                  kind="erratum",
+                  tolerance="a reading is picked when its mean |ours − paper| is lower by "
+                            "> REL_ATOL/10", note=f"{len(resolved)} of {len(picks)} (metric, column) pairs resolved")]
 
 
 #: §5.2.2's "1.58b 90 % is the most private quantizer on almost all datasets", as section522_rows reads it
@@ -539,12 +541,12 @@ def figure34_reading_rows(study: Study) -> list[Row]:
     m = study.frame[study.frame.quantizer.isin(eight)].drop_duplicates(["task", "embedder", "quantizer", "run"])
     pt = m.groupby(["task", "quantizer"])["r_q"].mean().unstack()
     if pt.empty or not set(eight) <= set(pt.columns) or pt[list(TABLE_READING)].isna().all(axis=None):
-        return [not_comparable(where, q, "share of tasks ≥ 2/3", None, kind="theory-check",
+        return [not_comparable(Item(where, q, "share of tasks ≥ 2/3"), None, kind="theory-check",
                                reason="r_Q^n of the Table 1 reading was not recorded in this run "
                                       "(MolecularConfig(record_table_reading=False), the default)")]
     top = pt[eight].idxmax(axis=1)
     share = float((top == TABLE_READING[2]).mean())
-    return [claim(where, q, "share of tasks where it has the largest mean r_Q^n ≥ 2/3", share,
+    return [claim(Item(where, q, "share of tasks where it has the largest mean r_Q^n ≥ 2/3"), share,
                   bool(share >= _MOST_PRIVATE_SHARE), kind="theory-check",
                   tolerance="≥ 0.67 (the text reading's row's reading of 'almost all')",
                   note=f"{len(top)} tasks; the 1.58b columns under Table 1's reading, the other five unchanged")]
@@ -755,9 +757,8 @@ def aggregation_rows() -> list[Row]:
     rows: list[Row] = []
     for r in paper_ratio_check().itertuples(index=False):
         gap, differ = r[4], r[5]
-        rows.append(claim(f"{r.table} (aggregation)", "printed % = printed value / printed unquantized value",
-                          "the ratio of the means", f"{r.equal}/{r.cells} cells within 1 pp",
-                          bool(r.equal == r.cells), kind="theory-check",
+        rows.append(claim(Item(f"{r.table} (aggregation)", "printed % = printed value / printed unquantized value", "the ratio of the means"),
+                          f"{r.equal}/{r.cells} cells within 1 pp", bool(r.equal == r.cells), kind="theory-check",
                           tolerance="every cell within 1 pp (the printed rounding)",
                           note=f"largest gap {gap:g} pp" + (f"; {differ}" if differ else "")))
     return rows

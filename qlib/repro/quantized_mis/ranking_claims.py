@@ -16,7 +16,7 @@ import pandas as pd
 from ... import quantizers as QZ
 from ...ranking import rank_confusion, rq_rank_stability, threshold_rank_stability
 from ...validation import check_alloc, check_float, check_int, check_int_sequence, check_seed
-from ..ledger import Row, claim, not_comparable
+from ..ledger import Item, Null, Row, claim, not_comparable
 from .paper import (
     PAPER_FIG1_K_RUN,
     PAPER_FIG1_SHARE,
@@ -84,26 +84,24 @@ def stability_rows(res: StudyResult, stab: dict) -> tuple[list[Row], pd.DataFram
     q20 = f"r_Q^n ranking: mean Spearman ρ to the full ranking > {PAPER_RHO_LEVEL} at k_run = {PAPER_RUNS_RQ}"
     if PAPER_RUNS_RQ in k_runs:
         rho = float(at.loc[PAPER_RUNS_RQ, "r_Q^n mean"])
-        rows.append(claim("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", f"{rho:.3f}", bool(rho > PAPER_RHO_LEVEL),
+        rows.append(claim(Item("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}"), f"{rho:.3f}", bool(rho > PAPER_RHO_LEVEL),
                           kind="paper-claim", tolerance=f"> {PAPER_RHO_LEVEL} (the paper's level)", note=note,
-                          null="random rankings: ρ = 0", null_fails=not (0.0 > PAPER_RHO_LEVEL)))
+                          null=Null("random rankings: ρ = 0", fails=not (0.0 > PAPER_RHO_LEVEL))))
     else:
-        rows.append(not_comparable("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}", kind="paper-claim",
+        rows.append(not_comparable(Item("Figure 1 / §5.1.2", q20, f"> {PAPER_RHO_LEVEL}"), kind="paper-claim",
                                    reason=f"k_run = {PAPER_RUNS_RQ} not tried (runs = {R})"))
     kb, kr = first_k(curve, "threshold MIS"), first_k(curve, "r_Q^n mean")
-    rows.append(not_comparable("Figure 7 / App. E.2", f"runs the baseline needs to reach ρ = {PAPER_RHO_LEVEL}",
-                               f"≈ {PAPER_RUNS_BASELINE}", "not within the k_run tried" if kb is None else kb,
+    rows.append(not_comparable(Item("Figure 7 / App. E.2", f"runs the baseline needs to reach ρ = {PAPER_RHO_LEVEL}", f"≈ {PAPER_RUNS_BASELINE}"),
+                               "not within the k_run tried" if kb is None else kb,
                                reason="our baseline curve is the loss-threshold attack refitted per subset, "
                                       "not the discriminator"))
     qf = f"r_Q^n needs fewer runs than the baseline to reach ρ = {PAPER_RHO_LEVEL}"
     pv = f"≈ {PAPER_RUNS_RQ_EARLY}–{PAPER_RUNS_RQ} vs ≈ {PAPER_RUNS_BASELINE}"
     if kr is not None and kb is not None:
-        rows.append(claim("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}", kr < kb,
-                          kind="paper-claim", tolerance="fewer runs", note=note,
-                          null="as many runs as the baseline", null_fails=True))
+        rows.append(claim(Item("Figure 7 / App. E.2", qf, pv), f"r_Q^n: {kr}, threshold baseline: {kb}", kr < kb, kind="paper-claim",
+                          tolerance="fewer runs", note=note, null=Null("as many runs as the baseline", fails=True)))
     else:
-        rows.append(not_comparable("Figure 7 / App. E.2", qf, pv, f"r_Q^n: {kr}, threshold baseline: {kb}",
-                                   kind="paper-claim",
+        rows.append(not_comparable(Item("Figure 7 / App. E.2", qf, pv), f"r_Q^n: {kr}, threshold baseline: {kb}", kind="paper-claim",
                                    reason=f"{'neither curve' if kr is None and kb is None else 'r_Q^n' if kr is None else 'the baseline'}"
                                           f" never reaches ρ = {PAPER_RHO_LEVEL} within k_run ≤ {max(k_runs)}"))
     frac_table = None
@@ -115,27 +113,27 @@ def stability_rows(res: StudyResult, stab: dict) -> tuple[list[Row], pd.DataFram
         frac_table = pd.DataFrame({"quantizer": [labels[q] for q in res.names],
                                    f"at its final rank (k_run = {k1})": frac.round(3)})
         others = [i for i, q in enumerate(res.names) if q not in ("bits2", "ternary33")]
-        rows.append(claim("Figure 1", f"with {k1} runs each quantizer (but 2 bits, 1.58b 33%) at its final rank "
-                          f"≥ {s1:.0%} of the time", f"≥ {s1:.2f}", f"min {frac[others].min():.2f}",
-                          bool(frac[others].min() >= s1), kind="paper-claim", tolerance=f"≥ {s1:.2f} (the paper's share)",
-                          note="pooled over the laws; " + note,
-                          null=f"random ranks: 1/{len(res.names)}", null_fails=not (1 / len(res.names) >= s1)))
+        rows.append(claim(Item("Figure 1",
+                               f"with {k1} runs each quantizer (but 2 bits, 1.58b 33%) at its final rank "
+                               f"≥ {s1:.0%} of the time", f"≥ {s1:.2f}"), f"min {frac[others].min():.2f}",
+                          bool(frac[others].min() >= s1), kind="paper-claim",
+                          tolerance=f"≥ {s1:.2f} (the paper's share)", note="pooled over the laws; " + note,
+                          null=Null(f"random ranks: 1/{len(res.names)}", fails=not (1 / len(res.names) >= s1))))
     fr = st["full_ranks"]
     i = {q: res.names.index(q) for q in ("bits5", "bits4", "bits3", "ternary90", "ternary50")}
     Q = len(res.names)
     order_ok = ((fr[:, i["bits5"]] == Q) & (fr[:, i["bits4"]] == Q - 1) & (fr[:, i["bits3"]] == Q - 2)
                 & (fr[:, i["ternary90"]] == 1) & (fr[:, i["ternary50"]] == 2))
-    rows.append(claim("§5.1.2", "full ranking: 5 bits < 4 bits < 3 bits least private; 1.58b 90% then 50% most private",
-                      "all datasets", f"{int(order_ok.sum())}/{len(order_ok)} laws", bool(order_ok.all()),
-                      kind="paper-claim", tolerance="every law", note=note,
-                      null="every quantizer tied (no ranking)", null_fails=True))
+    rows.append(claim(Item("§5.1.2", "full ranking: 5 bits < 4 bits < 3 bits least private; 1.58b 90% then 50% most private", "all datasets"),
+                      f"{int(order_ok.sum())}/{len(order_ok)} laws", bool(order_ok.all()), kind="paper-claim",
+                      tolerance="every law", note=note, null=Null("every quantizer tied (no ranking)", fails=True)))
     if PAPER_RUNS_RQ in k_runs:
         pr = np.rint(st["ranks"][k_runs.index(PAPER_RUNS_RQ)])
         stable = float((pr[:, :, i["bits5"]] == fr[None, :, i["bits5"]]).mean())
-        rows.append(claim("§5.1.2", f"after {PAPER_RUNS_RQ} runs the 5 bits quantizer keeps its final rank",
-                          "consistently", f"{stable:.2f} of subsets × laws", stable >= 0.9, kind="paper-claim",
-                          tolerance="≥ 0.90 of subsets (our reading of 'keeps its rank': Figure 1's 90 %)", note=note, null=f"random ranks: 1/{Q}",
-                          null_fails=not (1 / Q >= 0.9)))
+        rows.append(claim(Item("§5.1.2", f"after {PAPER_RUNS_RQ} runs the 5 bits quantizer keeps its final rank", "consistently"),
+                          f"{stable:.2f} of subsets × laws", stable >= 0.9, kind="paper-claim",
+                          tolerance="≥ 0.90 of subsets (our reading of 'keeps its rank': Figure 1's 90 %)", note=note,
+                          null=Null(f"random ranks: 1/{Q}", fails=not (1 / Q >= 0.9))))
     return rows, frac_table
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from ... import quantizers as QZ
 from ...ranking import average_runs, spearman
 from ...validation import check_array, check_bool, check_float, resolve_config
-from ..ledger import Row, check, claim, close, not_comparable
+from ..ledger import Item, Null, Row, check, claim, close, not_comparable
 from .paper import PAPER_COST_BASELINE, PAPER_COST_RQ, PAPER_MEAN_SPEARMAN, PAPER_QUANTIZERS
 from .study import StudyConfig, StudyResult, run_study, scale_note, table2
 
@@ -55,15 +55,15 @@ def table2_rows(res: StudyResult, atol: float = 0.03) -> tuple[list[Row], dict]:
     law = {(float(s), int(k)): i for i, (s, k) in enumerate(res.config["grid"])}
     for r in cmpd.itertuples():
         two_se = float(2 * se[law[(float(r.sigma), int(r.k_modes))], res.acc_names.index(r.quantizer)])
-        rows.append(close("Table 2", f"accuracy, {labels[r.quantizer]}, σ={r.sigma:g}, {r.k_modes} modes",
-                          r.paper, r.ours, atol=atol, kind="paper-number", note=note,
-                          null=float(ident.loc[(r.sigma, r.k_modes)]), null_label="unquantized (ours)",
+        rows.append(close(Item("Table 2", f"accuracy, {labels[r.quantizer]}, σ={r.sigma:g}, {r.k_modes} modes", r.paper), r.ours, atol=atol,
+                          kind="paper-number", note=note,
+                          null=Null(float(ident.loc[(r.sigma, r.k_modes)]), label="unquantized (ours)"),
                           basis=f"ours, wider than the printed precision ±0.0005; 2 SE of our mean over {R} runs "
                                 f"= {two_se:.3f}"))
     train_id = res.acc_train[:, 0].mean(axis=1)
-    rows.append(claim("Table 2", "the unquantized model interpolates its n training points (n < 257 parameters)",
-                      "> 0.999", f"training accuracy min {train_id.min():.4f}", bool(train_id.min() > 0.999),
-                      kind="theory-check", tolerance="> 0.999",
+    rows.append(claim(Item("Table 2", "the unquantized model interpolates its n training points (n < 257 parameters)", "> 0.999"),
+                      f"training accuracy min {train_id.min():.4f}", bool(train_id.min() > 0.999), kind="theory-check",
+                      tolerance="> 0.999",
                       note="our reading: Table 2 / Figure 6 'training accuracy' can only be held-out accuracy"))
     dev = (cmpd.ours - cmpd.paper).abs()
     n_id = int((np.isfinite(t2.paper) & (t2.quantizer == "identity")).sum())
@@ -111,18 +111,18 @@ def figure2_rows(rho: pd.DataFrame, res: StudyResult, atol: float = FIGURE2_ATOL
     q = "mean Spearman ρ over the laws, r_Q^n (mean over runs) vs discriminator MIS"
     rows = []
     if np.isfinite(paper_pair):
-        rows.append(close("Figure 2", q, PAPER_MEAN_SPEARMAN, paper_pair, atol=atol, kind="paper-number",
-                          note=scale_note(res), null=0.0, null_label="no association",
+        rows.append(close(Item("Figure 2", q, PAPER_MEAN_SPEARMAN), paper_pair, atol=atol, kind="paper-number", note=scale_note(res),
+                          null=Null(0.0, label="no association"),
                           basis="ours, wider than the printed precision ±0.005: one swap of two adjacent "
                                 "quantizers moves a law's ρ by 0.024, so ±0.1 is about 4 swaps in every law"))
     else:
-        rows.append(not_comparable("Figure 2", q, PAPER_MEAN_SPEARMAN, reason="ρ undefined: every panel constant"))
+        rows.append(not_comparable(Item("Figure 2", q, PAPER_MEAN_SPEARMAN), reason="ρ undefined: every panel constant"))
     qa = "ablation: mean ρ of r_Q^n (median over runs) vs threshold MIS, against the paper's pairing"
     if np.isfinite(paper_pair) and np.isfinite(ours_pair):
-        rows.append(close("Figure 2 (ablation)", qa, paper_pair, ours_pair, atol=atol, kind="theory-check",
+        rows.append(close(Item("Figure 2 (ablation)", qa, paper_pair), ours_pair, atol=atol, kind="theory-check",
                           note="reference = our ρ(r mean, discriminator); a second estimator pair"))
     else:
-        rows.append(not_comparable("Figure 2 (ablation)", qa, paper_pair, ours_pair, kind="theory-check",
+        rows.append(not_comparable(Item("Figure 2 (ablation)", qa, paper_pair), ours_pair, kind="theory-check",
                                    reason="ρ undefined: every panel constant"))
     return rows
 
@@ -182,7 +182,7 @@ def section512_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
         if not np.isfinite(np.asarray(v, dtype=float)).any():  # e.g. a study run with discriminator=False
             table.append({"estimate": what, "claim": "—", "laws where it holds": "not run"})
             if what == "discriminator MIS":
-                rows += [not_comparable("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws", None,
+                rows += [not_comparable(Item("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws"), None,
                                         reason="this run did not train the discriminator (discriminator=False)",
                                         kind="paper-claim")
                          for c in section512_claims(res.r_summary("mean"), res.names)]
@@ -191,21 +191,18 @@ def section512_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
         for c, ok in section512_claims(v, res.names).items():
             table.append({"estimate": what, "claim": c, "laws where it holds": f"{int(ok.sum())}/{len(ok)}"})
             if what in ("r_Q^n (mean)", "discriminator MIS"):
-                rows.append(claim("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws",
-                                  f"{int(ok.sum())}/{len(ok)} laws", bool(ok.all()), kind="paper-claim",
-                                  tolerance="every law", note=scale_note(res),
-                                  null=f"every quantizer equal: {int(null[c].sum())}/{len(ok)} laws",
-                                  null_fails=not bool(null[c].all())))
+                rows.append(claim(Item("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws"), f"{int(ok.sum())}/{len(ok)} laws", bool(ok.all()),
+                                  kind="paper-claim", tolerance="every law", note=scale_note(res),
+                                  null=Null(f"every quantizer equal: {int(null[c].sum())}/{len(ok)} laws", fails=not bool(null[c].all()))))
     return rows, pd.DataFrame(table)
 
 
 def cost_rows(res: StudyResult) -> list[Row]:
     s = res.seconds
     return [
-        not_comparable("§5.1.2 Computational cost", "time of the r_Q^n ranking (all laws)", PAPER_COST_RQ,
-                       f"{s['train_and_r_q']:.0f} s",
-                       reason=f"{scale_note(res)}, different hardware"),
-        not_comparable("§5.1.2 Computational cost", "time of the baseline MIS", PAPER_COST_BASELINE,
+        not_comparable(Item("§5.1.2 Computational cost", "time of the r_Q^n ranking (all laws)", PAPER_COST_RQ),
+                       f"{s['train_and_r_q']:.0f} s", reason=f"{scale_note(res)}, different hardware"),
+        not_comparable(Item("§5.1.2 Computational cost", "time of the baseline MIS", PAPER_COST_BASELINE),
                        f"{s['discriminator'] + s['threshold']:.0f} s",
                        reason="our discriminator is batched over laws × quantizers and trained on final models only"),
     ]
@@ -296,18 +293,17 @@ def reading_rows(rt: dict, res: StudyResult) -> list[Row]:
                     f"{c['mean |Δ|, Table 1 reading']:.3f})" for _, c in cols.iterrows())
     note = f"mean |ours − paper| over Table 2's laws, text vs Table 1 reading; {scale_note(res)}"
     if len(closer) > 1:
-        rows = [claim("Table 1 vs Table 2 (erratum 001-T2)", "no single reading of 1.58b x% matches every 1.58b column",
-                      "one definition for the three columns", per, True, kind="erratum",
+        rows = [claim(Item("Table 1 vs Table 2 (erratum 001-T2)", "no single reading of 1.58b x% matches every 1.58b column",
+                           "one definition for the three columns"), per, True, kind="erratum",
                       tolerance="the closer reading per column, beyond 2 SE over the laws", note=note)]
     elif not closer:
-        rows = [not_comparable("Table 1 vs Table 2", "which reading of 1.58b x% Table 2's columns follow",
-                               "one definition", per, kind="theory-check",
+        rows = [not_comparable(Item("Table 1 vs Table 2", "which reading of 1.58b x% Table 2's columns follow", "one definition"), per,
+                               kind="theory-check",
                                reason="neither reading is closer beyond 2 standard errors over the laws at this "
                                       f"scale; {note}")]
     else:
-        rows = [claim("Table 1 vs Table 2", "one reading of 1.58b x% is closer to every 1.58b column",
-                      "one definition", per, len(closer) == 1, kind="theory-check",
-                      tolerance="the closer reading per column", note=note)]
+        rows = [claim(Item("Table 1 vs Table 2", "one reading of 1.58b x% is closer to every 1.58b column", "one definition"), per,
+                      len(closer) == 1, kind="theory-check", tolerance="the closer reading per column", note=note)]
     k_p, n_p = _paper_better_sparse()
     need = math.ceil(ALMOST_ALL * len(rt["better"]["text"]) - 1e-9)
     for reading, kind in (("text", "paper-claim"), ("table", "theory-check")):
@@ -319,12 +315,13 @@ def reading_rows(rt: dict, res: StudyResult) -> list[Row]:
               f"validation accuracy, {scale_note(res)}; 'almost all' read as ≥ {need} of {len(ok)} (fixed in advance); "
               f"the paper's own Table 2 has it on {k_p}/{n_p} laws")
         if kind == "paper-claim":
-            rows.append(check(where, q, "almost all datasets", k, lambda v: bool(v >= need), null=0,
-                              shown=f"{k}/{len(ok)} laws", null_shown=f"no effect of quantization: 0/{len(ok)} laws",
+            rows.append(check(Item(where, q, "almost all datasets"), k, lambda v: bool(v >= need),
+                              null=Null(0, shown=f"no effect of quantization: 0/{len(ok)} laws"),
+                              shown=f"{k}/{len(ok)} laws",
                               tolerance=f"≥ {need}/{len(ok)} laws (fixed in advance: 'almost all' read as ≥ 7/9 of the laws)",
                               note=nt))
         else:
-            rows.append(claim(where, q, "almost all datasets", f"{k}/{len(ok)} laws", k >= need, kind=kind,
+            rows.append(claim(Item(where, q, "almost all datasets"), f"{k}/{len(ok)} laws", k >= need, kind=kind,
                               tolerance=f"≥ {need}/{len(ok)} laws (fixed in advance: 'almost all' read as ≥ 7/9 of the laws)",
                               note=nt))
     return rows
@@ -391,12 +388,12 @@ def figure2_reading_rows(f2r: pd.DataFrame, res: StudyResult, atol: float = FIGU
     if not (np.isfinite(text) and np.isfinite(table)):
         reason = ("ρ undefined: this reading study did not train the discriminator (reading_effect(discriminator="
                   "False)) or every panel is constant")
-        return [not_comparable(where, qa, text, table, kind="theory-check", reason=reason),
-                not_comparable(where, qp, PAPER_MEAN_SPEARMAN, table, kind="theory-check", reason=reason)]
+        return [not_comparable(Item(where, qa, text), table, kind="theory-check", reason=reason),
+                not_comparable(Item(where, qp, PAPER_MEAN_SPEARMAN), table, kind="theory-check", reason=reason)]
     note = f"the same models under both readings; {scale_note(res)}"
-    return [close(where, qa, text, table, atol=atol, kind="theory-check", basis=basis,
+    return [close(Item(where, qa, text), table, atol=atol, kind="theory-check", basis=basis,
                   note=f"reference = the text reading's mean ρ; {note}"),
-            close(where, qp, PAPER_MEAN_SPEARMAN, table, atol=atol, kind="theory-check", basis=basis,
+            close(Item(where, qp, PAPER_MEAN_SPEARMAN), table, atol=atol, kind="theory-check", basis=basis,
                   note=f"text reading at this scale: {text:.3f} (|Δ| {abs(text - PAPER_MEAN_SPEARMAN):.3f}), "
                        f"Table 1 reading |Δ| {abs(table - PAPER_MEAN_SPEARMAN):.3f}; {note}")]
 
@@ -423,18 +420,19 @@ def figure6_rows(res: StudyResult) -> list[Row]:
     least = np.where(np.isnan(r_mean), np.inf, r_mean).argmin(axis=1)
     kept = rel[np.arange(len(least)), least]
     n_ok = int((kept >= FIGURE6_KEEP).sum())
-    return [claim("App. E.1, Figure 6", "the least private quantizer keeps most of the original accuracy (per law)",
-                  f"most (read: ≥ {FIGURE6_KEEP:.0%})", f"{n_ok}/{len(kept)} laws; min {kept.min():.3f}",
-                  n_ok == len(kept), kind="paper-claim", tolerance=f"relative accuracy ≥ {FIGURE6_KEEP} (our reading of 'most of the original performance')",
+    return [claim(Item("App. E.1, Figure 6", "the least private quantizer keeps most of the original accuracy (per law)",
+                       f"most (read: ≥ {FIGURE6_KEEP:.0%})"), f"{n_ok}/{len(kept)} laws; min {kept.min():.3f}",
+                  n_ok == len(kept), kind="paper-claim",
+                  tolerance=f"relative accuracy ≥ {FIGURE6_KEEP} (our reading of 'most of the original performance')",
                   note=f"at {scale_note(res)}; the unquantized model keeps all of it, so the claim cannot fail "
                        "for 'no effect of quantization'",
-                  null="no effect of quantization: relative accuracy 1", null_fails=not (1.0 >= FIGURE6_KEEP))]
+                  null=Null("no effect of quantization: relative accuracy 1", fails=not (1.0 >= FIGURE6_KEEP)))]
 
 
 def figure8_rows() -> list[Row]:
     """Figure 8 (PCA pictures of the nine laws): drawn, but not comparable — the paper does not give
     how its mixture centres are placed, so ours are a stand-in (Table 2's accuracies test the laws)."""
-    return [not_comparable("App. E, Figure 8", "PCA projection of the nine synthetic laws", "picture",
+    return [not_comparable(Item("App. E, Figure 8", "PCA projection of the nine synthetic laws", "picture"),
                            "drawn (stand-in centres)", kind="paper-claim",
                            reason="the paper does not give its centre scheme; ours is a stand-in, so the picture "
                                   "is shown for orientation and Table 2's accuracies are the comparison of the laws")]

@@ -413,17 +413,15 @@ def probe_rows(df: pd.DataFrame, *, plain_atol: float = 0.02) -> list[ledger.Row
         if v == "plain":
             continue
         paper_text = _means_text(paper) if paper is not None else "sparse ≈ 0.86–0.94, b bits ≈ 0.98–1.00"
-        rows.append(ledger.claim(
-            f"Table 3 pattern, variant {v}", "relative AUROC column means (Sign, 1.58b 33/50/90 %, 2–5 bits)",
-            paper_text, _means_text(r), bool(r["passes"]), tolerance=test,
-            note=f"Changes: {HYPOTHESES.get(v, v)}. {scale}; sparse cells in band {r['sparse_cells_in_band']:.0%}.",
-            null="no quantization loss (every column 1.00)", null_fails=not bool(null["passes"])))
+        rows.append(ledger.claim(ledger.Item(f"Table 3 pattern, variant {v}", "relative AUROC column means (Sign, 1.58b 33/50/90 %, 2–5 bits)",
+                                             paper_text), _means_text(r), bool(r["passes"]), tolerance=test,
+                                 note=f"Changes: {HYPOTHESES.get(v, v)}. {scale}; sparse cells in band {r['sparse_cells_in_band']:.0%}.",
+                                 null=ledger.Null("no quantization loss (every column 1.00)", fails=not bool(null["passes"]))))
     if "plain" in pt.index and "default" in pt.index:
         a, b = pt.loc["plain"], pt.loc["default"]
         diff = max(abs(a[q] - b[q]) for q in QUANTIZERS)
-        rows.append(ledger.close(
-            "Table 3 probe, trainer check", "max |Δ| of the relative AUROC column means, autograd trainer vs engine",
-            0.0, float(diff), kind="theory-check", atol=plain_atol,
-            note=f"The default procedure run by the autograd trainer of the minibatch and deep variants against the "
-                 f"batched engine (same split and initial parameters): plain {_means_text(a)}; {scale}."))
+        rows.append(ledger.close(ledger.Item("Table 3 probe, trainer check", "max |Δ| of the relative AUROC column means, autograd trainer vs engine",
+                                             0.0), float(diff), kind="theory-check", atol=plain_atol,
+                                 note=f"The default procedure run by the autograd trainer of the minibatch and deep variants against the "
+                                      f"batched engine (same split and initial parameters): plain {_means_text(a)}; {scale}."))
     return rows

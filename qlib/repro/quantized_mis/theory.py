@@ -19,7 +19,7 @@ import pandas as pd
 
 from ...rqn import r_q
 from ...validation import check_array, check_callable, check_float, check_int, check_int_sequence, check_seed
-from ..ledger import Row, claim, close
+from ..ledger import Item, Row, claim, close
 
 __all__ = ["eq11_rows", "rate_table", "theorem31_rows", "adaptive_table", "theorem33_rows", "proof_fact_rows",
            "algorithm1_rows"]
@@ -33,8 +33,8 @@ def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
     rows, table = [], []
     for name, (L, p) in toys.items():
         ch, lit = chernoff_rate(L, p), erm.cramer_rate_eq11(L, p)
-        rows.append(close("Theorem 3.1 / eq. 11", f"C_P^1 ({name}): eq. 11 literally vs per-k Chernoff", ch, lit,
-                          rtol=1e-8, kind="theory-check", note="equivalence by the contraction principle"))
+        rows.append(close(Item("Theorem 3.1 / eq. 11", f"C_P^1 ({name}): eq. 11 literally vs per-k Chernoff", ch), lit, rtol=1e-8,
+                          kind="theory-check", note="equivalence by the contraction principle"))
         table.append({"toy": name, "per-k Chernoff exponents": np.round(erm.chernoff_exponents(L, p), 6),
                       "C_P^1 (Chernoff)": ch, "eq. 11 literally": lit})
     return rows, pd.DataFrame(table)
@@ -70,8 +70,8 @@ def theorem31_rows(tables: dict) -> list[Row]:
     rows = []
     for name, (t, c) in tables.items():
         r = t["−log Δ_n / n"].to_numpy()
-        rows.append(claim("Theorem 3.1", f"{name}: −(1/n) log(1 − MIS_n) ≥ C_P^1 and decreasing, n ≤ {t['n'].max()}",
-                          f"limit ≥ C_P^1 = {c:.5f}",
+        rows.append(claim(Item("Theorem 3.1", f"{name}: −(1/n) log(1 − MIS_n) ≥ C_P^1 and decreasing, n ≤ {t['n'].max()}",
+                               f"limit ≥ C_P^1 = {c:.5f}"),
                           f"{r[-1]:.5f} at n = {t['n'].max()} (corrected {t['corrected'].iloc[-1]:.5f})",
                           bool(np.all(r >= c) and np.all(np.diff(r) < 0)), kind="theory-check",
                           tolerance="exact values",
@@ -110,9 +110,9 @@ def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
     if not isinstance(ad, pd.DataFrame) or not {"n", "ratio"} <= set(ad.columns) or ad.empty:
         raise ValueError("ad must be adaptive_table's non-empty frame (columns n and ratio)")
     r = ad["ratio"].to_numpy()
-    return [claim("Theorem 3.3", f"ratio −log(1 − MIS_n)/(n δ_2²) at n = {ad['n'].iloc[-1]}",
-                  f"limit ≥ 1/(2σ²) = {target:.4f}", f"{r[-1]:.4f} (decreasing: {bool(np.all(np.diff(r) < 0))})",
-                  bool(np.all(r >= target)), kind="theory-check", tolerance="exact values, finite n",
+    return [claim(Item("Theorem 3.3", f"ratio −log(1 − MIS_n)/(n δ_2²) at n = {ad['n'].iloc[-1]}", f"limit ≥ 1/(2σ²) = {target:.4f}"),
+                  f"{r[-1]:.4f} (decreasing: {bool(np.all(np.diff(r) < 0))})", bool(np.all(r >= target)),
+                  kind="theory-check", tolerance="exact values, finite n",
                   note="a theorem checked on a toy instance with exact Δ_n: a theory-check")]
 
 
@@ -152,11 +152,11 @@ def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list
     rows = []
     for name, L in toys.items():
         exact_r = gap_statistics(L, p).r_q
-        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=0 ({name}) vs (δ_2)²/(2σ²)", exact_r,
+        rows.append(close(Item("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=0 ({name}) vs (δ_2)²/(2σ²)", exact_r),
                           float(r_q(L[perm][:, val], ddof=0)), rtol=1e-9, kind="theory-check",
                           note="validation law = p exactly; population variance"))
-        rows.append(close("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=1 default ({name}) vs (δ_2)²/(2σ²)·(M−1)/M",
-                          exact_r * (M - 1) / M, float(r_q(L[perm][:, val])), rtol=1e-9, kind="theory-check",
+        rows.append(close(Item("Algorithm 1", f"r_Q^n by Algorithm 1, ddof=1 default ({name}) vs (δ_2)²/(2σ²)·(M−1)/M", exact_r * (M - 1) / M),
+                          float(r_q(L[perm][:, val])), rtol=1e-9, kind="theory-check",
                           note=f"unbiased variance: exact factor (M−1)/M, M = {M}"))
     return rows
 

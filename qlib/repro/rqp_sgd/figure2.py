@@ -24,7 +24,7 @@ from ...validation import (
     check_seed,
     resolve_config,
 )
-from ..ledger import Row, claim, missing, not_comparable
+from ..ledger import Item, Null, Row, claim, missing, not_comparable
 from ._args import check_sigmas
 from .experiments import RunConfig, rqp_q, rqp_sweep
 from .paper import FIG2_Q, FIGURE2_PANELS, PAPER_FIG2_ACC_AT_Q03, PAPER_RUNS
@@ -101,34 +101,31 @@ def figure2_rows(claims: pd.DataFrame, majority: float, *, runs: int) -> list[Ro
         w = f"Figure 2({r['panel']})"
         acc, q = float(r["acc at q≈0.3"]), float(r["q"])
         out += [
-            claim(w, "q rises with σ at fixed ε", "rises", str(r["q non-decreasing"]), bool(r["q non-decreasing"]),
+            claim(Item(w, "q rises with σ at fixed ε", "rises"), str(r["q non-decreasing"]), bool(r["q non-decreasing"]),
                   kind="theory-check", tolerance="non-decreasing",
                   note="q comes from Theorem 1's formula at each σ: a property of the paper's own formula"),
-            not_comparable(w, "median acc. (%) where q ≈ 0.3", PAPER_FIG2_ACC_AT_Q03, round(acc, 2),
+            not_comparable(Item(w, "median acc. (%) where q ≈ 0.3", PAPER_FIG2_ACC_AT_Q03), round(acc, 2),
                            reason=f"the text's 'around 62.5 %' names no panel: judged once for the figure (row "
                                   f"'Figure 2'), this panel's value shown; σ = {r['σ at q≈0.3']}, q = {q:.3f}"
                                   f"{note_runs}"),
         ]
         hits.append((str(r["panel"]), acc, _near_example(acc, q, majority)))
         gap = float(r["acc at max q"] - acc)
-        out.append(claim(w, "accuracy at the largest q exceeds accuracy at q ≈ 0.3", "higher", f"{gap:+.1f} pp",
-                         gap >= 20, tolerance="≥ 20 pp (ours; the paper prints no number)", null="no effect of q: +0 pp", null_fails=not 0 >= 20,
-                         note=note_runs.lstrip("; ")))
-        out.append(claim(w, "std of accuracy larger at low q", "larger",
-                         f"{r['std at min q']:.1f} vs {r['std at max q']:.1f}",
+        out.append(claim(Item(w, "accuracy at the largest q exceeds accuracy at q ≈ 0.3", "higher"), f"{gap:+.1f} pp", gap >= 20,
+                         tolerance="≥ 20 pp (ours; the paper prints no number)",
+                         null=Null("no effect of q: +0 pp", fails=not 0 >= 20), note=note_runs.lstrip("; ")))
+        out.append(claim(Item(w, "std of accuracy larger at low q", "larger"), f"{r['std at min q']:.1f} vs {r['std at max q']:.1f}",
                          bool(r["std at min q"] > r["std at max q"]), tolerance="std(min q) > std(max q)",
-                         null="equal spreads", null_fails=True, note=note_runs.lstrip("; ")))
+                         null=Null("equal spreads", fails=True), note=note_runs.lstrip("; ")))
     if hits:
         best = min(hits, key=lambda h: (not h[2], abs(h[1] - PAPER_FIG2_ACC_AT_Q03)))
-        out.append(claim("Figure 2", "the text's example: median acc. (%) around 62.5 where q ≈ 0.3, in some panel",
-                         PAPER_FIG2_ACC_AT_Q03, f"panel ({best[0]}): {best[1]:.2f}", any(h[2] for h in hits),
-                         kind="paper-number",
+        out.append(claim(Item("Figure 2", "the text's example: median acc. (%) around 62.5 where q ≈ 0.3, in some panel", PAPER_FIG2_ACC_AT_Q03),
+                         f"panel ({best[0]}): {best[1]:.2f}", any(h[2] for h in hits), kind="paper-number",
                          tolerance=f"±{FIG2_BAND_PP:g} pp and > majority rate {majority:.1f} % and |q − 0.3| ≤ "
                                    f"{FIG2_Q_BAND:g}, in at least one of our {n_panels} panels (ours: the text prints "
                                    "'around 62.5 %' with no precision and no panel; ±4 pp, narrowed from ±7.5 pp so "
                                    "that the majority rate fails)",
-                         # the majority-class classifier is never above the majority rate: it fails the band
-                         null=f"majority class {majority:.1f} % in every panel", null_fails=True,
+                         null=Null(f"majority class {majority:.1f} % in every panel", fails=True),
                          note="panels within the band: " + (", ".join(f"({p}) {a:.2f}" for p, a, ok in hits if ok)
                                                             or "none") + note_runs))
     return out
@@ -181,14 +178,13 @@ def bits_rows(best: pd.DataFrame, *, sigma_q: float = 0.5) -> list[Row]:
         g = g.set_index("b").sort_index()
         if 3 in g.index and 4 in g.index:
             d43 = g.loc[4, "best_median"] - g.loc[3, "best_median"]
-            out.append(claim("§4 (bits)", f"ε = {e}: 4 bits not better than 3 bits", "not higher", f"{d43:+.2f} pp",
-                             bool(d43 <= 2.0),
-                             tolerance="≤ +2 pp (ours: the 2 pp band of Table 1, about two Diagnostic test examples)", null="no effect of b: +0 pp",
-                             null_fails=not 0.0 <= 2.0))
+            out.append(claim(Item("§4 (bits)", f"ε = {e}: 4 bits not better than 3 bits", "not higher"), f"{d43:+.2f} pp", bool(d43 <= 2.0),
+                             tolerance="≤ +2 pp (ours: the 2 pp band of Table 1, about two Diagnostic test examples)",
+                             null=Null("no effect of b: +0 pp", fails=not 0.0 <= 2.0)))
         qs = g[f"q at σ = {sigma_q}"].to_numpy()
-        out.append(claim("§4 (bits)", f"ε = {e}: q at σ = {sigma_q} decreases with b", "lower q",
-                         ", ".join(f"{x:.3f}" for x in qs), bool(np.all(np.diff(qs) < 0)), kind="theory-check",
-                         tolerance="strictly decreasing", note="Theorem 1's formula evaluated: a formula property"))
+        out.append(claim(Item("§4 (bits)", f"ε = {e}: q at σ = {sigma_q} decreases with b", "lower q"), ", ".join(f"{x:.3f}" for x in qs),
+                         bool(np.all(np.diff(qs) < 0)), kind="theory-check", tolerance="strictly decreasing",
+                         note="Theorem 1's formula evaluated: a formula property"))
     return out
 
 
@@ -208,6 +204,6 @@ def runs_text(runs: int, bits_runs: int, n_sigmas: int) -> str:
 
 def not_reproduced_rows() -> list[Row]:
     """What chapter 03 cannot compare: Figure 2's plotted curves (``not-available-offline``)."""
-    return [missing("Figure 2", "plotted q and accuracy curves (a)–(d)", offline=True,
+    return [missing(Item("Figure 2", "plotted q and accuracy curves (a)–(d)"), offline=True,
                     reason="the paper prints Figure 2 as an image and names neither its dataset nor its σ "
                            "scale; only the values and claims stated in the text are checked")]

@@ -10,7 +10,7 @@ import pandas as pd
 from ... import rqp_privacy as P
 from ...dpsgd import Task
 from ...validation import check_bool, check_int, check_seed
-from ..ledger import Row, check, claim, close, missing, not_comparable
+from ..ledger import Item, Null, Row, check, claim, close, missing, not_comparable
 from .experiments import (
     baseline_sigma,
     best_sigma,
@@ -142,13 +142,13 @@ def table1_rows(summ: dict, *, reduced_mnist: bool, runs: int, majority: dict | 
             q = f"{col}: {method}, median acc. (%)"
             ours = round(float(s.loc[method, "median"]), 2)
             if col.startswith("MNIST") and reduced_mnist:
-                out.append(not_comparable("Table 1", q, PAPER_TABLE1.loc[method, col], ours,
+                out.append(not_comparable(Item("Table 1", q, PAPER_TABLE1.loc[method, col]), ours,
                                           reason="reduced MNIST (profile): subset of images or fewer iterations"))
                 continue
             note = "; ".join(x for x in ("σ tuned on the test set" if method == "RQP-SGD" else "", fewer) if x)
             maj = majority.get(col)
-            out.append(close("Table 1", q, PAPER_TABLE1.loc[method, col], ours, atol=TABLE1_ATOL, note=note,
-                             null=None if maj is None else round(float(maj), 2), null_label="majority class",
+            out.append(close(Item("Table 1", q, PAPER_TABLE1.loc[method, col]), ours, atol=TABLE1_ATOL, note=note,
+                             null=None if maj is None else Null(round(float(maj), 2), label="majority class"),
                              basis="ours: about two test examples of Diagnostic (0.88 pp each), wider than "
                                    "the printed ±0.005 pp"))
     return out
@@ -182,23 +182,23 @@ def table1_claims_rows(claims: pd.DataFrame) -> list[Row]:
     out = []
     if "Diagnostic (SVM)" in claims.index:
         svm = claims.loc["Diagnostic (SVM)"]
-        out.append(claim("Table 1 / §4", "SVM: RQP-SGD median gain over Proj-DP-SGD (relative)", f"{PAPER_SVM_GAIN_PCT} %",
+        out.append(claim(Item("Table 1 / §4", "SVM: RQP-SGD median gain over Proj-DP-SGD (relative)", f"{PAPER_SVM_GAIN_PCT} %"),
                          f"{svm['relative gain (%)']:.2f} %", bool(svm["RQP − Proj-DP (pp)"] >= 10),
-                         tolerance=f"gain ≥ 10 pp (ours: a fixed margin below the paper's {_PAPER_SVM_GAIN_PP:+.2f} pp)", note=f"paper: {_PAPER_SVM_GAIN_PP:+.2f} pp", null="no gain: +0 pp",
-                         null_fails=True))
-        out.append(claim("Table 1", "SVM: Proj-DP-SGD spread larger than RQP-SGD's",
-                         f"{_PAPER_SVM_STD['Proj-DP-SGD']:.2f} vs {_PAPER_SVM_STD['RQP-SGD']:.2f}",
+                         tolerance=f"gain ≥ 10 pp (ours: a fixed margin below the paper's {_PAPER_SVM_GAIN_PP:+.2f} pp)",
+                         note=f"paper: {_PAPER_SVM_GAIN_PP:+.2f} pp", null=Null("no gain: +0 pp", fails=True)))
+        out.append(claim(Item("Table 1", "SVM: Proj-DP-SGD spread larger than RQP-SGD's",
+                              f"{_PAPER_SVM_STD['Proj-DP-SGD']:.2f} vs {_PAPER_SVM_STD['RQP-SGD']:.2f}"),
                          f"{svm['std Proj-DP']:.2f} vs {svm['std RQP']:.2f}", bool(svm["std Proj-DP"] > svm["std RQP"]),
-                         tolerance="std(Proj-DP) > std(RQP)", null="equal spreads", null_fails=True))
+                         tolerance="std(Proj-DP) > std(RQP)", null=Null("equal spreads", fails=True)))
     for col, r in claims.iterrows():
         gain = float(r["RQP − Proj-DP (pp)"])
-        out.append(check("Table 1", f"{col}: RQP-SGD better than Proj-DP-SGD", "better", gain, lambda g: bool(g > 0),
-                         null=0.0, shown=f"{gain:+.2f} pp", null_shown="no gain: +0.00 pp",
+        out.append(check(Item("Table 1", f"{col}: RQP-SGD better than Proj-DP-SGD", "better"), gain, lambda g: bool(g > 0),
+                         null=Null(0.0, shown="no gain: +0.00 pp"), shown=f"{gain:+.2f} pp",
                          tolerance="> 0 pp (a claim of 'better' needs ours > 0)"))
         ordered = bool(r["order NP ≥ DP ≥ RQP (±2 pp)"])
-        out.append(claim("Table 1", f"{col}: Non-Private ≥ DP-SGD ≥ RQP-SGD", "ordered", str(ordered),
-                         ordered, tolerance=f"{TABLE1_ATOL:g} pp (ours: about two Diagnostic test examples, 0.88 pp each)", null="all three equal (no cost of privacy)",
-                         null_fails=False))
+        out.append(claim(Item("Table 1", f"{col}: Non-Private ≥ DP-SGD ≥ RQP-SGD", "ordered"), str(ordered), ordered,
+                         tolerance=f"{TABLE1_ATOL:g} pp (ours: about two Diagnostic test examples, 0.88 pp each)",
+                         null=Null("all three equal (no cost of privacy)", fails=False)))
     return out
 
 
@@ -266,7 +266,7 @@ def reduction_text(*, runs: int, sweep_runs: int, mnist_sweep_runs: int, mnist_n
 
 def not_reproduced_rows() -> list[Row]:
     """What chapter 02 does not compare: Table 1's standard deviations cell by cell (``not-implemented``)."""
-    return [missing("Table 1", "standard deviations of the 12 cells",
+    return [missing(Item("Table 1", "standard deviations of the 12 cells"),
                     reason="shown beside ours but not compared cell by cell: from 10 runs a standard deviation "
                            "is too noisy for a tolerance; only the SVM spread claim is tested")]
 
@@ -326,12 +326,12 @@ def gap_probe(chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mo
         t = tab[tab["variant"] == variant].set_index("column")
         if "Diagnostic (SVM)" in t.index:
             g = float(t.loc["Diagnostic (SVM)", "RQP − Proj-DP (pp)"])
-            rows.append(check("Table 1 (gap probe)", f"SVM: RQP-SGD − Proj-DP-SGD median gain ≥ 10 pp with {variant}",
-                              f"{_PAPER_SVM_GAIN_PP:+.2f} pp", g, lambda x: bool(x >= 10), null=0.0,
-                              shown=f"{g:+.2f} pp", null_shown="no gain: +0.00 pp",
+            rows.append(check(Item("Table 1 (gap probe)", f"SVM: RQP-SGD − Proj-DP-SGD median gain ≥ 10 pp with {variant}",
+                                   f"{_PAPER_SVM_GAIN_PP:+.2f} pp"), g, lambda x: bool(x >= 10),
+                              null=Null(0.0, shown="no gain: +0.00 pp"), shown=f"{g:+.2f} pp",
                               tolerance="gain ≥ 10 pp (as the Table 1 / §4 row)", note=note))
         k, n = int(t["cells within 2 pp"].sum()), 4 * len(t)
-        rows.append(check("Table 1 (gap probe)", f"Diagnostic cells within {TABLE1_ATOL:g} pp of the paper with {variant}",
-                          f"{n}/{n}", k, lambda x, n=n: bool(x == n), null=0, shown=f"{k}/{n}",
-                          null_shown=f"no cell: 0/{n}", tolerance="every cell", note=note))
+        rows.append(check(Item("Table 1 (gap probe)", f"Diagnostic cells within {TABLE1_ATOL:g} pp of the paper with {variant}", f"{n}/{n}"),
+                          k, lambda x, n=n: bool(x == n), null=Null(0, shown=f"no cell: 0/{n}"), shown=f"{k}/{n}",
+                          tolerance="every cell", note=note))
     return tab, rows

@@ -25,7 +25,7 @@ from ...validation import (
     check_positive,
     check_seed,
 )
-from ..ledger import Row, claim, close, missing, not_comparable
+from ..ledger import Item, Row, claim, close, missing, not_comparable
 from .paper import FIGURE1, FIGURE1_QS, FIGURE2_PANELS
 from .settings import Setting
 
@@ -84,9 +84,9 @@ def algorithm1_law(n_draws: int, *, M: float, seed: int, x0: float = 0.123, bits
 
 def algorithm1_rows(law: pd.DataFrame) -> list[Row]:
     """The empirical P(output = Q*) against q (5 binomial standard errors): a Monte-Carlo check."""
-    return [claim("Algorithm 1", f"P(output = Q*) for b = {r['b']:.0f}, q = {r['q']}", r["q"],
-                  round(r["P(Q*) empirical"], 5), bool(abs(r["P(Q*) empirical"] - r["q"]) <= r["5 SE"]),
-                  kind="theory-check", tolerance="5 binomial SE", note="Monte Carlo against the definition")
+    return [claim(Item("Algorithm 1", f"P(output = Q*) for b = {r['b']:.0f}, q = {r['q']}", r["q"]), round(r["P(Q*) empirical"], 5),
+                  bool(abs(r["P(Q*) empirical"] - r["q"]) <= r["5 SE"]), kind="theory-check", tolerance="5 binomial SE",
+                  note="Monte Carlo against the definition")
             for _, r in law.iterrows()]
 
 
@@ -125,7 +125,7 @@ def theorem1_rows(solved: pd.DataFrame, b: int) -> list[Row]:
               and np.all(solved.loc[~inner, "ε recomputed"] <= solved.loc[~inner, "ε"])
               and np.all(solved["q"] >= P.q_min(b)))
     n_e, n_s = solved["ε"].nunique(), solved["σ"].nunique()
-    return [claim("Theorem 1", f"every ε > 0 met with some q ∈ [1/2^b, 1] ({n_e} budgets × {n_s} σ)", "exists",
+    return [claim(Item("Theorem 1", f"every ε > 0 met with some q ∈ [1/2^b, 1] ({n_e} budgets × {n_s} σ)", "exists"),
                   "found" if ok else "not found", ok, kind="theory-check",
                   tolerance="|ε − target| < 1e-8 (q < 1); ≤ target at q = 1",
                   note="root-finding on the paper's own ε(q) formula: a property of the formula, not a paper number")]
@@ -202,14 +202,16 @@ def privacy_loss_rows(table: pd.DataFrame) -> list[Row]:
         for _, r in table.iterrows():
             loss = r[f"loss ({adj})"]
             if not admissible(r["q"], int(r["b"])):
-                out.append(not_comparable(
-                    "Theorem 1", f"ε_t ≥ loss of one step on one coordinate, {adj} (q = {r['q']}, σ = {r['σ']}, "
-                    f"b = {r['b']:.0f})", f"{r['ε_t (paper)']:.4f}", f"{loss:.4f}", kind="theory-check",
-                    reason=f"q = {r['q']} is outside Algorithm 1's range [1/(2^b − 1), 1), so Theorem 1 does not "
-                           "cover it (the deterministic projection): shown, not counted against the theorem"))
+                out.append(not_comparable(Item("Theorem 1",
+                                               f"ε_t ≥ loss of one step on one coordinate, {adj} (q = {r['q']}, σ = {r['σ']}, "
+                                               f"b = {r['b']:.0f})", f"{r['ε_t (paper)']:.4f}"), f"{loss:.4f}",
+                                          kind="theory-check",
+                                          reason=f"q = {r['q']} is outside Algorithm 1's range [1/(2^b − 1), 1), so Theorem 1 does not "
+                                                 "cover it (the deterministic projection): shown, not counted against the theorem"))
                 continue
-            out.append(claim("Theorem 1", f"ε_t ≥ loss of one step on one coordinate, {adj} "
-                             f"(q = {r['q']}, σ = {r['σ']}, b = {r['b']:.0f})", f"{r['ε_t (paper)']:.4f}",
+            out.append(claim(Item("Theorem 1",
+                                  f"ε_t ≥ loss of one step on one coordinate, {adj} "
+                                  f"(q = {r['q']}, σ = {r['σ']}, b = {r['b']:.0f})", f"{r['ε_t (paper)']:.4f}"),
                              f"{loss:.4f}", bool(r["ε_t (paper)"] >= loss), kind="theory-check",
                              tolerance="ε_t ≥ exact loss (a theorem checked against an exact computation; "
                                        "where it disagrees, Theorem 1's ε_t is below the true loss)",
@@ -226,9 +228,8 @@ def privacy_loss_reference_rows(setting: Setting, cases=((1.0, 1.1, 4), (1.0, 2.
     for q, s, b in cases:
         ours = rqp.coordinate_privacy_loss(q, s, b=b, adjacency=adjacency, **kw)
         ref = reference_coordinate_loss(q, s, b=b, adjacency=adjacency, **kw)
-        out.append(close("Theorem 1 (direct check)", f"one-coordinate loss, {adjacency}, q = {q}, σ = {s}, b = {b}",
-                         ref, ours, kind="theory-check", rtol=1e-6,
-                         note="reference: mpmath normal cdf at 50 digits"))
+        out.append(close(Item("Theorem 1 (direct check)", f"one-coordinate loss, {adjacency}, q = {q}, σ = {s}, b = {b}", ref), ours,
+                         kind="theory-check", rtol=1e-6, note="reference: mpmath normal cdf at 50 digits"))
     return out
 
 
@@ -332,13 +333,13 @@ def counterexample_rows(search: pd.DataFrame) -> list[Row]:
         c = smallest_counterexample(search, adj)
         q = f"printed ε_t ≥ one-step loss for q in Algorithm 1's range, {adj}: smallest-q counterexample"
         if c is None:
-            out.append(claim("Theorem 1", q, "ε_t ≥ loss at every point", "no counterexample", False, kind="erratum",
+            out.append(claim(Item("Theorem 1", q, "ε_t ≥ loss at every point"), "no counterexample", False, kind="erratum",
                              tolerance="loss > ε_t + 1e-9 confirms",
                              note=f"no counterexample: ε_t ≥ loss at all {len(search)} points ({_grid_text(search)})"))
             continue
-        out.append(claim("Theorem 1", q, f"ε_t = {c['ε_t (paper)']:.4f}",
-                         f"loss ≥ {c[f'loss ({adj})']:.4f} at b = {int(c['b'])}, q = {c['q']:g}, σ = {c['σ']:g}",
-                         True, kind="erratum", tolerance="loss > ε_t + 1e-9 confirms",
+        out.append(claim(Item("Theorem 1", q, f"ε_t = {c['ε_t (paper)']:.4f}"),
+                         f"loss ≥ {c[f'loss ({adj})']:.4f} at b = {int(c['b'])}, q = {c['q']:g}, σ = {c['σ']:g}", True,
+                         kind="erratum", tolerance="loss > ε_t + 1e-9 confirms",
                          note=f"smallest = smallest q, then σ, then b; {n_bad} of {len(search)} points are "
                               f"counterexamples ({_grid_text(search)}); the loss is a lower bound on one coordinate "
                               "(exact cells, means in the feasible range), so each is a true counterexample"))
@@ -361,9 +362,9 @@ def corrected_bound_rows(search: pd.DataFrame) -> list[Row]:
             r = bad.iloc[0]
             note = (f"fails at b = {int(r['b'])}, q = {r['q']:g}, σ = {r['σ']:g}: the corrected bound "
                     f"{r[f'corrected ({adj})']:.4f} is below the loss {r[f'loss ({adj})']:.4f}; ") + note
-        out.append(claim("Theorem 1 (corrected ε_t)", f"certified one-step bound ≥ loss of one coordinate, {adj}",
-                         "≥ loss at every point", f"{int(ok.sum())} of {len(search)} points", bool(ok.all()),
-                         kind="theory-check", tolerance="bound ≥ loss − 1e-12", note=note))
+        out.append(claim(Item("Theorem 1 (corrected ε_t)", f"certified one-step bound ≥ loss of one coordinate, {adj}", "≥ loss at every point"),
+                         f"{int(ok.sum())} of {len(search)} points", bool(ok.all()), kind="theory-check",
+                         tolerance="bound ≥ loss − 1e-12", note=note))
     cf = search["closed-form bound"]
     both = np.minimum.reduce([cf >= search[f"corrected ({a})"] - 1e-9 for a in rqp.ADJACENCIES])
     note = ("log((A·p_max + B)/(A·p_min + B)) with the exact cells over the whole feasible range (Theorem 1's form "
@@ -372,9 +373,9 @@ def corrected_bound_rows(search: pd.DataFrame) -> list[Row]:
         r = search[~both].iloc[0]
         note = (f"fails at b = {int(r['b'])}, q = {r['q']:g}, σ = {r['σ']:g}: closed form {r['closed-form bound']:.4f} "
                 "is below a certified bound; ") + note
-    out.append(claim("Theorem 1 (corrected ε_t)", "closed-form bound ≥ certified bound, both adjacencies",
-                     "≥ at every point", f"{int(both.sum())} of {len(search)} points", bool(both.all()),
-                     kind="theory-check", tolerance="≥ − 1e-9", note=note))
+    out.append(claim(Item("Theorem 1 (corrected ε_t)", "closed-form bound ≥ certified bound, both adjacencies", "≥ at every point"),
+                     f"{int(both.sum())} of {len(search)} points", bool(both.all()), kind="theory-check",
+                     tolerance="≥ − 1e-9", note=note))
     return out
 
 
@@ -437,8 +438,7 @@ def operating_point_rows(ops: pd.DataFrame, where: str = "Figure 2(c)", sigmas=F
         for _, r in sel.iterrows():
             qty = f"ε_t ≥ loss of one step on one coordinate at its operating point, {adj} (σ = {r['σ']:g}, q = {r['q']:.4f})"
             if not r["in range"]:
-                out.append(not_comparable(where, qty, f"{r['ε_t (paper)']:.4f}", f"{r[f'loss ({adj})']:.4f}",
-                                          kind="theory-check",
+                out.append(not_comparable(Item(where, qty, f"{r['ε_t (paper)']:.4f}"), f"{r[f'loss ({adj})']:.4f}", kind="theory-check",
                                           reason=f"Theorem 1 gives q = {r['q']:.4f}, outside Algorithm 1's range "
                                                  "[1/(2^b − 1), 1): not counted against the theorem"))
                 continue
@@ -448,7 +448,7 @@ def operating_point_rows(ops: pd.DataFrame, where: str = "Figure 2(c)", sigmas=F
             if not ok:
                 note = (f"at q = {r['q']:.4f}, σ = {r['σ']:g} the printed ε_t = {et:.4f} is below the exact loss "
                         f"{loss:.4f}; ") + note
-            out.append(claim(where, qty, f"{et:.4f}", f"{loss:.4f}", ok, kind="theory-check",
+            out.append(claim(Item(where, qty, f"{et:.4f}"), f"{loss:.4f}", ok, kind="theory-check",
                              tolerance="ε_t ≥ loss (an exact lower bound on the step's loss)", note=note))
     return out
 
@@ -485,7 +485,7 @@ def spent_rows(table: pd.DataFrame) -> list[Row]:
     for _, r in table.iterrows():
         qty = f"ε actually spent at its operating points (q in range), {r['adjacency']}"
         if r["σ in range"] == 0:
-            out.append(not_comparable(r["where"], qty, f"({r['budget ε']:g}, 0)-DP", kind="theory-check",
+            out.append(not_comparable(Item(r["where"], qty, f"({r['budget ε']:g}, 0)-DP"), kind="theory-check",
                                       reason="no operating point with q in Algorithm 1's range on this σ grid"))
             continue
         ok = r["σ overspending"] == 0
@@ -494,9 +494,8 @@ def spent_rows(table: pd.DataFrame) -> list[Row]:
         if not ok:
             note = (f"{int(r['σ overspending'])} of {int(r['σ in range'])} σ spend more than ε = {r['budget ε']:g}, "
                     f"up to {r['ε spent, max']:.3f} at σ = {r['σ at max']:g}; ") + note
-        out.append(claim(r["where"], qty, f"≤ {r['budget ε']:g}",
-                         f"{r['ε spent, min']:.3f}–{r['ε spent, max']:.3f}", bool(ok), kind="theory-check",
-                         tolerance="spent ≤ budget at every σ", note=note))
+        out.append(claim(Item(r["where"], qty, f"≤ {r['budget ε']:g}"), f"{r['ε spent, min']:.3f}–{r['ε spent, max']:.3f}", bool(ok),
+                         kind="theory-check", tolerance="spent ≤ budget at every σ", note=note))
     return out
 
 
@@ -544,9 +543,9 @@ def theorem2_rows(M: float, *, n_grid: int = 20001, bits=(1, 2, 3, 4, 8), b_out:
     worst = max(float((rqp.exact_mse(inside, b, M, q) - rqp.quantization_error(q, b, M, 1)).max())
                 for b in bits for q in (1 / 2**b, 0.5, 0.9, 1.0))
     beyond = float(rqp.exact_mse(np.array([x_out]), b_out, M, 1.0)[0] - rqp.quantization_error(1.0, b_out, M, 1))
-    return [claim("Theorem 2, proof step 1", f"per-coordinate MSE ≤ E_Q/d for |x| ≤ M (b ∈ {set(bits)})", "≤ 0",
+    return [claim(Item("Theorem 2, proof step 1", f"per-coordinate MSE ≤ E_Q/d for |x| ≤ M (b ∈ {set(bits)})", "≤ 0"),
                   f"max excess {worst:.2e}", worst <= 1e-12, kind="theory-check", tolerance="1e-12"),
-            claim("Theorem 2, proof step 1", f"bound applied to the unclipped v (|x| = {x_out} > M)", "holds (as used)",
+            claim(Item("Theorem 2, proof step 1", f"bound applied to the unclipped v (|x| = {x_out} > M)", "holds (as used)"),
                   f"excess {beyond:.3f}", beyond > 0, kind="erratum", tolerance="excess > 0 confirms",
                   note="the proof needs the clipped input")]
 
@@ -569,7 +568,7 @@ def kappa_table(bits=(1, 2, 3, 4, 8, 16)) -> pd.DataFrame:
 def kappa_rows(b_large: int = 16) -> list[Row]:
     """The order claim after Theorem 2: the (1 − q) coefficient stays bounded (→ 4/3)."""
     k = rqp.kappa(check_int("b_large", b_large, low=1, high=30))
-    return [claim("Theorem 2 (order claim)", "coefficient of (1 − q) bounded as b grows", "O(1)",
+    return [claim(Item("Theorem 2 (order claim)", "coefficient of (1 − q) bounded as b grows", "O(1)"),
                   f"κ_{b_large} = {k:.6f} (→ 4/3)", abs(k - 4 / 3) < 1e-4, kind="theory-check", tolerance="1e-4",
                   note="the q term is q/(2^b−1)², not q/(2^b−1) as the text writes")]
 
@@ -628,11 +627,11 @@ def fig1_rows(curves: pd.DataFrame, *, m: int, d: int, eps_from: float = 0.2) ->
     above = curves.loc[curves["RQP q=0.90"] > curves["RQP q=0.95"], "ε"]
     cross = f"higher for ε ≥ {float(above.min()):.3f}" if len(above) else "never higher"
     lo, hi = float(curves["ε"].min()), float(curves["ε"].max())
-    return [claim("Figure 1(b)", "RQP-SGD (q = 0.95) bound below Proj-DP-SGD at every ε", "below",
+    return [claim(Item("Figure 1(b)", "RQP-SGD (q = 0.95) bound below Proj-DP-SGD at every ε", "below"),
                   "below" if lower_b else "not below", lower_b, kind="theory-check",
                   tolerance=f"all {len(curves)} ε in [{lo:g}, {hi:g}], both calibrations",
                   note=f"m = {m}, d = {d}, η = 1 assumed; the paper's own bound formula evaluated, a formula property"),
-            claim("Figure 1(a)", "lower q (0.90) can give a higher bound than q = 0.95", "can be higher",
+            claim(Item("Figure 1(a)", "lower q (0.90) can give a higher bound than q = 0.95", "can be higher"),
                   f"{cross}; at every ε ≥ {eps_from:g}: {higher_a}", bool(len(above)), kind="theory-check",
                   tolerance=f"some ε of the {len(curves)}-point grid (no window)",
                   note=f"m = {m}, d = {d}, η = 1 assumed; a formula property. The text says 'can result in a higher "
@@ -669,7 +668,7 @@ def fig1_m_sensitivity_rows(table: pd.DataFrame, m: int, q: float = 0.95) -> lis
         raise ValueError(f"q={q} does not match table (no column 'bound RQP q={q}'; fig1_m_sensitivity's q gives it)")
     below = bool(np.all(table[f"bound RQP q={q}"] < table["bound Proj-DP (RDP)"]))
     eps = ", ".join(f"{e:g}" for e in table["ε"].unique())
-    return [claim(f"Figure 1(b), m = {m}", f"RQP-SGD (q = {q}) bound below Proj-DP-SGD", "below",
+    return [claim(Item(f"Figure 1(b), m = {m}", f"RQP-SGD (q = {q}) bound below Proj-DP-SGD", "below"),
                   "below" if below else "above", below, kind="theory-check",
                   tolerance=f"ε ∈ {{{eps}}}, both readings of C",
                   note="sensitivity to the unstated m; the paper's own bound formula evaluated")]
@@ -677,6 +676,6 @@ def fig1_m_sensitivity_rows(table: pd.DataFrame, m: int, q: float = 0.95) -> lis
 
 def not_reproduced_rows() -> list[Row]:
     """What chapter 01 cannot compare: Figure 1's plotted values (``not-available-offline``)."""
-    return [missing("Figure 1", "plotted bound values (a), (b)", offline=True,
+    return [missing(Item("Figure 1", "plotted bound values (a), (b)"), offline=True,
                     reason="the paper prints Figure 1 as an image without its values, and its m, η and d are "
                            "unstated, so only its two stated comparisons are checked")]

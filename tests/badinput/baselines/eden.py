@@ -295,7 +295,7 @@ B["qlib.distributed.power_iteration"] = lambda: {"covariances": _covariances(), 
 def _rows():
     from qlib.repro import ledger
 
-    return [ledger.claim("§1", "a claim", "holds", 1.0, True), ledger.claim("§2", "another", "holds", 0.0, False)]
+    return [ledger.claim(ledger.Item("§1", "a claim", "holds"), 1.0, True), ledger.claim(ledger.Item("§2", "another", "holds"), 0.0, False)]
 
 
 RE = "qlib.repro.eden."

@@ -62,10 +62,10 @@ def _table2_summary():
 
 
 def _passing_rows():
-    from qlib.repro.ledger import claim
+    from qlib.repro.ledger import Item, claim
 
-    return [claim("Table 3 pattern, variant deep", "pattern", "holds", "holds", True),
-            claim("Table 3 pattern, variant default", "pattern", "holds", "no", False)]
+    return [claim(Item("Table 3 pattern, variant deep", "pattern", "holds"), "holds", True),
+            claim(Item("Table 3 pattern, variant default", "pattern", "holds"), "no", False)]
 
 
 def _study_table2():

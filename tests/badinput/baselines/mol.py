@@ -63,15 +63,28 @@ BASELINES[f"{L}.fmt"] = lambda: {"x": 0.5}
 BASELINES[f"{L}.Row"] = lambda: {"kind": "paper-number", "where": "Table 1", "quantity": "q", "paper_value": 0.5,
                                  "ours": 0.5, "passed": True}
 BASELINES[f"{L}.tolerance_text"] = lambda: {"rtol": 0.01, "atol": 0.1}
-BASELINES[f"{L}.close"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "ours": 0.52,
-                                   "atol": 0.05, "rtol": 0.01}
-BASELINES[f"{L}.claim"] = lambda: {"where": "§5", "quantity": "q", "paper_value": 0.9, "ours": 0.95,
-                                   "passed": True}
-BASELINES[f"{L}.check"] = lambda: {"where": "§5", "quantity": "q", "paper_value": "> 0", "ours": 0.5,
-                                   "test": lambda v: bool(v > 0), "null": 0.0}
-BASELINES[f"{L}.not_comparable"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "ours": 0.7,
-                                            "reason": "different data"}
-BASELINES[f"{L}.missing"] = lambda: {"where": "Figure 3", "quantity": "q", "reason": "not offline"}
+BASELINES[f"{L}.Item"] = lambda: {"where": "Table 1", "quantity": "q", "paper_value": 0.5, "paper": "001"}
+BASELINES[f"{L}.Null"] = lambda: {"value": 0.0, "label": "chance"}
+BASELINES[f"{L}.Null.displayed"] = lambda: {"self": _null(), "value": 0.0}
+BASELINES[f"{L}.close"] = lambda: {"item": _item(0.5), "ours": 0.52, "atol": 0.05, "rtol": 0.01, "null": _null()}
+BASELINES[f"{L}.claim"] = lambda: {"item": _item(0.9), "ours": 0.95, "passed": True, "null": _null(fails=True)}
+BASELINES[f"{L}.check"] = lambda: {"item": _item("> 0"), "ours": 0.5, "test": lambda v: bool(v > 0),
+                                   "null": _null()}
+BASELINES[f"{L}.not_comparable"] = lambda: {"item": _item(0.5), "ours": 0.7, "reason": "different data"}
+BASELINES[f"{L}.missing"] = lambda: {"item": _item(), "reason": "not offline"}
+
+
+def _item(paper_value=""):
+    from qlib.repro.ledger import Item
+
+    return Item("Table 1", "q", paper_value)
+
+
+def _null(fails=None):
+    from qlib.repro.ledger import Null
+
+    return Null(0.0, fails=fails)
+
 
 FD = "qlib.repro.findings"
 
@@ -185,10 +198,10 @@ def _rate_table():
 
 
 def _figure2_pair():
-    from qlib.repro.ledger import close
+    from qlib.repro.ledger import Item, close
 
-    return [close("Figure 2", "q", 0.86, 0.8, atol=0.1),
-            close("Figure 2 (ablation)", "q", 0.8, 0.5, atol=0.1, kind="theory-check")]
+    return [close(Item("Figure 2", "q", 0.86), 0.8, atol=0.1),
+            close(Item("Figure 2 (ablation)", "q", 0.8), 0.5, atol=0.1, kind="theory-check")]
 
 
 def _rho():
