@@ -42,22 +42,12 @@ import math
 import numpy as np
 from numba import njit
 
-from .fwht import add_row, h8, make_row_x, mean_dist_of_sum, sign_bit_table
+from .fwht import SUM_BLOCK, add_row, h8, make_row_x, mean_dist_of_sum, sign_bit_table, sumsq_diff
 
 __all__ = ["sq_rows", "qsgd_rows", "sq_dist_rows", "mean_dist", "sketch_mean_dist", "fold_dist_rows", "elias_rows", "times_pad_rows", "clamp_add_rows",
            "sub_times_rows", "add_rows", "sq_codes_rows", "qsgd_levels_rows", "sq_transform_mean_dist", "qsgd_mean_dists"]
 
-_BLOCK = 4096
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
-def _sumsq(a, b):
-    """Σ (a − b)² in float64 (reassociated: vectorized; only this sum's rounding is free)."""
-    acc = 0.0
-    for i in range(a.shape[0]):
-        e = np.float64(a[i]) - np.float64(b[i])
-        acc += e * e
-    return acc
+_BLOCK = SUM_BLOCK  # entries decoded into an L1 block, and per partial sum of squares
 
 
 @njit(cache=True, nogil=True)
@@ -87,7 +77,7 @@ def _sq(v, u, lo, span, lm1, step, out, write, err, zero, one):
             s1 = min(n, s0 + _BLOCK)
             dst = out[b, s0:s1] if write else buf[: s1 - s0]
             _sq_fill(v[b, s0:s1], u[b, s0:s1], lo[b], span[b], lm1, step[b], dst, zero, one)
-            acc += _sumsq(dst, v[b, s0:s1])
+            acc += sumsq_diff(dst, v[b, s0:s1])
         err[b] = acc
 
 
@@ -134,7 +124,7 @@ def _qsgd(x, u, norm, s, out, write, err, zero, one):
             s1 = min(n, s0 + _BLOCK)
             dst = out[b, s0:s1] if write else buf[: s1 - s0]
             _qsgd_fill(x[b, s0:s1], u[b, s0:s1], norm[b], s, dst, zero, one)
-            acc += _sumsq(dst, x[b, s0:s1])
+            acc += sumsq_diff(dst, x[b, s0:s1])
         err[b] = acc
 
 
@@ -181,7 +171,7 @@ def qsgd_mean_dists(x: np.ndarray, u: np.ndarray, norm: np.ndarray, levels, ref:
 @njit(cache=True, nogil=True)
 def _dist(a, b, err):
     for r in range(a.shape[0]):
-        err[r] = _sumsq(a[r], b[r])
+        err[r] = sumsq_diff(a[r], b[r])
 
 
 def sq_dist_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -212,7 +202,7 @@ def _mean_dist(a, d, nf, ref):
     for s0 in range(0, d, _BLOCK):
         s1 = min(d, s0 + _BLOCK)
         _mean_block(a, s0, s1, nf, buf)
-        acc += _sumsq(buf[: s1 - s0], ref[s0:s1])
+        acc += sumsq_diff(buf[: s1 - s0], ref[s0:s1])
     return acc
 
 
@@ -285,7 +275,7 @@ def _sketch_mean_dist(m, h, byts, T, ref):
             l = s0 + j
             t = T[h[l]]
             buf[j] = -t if (byts[l >> 3] >> (l & 7)) & 1 else t
-        acc += _sumsq(buf[: s1 - s0], ref[s0:s1])
+        acc += sumsq_diff(buf[: s1 - s0], ref[s0:s1])
     return acc
 
 

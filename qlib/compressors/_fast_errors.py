@@ -67,7 +67,8 @@ def _sq_params(value_range: tuple, levels: int) -> tuple[np.ndarray, np.ndarray,
     return flat(lo), flat(span), flat(step)
 
 
-#: the scratch array of every decoded batch of rows (and of Kashin's padded analysis input): one at a time
+#: the scratch array of every decoded batch of rows, one at a time (Kashin's coefficients have their own
+#: one-row scratch, ``"compressors.kashin"``, in ``_rotated.py``)
 ROWS = "compressors.rows"
 
 
