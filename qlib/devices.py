@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+
 import torch
 
-from .validation import check_bool
+from .validation import check_choice
 
 _ALLOWED = ("auto", "cpu", "cuda")
 
@@ -33,22 +38,69 @@ def resolve(device: str | torch.device | None = "auto") -> torch.device:
     return dev
 
 
-def cpu_pool(processes: int, keep_memory: bool = False):
+#: how a :func:`cpu_pool`'s workers hold memory (see :func:`cpu_pool`)
+MEMORY_POLICIES = ("default", "keep", "huge-pages")
+#: glibc's tunable (glibc >= 2.35) that backs malloc's mappings and heap with transparent huge pages
+HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
+
+
+def cpu_pool(processes: int, memory: str = "default"):
     """A pool of ``processes`` spawned worker processes for independent CPU work (no state of this
     process is copied), each limited to this process's torch thread count (and BLAS, through
     threadpoolctl when installed): a ``concurrent.futures.ProcessPoolExecutor``. The work submitted must
-    be picklable (module-level functions and their arguments). ``keep_memory``: each worker calls
-    :func:`keep_freed_memory` first (for work that allocates and frees the same large temporaries unit
-    after unit)."""
-    import concurrent.futures
-    import multiprocessing
+    be picklable (module-level functions and their arguments).
 
+    ``memory``, for work that allocates and frees the same large temporaries unit after unit:
+
+    * ``"default"``: the C library's own behaviour (with glibc, every block over 32 MiB is a fresh
+      ``mmap``, returned to the system when freed: each reuse faults every 4 KiB page again);
+    * ``"keep"``: each worker calls :func:`keep_freed_memory` first (no faults after the first unit; the
+      kept heap fragments, so a worker holds well above its live peak);
+    * ``"huge-pages"``: the workers start with glibc's ``glibc.malloc.hugetlb=1`` tunable in their
+      environment, so malloc asks for transparent huge pages (``madvise``) on what it maps: one fault per
+      2 MiB instead of per 4 KiB, fewer TLB misses, and freed blocks still go back to the system (a
+      worker holds its live peak). Where the C library is not glibc >= 2.35 or the kernel's transparent
+      huge pages are ``never``, it changes nothing.
+
+    Measured on Figure 8's unit at the paper's d (``benchmarks/bench_fig8_memory.py``) the three trade
+    time against memory; ``qlib.repro.eden.sweeps.nmse_sweep`` uses ``"huge-pages"``."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
-    keep_memory = check_bool("keep_memory", keep_memory)
-    return concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-                                                  initializer=_worker_init,
-                                                  initargs=(torch.get_num_threads(), keep_memory))
+    memory = check_choice("memory", memory, MEMORY_POLICIES)
+    env = {}
+    if memory == "huge-pages":
+        tun = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t and not t.startswith("glibc.malloc.hugetlb=")]
+        env["GLIBC_TUNABLES"] = ":".join([*tun, HUGE_PAGES_TUNABLE])
+    return _Pool(env, max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+                 initializer=_worker_init, initargs=(torch.get_num_threads(), memory == "keep"))
+
+
+@contextlib.contextmanager
+def _environ(env: dict):
+    """``os.environ`` with ``env`` set, restored after."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _Pool(concurrent.futures.ProcessPoolExecutor):
+    """A process pool whose workers start with ``env`` added to this process's environment (a spawned
+    worker starts when a job is submitted: its environment is this process's at that moment)."""
+
+    def __init__(self, env: dict, **kw):
+        self._env = dict(env)
+        super().__init__(**kw)
+
+    def submit(self, fn, /, *args, **kwargs):
+        with _environ(self._env):
+            return super().submit(fn, *args, **kwargs)
 
 
 #: glibc's ``mallopt`` parameters (``malloc.h``)
@@ -64,7 +116,8 @@ def keep_freed_memory() -> bool:
     with it. The memory stays with the process until it exits, and the heap it keeps fragments: in the
     `paper` run of Figure 8 each worker held up to 10.0 GB for units whose live peak is 4.0 GB (without it,
     3.4 GB, and 5–7 s of system time per 23 s unit). So this is for worker processes (:func:`cpu_pool`'s
-    ``keep_memory``) on a machine with that memory to spare, not a long-lived kernel.
+    ``memory="keep"``) on a machine with that memory to spare, not a long-lived kernel; ``"huge-pages"``
+    keeps most of its speed at the live peak.
     Returns whether it applied: False where the C library is not glibc (nothing changes there)."""
     import ctypes
     import ctypes.util

@@ -45,7 +45,7 @@ from typing import Any, Callable, TypeVar
 import numpy as np
 
 from .atomic import atomic_file, write_text
-from .validation import check_bool, check_callable, check_int
+from .validation import check_callable, check_int
 
 __all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "run_units", "SUMMARY_FILE", "units_from_env"]
 
@@ -235,11 +235,11 @@ def units_from_env(folder: str | os.PathLike) -> Units:
 
 
 def run_units(name: str, jobs: list, *, units: Units | None = None, processes: int = 1,
-              keep_memory: bool = False) -> list:
+              memory: str = "default") -> list:
     """The results of ``jobs`` in their order: each job ``(inputs, fn, args)`` is ``fn(*args)``, saved as
     unit ``name`` with ``inputs`` when ``units`` is given (a saved one is read, not computed). With
     ``processes > 1`` the jobs not saved run in that many spawned CPU workers
-    (:func:`qlib.devices.cpu_pool`, with its ``keep_memory``; ``fn`` and ``args`` must pickle) while this
+    (:func:`qlib.devices.cpu_pool`, with its ``memory`` policy; ``fn`` and ``args`` must pickle) while this
     process saves the results in order: the same values as one process, for jobs seeded by their own inputs."""
     from .devices import cpu_pool
 
@@ -251,8 +251,7 @@ def run_units(name: str, jobs: list, *, units: Units | None = None, processes: i
         raise TypeError(f"jobs must be a list of (inputs, fn, args) with fn callable and args a tuple, got {jobs!r}"[:300])
     check_units("units", units)
     processes = check_int("processes", processes, low=1)
-    keep_memory = check_bool("keep_memory", keep_memory)
-    pool = cpu_pool(min(processes, len(jobs)), keep_memory) if processes > 1 and jobs else None
+    pool = cpu_pool(min(processes, len(jobs)), memory) if processes > 1 and jobs else None
     try:
         work = {}  # job index -> a worker's future (the jobs not saved)
         if pool is not None:

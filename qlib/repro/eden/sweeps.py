@@ -304,7 +304,7 @@ def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units
     :class:`qlib.resume.Units`): each (law, repetition) is a unit, saved when done and reused by a rerun
     (its vectors and rotations are seeded by the repetition alone, so a resumed sweep equals an
     uninterrupted one bit for bit). ``processes``: on the CPU, the (law, repetition) units run in that
-    many spawned worker processes (each with this process's torch thread count and keeping freed memory;
+    many spawned worker processes (each with this process's torch thread count, on transparent huge pages;
     :func:`qlib.devices.cpu_pool`): the same rows, bit for bit, in the same order. On CUDA one process
     runs them."""
     cfg = resolve_config(NmseSweepConfig, config, overrides)
@@ -332,8 +332,9 @@ def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units
     wire = _picklable_methods(methods) if processes > 1 else methods
     jobs = [(None if units is None else inputs(law, r), _nmse_worker, (dict(common, methods=wire, law=law, r=r),))
             for law in laws for r in range(reps)]
-    # the workers keep freed memory: every budget's 10 × D temporaries reuse it (qlib.devices.keep_freed_memory)
-    rows = [row for unit in run_units("nmse_sweep", jobs, units=units, processes=processes, keep_memory=True)
+    # the workers' large temporaries on transparent huge pages (qlib.devices.cpu_pool's "huge-pages"): at the
+    # paper's d a unit's 10 × D arrays fault once per 2 MiB, and each worker holds its live peak
+    rows = [row for unit in run_units("nmse_sweep", jobs, units=units, processes=processes, memory="huge-pages")
             for row in unit]
     df = pd.DataFrame(rows)
     return (df.groupby(["law", "method", "bits"], as_index=False)
