@@ -69,8 +69,10 @@ def main(argv=None) -> None:
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--d", type=int, default=11_511_784)
     a = ap.parse_args(argv)
-    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, glibc {platform.libc_ver()[1]}, "
+    thp, info = Path("/sys/kernel/mm/transparent_hugepage/enabled"), Path("/proc/cpuinfo")
+    model = next((line.split(":", 1)[1].strip() for line in (info.read_text().splitlines() if info.exists() else [])
+                  if line.startswith("model name")), platform.machine())
+    print(f"# {model}, {os.cpu_count()} cores, glibc {platform.libc_ver()[1]}, "
           f"THP {thp.read_text().strip() if thp.exists() else 'absent'}; d = {a.d}, {a.processes} process(es) "
           f"side by side, {a.units} unit(s) each after a warm-up")
     print("| policy | unit wall s (mean, min–max) | user s | sys s | faults | peak GB / process | after unit GB "
