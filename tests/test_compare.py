@@ -22,8 +22,10 @@ def test_close_verdicts_and_tolerance(tmp_path):
     assert c.record(ledger.close(ledger.Item("Fig 2", "vNMSE", 0.5708, paper="002"), 0.5708 * 1.021, rtol=0.02, kind="paper-number"))[0] == "differs"
     assert c.record(ledger.close(ledger.Item("TC-01", "levels", 8), 8, kind="theory-check"))[0] == "agrees"
     assert c.record(ledger.claim(ledger.Item("§5.1", "claim", "Sign < 33%"), "no", False, kind="paper-claim"))[0] == "differs"
-    assert c.not_comparable("Table 3", "AUROC", 0.8, 0.7, reason="stand-in embedder") == "not comparable"
-    assert c.missing("Figure 3", "r_Q^n vs AUROC", reason="no embedder offline", offline=True) == "not available offline"
+    assert c.record(ledger.not_comparable(ledger.Item("Table 3", "AUROC", 0.8), 0.7,
+                                          reason="stand-in embedder"))[0] == "not comparable"
+    assert c.record(ledger.missing(ledger.Item("Figure 3", "r_Q^n vs AUROC"), reason="no embedder offline",
+                                   offline=True))[0] == "not available offline"
     df = pd.read_csv(tmp_path / "a" / "comparisons.csv", dtype=str, keep_default_na=False)
     assert list(df.columns) == COLUMNS and len(df) == 8
     assert df["null"].iloc[0] == "0.5" and df["null_fails"].iloc[0] == "True" and df["null_fails"].iloc[1] == ""
@@ -390,7 +392,7 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     assert prose_math("n_draws and bits_per_coord, `r_Q^n`") == "n_draws and bits_per_coord, `r_Q^n`"
     c = Comparisons("quantized-mis/01-x", tmp_path)
     c.record(ledger.close(ledger.Item("T1", "r_Q^n of Sign", 0.99), 0.994691, kind="paper-number", rtol=0.1, null=ledger.Null(0.0)))
-    c.missing("T2", "table", reason="offline", offline=True)
+    c.record(ledger.missing(ledger.Item("T2", "table"), reason="offline", offline=True))
     md = paper_vs_ours_markdown(c.frame())
     assert "| quantity | verdict | paper | ours |" in md
     assert "| T1: $r_{Q}^{n}$ of Sign | **reproduced** · paper number" in md and "| 0.99 | 0.995 |" in md
@@ -406,7 +408,7 @@ def test_a_long_paper_vs_ours_section_folds_each_verdict(tmp_path):
     for i in range(4):
         c.record(ledger.close(ledger.Item(f"T{i}", "q", 1.0), 2.0, kind="paper-number", rtol=0.01, null=ledger.Null(0.0)))     # differs
     for i in range(2):
-        c.missing(f"M{i}", "table", reason="offline", offline=True)
+        c.record(ledger.missing(ledger.Item(f"M{i}", "table"), reason="offline", offline=True))
     c.record(ledger.close(ledger.Item("A", "q", 1.0), 1.0, kind="paper-number", rtol=0.01, null=ledger.Null(0.0)))            # reproduced
     df = c.frame()
     short = paper_vs_ours_markdown(df)

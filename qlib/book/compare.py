@@ -1,8 +1,8 @@
 """Paper-vs-ours comparison rows: the recorder a chapter writes them with.
 
 A chapter records rows — computed by the reproduction (:mod:`qlib.repro`, a list of
-:class:`qlib.repro.ledger.Row`) or directly through the shortcuts of :class:`Comparisons` — and every
-record rewrites, atomically, ``<out_dir>/comparisons.csv`` (the columns of :data:`COLUMNS`). Each row
+:class:`qlib.repro.ledger.Row`) or built in the chapter with the ledger's builders — and every record
+rewrites, atomically, ``<out_dir>/comparisons.csv`` (the columns of :data:`COLUMNS`). Each row
 has a **kind** (see :mod:`qlib.repro.ledger`); only ``paper-number`` and ``paper-claim`` rows can count
 as reproductions, and only when their stated null fails the same test (``null`` / ``null_fails``
 columns; a passing row whose null passes reads *consistent*).
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import pandas as pd
 
@@ -70,16 +70,6 @@ class Comparisons:
             self.rows.append(r)
         self.save()
         return [r.verdict for r in rows]
-
-    def not_comparable(self, where: str, quantity: str, paper_value: Any, ours: Any = None, *, reason: str,
-                       kind: str = "paper-number", paper: str | None = None) -> str:
-        """A row that cannot be judged (different data, stand-in embedder, …): say why."""
-        return self.record(ledger.not_comparable(ledger.Item(where, quantity, paper_value, paper=paper), ours, reason=reason, kind=kind))[0]
-
-    def missing(self, where: str, quantity: str, *, reason: str, offline: bool = False,
-                paper: str | None = None) -> str:
-        """An item of the paper not reproduced here (``not-implemented`` / ``not-available-offline``)."""
-        return self.record(ledger.missing(ledger.Item(where, quantity, paper=paper), reason=reason, offline=offline))[0]
 
     # -- output --------------------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
