@@ -59,7 +59,8 @@ def cpu_pool(processes: int, memory: str = "default"):
     * ``"huge-pages"``: the workers start with glibc's ``glibc.malloc.hugetlb=1`` tunable in their
       environment, so malloc asks for transparent huge pages (``madvise``) on what it maps: one fault per
       2 MiB instead of per 4 KiB, fewer TLB misses, and freed blocks still go back to the system (a
-      worker holds its live peak). Where the C library is not glibc >= 2.35 or the kernel's transparent
+      worker holds its live peak); this process first returns its own freed memory
+      (:func:`return_freed_memory`). Where the C library is not glibc >= 2.35 or the kernel's transparent
       huge pages are ``never``, it changes nothing.
 
     Measured on Figure 8's unit at the paper's d (``benchmarks/bench_fig8_memory.py``) the three trade
@@ -67,6 +68,8 @@ def cpu_pool(processes: int, memory: str = "default"):
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
     memory = check_choice("memory", memory, MEMORY_POLICIES)
+    if memory == "huge-pages":
+        return_freed_memory()  # this process waits while the workers hold their peaks
     env = {}
     if memory == "huge-pages":
         tun = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t and not t.startswith("glibc.malloc.hugetlb=")]
@@ -129,6 +132,22 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, -1))
+
+
+def return_freed_memory() -> bool:
+    """Give the memory this process has freed back to the system now (glibc's ``malloc_trim(0)``: the free
+    pages of its heaps, not only the top). Returns whether it applied: False where the C library is not
+    glibc."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return False
+    trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    trim(0)
+    return True
 
 
 def _worker_init(threads: int, keep_memory: bool) -> None:

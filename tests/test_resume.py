@@ -335,6 +335,38 @@ def test_a_huge_pages_pool_starts_its_workers_with_the_tunable_and_leaves_ours_a
     assert "GLIBC_TUNABLES" not in os.environ
 
 
+def test_return_freed_memory_gives_back_freed_heap_pages():
+    """``return_freed_memory`` (glibc's ``malloc_trim(0)``): 256 MiB of 64 KiB heap blocks, freed but for the
+    last (which pins the heap's top, so glibc's automatic trimming cannot return them), stay resident until
+    it runs, and are returned by it. Run in a fresh process."""
+    import subprocess
+    import sys
+
+    code = r"""
+import ctypes, ctypes.util
+from qlib.devices import return_freed_memory
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+libc.mallopt(-1, 2**30)   # M_TRIM_THRESHOLD: no automatic trimming meanwhile
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+ps = [libc.malloc(2**16) for _ in range(4097)]   # under the mmap threshold: on the heap
+for p in ps:
+    ctypes.memset(p, 1, 2**16)
+for p in ps[:-1]:
+    libc.free(p)
+before = rss()
+applied = return_freed_memory()
+print(applied, before - rss())
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    applied, freed = res.stdout.split()
+    if applied != "True":
+        pytest.skip("not glibc: return_freed_memory does not apply")
+    assert int(freed) > 200 * 2**20  # most of the 256 MiB went back
+
+
 def test_huge_pages_fault_once_per_two_mib():
     """The tunable that ``memory="huge-pages"`` gives the workers: a fresh 128 MiB block written once faults
     about once per 2 MiB huge page instead of once per 4 KiB page (glibc >= 2.35 with transparent huge

@@ -471,7 +471,8 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
     Sub-bit EDEN (its mask precedes the rotation), QSGD + Elias-ω, Count-Sketch's ``of="rows"`` and the other compressors
     go the original way, as does Hadamard+SQ, Kashin+SQ and QSGD on a device or dtype the compiled kernels
     do not take. The shared stages are dropped after the last compressor that uses them (compressors are
-    taken rotation-based first, then Kashin+SQ, then QSGD, then Count-Sketch, then the rest; the results keep the given order).
+    taken rotation-based first, then Kashin+SQ, then QSGD, then Count-Sketch, then the rest, and within a stage
+    one codec class after another; the results keep the given order).
     Each codec with a shortcut has its hook in :data:`HOOKS`; a subclass goes the original way unless it has one.
     """
     compressors = _check_compressors(compressors)
@@ -483,9 +484,9 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
         raise ValueError(f"x must be (n_clients, d) for of='mean', got shape {tuple(x.shape)}")
     # the temporaries of every budget (codes, centroids, decoded rows) reuse one buffer each: a fresh
     # array of 10 × 2^24 floats costs ~160,000 page faults (Figure 8 at the paper's d, without huge pages);
-    # each stage's buffers are kept for its codecs (a scratch_limit block per stage) and dropped after them
-    # with the stage, so the next stage's own temporaries do not come on top: with huge pages (freed memory
-    # returned) a Figure 8 unit's peak falls from 3.94 to 3.67 GB (under the kept heap this made the heap grow)
+    # each codec class's buffers are kept for its codecs (a scratch_limit block per class within a stage) and
+    # dropped after them, so the next class's own temporaries do not come on top: with huge pages (freed
+    # memory returned) a Figure 8 unit's peak falls from 3.94 to … GB (under the kept heap this made it grow)
     big = 2 * math.prod(x.shape[:-1]) * _h.next_power_of_two(x.shape[-1]) * x.element_size()
     with skip_nested():
         k = len(compressors)
@@ -495,10 +496,17 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
         st = SharedStages(x, seed) if domain == "rotated" else None
         if st is not None:
             st.qsgd_levels = tuple(sorted({c.levels for c in compressors if type(c) is QSGD}))
-        order = sorted(range(k), key=lambda i: _rank(compressors[i]))
-        for rank in sorted({_rank(compressors[i]) for i in order}):
+        # stage by stage, and within a stage codec class by codec class (in the order they first appear), each
+        # class's scratch buffers dropped before the next class's: EDEN's codes and products are gone before
+        # Hadamard+SQ draws its uniforms (each codec's value depends on x, the seed and the codec alone)
+        classes = list(dict.fromkeys(type(c) for c in compressors))
+        groups: dict[tuple, list[int]] = {}
+        for i in range(k):
+            groups.setdefault((_rank(compressors[i]), classes.index(type(compressors[i]))), []).append(i)
+        keys = sorted(groups)
+        for g, key in enumerate(keys):
             with _kernels.scratch_limit(big):
-                for i in (i for i in order if _rank(compressors[i]) == rank):
+                for i in groups[key]:
                     c = compressors[i]
                     hook = HOOKS.get(type(c)) if st is not None else None
                     got = (hook.mean(c, st, xmean) if hook is not None and hook.mean is not None and of == "mean"
@@ -507,7 +515,8 @@ def squared_errors(compressors, x: torch.Tensor, seed: int, *, of: str = "rows",
                         errs[i], bits[i] = got[0], torch.as_tensor(got[1])
                     else:
                         errs[i], bits[i] = _error_and_bits(c, hook, st, x, xmean, seed, of)
-                if st is not None and rank < len(Stage):
-                    st.release(Stage(rank))  # the last compressor of this stage's codecs is done
+            rank = key[0]
+            if st is not None and rank < len(Stage) and (g + 1 == len(keys) or keys[g + 1][0] != rank):
+                st.release(Stage(rank))  # the last compressor of this stage's codecs is done
         return (torch.stack([e.detach().cpu().to(torch.float64) for e in errs]),
                 torch.stack([torch.as_tensor(b).cpu().to(torch.long) for b in bits]))
