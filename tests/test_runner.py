@@ -63,7 +63,7 @@ def make_book(tmp_path: Path) -> Path:
         "from qlib.book import Comparisons\n"
         "from qlib.repro import ledger\n"
         "import os\n"
-        "Comparisons(chapter_id, out_dir, paper='001').record(ledger.close('T1', 'x', 1.0, float(x), kind='paper-number'))\n"
+        "Comparisons(chapter_id, out_dir, paper='001').record(ledger.close(ledger.Item('T1', 'x', 1.0), float(x), kind='paper-number'))\n"
         "print('device', device, 'data', os.environ.get('QLIB_DATA_DIR'), 'cwd', os.getcwd())")
     _nb(root / "chapters/a/02-fail.ipynb", "fail = True\n", "if fail:\n    raise RuntimeError('boom')")
     _nb(root / "chapters/a/03-slow.ipynb", "seconds = 0.0\n", "import time\ntime.sleep(seconds)\nprint('done')")

@@ -125,8 +125,8 @@ def test_replicates_run_each_seed_and_report_stability(book, cluster):
     nb.cells[2].source = ("from qlib.book import Comparisons\n"
                           "from qlib.repro import ledger\n"
                           "c = Comparisons(chapter_id, out_dir, paper='001')\n"
-                          "c.record(ledger.close('T1', 'x', 1.0, 1.0 + seed, kind='paper-number'))\n"
-                          "c.record(ledger.close('T2', 'y', 1.0, 1.0, kind='paper-number'))\n")
+                          "c.record(ledger.close(ledger.Item('T1', 'x', 1.0), 1.0 + seed, kind='paper-number'))\n"
+                          "c.record(ledger.close(ledger.Item('T2', 'y', 1.0), 1.0, kind='paper-number'))\n")
     nbformat.write(nb, src)
     rep, _ = _run(book, only=["a/01"], replicates=2, scheduler=cluster)
     assert sorted(o.notebook for o in rep.outcomes) == ["a/01-ok.ipynb", "a/01-ok.ipynb [seed 1]"]
