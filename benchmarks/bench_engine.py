@@ -8,7 +8,8 @@ quantized by the Q = 8 quantizers and its per-sample losses on n_val = 128 valid
 
 * ``loop`` — ``torch.nn.Linear``, ``torch.optim.Adam`` and ``qlib.quantizers.apply`` model by model,
   quantizer by quantizer, and ``qlib.rqn.r_q`` at the end (the reference);
-* ``torch`` — ``qlib.engine.train(backend="torch")`` with ``qlib.recorder.RQRecorder(backend="torch")``;
+* ``torch`` — ``qlib.engine.train`` with ``TrainConfig(backend="torch")`` and ``qlib.recorder.RQRecorder``
+  with ``RecorderConfig(backend="torch")``;
 * ``compiled`` — the same with ``backend="compiled"`` (``qlib._kernels.engine``; the default on the CPU).
 
 FLOPs are counted the same way on every side and for the peak: 2 per multiply-add of the matrix
@@ -41,7 +42,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from qlib import engine, quantizers, recorder, rqn, synthetic
+from qlib import engine, engine_models, quantizers, recorder, rqn, synthetic
 from qlib.repro.quantized_mis.paper import PAPER_QUANTIZERS
 
 PAPER_MODEL_EPOCHS = 9 * 300 * 3000
@@ -86,10 +87,11 @@ def per_model_loop(th0, x, y, xv, yv, epochs: int, lr: float = 1e-4) -> np.ndarr
 
 
 def batched(th0, x, y, xv, yv, epochs: int, lr: float = 1e-4, chunk_size=None, backend="auto") -> np.ndarray:
-    model = engine.Linear(2 * x.shape[2])
-    rec = recorder.RQRecorder(model, NAMES, xv, yv, epochs=epochs, transform=synthetic.features, backend=backend)
-    engine.train(model, th0, x, y, epochs=epochs, lr=lr, callbacks=[rec], transform=synthetic.features,
-                 chunk_size=chunk_size, backend=backend)
+    model = engine_models.Linear(2 * x.shape[2])
+    rec = recorder.RQRecorder(model, NAMES, xv, yv,
+                              recorder.RecorderConfig(epochs=epochs, transform=synthetic.features, backend=backend))
+    engine.train(model, th0, x, y, engine.TrainConfig(epochs=epochs, lr=lr, chunk_size=chunk_size, backend=backend),
+                 callbacks=[rec], transform=synthetic.features)
     return rec.r
 
 
@@ -120,7 +122,7 @@ def main() -> None:
     args = ap.parse_args()
     K = max(args.loop_models, args.engine_models)
     x, y, xv, yv = data(K)
-    th0 = engine.init_params(engine.Linear(2 * x.shape[2]), K, 0)
+    th0 = engine_models.init_params(engine_models.Linear(2 * x.shape[2]), K, 0)
     flop = flop_per_model_epoch()
     print(f"workload: linear model on [x, x^2] (257 params), n = n_val = 128, {len(NAMES)} quantizers "
           f"recorded every epoch, {args.epochs} epochs; {flop:,} FLOP per model-epoch (matrix products)")

@@ -179,12 +179,12 @@ def main(argv=None):
     res = {k: [] for k in cases}
     torch.manual_seed(0)
     model = fl_models.LeNet5()
-    fedavg.run(model, cd, **{**kw, "rounds": 1}, method="EDEN", bits=0.05)  # warm-up
+    fedavg.run(model, cd, fedavg.FedAvgConfig(**{**kw, "rounds": 1}, method="EDEN", bits=0.05))  # warm-up
     cpu = {k: [] for k in cases}
     for _ in range(a.repeat):  # interleaved: a busy machine slows every case alike
         for k, c in cases.items():
             t0, c0 = time.perf_counter(), time.process_time()
-            r = fedavg.run(model, cd, **kw, **c)
+            r = fedavg.run(model, cd, fedavg.FedAvgConfig(**kw, **c))
             res[k].append((time.perf_counter() - t0, r.history["t_local"].sum(), r.history["t_compress"].sum()))
             cpu[k].append(time.process_time() - c0)
     print(f"device {dev}, {a.rounds} rounds × {a.repeat} repeats, 10 clients/round, 5 local steps, batch {a.batch}, "

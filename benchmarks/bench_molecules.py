@@ -114,7 +114,7 @@ def incremental_report(args, rng) -> None:
         times = {}
         for backend in ("auto", "torch"):
             t = time.perf_counter()
-            tr = MM.train_task(X, y, kind, runs=10, epochs=args.inc_epochs, seed=0, backend=backend)
+            tr = MM.train_task(X, y, kind, MM.TaskConfig(runs=10, epochs=args.inc_epochs, seed=0, backend=backend))
             times[backend] = time.perf_counter() - t
             if backend == "auto":
                 inc = tr
@@ -167,7 +167,7 @@ def main() -> None:
         X = rng.normal(size=(args.train_n, d)).astype(np.float32)   # timing only depends on shapes
         _sync(dev)
         t = time.perf_counter()
-        tr = MM.train_task(X, y, "classification", runs=10, epochs=args.epochs, seed=0, device=dev)
+        tr = MM.train_task(X, y, "classification", MM.TaskConfig(runs=10, epochs=args.epochs, seed=0, device=dev))
         _sync(dev)
         dt = time.perf_counter() - t
         fl = MM.flops_per_task(args.train_n, d, runs=10, epochs=args.epochs)
@@ -196,7 +196,7 @@ def main() -> None:
             yy = (rng.random(n) < 0.5).astype(np.float64) if kind == "classification" else rng.normal(size=n)
             _sync(dev)
             t = time.perf_counter()
-            MM.train_task(X, yy, kind, runs=10, epochs=args.measure, seed=0, device=dev)
+            MM.train_task(X, yy, kind, MM.TaskConfig(runs=10, epochs=args.measure, seed=0, device=dev))
             _sync(dev)
             s += (time.perf_counter() - t) * 500 / args.measure
         total += s

@@ -19,6 +19,7 @@ parameters are compared on those models. Timings depend on the machine's load (p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from qlib import engine, synthetic
+from qlib import engine, engine_models, synthetic
 from qlib.attacks import shadow
 
 
@@ -68,13 +69,12 @@ def main(argv=None) -> None:
     torch.set_num_threads(a.threads)
     X, y = pool(2 * a.n)
     keep = shadow.paired_keep(a.models, 2 * a.n, seed=0)
-    model = engine.Linear(X.shape[1])
+    model = engine_models.Linear(X.shape[1])
     cfg = engine.TrainConfig(epochs=a.epochs, lr=1e-4)
-    theta0 = engine.init_params(model, a.models, 0)
-    shadow.train_shadows(model, X, y, keep[:2], engine.TrainConfig(epochs=2, lr=1e-4), device="cpu",
-                         backend=a.backend)  # compile / warm up before the clock
+    theta0 = engine_models.init_params(model, a.models, 0)
+    shadow.train_shadows(model, X, y, keep[:2], engine.TrainConfig(epochs=2, lr=1e-4, device="cpu", backend=a.backend))  # compile / warm up before the clock
     t = time.perf_counter()
-    th = shadow.train_shadows(model, X, y, keep, cfg, seed=0, device="cpu", backend=a.backend)
+    th = shadow.train_shadows(model, X, y, keep, dataclasses.replace(cfg, device="cpu", backend=a.backend), seed=0)
     t_batched = time.perf_counter() - t
     k = min(a.loop_models, a.models)
     t = time.perf_counter()

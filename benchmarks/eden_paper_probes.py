@@ -48,9 +48,12 @@ def main(argv=None) -> int:
     new = ("timing_trials" in {f.name for f in dataclasses.fields(cfg)} if cfg is not None
            else "timing_trials" in inspect.signature(sweeps.vnmse_sweep).parameters)
     tag = "after (rotated domain)" if new else "before"
-    sweeps.vnmse_sweep(list(paper.FIG2_METHODS), [1, 2], [2**10], trials=1, device=dev)  # warm the kernels
-    sweeps.nmse_sweep(list(paper.FIG8_METHODS), [1, 2], 2**10, n_clients=2, laws=("lognormal",), reps=1, device=dev)
-    fig2 = lambda d, **kw: sweeps.vnmse_sweep(list(paper.FIG2_METHODS), BITS7, [d], trials=1, device=dev, **kw)  # noqa: E731
+    sweeps.vnmse_sweep(list(paper.FIG2_METHODS), [1, 2], [2**10],
+                       sweeps.VnmseSweepConfig(trials=1, device=dev))  # warm the kernels
+    sweeps.nmse_sweep(list(paper.FIG8_METHODS), [1, 2], 2**10,
+                      sweeps.NmseSweepConfig(n_clients=2, laws=("lognormal",), reps=1, device=dev))
+    fig2 = lambda d, **kw: sweeps.vnmse_sweep(list(paper.FIG2_METHODS), BITS7, [d],  # noqa: E731
+                                              sweeps.VnmseSweepConfig(trials=1, device=dev, **kw))
     if what == "fig2":
         d = 2**n
         if not new:
@@ -63,8 +66,8 @@ def main(argv=None) -> int:
               f"domain='original' {orig:.2f} s per vector")
     elif what == "fig8":
         d = n if n > 64 else 2**n
-        one = lambda: sweeps.nmse_sweep(list(paper.FIG8_METHODS), BITS8, d, n_clients=10,  # noqa: E731
-                                        laws=("lognormal",), reps=1, device=dev)
+        cfg8 = sweeps.NmseSweepConfig(n_clients=10, laws=("lognormal",), reps=1, device=dev)
+        one = lambda: sweeps.nmse_sweep(list(paper.FIG8_METHODS), BITS8, d, cfg8)  # noqa: E731
         s = min(_t(one, sync) for _ in range(2))
         print(f"fig8 d={d} {tag} on {dev}: {s:.2f} s per (law, repetition) (best of 2)")
     elif what == "fig5":

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from qlib.book import archive, runner  # noqa: E402
+from qlib.book.options import RunOptions  # noqa: E402
 
 #: the notebooks whose drivers save units (ch.units)
 NOTEBOOKS = ("eden/01-estimator-vnmse", "eden/02-rotation-and-scale", "eden/05-federated", "quantized-mis/03-synthetic-study",
@@ -44,8 +45,8 @@ OVERRIDES = {"smoke": {"attacks/03-molecular": {"tasks": ["Carcinogens_Lagunin",
 
 def _run(nb, out, profile, data_dir, logs, force=False):
     t0 = time.perf_counter()
-    rep = runner.run(root=ROOT, profile=profile, only=[nb], output_dir=out, data_dir=data_dir, progress=False,
-                     force=force, log=logs.append, overrides=OVERRIDES.get(profile, {}).get(nb))
+    rep = runner.run(ROOT, RunOptions(profile=profile, only=[nb], output_dir=out, data_dir=data_dir, progress=False,
+                                      force=force, overrides=OVERRIDES.get(profile, {}).get(nb)), log=logs.append)
     return rep, time.perf_counter() - t0
 
 

@@ -7,11 +7,12 @@ Two kinds of code (see the README's Architecture section and CONTRIBUTING.md):
 * ``quantizers`` (post-training quantizers, Table 1 of paper 001 as printed, batched), ``rqn``
   (r_Q^n, Algorithm 1), ``recorder`` (the streaming recorder for training), ``mis`` (MIS from an
   accuracy, binomial intervals), ``ranking`` (rank statistics), ``discriminator`` (MIS baselines),
-  ``engine`` (K small models trained at once), ``synthetic`` (the nine Gaussian-mixture laws),
+  ``engine`` (K small models trained at once), ``engine_models`` (their model families), ``losses``
+  (their per-sample losses), ``synthetic`` (the nine Gaussian-mixture laws),
   ``molecules`` (PyTDC tasks, offline embedders, the embedding cache);
 * ``mia`` (exact MIS / Δ_n, bounds and C(P), the MIA game, ERM rates, overfitting, discretisation);
-* ``hadamard`` (FWHT, randomized rotation), ``eden`` (the EDEN codec), ``eden_theory`` (its closed
-  forms and bounds), ``compressors`` (EDEN and its baselines, any method at any budget), ``wire``
+* ``hadamard`` (FWHT, randomized rotation), ``eden`` (the EDEN codec), ``eden_quantizer`` (its scalar
+  quantizer), ``eden_theory`` (its closed forms and bounds), ``compressors`` (EDEN and its baselines, any method at any budget), ``wire``
   (the bytes on the wire), ``distributed`` (compressed mean estimation, distributed GD and power
   iteration), ``fedavg`` (the FedAvg engine and its ``FedAvgConfig``), ``fl_models`` (its models);
 * ``rqp`` (randomized projection, E_Q, the Theorem 2 bound), ``rqp_privacy`` (Theorem 1's ε,

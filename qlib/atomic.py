@@ -6,25 +6,30 @@ so folder scans that skip hidden files never see it), yields it for writing, and
 target when the block ends without an exception (``os.replace``: atomic on POSIX and Windows within a
 file system); on an exception, or a kill before the rename, the target is untouched and the temporary
 file is removed (or, after a kill, left hidden). Every ``qlib`` module that writes a result, a cache
-entry, a ledger, a stamp or a download writes through it.
+entry, a ledger, a stamp or a download writes through it. :func:`move` lands a file or folder made
+elsewhere (an executed notebook, a run's rows kept after a failure) in one rename, and
+:func:`replace_folder` puts a whole staged folder (an archive entry, a site) in the place of another:
+this module is the one place of ``qlib`` that renames over a target.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["atomic_file", "write_bytes", "write_text"]
+__all__ = ["atomic_file", "write_bytes", "write_text", "move", "replace_folder"]
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike, mode: str = "wb", **open_kw) -> Iterator[IO]:
-    """A file opened with ``mode`` (``"wb"`` or ``"w"``, and ``open``'s keywords such as ``newline``) whose
-    content replaces ``path`` atomically when the block ends without an exception. The parent folder is
-    created."""
+def atomic_file(path: str | os.PathLike, mode: str = "wb", *, encoding: str | None = None,
+                newline: str | None = None) -> Iterator[IO]:
+    """A file opened with ``mode`` (``"wb"`` or ``"w"``; ``encoding`` and ``newline`` as ``open``'s, for
+    text) whose content replaces ``path`` atomically when the block ends without an exception. The parent
+    folder is created."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a path, got {type(path).__name__}")
     if mode not in ("wb", "w"):
@@ -33,7 +38,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", **open_kw) -> Iterato
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode, **open_kw) as fh:
+        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as fh:
             yield fh
         os.replace(tmp, path)
     finally:
@@ -53,3 +58,37 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
     with atomic_file(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     return Path(path)
+
+
+def move(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Move the file (or folder) ``src`` to ``dest`` in one rename (``os.replace``, within a file system):
+    a reader sees the old ``dest`` or the whole ``src``, never a part. A file replaces a file; a folder
+    takes the place of none or of an empty one (a full one: :func:`replace_folder`). ``dest``'s parent
+    folder is created; returns ``dest``."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(src, dest)
+    return dest
+
+
+def replace_folder(staged: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Put the whole folder ``staged`` at ``dest`` and remove the folder it replaces: ``dest`` holds the
+    old folder or the new one, never a mix of both (between the two renames it is absent for an
+    instant). The old folder is first renamed to a hidden name beside ``dest``, and renamed back if the
+    new one cannot be put in its place. Returns ``dest``."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+    old = aside / dest.name
+    try:
+        if dest.exists():
+            os.replace(dest, old)
+        try:
+            os.replace(staged, dest)
+        except OSError:
+            if old.exists():
+                os.replace(old, dest)
+            raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    return dest

@@ -22,7 +22,7 @@ Runs are split by :func:`split_runs` (seeded) into train / early-stopping / test
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -208,22 +208,32 @@ class DiscriminatorConfig:
         if not (self.device is None or isinstance(self.device, (str, torch.device))):
             raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
 
+    def as_dict(self) -> dict:
+        """The fields as plain JSON types (``device`` by its name)."""
+        d = asdict(self)
+        d["device"] = None if self.device is None else str(self.device)
+        return d
+
+    def summary(self) -> str:
+        """The training settings in one line (not the seed, device or level), for a settings table."""
+        return (f"{self.hidden} hidden units, Adam lr {self.lr:g}, ≤ {self.epochs} epochs (patience {self.patience}), "
+                f"{self.runs_per_batch} runs per batch")
+
 
 def train_discriminators(theta, x_in, loss_in, x_out, loss_out, runs, *, group_law=None,
-                         config: DiscriminatorConfig | None = None, **overrides) -> AttackResult:
+                         config: DiscriminatorConfig | None = None) -> AttackResult:
     """Train G discriminators g_ψ(θ̂, x, ℓ) at once and return their held-out accuracy.
 
     ``theta`` (G, R, p): the quantized model of each run; ``x_in``/``x_out`` (L, R, n, d): the
     points (shared by the groups of one law: ``group_law`` (G,) maps group → law, default
     identity); ``loss_in``/``loss_out`` (G, R, n). ``runs``: the three arrays of run indices
     ``(train_runs, es_runs, test_runs)`` that :func:`split_runs` returns. ``config``: the settings
-    (:class:`DiscriminatorConfig`), whose fields ``overrides`` replace by keyword
-    (:func:`qlib.validation.resolve_config`). Mini-batches of ``runs_per_batch`` runs (all
+    (:class:`DiscriminatorConfig`; None: its defaults). Mini-batches of ``runs_per_batch`` runs (all
     their positives and negatives). Early stopping: the epoch of best accuracy on ``es_runs`` (per
     group); the reported accuracy is that epoch's on ``test_runs``; training stops when no group
     improved for ``patience`` epochs.
     """
-    cfg = resolve_config(DiscriminatorConfig, config, overrides)
+    cfg = resolve_config(DiscriminatorConfig, config)
     if not isinstance(runs, (tuple, list)) or len(runs) != 3:
         raise TypeError("runs must be three arrays of run indices (train_runs, es_runs, test_runs, as split_runs "
                         f"returns them), got {type(runs).__name__}"

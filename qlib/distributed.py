@@ -235,16 +235,15 @@ class LogisticRegressionConfig:
 
 
 def logistic_regression(X: torch.Tensor, y: torch.Tensor, parts: Sequence[np.ndarray],
-                        config: LogisticRegressionConfig | None = None, **overrides) -> torch.Tensor:
+                        config: LogisticRegressionConfig | None = None) -> torch.Tensor:
     """Distributed gradient descent for L2-regularised logistic regression (App. I.3, after
     Malinovskiy et al. 2020 §4): every round each client computes the full gradient of its share's
     mean loss, sends it compressed with ``method`` at ``bits`` (``None``: uncompressed float64, the
     reference run); the server averages the decoded gradients and steps.
 
     ``y`` in {−1, +1}; ``parts``: each client's row indices of ``X``; ``config``: the settings
-    (:class:`LogisticRegressionConfig`), whose fields ``overrides`` replace by keyword
-    (:func:`qlib.validation.resolve_config`). Zero initial weights. Returns the final weights (float64)."""
-    cfg = resolve_config(LogisticRegressionConfig, config, overrides)
+    (:class:`LogisticRegressionConfig`; None: its defaults). Zero initial weights. Returns the final weights (float64)."""
+    cfg = resolve_config(LogisticRegressionConfig, config)
     method, bits, rounds, seed, lr, l2 = cfg.method, cfg.bits, cfg.rounds, cfg.seed, cfg.lr, cfg.l2
     X = check_tensor("X", X, ndim=2).double()
     y = check_tensor("y", y, ndim=1).double()

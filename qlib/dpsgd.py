@@ -383,12 +383,11 @@ class DPSGDConfig:
         put("M", check_positive("M", self.M, allow_none=True))
 
 
-def train(task: Task, method: str, config: DPSGDConfig | None = None, **overrides) -> TrainResult:
+def train(task: Task, method: str, config: DPSGDConfig) -> TrainResult:
     """Run ``runs`` independent runs of ``method`` on ``task`` for T iterations, batched.
 
-    ``config``: the settings (:class:`DPSGDConfig`); ``overrides``, its fields by keyword, replace those
-    of ``config`` (:func:`qlib.validation.resolve_config`): ``train(task, "rqp", runs=4, T=100, m=32,
-    eta=1.0, clip=1.0, sigma=0.5, b=4, M=0.3)``. w_0 = 0; ``b`` and ``M`` must be given for the
+    ``config``: the settings (:class:`DPSGDConfig`; required: some fields have no default): ``train(task, "rqp",
+    DPSGDConfig(runs=4, T=100, m=32, eta=1.0, clip=1.0, sigma=0.5, b=4, M=0.3))``. w_0 = 0; ``b`` and ``M`` must be given for the
     projected methods, and ``q`` must suit ``b`` (:func:`qlib.rqp_privacy.check_q`) for them. Same seed
     ⇒ same numbers. Returns the last iterate w_T (Algorithm 2, step 7) and its train/test accuracy.
     """
@@ -396,7 +395,7 @@ def train(task: Task, method: str, config: DPSGDConfig | None = None, **override
         raise TypeError(f"task must be a Task, got {type(task).__name__}")
     _check_task_data(task, "task.")  # a Task is mutable: its arrays are checked again here
     check_choice("method", method, METHODS)
-    cfg = resolve_config(DPSGDConfig, config, overrides)
+    cfg = resolve_config(DPSGDConfig, config)
     runs, T, eta, clip, sigma, q, b, M = cfg.runs, cfg.T, cfg.eta, cfg.clip, cfg.sigma, cfg.q, cfg.b, cfg.M
     sampling, seed, device, dtype, grad_mode = cfg.sampling, cfg.seed, cfg.device, cfg.dtype, cfg.grad_mode
     m = check_int("m", cfg.m, low=1, high=task.n)

@@ -15,7 +15,8 @@ variant (Appendix G, uniform cells of width ``Δ_b``) is ``quantizer="ee"``.
 
 The closed forms and bounds (the Lloyd–Max codebooks, the vNMSE limits, the rate–distortion bound,
 the entropy-coded cells, the multi-client NMSE of Lemma 2.2, the measured errors) live in
-:mod:`qlib.eden_theory`; this module is the codec: :func:`compress`, :func:`decompress` (the
+:mod:`qlib.eden_theory`; the scalar quantizer (the codes of ``u`` and the centroids they decode to) in
+:mod:`qlib.eden_quantizer`; this module is the codec: :func:`compress`, :func:`decompress` (the
 :class:`Payload` between them), :func:`received_mask`, :func:`roundtrip` and the several-client
 :func:`mean_estimate`. Split at the rotation, for a caller that encodes one vector at several budgets
 and measures the error where the rotation leaves it unchanged (``qlib.compressors.squared_errors``):
@@ -24,9 +25,9 @@ before its inverse rotation).
 
 On CPU (float32/float64 tensors that need no gradient, numba importable: the condition of
 :func:`qlib.hadamard.compiled_fwht_applies`) :func:`compress` and :func:`decompress` take a compiled
-path (``qlib/_kernels/eden.py`` and the signed passes of ``qlib/_kernels/fwht.py``): the rotation reads the
-seeded Rademacher draw as sign bits inside the FWHT's first pass; ``u = r·η``, the Lloyd–Max codes
-and the centroids are one pass; the receiver looks the codes up (times ``S``) inside the first pass of
+path (the quantizer's, :mod:`qlib.eden_quantizer`, and the rotation of ``qlib/_kernels/rotation.py``): the
+rotation reads the seeded Rademacher draw as sign bits inside the FWHT's first pass; ``u = r·η``, the
+Lloyd–Max codes and the centroids are one pass; the receiver looks the codes up (times ``S``) inside the first pass of
 the inverse transform. Every floating-point operation is the one the torch path does, in the same
 precision and order (the thresholds rounded to the tensor's dtype as torch rounds a Python number; the
 dot products ``r·r`` and ``r·q`` stay in torch), so the same seed gives the same payload and the same
@@ -39,16 +40,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 import torch
 
 from . import _kernels
+from . import eden_quantizer as _q
 from . import eden_theory as _theory
 from . import hadamard as _h
-from .eden_theory import check_bits, check_loss, check_vectors, codebook, ee_cells, ee_delta, message_sizes
+from .eden_theory import check_bits, check_loss, check_vectors, ee_delta, message_sizes
 from .validation import (
     check_alloc,
     check_choice,
@@ -71,13 +72,13 @@ __all__ = [
     "decompress",
     "decompressed_mean_error",
     "sent_mask",
-    "coin_mask",
     "roundtrip",
     "received_mask",
     "mean_estimate",
 ]
 
 SCALE_BITS = 64  # the scale S travels as one float64 (paper §2.2: "e.g., 64")
+
 
 def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -> None:
     """Raise unless every squared norm ``norm2`` of the rows of ``x`` is finite: with an infinite or NaN
@@ -90,8 +91,6 @@ def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     raise ValueError(f"{name} has a row whose squared norm overflows {x.dtype} (largest |entry| "
                      f"{float(x.abs().max()):.3g}); rescale it")
-
-
 
 
 # ------------------------------------------------------------------------------------------------
@@ -194,45 +193,6 @@ def _first_bad(S: torch.Tensor) -> float:
     return float(S[bad].reshape(-1)[0])
 
 
-def _check_codes(payload: Payload, coins) -> None:
-    """Raise unless every code of the payload is in its codebook (``2^b`` Lloyd–Max cells, those of the
-    larger codebook where the coin is set; ``[-n, n]`` for ``"ee"``): a ValueError naming the field."""
-    idx, b = payload.indices, payload.bits
-    if payload.quantizer == "ee":
-        n_max = _ee_table(ee_delta(b))[0]
-        lo_ok, hi = -n_max, n_max
-        bad = (idx < lo_ok) | (idx > hi)
-        what = f"in [-{n_max}, {n_max}]"
-    else:
-        lo = int(math.floor(b)) if b >= 1 else 1
-        top = torch.where(coins, 2 ** (lo + 1), 2**lo) if coins is not None else 2**lo
-        bad = idx.to(torch.int64) >= top
-        if idx.dtype != torch.uint8:
-            bad |= idx < 0
-        what = f"< 2^{lo}" + ("" if coins is None else f" (2^{lo + 1} where the coin picks the larger codebook)")
-    if bool(bad.any()):
-        raise ValueError(f"payload.indices must hold codes of the codebook ({what}), got {int(idx[bad].reshape(-1)[0])}")
-
-
-def _coins(seed, batch, D, f, device):
-    g = _h.generator(seed, "frac-bits", device)
-    return (torch.rand(D, generator=g, device=device) < f).expand(*batch, D).contiguous()
-
-
-def coin_mask(seed: int, D: int, bits: float, device="cpu") -> torch.Tensor:
-    """Which of the ``D`` rotated coordinates use the ``⌊b⌋+1``-bit codebook at a fractional budget ``bits``
-    (§4.1 super-bit: each with probability ``b − ⌊b⌋``, "shared randomness … independent weighted coin
-    flips"; all False for an integer or sub-bit budget). One draw of ``D`` coins from the seed, the same
-    for every row of a batch: each row has its own rotation, so the rows' errors stay independent, and the
-    wire format (:mod:`qlib.wire`) can split any row's codes by the coins whatever batch it came in."""
-    seed = check_seed("seed", seed)
-    D = check_int("D", D, low=1)
-    b = check_bits(bits)
-    if b < 1 or b == math.floor(b):
-        return torch.zeros(D, dtype=torch.bool, device=torch.device(device))
-    return _coins(seed, (), D, b - math.floor(b), torch.device(device))
-
-
 def sent_mask(seed: int, D: int, sent: int, device="cpu") -> torch.Tensor:
     """The ``D`` rotated coordinates whose codes a sub-bit message carries (boolean, exactly ``sent``
     True): a uniformly random subset drawn from the shared seed, the same for every row of a batch
@@ -254,189 +214,25 @@ def _subsample(seed, batch, d, m, device):
     return torch.topk(keys, m, dim=-1, sorted=False).indices  # a uniform subset of size m
 
 
-@lru_cache(maxsize=None)
-def _lm_host_tables(bits: int):
-    """Wire code ``2k + (u < 0)`` for the cell with ``k`` positive thresholds below ``|u|``; the
-    decode table in that order; and an exact lookup table over ``|u|`` (paper §5.1)."""
-    c, t = codebook(bits)
-    cpos = c[2 ** (bits - 1) :]
-    table = np.empty(2**bits)
-    table[0::2], table[1::2] = cpos, -cpos
-    pos = t[t > 0]
-    if len(pos) == 0:
-        return table, pos, None
-    gamma = np.min(np.diff(np.r_[0.0, pos])) / 4  # < half the smallest gap: ≤ 1 threshold per cell
-    n = np.arange(int(np.ceil(pos[-1] / gamma)) + 2)
-    count = np.searchsorted(pos, n * gamma, side="left")  # thresholds strictly below the left edge
-    nxt = np.r_[pos, np.inf][count]
-    prv = np.r_[-np.inf, pos][count]
-    return table, pos, (gamma, count, nxt, prv)
-
-
-def _lm_table(bits: int, dtype, device) -> torch.Tensor:
-    return torch.tensor(_lm_host_tables(bits)[0], dtype=dtype, device=device)
-
-
-# -- the compiled CPU path (qlib/_kernels/eden.py) -----------------------------------------------------
-_load = _kernels.load
-_rows = _kernels.rows
-
-
-def _compiled_applies(t: torch.Tensor) -> bool:
-    """Whether the compiled kernels take the tensor ``t``: on CPU, float32/float64, needing no gradient
-    (:func:`qlib.hadamard.compiled_fwht_applies`), with the kernels importable."""
-    return _h.compiled_fwht_applies(t) and _load("eden") is not None
-
-
-@lru_cache(maxsize=None)
-def _lm_kernel_params(bits: int, dtype: torch.dtype) -> tuple:
-    """The arguments of :func:`qlib._kernels.eden.quantize_rows` for the ``bits`` codebook in ``dtype``: mode
-    (0: sign only, 1: comparisons, 2: exact LUT, as :func:`_lm_quantize`), the positive thresholds, 1/γ,
-    and the LUT's count / next / prev, every float rounded to ``dtype`` as torch rounds them there
-    (a Python number compared with or multiplying a tensor is converted to the tensor's dtype), and the
-    decode table."""
-    table, pos, lut = _lm_host_tables(bits)
-    npdt = np.float32 if dtype == torch.float32 else np.float64
-    mode = 0 if len(pos) == 0 else 1 if len(pos) <= 3 else 2
-    one = np.ones(1, dtype=npdt)
-    ig, count, nxt, prv = npdt(1.0), np.zeros(1, dtype=np.uint8), one, one
-    if mode == 2:
-        gamma, c, n_, p_ = lut
-        ig, count = npdt(1.0 / gamma), np.asarray(c, dtype=np.uint8)
-        nxt, prv = np.asarray(n_, dtype=npdt), np.asarray(p_, dtype=npdt)
-    tab = _lm_table(bits, dtype, "cpu").numpy()
-    return (mode, np.asarray(pos, dtype=npdt), ig, count, nxt, prv, tab)
-
-
-def _lm_quantize_compiled(r: torch.Tensor, eta: torch.Tensor, lo: int, coins,
-                          times_r: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cell codes and centroids of ``u = r·η`` in one compiled pass: the same bits as
-    ``_lm_quantize(u, …)`` and ``_dequantize`` (codebook ``lo``, or ``lo + 1`` where the coin is set). The
-    centroids are the thread's scratch array ``"eden.q"``: a temporary of the caller. ``times_r``: the
-    products ``r·q`` instead of the centroids ``q`` (the terms of ``⟨r, q⟩``, as :func:`_vecdot` makes them)."""
-    D, dt = r.shape[-1], r.dtype
-    hi = None if coins is None else _lm_kernel_params(lo + 1, dt)
-    cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    rows = _rows(r, D)
-    idx, q = _load("eden").quantize_rows(rows, _rows(eta, 1).reshape(-1), _lm_kernel_params(lo, dt), hi, cn,
-                                         q=_kernels.scratch("eden.q", rows.shape, rows.dtype), times_r=times_r)
-    return torch.from_numpy(idx).reshape(r.shape), torch.from_numpy(q).reshape(r.shape)
-
-
-def _decode_tables(payload: Payload, coins):
-    """(offset, table, table of the coins or None) of the payload's codes on the compiled path (tables in
-    the dtype of the scale), or None where it does not apply: the indices not on CPU or not of the dtype
-    compress gives (uint8 for ``"lm"``, int32 for ``"ee"``), the scale not taken by the kernels."""
-    idx, S, b = payload.indices, payload.scale, payload.bits
-    dt = S.dtype
-    if idx.device.type != "cpu" or not _compiled_applies(S):
-        return None
-    if payload.quantizer == "ee":
-        if idx.dtype != torch.int32:
-            return None
-        off, com = _ee_table(ee_delta(b))
-        return off, torch.tensor(com, dtype=dt).numpy(), None
-    if idx.dtype != torch.uint8:
-        return None
-    lo = int(math.floor(b)) if b >= 1 else 1
-    return 0, _lm_kernel_params(lo, dt)[-1], None if coins is None else _lm_kernel_params(lo + 1, dt)[-1]
 
 
 def _decompress_compiled(payload: Payload, scratch: str | None = None) -> torch.Tensor | None:
-    """Without coins and loss: ``irht(_dequantize(…) · S, signs)`` with the dequantization inside the
+    """Without coins and loss: ``irht(dequantize(…) · S, signs)`` with the dequantization inside the
     first pass of the inverse transform (the same bits); None where it does not apply or a code falls
     outside its table (the torch path then runs, and raises or wraps as before). ``scratch``: the result
     is the thread's scratch array of that name."""
     D, S = payload.D, payload.scale
-    tabs = _decode_tables(payload, None) if _h.compiled_rotation_applies(S, D) else None
+    tabs = _q.decode_tables(payload.indices, S, payload.bits, payload.quantizer, None) \
+        if _h.compiled_rotation_applies(S, D) else None
     if tabs is None:
         return None
     off, tab, _ = tabs
     byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, payload.n_rotations, D, S.dtype)
-    idx = _rows(payload.indices, D)
+    idx = _kernels.rows(payload.indices, D)
     buf = None if scratch is None else _kernels.scratch(scratch, idx.shape, tab.dtype)
-    out = _load("fwht").lookup_irht_rows(idx, off, tab, _rows(S, 1).reshape(-1), byts, payload.n_rotations, out=buf)
+    out = _kernels.load("rotation").lookup_irht_rows(idx, off, tab, _kernels.rows(S, 1).reshape(-1), byts,
+                                                     payload.n_rotations, out=buf)
     return None if out is None else torch.from_numpy(out).reshape(payload.indices.shape)
-
-
-def _dequantize_scaled_compiled(payload: Payload, coins) -> torch.Tensor | None:
-    """``_dequantize(…) * S`` in one compiled pass, or None where it does not apply (the torch path then
-    runs: other index dtypes, codes outside the table)."""
-    tabs = _decode_tables(payload, coins)
-    if tabs is None:
-        return None
-    off, tab, tab_hi = tabs
-    idx, D = payload.indices, payload.D
-    cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    w = _load("eden").dequantize_rows(_rows(idx, D), off, tab, _rows(payload.scale, 1).reshape(-1), tab_hi, cn)
-    return None if w is None else torch.from_numpy(w).reshape(idx.shape)
-
-
-def _lm_quantize(u: torch.Tensor, bits: int) -> torch.Tensor:
-    """Cell code ``2k + (u < 0)`` (uint8). A value on a threshold goes to the cell closer to zero
-    (footnote 4); ``u = 0`` counts as positive (our convention: sign(0) = +1)."""
-    table, pos, lut = _lm_host_tables(bits)
-    neg = (u < 0).to(torch.uint8)
-    if len(pos) == 0:
-        return neg
-    a = u.abs()
-    if len(pos) <= 3:  # a few comparisons beat any search
-        k = (a > float(pos[0])).to(torch.uint8)
-        for tj in pos[1:]:
-            k += (a > float(tj)).to(torch.uint8)
-    else:  # exact LUT: the grid cell gives the count up to one threshold, two comparisons fix it
-        gamma, count, nxt, prv = lut
-        dev, dt = u.device, u.dtype
-        cell = torch.clamp((a * (1.0 / gamma)).to(torch.int64), 0, len(count) - 1)
-        k = torch.tensor(count, dtype=torch.uint8, device=dev)[cell]
-        k += (a > torch.tensor(nxt, dtype=dt, device=dev)[cell]).to(torch.uint8)
-        k -= (a <= torch.tensor(prv, dtype=dt, device=dev)[cell]).to(torch.uint8)
-    return (k << 1) | neg
-
-
-@lru_cache(maxsize=None)
-def _ee_table(delta: float):
-    n, t = ee_cells(delta)
-    com = _theory.quantizer_stats(t)["centroids"]  # the centers of mass of the cells
-    com = (com - com[::-1]) / 2
-    return int(n[-1]), com
-
-
-def _ee_quantize(u, delta):
-    n_max, _ = _ee_table(delta)
-    return torch.clamp(torch.round(u / delta), -n_max, n_max).to(torch.int32)
-
-
-def _lookup(table: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    """``table[indices]``; on CPU through NumPy's take on the narrow indices (no int64 copy, 2× faster)."""
-    if table.device.type == "cpu" and table.dtype != torch.bfloat16:  # (NumPy has no bfloat16)
-        return torch.from_numpy(np.take(table.numpy(), indices.numpy()))
-    return table[indices.long()]
-
-
-def _dequantize(indices, bits, quantizer, coins, dtype, device):
-    if quantizer == "ee":
-        n_max, com = _ee_table(ee_delta(bits))
-        table = torch.tensor(com, dtype=dtype, device=device)
-        return _lookup(table, indices + n_max)
-    lo = int(math.floor(bits)) if bits >= 1 else 1
-    if coins is None:
-        return _lookup(_lm_table(lo, dtype, device), indices)
-    # the low codebook's codes are a prefix of the high one's only by position; look up both
-    c_lo = _lm_table(lo, dtype, device)
-    q = _lookup(c_lo, indices.clamp_max(len(c_lo) - 1))
-    return torch.where(coins, _lookup(_lm_table(lo + 1, dtype, device), indices), q)
-
-
-def _entropy_bits(indices: torch.Tensor) -> torch.Tensor:
-    """Ideal (arithmetic-code) length ⌈D·Ĥ⌉ per row, Ĥ = empirical entropy of the row's symbols."""
-    flat = indices.reshape(-1, indices.shape[-1]).long()
-    out = []
-    for row in flat:  # rows are few (clients); the symbols per row are counted vectorised
-        counts = torch.bincount(row - row.min()).double()
-        p = counts[counts > 0] / row.numel()
-        out.append(math.ceil(float(-(p * torch.log2(p)).sum()) * row.numel()))
-    return torch.tensor(out, dtype=torch.long).reshape(indices.shape[:-1])
 
 
 def compress(
@@ -535,16 +331,15 @@ def rotated_reconstruction(payload: Payload) -> torch.Tensor:
         b = payload.bits
         coins = None
         if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
-            coins = _coins(payload.seed, payload.batch_shape, payload.D, b - math.floor(b), payload.indices.device)
-        w = _dequantize_scaled_compiled(payload, coins)
-        return _dequantize_received(payload, coins, None) if w is None else w
+            coins = _q.draw_coins(payload.seed, payload.batch_shape, payload.D, b - math.floor(b), payload.indices.device)
+        return _q.scaled_centroids(payload.indices, payload.scale, b, payload.quantizer, coins)
 
 
 def _vecdot(r: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """``torch.linalg.vecdot(r, q)``, the same bits; on CPU for a batch of rows the product goes to the
     thread's scratch array (vecdot is that product, then its sum; a fresh product of 10 × 2^24 floats
     costs ~160,000 page faults). A single row keeps vecdot (there it is a BLAS dot: other bits)."""
-    if r.dim() < 2 or r.device.type != "cpu" or r.dtype != q.dtype or r.shape != q.shape or not _compiled_applies(r):
+    if r.dim() < 2 or r.device.type != "cpu" or r.dtype != q.dtype or r.shape != q.shape or not _q.compiled_applies(r):
         return torch.linalg.vecdot(r, q)
     buf = torch.from_numpy(_kernels.scratch("eden.rq", tuple(r.shape), np.float32 if r.dtype == torch.float32 else np.float64))
     return torch.mul(r, q, out=buf).sum(-1)
@@ -566,22 +361,22 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None,
     coins = None
     lo = max(1, int(math.floor(b)))
     if quantizer == "lm" and b >= 1 and b != math.floor(b):
-        coins = _coins(seed, batch, D, b - lo, dev)
+        coins = _q.draw_coins(seed, batch, D, b - lo, dev)
     # ⟨r, q⟩'s products made by the compiled quantizer where _vecdot would make them (a batch of rows, the
     # unbiased scale: q is not needed then), summed as _vecdot sums them: the same bits, one pass fewer
     prods = False
-    if quantizer == "lm" and _compiled_applies(r):  # u, the codes and the centroids in one compiled pass
+    if quantizer == "lm" and _q.compiled_applies(r):  # u, the codes and the centroids in one compiled pass
         prods = scale == "unbiased" and r.dim() >= 2
-        idx, q = _lm_quantize_compiled(r, eta, lo, coins, times_r=prods)
+        idx, q = _q.lm_quantize_compiled(r, eta, lo, coins, times_r=prods)
     else:
         u = r * eta.unsqueeze(-1)
         if quantizer == "ee":
-            idx = _ee_quantize(u, ee_delta(b))
+            idx = _q.ee_quantize(u, ee_delta(b))
         elif coins is not None:
-            idx = torch.where(coins, _lm_quantize(u, lo + 1), _lm_quantize(u, lo))
+            idx = torch.where(coins, _q.lm_quantize(u, lo + 1), _q.lm_quantize(u, lo))
         else:
-            idx = _lm_quantize(u, lo)
-        q = _dequantize(idx, b, quantizer, coins, dt, dev)
+            idx = _q.lm_quantize(u, lo)
+        q = _q.dequantize(idx, b, quantizer, coins, dt, dev)
     rq = q.sum(-1) if prods else _vecdot(r, q)
     if bool((((rq <= 0) & ~zero) if any_zero else (rq <= 0)).any()):
         raise ValueError(
@@ -598,7 +393,7 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None,
     if sent is not None and sent < D:  # the codes not sent carry nothing (the receiver zero-fills them)
         idx = idx.masked_fill(~sent_mask(seed, D, sent, dev), 0)
     if quantizer == "ee":
-        nbits = _entropy_bits(idx) + SCALE_BITS
+        nbits = _q.entropy_bits(idx) + SCALE_BITS
     elif sent is not None:
         nbits = torch.full(tuple(batch), sent + SCALE_BITS, dtype=torch.long)
     elif coins is not None:
@@ -678,8 +473,8 @@ def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratc
         b = payload.bits
         coins = None
         if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
-            coins = _coins(payload.seed, batch, D, b - math.floor(b), dev)
-            _check_codes(payload, coins)  # (the compiled lookup reads a low code past its table as its last)
+            coins = _q.draw_coins(payload.seed, batch, D, b - math.floor(b), dev)
+            _q.check_codes(payload.indices, b, payload.quantizer, coins)  # (the compiled lookup reads a low code past its table as its last)
         if payload.quantizer == "lm" and b < 1:
             _, _, sent = message_sizes(payload.d, b)
             if sent < D:
@@ -687,9 +482,7 @@ def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratc
                 received = mask if received is None else received.to(dev) & mask
         v = _decompress_compiled(payload, scratch) if received is None and coins is None else None
         if v is None:
-            w = None if received is not None else _dequantize_scaled_compiled(payload, coins)
-            if w is None:
-                w = _dequantize_received(payload, coins, received)
+            w = _q.scaled_centroids(idx, S, b, payload.quantizer, coins, received)
             # the inverse rotation, in place on w (a temporary) on the compiled path
             v = _h.seeded_irht(w, payload.seed, payload.n_rotations, overwrite=True)
         v = v[..., : payload.m]
@@ -717,40 +510,28 @@ def decompressed_mean_error(payload: Payload, ref: torch.Tensor) -> torch.Tensor
         raise ValueError("ref must be finite (no NaN or inf)")
     b, D, S = payload.bits, payload.D, payload.scale
     fused = (payload.quantizer == "ee" or (b >= 1 and b == math.floor(b))) and payload.m == payload.d \
-        and payload.n_rotations == 1 and ref.device.type == "cpu" and _compiled_applies(S) \
+        and payload.n_rotations == 1 and ref.device.type == "cpu" and _q.compiled_applies(S) \
         and _h.compiled_rotation_applies(S, D)
-    tabs = _decode_tables(payload, None) if fused else None
+    tabs = _q.decode_tables(payload.indices, S, b, payload.quantizer, None) if fused else None
     if tabs is not None:
         off, tab, _ = tabs
         with skip_nested():
             byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, 1, D, S.dtype)
         ws, acc = _kernels.scratch("eden.mean-row", (D,), tab.dtype), _kernels.scratch("eden.mean-sum", (payload.d,), tab.dtype)
-        dist = _load("fwht").lookup_irht_mean_dist(_rows(payload.indices, D), off, tab, _rows(S, 1).reshape(-1), byts,
-                                                   ref.contiguous().numpy(), ws, acc)
+        dist = _kernels.load("rotation").lookup_irht_mean_dist(_kernels.rows(payload.indices, D), off, tab,
+                                                               _kernels.rows(S, 1).reshape(-1), byts,
+                                                               ref.contiguous().numpy(), ws, acc)
         if dist is not None:
             return torch.tensor(dist, dtype=torch.float64)
     xh = decompress(payload)  # (a code outside its table raises there)
     return ((xh.mean(0).double() - ref.to(xh.device)) ** 2).sum().cpu()
 
 
-def _dequantize_received(payload: Payload, coins, received) -> torch.Tensor:
-    """The receiver's ``S · q`` with lost coordinates zero-filled and the rest scaled by ``1/p`` (torch)."""
-    idx, S, b, D = payload.indices, payload.scale, payload.bits, payload.D
-    dev, dt = idx.device, S.dtype
-    if coins is None:  # (with coins: checked by decompress)
-        _check_codes(payload, None)
-    q = _dequantize(idx, b, payload.quantizer, coins, dt, dev)
-    if received is not None:  # (checked by decompress)
-        received = received.to(dev)
-        p = received.sum(-1, keepdim=True).to(dt) / D
-        q = torch.where(received, q, torch.zeros_like(q)) / p.clamp_min(1.0 / D)
-        q = torch.where(p > 0, q, torch.zeros_like(q))
-    return q * S.unsqueeze(-1)
-
-
-def roundtrip(x: torch.Tensor, bits: float, seed: int, *, loss: float = 0.0, loss_mode: str = "tail", **kw):
-    """``decompress(compress(x, bits, seed, **kw), received)`` with a loss pattern of rate ``loss``."""
-    pl = compress(x, bits, seed, **kw)
+def roundtrip(x: torch.Tensor, bits: float, seed: int, *, loss: float = 0.0, loss_mode: str = "tail",
+              scale: str = "unbiased", quantizer: str = "lm", n_rotations: int = 1):
+    """``decompress(compress(x, bits, seed, scale=, quantizer=, n_rotations=), received)`` with a loss
+    pattern of rate ``loss``."""
+    pl = compress(x, bits, seed, scale=scale, quantizer=quantizer, n_rotations=n_rotations)
     rec = None
     if check_loss(loss) > 0:
         rec = received_mask(pl.D, loss, loss_mode, seed=seed, batch=pl.batch_shape, device=x.device)

@@ -348,15 +348,12 @@ def run(
     *,
     test: tuple[torch.Tensor, torch.Tensor] | None = None,
     train_eval: tuple[torch.Tensor, torch.Tensor] | None = None,
-    **overrides,
 ) -> FLResult:
     """FedAvg with compressed client updates and a server optimizer; returns the per-round history.
 
     ``model`` gives the architecture and the initial parameters; it is not modified. ``config``: the
-    run's settings (:class:`FedAvgConfig`); ``overrides``, its fields by keyword, replace those of
-    ``config`` (:func:`qlib.validation.resolve_config`): ``run(model, data, rounds=5)`` is
-    ``run(model, data, FedAvgConfig(rounds=5))``, and ``run(model, data, cfg, rounds=5)`` is
-    ``run(model, data, dataclasses.replace(cfg, rounds=5))``. ``bits`` is one budget or one per client
+    run's settings (:class:`FedAvgConfig`; None: its defaults): ``run(model, data, FedAvgConfig(rounds=5))``,
+    or ``run(model, data, dataclasses.replace(cfg, rounds=5))`` to change one field of a record. ``bits`` is one budget or one per client
     (``data.n_clients`` entries). Every round: sample ``clients_per_round`` distinct clients; each runs
     ``local_steps`` SGD steps (lr ``client_lr``, cross-entropy) on batches of ``batch_size`` of its
     examples; updates are compressed with ``method`` (:func:`qlib.compressors.make_compressor`) and
@@ -378,7 +375,7 @@ def run(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(data, ClientData):
         raise TypeError(f"data must be a qlib.fedavg.ClientData, got {type(data).__name__}")
-    config = resolve_config(FedAvgConfig, config, overrides)
+    config = resolve_config(FedAvgConfig, config)
     test, train_eval = _eval_pair("test", test), _eval_pair("train_eval", train_eval)
     k = check_int("clients_per_round", config.clients_per_round, low=1, high=data.n_clients)
     budgets = config.budgets(data.n_clients)

@@ -28,8 +28,8 @@ be imported ``fwht`` stays correct on the torch path (``compiled_fwht_applies`` 
 numba kernel rather than a compiled peer, and how fast each path is: ``benchmarks/README.md``.
 
 The compressors' rotation from a seed (:func:`seeded_rht` / :func:`seeded_irht`, used by :mod:`qlib.eden`
-and :mod:`qlib.compressors`) runs on CPU without making the ±1 sign vector: the compiled kernel reads the
-signs as bits of the seeded random words (:func:`rotation_sign_bits`, the same draw as
+and :mod:`qlib.compressors`) runs on CPU without making the ±1 sign vector: the compiled kernel
+(``qlib/_kernels/rotation.py``, on the passes of the transform's) reads the signs as bits of the seeded random words (:func:`rotation_sign_bits`, the same draw as
 :func:`rotation_signs`) while it transforms; the result is the same as :func:`rht` / :func:`irht` with
 :func:`rotation_signs`, bit for bit. Elsewhere (CUDA, autograd, other dtypes, ``D < 8``) they are exactly
 :func:`rht` / :func:`irht` with :func:`rotation_signs`. The signs depend on the seed alone, never on the
@@ -193,6 +193,12 @@ def _kernel():
     """The compiled kernel module (:mod:`qlib._kernels.fwht`), or None when numba cannot be imported
     (then the torch path runs)."""
     return _load("fwht")
+
+
+def _rotation():
+    """The compiled rotation kernel module (:mod:`qlib._kernels.rotation`: the seeded rotation, its inverse,
+    the Rademacher signs from bits), or None when numba cannot be imported."""
+    return _load("rotation")
 
 
 def compiled_fwht_applies(x: torch.Tensor) -> bool:
@@ -363,10 +369,10 @@ def rademacher(shape, gen: torch.Generator, dtype=torch.float32, device="cpu") -
     check_alloc("shape", n, 8 if dtype == torch.float64 else 4, value=shape, what="the signs")
     dev = torch.device(device)
     words = _sign_draw(n, gen, dev)
-    if dev.type == "cpu" and sys.byteorder == "little" and _kernel() is not None:
+    if dev.type == "cpu" and sys.byteorder == "little" and _rotation() is not None:
         # one compiled pass: bit j of word i (entry 32 i + j) is bit j % 8 of byte 4 i + j // 8
         out = np.empty(n, dtype=np.float32 if dtype == torch.float32 else np.float64)
-        signs = torch.from_numpy(_kernel().signs_from_bits(words.numpy().view(np.uint8), out).reshape(shape))
+        signs = torch.from_numpy(_rotation().signs_from_bits(words.numpy().view(np.uint8), out).reshape(shape))
         return signs if dtype == torch.float32 else signs.to(dtype)
     bits = ((words.unsqueeze(-1) >> torch.arange(32, device=dev, dtype=torch.int32)) & 1).reshape(-1)[:n]
     signs = ((bits << 31) | 0x3F800000).view(torch.float32).reshape(shape)  # the bit into the sign of 1.0f
@@ -441,7 +447,8 @@ def irht(y: torch.Tensor, signs: torch.Tensor, *, allow_nonfinite: bool = False)
 def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
     """Whether :func:`seeded_rht` / :func:`seeded_irht` take the compiled path for rows of length ``D``
     (default: the last dimension of ``x``) of the tensor ``x``'s dtype and device: the compiled FWHT
-    applies (:func:`compiled_fwht_applies`) and ``D >= 8`` (whole sign bytes per row)."""
+    applies (:func:`compiled_fwht_applies`), the rotation kernel is importable and ``D >= 8`` (whole sign bytes
+    per row)."""
     if nested():
         return _rotation_applies(x, x.shape[-1] if D is None else D)
     x = check_tensor("x", x, floating=False, finite=False, nonempty=False, convert=False)
@@ -453,7 +460,7 @@ def compiled_rotation_applies(x: torch.Tensor, D: int | None = None) -> bool:
 
 
 def _rotation_applies(x: torch.Tensor, D: int) -> bool:
-    return D >= 8 and _applies(x)
+    return D >= 8 and _applies(x) and _load("rotation") is not None
 
 
 def rotation_sign_bits(seed: int, batch=(), k: int = 1, D: int = 1, dtype=torch.float32) -> np.ndarray:
@@ -513,7 +520,7 @@ def seeded_rht(x: torch.Tensor, seed: int, k: int = 1, *, scratch: str | None = 
             return _check_rows(out, D, "x", x) if check else out
         src = _kernels.rows(x, D)
         out = None if scratch is None else _kernels.scratch(scratch, src.shape, src.dtype)
-        out = _kernel().rht_rows(src, rotation_sign_bits(seed, batch, k, D, x.dtype), k, out=out)
+        out = _rotation().rht_rows(src, rotation_sign_bits(seed, batch, k, D, x.dtype), k, out=out)
     if check:
         _check_rows(out, D, "x", x)
     return torch.from_numpy(out.reshape(x.shape))
@@ -543,7 +550,7 @@ def seeded_irht(y: torch.Tensor, seed: int, k: int = 1, *, overwrite: bool = Fal
         in_place = overwrite and y.is_contiguous() and not y.is_neg() and not y.requires_grad
         if not in_place:
             y = y.detach().resolve_neg().clone(memory_format=torch.contiguous_format)
-        _kernel().irht_rows(y.numpy().reshape(-1, D), rotation_sign_bits(seed, batch, k, D, y.dtype), k)
+        _rotation().irht_rows(y.numpy().reshape(-1, D), rotation_sign_bits(seed, batch, k, D, y.dtype), k)
     return _check_rows(y, D, "y", None if in_place else y0) if check else y
 
 

@@ -5,7 +5,8 @@ parameters of each model with every quantizer, evaluates their per-sample valida
 the end of each chunk of models reduces the loss buffer exactly with :func:`qlib.rqn.batched_rates`
 (the same r_Q^n as :func:`qlib.rqn.r_q` on each trajectory, copies of a quantized model counted once).
 
-For :class:`qlib.engine.Linear` on the CPU the three steps run compiled (:mod:`qlib._kernels.engine`):
+For :class:`qlib.engine_models.Linear` on the CPU the three steps run compiled (:mod:`qlib._kernels.quantize`,
+:mod:`qlib._kernels.rqn`; for the MLP incrementally, :mod:`qlib._kernels.incremental`):
 the quantizers in one pass per parameter vector (the same values as
 :func:`qlib.quantizers.quantize_many`), the validation losses as one matrix product per model, and
 the statistics of Algorithm 1 in two passes per stream with variances in float64 (agreeing with
@@ -26,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from . import _kernels, devices, engine, quantizers
+from . import _kernels, devices, engine, engine_models, losses, quantizers
 from .rqn import RQUndefinedWarning, batched_rates, check_ddof
 from .validation import (
     check_alloc,
@@ -42,17 +43,17 @@ from .validation import (
 __all__ = ["RQRecorder", "RecorderConfig", "compiled_reason"]
 
 
-def compiled_reason(model: engine.Model, device="auto") -> str:
+def compiled_reason(model: engine_models.Model, device="auto") -> str:
     """Why :class:`RQRecorder` cannot record ``model`` with compiled kernels on ``device`` (empty
-    string: it can). Compiled: :class:`qlib.engine.Linear` (training and recording) and
-    :class:`qlib.engine.MLP` (incremental recording), in float32 on the CPU, where numba imports."""
-    if not isinstance(model, engine.Model):
-        raise TypeError(f"model must be a qlib.engine.Model (Linear, MLP, ...), got {type(model).__name__}")
+    string: it can). Compiled: :class:`qlib.engine_models.Linear` (training and recording) and
+    :class:`qlib.engine_models.MLP` (incremental recording), in float32 on the CPU, where numba imports."""
+    if not isinstance(model, engine_models.Model):
+        raise TypeError(f"model must be a qlib.engine_models.Model (Linear, MLP, ...), got {type(model).__name__}")
     dev = devices.resolve(device)
-    if type(model) is engine.MLP:
+    if type(model) is engine_models.MLP:
         if dev.type != "cpu":
             return f"it runs on the CPU, not {dev.type}"
-        return "" if engine.compiled_backend(engine.Linear(1), "cpu") else "numba cannot be imported"
+        return "" if engine.compiled_backend(engine_models.Linear(1), "cpu") else "numba cannot be imported"
     return engine.compiled_reason(model, dev, torch.float32)
 
 
@@ -61,7 +62,7 @@ class RecorderConfig:
     """The settings of :class:`RQRecorder`, checked once when built; frozen.
 
     ``epochs``: the epochs of the training it records (>= 1; no default); ``loss``: the per-sample loss
-    of the validation losses (one of :data:`qlib.engine.LOSSES`); ``scope``: quantization per tensor or
+    of the validation losses (one of :data:`qlib.losses.LOSSES`); ``scope``: quantization per tensor or
     of the whole parameter vector (:data:`qlib.quantizers.SCOPES`); ``every``: record every ``every``-th
     epoch (>= 1); ``transform``: applied to each chunk's validation inputs (e.g.
     ``qlib.synthetic.features``; None: none); ``ddof`` of the variances, 0 or 1
@@ -91,7 +92,7 @@ class RecorderConfig:
 
         put("epochs", check_int("epochs", self.epochs, low=1))
         put("every", check_int("every", self.every, low=1))
-        check_choice("loss", self.loss, sorted(engine.LOSSES))
+        check_choice("loss", self.loss, sorted(losses.LOSSES))
         check_choice("scope", self.scope, quantizers.SCOPES)
         put("ddof", check_ddof(self.ddof))
         check_choice("variant", self.variant, quantizers.VARIANTS)
@@ -110,14 +111,14 @@ class RQRecorder:
     """Training callback: r_Q^n (Algorithm 1) for K models × Q quantizers, batched.
 
     ``names``: the quantizers; ``X_val`` (K, n_val, d), ``y_val`` (K, n_val): each model's own validation
-    set; ``config``: the settings (:class:`RecorderConfig`), whose fields ``overrides`` replace by
-    keyword (:func:`qlib.validation.resolve_config`): ``RQRecorder(model, names, X_val, y_val, epochs=500)``.
+    set; ``config``: the settings (:class:`RecorderConfig`; required: ``epochs`` has no default):
+    ``RQRecorder(model, names, X_val, y_val, RecorderConfig(epochs=500))``.
 
     After every epoch (every ``every``-th) the current chunk's parameters are kept; every ``block``
     epochs they are quantized with all quantizers in one fused batched call
     (:func:`qlib.quantizers.quantize_many`, per tensor with ``scope="tensor"``), their per-sample losses on each model's own validation set are
     computed in one batched product, and stored in a (T, Q, chunk, n_val)
-    buffer; at the chunk's end the exact statistics of :func:`r_q` are computed for every
+    buffer; at the chunk's end the exact statistics of :func:`qlib.rqn.r_q` are computed for every
     (quantizer, model) stream at once (:func:`qlib.rqn.batched_rates`) and the buffer is freed.
     Memory: T·Q·chunk·n_val float32 (3000·8·32·128 → 0.4 GB).
 
@@ -128,26 +129,26 @@ class RQRecorder:
     ``keep_losses=True``, ``losses`` (T, Q, K, n_val) for small runs.
     """
 
-    def __init__(self, model: engine.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor,
-                 config: RecorderConfig | None = None, **overrides):
-        cfg = resolve_config(RecorderConfig, config, overrides)
+    def __init__(self, model: engine_models.Model, names: Sequence[str], X_val: torch.Tensor, y_val: torch.Tensor,
+                 config: RecorderConfig):
+        cfg = resolve_config(RecorderConfig, config)
         self.config = cfg
         epochs, loss, scope, every, ddof = cfg.epochs, cfg.loss, cfg.scope, cfg.every, cfg.ddof
         self.names = quantizers.check_names(names)
         engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss=loss)
         if X_val.shape[1] < 2:
             raise ValueError(f"X_val needs at least 2 validation samples per model, got {X_val.shape[1]}")
-        self._lossfn = engine.loss_functions(loss)[0]
+        self._lossfn = losses.loss_functions(loss)[0]
         self.variant = cfg.variant
         self.model, self.X_val, self.y_val = model, X_val, y_val
         self.loss, self.scope, self.every, self.transform, self.ddof = loss, scope, every, cfg.transform, ddof
-        self.split = engine.param_sizes(model) if scope == "tensor" else None
+        self.split = engine_models.param_sizes(model) if scope == "tensor" else None
         self.device = devices.resolve(cfg.device)
         why = compiled_reason(model, self.device)
         if cfg.backend == "compiled" and why:
             raise ValueError(f"backend='compiled' does not apply here: {why}")
         self._compiled = cfg.backend != "torch" and not why
-        self._incremental = self._compiled and type(model) is engine.MLP
+        self._incremental = self._compiled and type(model) is engine_models.MLP
         self.refresh = cfg.refresh
         self.dense_above = cfg.dense_above
         #: per quantizer, the fraction of first-layer coordinates whose quantized value changed from
@@ -269,20 +270,20 @@ class RQRecorder:
             self.losses[:, :, models] = self._buf.cpu()
         self._buf = None
 
-    # the compiled path (qlib._kernels.engine) ----------------------------------------------------
+    # the compiled path (qlib._kernels.quantize and .rqn) ------------------------------------------
     def _start_compiled(self, k: int, nv: int) -> None:
-        ec = _kernels.load("engine")
+        kq = _kernels.load("quantize")
 
         Q, p = len(self.names), self.model.n_params
         sizes = self.split if self.split is not None else [p]
-        self._kinds, self._params, self._offsets = ec.quantizer_codes(self.names, sizes, self.variant)
+        self._kinds, self._params, self._offsets = kq.quantizer_codes(self.names, sizes, self.variant)
         self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
         self._last = np.empty((k, Q, p), np.float32)           # each quantizer's previous row
         self._has_last = np.zeros(k, np.bool_)
         self._packed = np.zeros((k, self.block * Q, p), np.float32)
         self._sel = np.empty((k, self.block * Q), np.int64)
         self._hsel = np.empty((k, self.block * Q), np.int64)
-        self._mult = ec.hash_multipliers(p)                    # of the quantized models' hash
+        self._mult = kq.hash_multipliers(p)                    # of the quantized models' hash
         self._eh = np.empty((k, Q, self.T), np.int64)          # their quantized models' hashes
         self._count = np.zeros(k, np.int64)
         self._ep = np.empty((k, Q, self.T), np.int64)          # the epochs each stream holds
@@ -292,32 +293,32 @@ class RQRecorder:
         self._buf = torch.empty(k, self.T, Q, nv)
 
     def _flush_compiled(self, E: int) -> None:
-        ec = _kernels.load("engine")
+        kq = _kernels.load("quantize")
 
         Q = len(self.names)
         nt = torch.get_num_threads()
-        ec.kernel("quantize_unique", nt)(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets,
+        kq.kernel("quantize_unique", nt)(self._thetas[:E].numpy(), self._kinds, self._params, self._offsets,
                                          self._pivots, self._last, self._has_last, self._packed, self._sel,
                                          self._hsel, self._mult, self._count)
         M = int(self._count.max())
         if M:
             out = torch.bmm(torch.from_numpy(self._packed[:, :M]), self._X1t)          # (k, M, n)
             L = self._lossfn(out, self._ybc).contiguous()
-            ec.kernel("scatter_unique", nt)(L.numpy(), self._sel, self._hsel, self._count, self._pending[0], Q,
+            kq.kernel("scatter_unique", nt)(L.numpy(), self._sel, self._hsel, self._count, self._pending[0], Q,
                                             self._buf.numpy(), self._ep, self._eh, self._ne)
         self._pending = []
 
-    # the incremental path (engine.MLP on the CPU: qlib._kernels.engine's mlp_* kernels) ----------
+    # the incremental path (engine_models.MLP on the CPU: qlib._kernels.incremental) ----------------
     def _start_incremental(self, k: int, Xv: torch.Tensor) -> None:
         """State of one chunk: the quantized models of the last epoch, the first layer's validation
         pre-activations Z (k, Q, h, n) carried from epoch to epoch, and the loss buffer of the
         compiled path (only epochs whose quantized model changed are stored, as there)."""
-        ec = _kernels.load("engine")
+        kq = _kernels.load("quantize")
 
         Q, p = len(self.names), self.model.n_params
         h, n = self.model.hidden, Xv.shape[1]
         sizes = self.split if self.split is not None else [p]
-        self._kinds, self._params, self._offsets = ec.quantizer_codes(self.names, sizes, self.variant)
+        self._kinds, self._params, self._offsets = kq.quantizer_codes(self.names, sizes, self.variant)
         self._pivots = np.full((k, Q * len(sizes)), -1, np.int64)
         # two (k, 1, Q, p) buffers, this epoch's quantized models and the last's (NaN: none yet,
         # which differs from everything and makes the first epoch a full product)
@@ -331,7 +332,7 @@ class RQRecorder:
         self._counts = np.zeros((k, Q, h), np.int64)
         self._chg = np.zeros((k, Q), np.bool_)
         self._hash = np.zeros((k, Q), np.int64)
-        self._mult = ec.hash_multipliers(p)
+        self._mult = kq.hash_multipliers(p)
         self._idx = np.empty(0, np.int64)
         self._val = np.empty(0, np.float32)
         self._eh = np.empty((k, Q, self.T), np.int64)
@@ -342,7 +343,7 @@ class RQRecorder:
         self._since = 0
 
     def _record_incremental(self, i: int, theta: torch.Tensor) -> None:
-        ec = _kernels.load("engine")
+        kq, ki = _kernels.load("quantize"), _kernels.load("incremental")
 
         nt = torch.get_num_threads()
         k, Q, h, n = self._Z.shape
@@ -350,9 +351,9 @@ class RQRecorder:
         hd = h * d
         x = theta.detach().to("cpu", torch.float32).contiguous().numpy()[None]        # (1, k, p)
         cur4, prev4 = self._q[self._flip], self._q[1 - self._flip]
-        ec.kernel("quantize_rows", nt)(x, self._kinds, self._params, self._offsets, cur4, self._pivots)
+        kq.kernel("quantize_rows", nt)(x, self._kinds, self._params, self._offsets, cur4, self._pivots)
         cur, prev = cur4[:, 0], prev4[:, 0]                                              # (k, Q, p)
-        ec.kernel("mlp_diff", nt)(cur, prev, h, d, self._counts, self._chg, self._hash, self._mult)
+        ki.kernel("mlp_diff", nt)(cur, prev, h, d, self._counts, self._chg, self._hash, self._mult)
         nchg = self._counts.sum(axis=2)                                                  # (k, Q)
         first = np.isnan(prev[0, 0, 0])
         self._since += 1
@@ -382,10 +383,10 @@ class RQRecorder:
             self._idx = np.empty(int(nnz * 1.25) + 1, np.int64)
             self._val = np.empty(int(nnz * 1.25) + 1, np.float32)
         if nnz:
-            ec.kernel("mlp_list_changes", nt)(cur, prev, h, d, indptr, self._idx, self._val)
+            ki.kernel("mlp_list_changes", nt)(cur, prev, h, d, indptr, self._idx, self._val)
         groups = np.argwhere(self._chg).astype(np.int64)
         if len(groups):
-            ec.kernel("mlp_val_outputs", nt)(self._Z.numpy(), self._XT.numpy(), indptr, self._idx, self._val, cur,
+            ki.kernel("mlp_val_outputs", nt)(self._Z.numpy(), self._XT.numpy(), indptr, self._idx, self._val, cur,
                                              groups, h, d, self._out)
             L = self._lossfn(torch.from_numpy(self._out), self._ybc).numpy()            # (k, Q, n)
             kk, qq = groups[:, 0], groups[:, 1]
@@ -408,7 +409,7 @@ class RQRecorder:
         return dict(zip(self.names, frac.tolist())), self._flops_done, self._flops_full
 
     def _end_compiled(self, models: slice) -> None:
-        ec = _kernels.load("engine")
+        kr, kq = _kernels.load("rqn"), _kernels.load("quantize")
 
         k, T, Q, n = self._buf.shape
         r = np.empty((k, Q))
@@ -419,8 +420,8 @@ class RQRecorder:
         bad = np.zeros(k, np.int64)
         buf = self._buf.numpy()
         nt = torch.get_num_threads()
-        ec.kernel("rq_stats", nt)(buf, self._ep, self._eh, self._ne, self.ddof,
-                                 ec.COPY_RTOL if self._incremental else 0.0, r, best, d2, kb, nd, bad)
+        kr.kernel("rq_stats", nt)(buf, self._ep, self._eh, self._ne, self.ddof,
+                                 kr.COPY_RTOL if self._incremental else 0.0, r, best, d2, kb, nd, bad)
         if bad.any():
             raise ValueError("non-finite validation losses met while recording r_Q^n")
         self.r[:, models] = r.T
@@ -429,7 +430,7 @@ class RQRecorder:
         self.binding_epoch[:, models] = np.where(kb >= 0, (kb + 1) * self.every, -1).T
         self.n_distinct[:, models] = nd.T
         if self.keep_losses:
-            ec.kernel("fill_repeats", nt)(buf, self._ep, self._ne, T)
+            kq.kernel("fill_repeats", nt)(buf, self._ep, self._ne, T)
             self.losses[:, :, models] = self._buf.permute(1, 2, 0, 3)
         self._buf = None
 

@@ -2,18 +2,22 @@
 federated run) saved on its own, so that a run stopped at minute 50 of 53 restarts at minute 50.
 
 :class:`Units` keeps the results of a driver's units in a folder (a notebook's results folder's
-``.units/``), one file per unit, written atomically (a temporary file, then ``os.replace``): a run
-killed while writing leaves no partial unit. A unit is found again by the hash of
+``.units/``), one file per unit, written atomically (:func:`qlib.atomic.atomic_file`): a run killed
+while writing leaves no partial unit. A unit is found again by the hash of
 
 * its ``inputs`` (everything its result depends on: the driver's parameters for that unit, the
-  device, fingerprints of the data it reads — :func:`fingerprint`), and
-* the *code stamp* (:func:`code_stamp`): the sources of the whole ``qlib`` package but ``qlib.book``
-  (which draws and records; it computes no result), and the versions of torch, numpy and Python.
+  device, fingerprints of the data it reads — :func:`fingerprint`),
+* the *stamp* of the run (:mod:`qlib.stamp`, the one definition of "the inputs of this run changed"):
+  in a notebook the batch runner executes, the notebook's inputs stamp, which the runner hands the
+  kernel in ``$QLIB_STAMP`` (:data:`qlib.stamp.STAMP_VARIABLE`) — its code, parameters, data and every ``qlib``
+  module it reaches, the same stamp by which the runner skips it and the archive marks its entry
+  stale; elsewhere, :func:`qlib.stamp.library_stamp` (every module of ``qlib`` but the book), and
+* the versions of torch, numpy and Python (a unit is a pickle of this interpreter's objects).
 
-So a unit is never reused after its code or its parameters change: it simply has another key, and
-the old file is left for :meth:`Units.clear` (the runner's ``--force``). The package-wide stamp is
-deliberately coarse — any edit of ``qlib`` outside the book recomputes every unit — because a unit
-whose code silently changed is worse than a recomputed one.
+So a unit is never reused after its code, its notebook's parameters or its data change: it simply has
+another key, and the old file is left for :meth:`Units.clear` (the runner's ``--force``). What resuming
+is for is a rerun of the same run after a kill; the stamp is deliberately coarse because a unit whose
+code silently changed is worse than a recomputed one.
 
 Resuming gives the same numbers as an uninterrupted run, bit for bit, because each unit's result
 depends on its inputs only (the drivers seed every unit from its own inputs, never from a random
@@ -27,7 +31,7 @@ this machine's runs, not a format to read from elsewhere.
 The environment sets the defaults a notebook's :class:`Units` takes (the runner sets them):
 ``QLIB_RESUME=0`` computes every unit again (and overwrites), ``QLIB_UNITS_STOP_AFTER=k`` stops the
 run with :class:`UnitsInterrupted` after ``k`` computed units (the tests' and the bench script's
-"kill at a chosen point").
+"kill at a chosen point"), ``QLIB_STAMP`` is the run's stamp.
 """
 
 from __future__ import annotations
@@ -43,46 +47,29 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import numpy as np
+import pandas as pd
+import torch
 
 from .atomic import atomic_file, write_text
+from .devices import cpu_pool
+from .stamp import STAMP_VARIABLE, library_stamp
 from .validation import check_callable, check_int
 
-__all__ = ["Units", "UnitsInterrupted", "check_units", "code_stamp", "fingerprint", "run_units", "SUMMARY_FILE", "units_from_env"]
+__all__ = ["Units", "UnitsInterrupted", "check_units", "fingerprint", "run_units", "SUMMARY_FILE", "units_from_env"]
 
 T = TypeVar("T")
 SUMMARY_FILE = "summary.json"
-_STAMP: str | None = None
+#: the interpreter a unit's pickle belongs to
+_ENVIRONMENT = f"torch {torch.__version__} numpy {np.__version__} python {platform.python_version()}"
 
 
 class UnitsInterrupted(RuntimeError):
     """Raised by :meth:`Units.run` after the ``stop_after``-th computed unit (a deliberate stop)."""
 
 
-def code_stamp() -> str:
-    """The hash of the ``qlib`` sources (``qlib/book`` excluded) and of the torch, numpy and Python
-    versions: a unit computed under another stamp is not reused. Computed once per process."""
-    global _STAMP
-    if _STAMP is None:
-        import torch
-
-        pkg = Path(__file__).resolve().parent
-        h = hashlib.sha256()
-        for f in sorted(pkg.rglob("*.py")):
-            rel = f.relative_to(pkg).as_posix()
-            if rel.startswith("book/"):
-                continue
-            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
-        h.update(f"torch {torch.__version__} numpy {np.__version__} python {platform.python_version()}".encode())
-        _STAMP = h.hexdigest()[:16]
-    return _STAMP
-
-
 def fingerprint(*objs: Any) -> str:
     """A short hash of arrays, tensors, frames and plain values (their dtype, shape and bytes), for a
     unit's ``inputs`` where the data itself decides the result."""
-    import pandas as pd
-    import torch
-
     h = hashlib.sha256()
 
     def put(o):
@@ -126,7 +113,8 @@ def _plain(o: Any) -> str:
 
 def _key(name: str, inputs: dict, stamp: str) -> str:
     try:
-        text = json.dumps({"unit": name, "inputs": inputs, "code": stamp}, sort_keys=True, default=_plain)
+        text = json.dumps({"unit": name, "inputs": inputs, "code": stamp, "environment": _ENVIRONMENT},
+                          sort_keys=True, default=_plain)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"inputs must be JSON-serialisable values (use fingerprint() for data): {exc}") from None
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -134,11 +122,12 @@ def _key(name: str, inputs: dict, stamp: str) -> str:
 
 class Units:
     """Finished units of a computation in ``folder``: :meth:`run` returns a unit's saved result when
-    its inputs and the code stamp match, else computes, saves and returns it.
+    its inputs and the run's stamp match, else computes, saves and returns it.
 
     ``reuse=False`` computes every unit again (the saved files are overwritten); ``stop_after=k``
     raises :class:`UnitsInterrupted` after the ``k``-th computed unit (a deliberate stop, to test
-    and measure resuming). ``reused`` and ``computed`` count this object's units; each
+    and measure resuming); ``stamp``: the run's stamp (None: :func:`qlib.stamp.library_stamp`).
+    ``reused`` and ``computed`` count this object's units; each
     :meth:`run` also updates ``folder/summary.json`` (``{"reused": …, "computed": …}``), which the
     runner reads to report what a notebook reused."""
 
@@ -153,7 +142,7 @@ class Units:
         self.stop_after = None if stop_after is None else check_int("stop_after", stop_after, low=1)
         if stamp is not None and (not isinstance(stamp, str) or not stamp):
             raise ValueError(f"stamp must be a non-empty string or None, got {stamp!r}")
-        self.stamp = stamp or code_stamp()
+        self.stamp = stamp or library_stamp()
         self.reused = 0
         self.computed = 0
 
@@ -169,7 +158,7 @@ class Units:
         return self.folder / name / f"{_key(name, inputs, self.stamp)}.pkl"
 
     def run(self, name: str, inputs: dict, fn: Callable[[], T]) -> T:
-        """The result of unit ``name`` with ``inputs``: loaded when saved under the current code stamp
+        """The result of unit ``name`` with ``inputs``: loaded when saved under the run's stamp
         (and ``reuse``), else ``fn()`` computed and saved atomically."""
         check_callable("fn", fn)
         p = self.path(name, inputs)
@@ -226,12 +215,13 @@ def check_units(name: str, units) -> Units | None:
 
 def units_from_env(folder: str | os.PathLike) -> Units:
     """A :class:`Units` in ``folder`` with the environment's settings (``QLIB_RESUME``,
-    ``QLIB_UNITS_STOP_AFTER``; see the module docstring)."""
+    ``QLIB_UNITS_STOP_AFTER``, ``QLIB_STAMP``; see the module docstring)."""
     reuse = os.environ.get("QLIB_RESUME", "1").strip() not in ("0", "false", "no")
     stop = os.environ.get("QLIB_UNITS_STOP_AFTER", "").strip()
     if stop and not stop.isdigit():
         raise ValueError(f"QLIB_UNITS_STOP_AFTER must be a positive integer, got {stop!r}")
-    return Units(folder, reuse=reuse, stop_after=int(stop) if stop else None)
+    return Units(folder, reuse=reuse, stop_after=int(stop) if stop else None,
+                 stamp=os.environ.get(STAMP_VARIABLE, "").strip() or None)
 
 
 def run_units(name: str, jobs: list, *, units: Units | None = None, processes: int = 1,
@@ -241,8 +231,6 @@ def run_units(name: str, jobs: list, *, units: Units | None = None, processes: i
     ``processes > 1`` the jobs not saved run in that many spawned CPU workers
     (:func:`qlib.devices.cpu_pool`, with its ``memory`` policy; ``fn`` and ``args`` must pickle) while this
     process saves the results in order: the same values as one process, for jobs seeded by their own inputs."""
-    from .devices import cpu_pool
-
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string (the units' folder), got {name!r}")
     if not isinstance(jobs, (list, tuple)) or not all(

@@ -28,7 +28,8 @@ value it cannot use. There is one public function per idea and no unchecked priv
             ...
 
 Only a function that has checked *every* value it passes on may enter :func:`skip_nested` (a function
-that forwards unchecked arguments, such as ``roundtrip(x, bits, **kw)`` calling ``compress``, must not).
+that forwards unchecked arguments, such as ``roundtrip(x, bits, seed, n_rotations=k)`` passing ``n_rotations`` on to
+``compress``, must not).
 The switch is a :class:`contextvars.ContextVar`: per thread and per asyncio task, restored on exit
 (also on an exception). :func:`nested` says whether it is on; a function whose checks are not ``check_*``
 calls (an idea's own, e.g. a ±1 sign test) asks it.
@@ -46,7 +47,7 @@ door). The families:
 * **Rankings** (:mod:`qlib.ranking`: ``ranks``, ``spearman``, ``average_runs``, ``rq_rank_stability``;
   ``rank_confusion`` takes ranks, always finite): refused; ``allow_nonfinite=True`` is the r_Q^n reading
   (NaN an undefined r_Q^n, ranked last and ignored by averages; +inf an unbounded one, ranked first).
-* **Forward passes** (``qlib.engine.Linear.forward``, ``MLP.forward``): NaN/inf parameters or inputs
+* **Forward passes** (``qlib.engine_models.Linear.forward``, ``MLP.forward``): NaN/inf parameters or inputs
   refused; ``allow_nonfinite=True`` scores a model that may have diverged (its outputs NaN). ``apply``,
   the training loop's call, checks kind and shape only (``train`` checks its data and θ₀ once).
 * **Metrics** (``qlib.repro.quantized_mis.molecular.auroc``, ``r2``, ``spearman_to_labels``): non-finite
@@ -496,42 +497,21 @@ def check_alloc(name: str, n_elements: int, itemsize: int = 8, *, value: Any = N
     return nbytes
 
 
-def resolve_config(cls: type, config: Any = None, overrides: dict | None = None, *, name: str = "config",
-                   args: Sequence = (), arg_fields: Sequence[str] = ()) -> Any:
-    """The one rule of ``qlib`` for a driver's settings: a driver takes a frozen record ``cls`` (its
-    ``config`` argument) and keyword overrides of that record's fields. The settings are
-
-    * ``cls(**overrides)`` when ``config`` is None (the record's defaults, the keywords given replacing them);
-    * ``dataclasses.replace(config, **overrides)`` otherwise: the keywords replace those fields of the
-      record given, so ``run(cfg, seed=1)`` is ``run(dataclasses.replace(cfg, seed=1))``.
-
-    ``args``: values a driver took by position (its ``*settings``), for the fields ``arg_fields`` in order;
-    they join the overrides. Either way the record's own checks (``__post_init__``) run on the result. A
-    ``TypeError`` names ``name`` when ``config`` is not a ``cls``, the keywords that are not fields of
-    ``cls`` (with the fields it has), more values by position than ``arg_fields``, and a field given both
-    by position and by keyword."""
+def resolve_config(cls: type, config: Any = None, *, name: str = "config") -> Any:
+    """The one rule of ``qlib`` for a driver's settings (CONTRIBUTING, "The settings rule"): a driver that
+    takes more settings than fit its signature takes them as one frozen record ``cls``, its ``config``
+    argument. Returns ``config`` when it is a ``cls``, ``cls()`` (the record's defaults, checked by its
+    ``__post_init__``) when it is None. A caller changes one setting by building the record
+    (``driver(data, Cfg(seed=1))``) or replacing a field of one (``dataclasses.replace(cfg, seed=1)``); there
+    are no keyword overrides beside the record, so every name a caller may pass is in the driver's
+    signature or the record's. A ``TypeError`` names ``name`` when ``config`` is neither."""
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise TypeError(f"cls must be a dataclass type, got {cls!r}")
-    overrides = dict(overrides or {})
-    if args:
-        if len(args) > len(arg_fields):
-            raise TypeError(f"settings must be at most {len(arg_fields)} values by position ({', '.join(arg_fields)}), "
-                            f"got {len(args)}")
-        given = dict(zip(arg_fields, args))
-        twice = sorted(set(given) & set(overrides))
-        if twice:
-            raise TypeError(f"{', '.join(twice)} given both by position and by keyword")
-        overrides = {**given, **overrides}
-    fields = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(overrides) - fields)
-    if unknown:
-        raise TypeError(f"{', '.join(map(repr, unknown))} {'is not a field' if len(unknown) == 1 else 'are not fields'} "
-                        f"of {cls.__name__} (its fields: {', '.join(sorted(fields))})")
     if config is None:
-        return cls(**overrides)
+        return cls()
     if not isinstance(config, cls):
         raise TypeError(f"{name} must be a {cls.__name__} or None, got {type(config).__name__}")
-    return dataclasses.replace(config, **overrides) if overrides else config
+    return config
 
 
 def check_frame(name: str, frame: Any, columns: Iterable[str], source: str | None = None, *,

@@ -69,6 +69,7 @@ import torch
 
 from . import _kernels
 from . import eden as _eden
+from . import eden_quantizer as _eden_quantizer
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
 from .validation import (
@@ -234,7 +235,7 @@ def _selection(seed: int, bits: float, d: int, D: int):
         return ("sent", None) if sent == D else ("sent", _eden.sent_mask(seed, D, sent).numpy())
     if bits == math.floor(bits):
         return "all", None
-    return "coins", _eden.coin_mask(seed, D, bits).numpy()
+    return "coins", _eden_quantizer.coin_mask(seed, D, bits).numpy()
 
 
 def _row_parts(kind: str, sel, D: int, bits: float) -> list[tuple[int, int]]:
@@ -399,9 +400,10 @@ def _check_dtype(dtype) -> torch.dtype:
     return dtype
 
 
-def decompress_bytes(data: bytes, **expected) -> torch.Tensor:
-    """``qlib.eden.decompress(from_bytes(data, **expected))``: the rows of the decoded vectors."""
-    return _eden.decompress(from_bytes(data, **expected))
+def decompress_bytes(data: bytes, *, d=None, bits=None, seed=None, n_rotations=None, device="cpu", dtype=torch.float32):
+    """``qlib.eden.decompress(from_bytes(data, ...))`` (:func:`from_bytes`'s keywords): the decoded rows."""
+    pl = from_bytes(data, d=d, bits=bits, seed=seed, n_rotations=n_rotations, device=device, dtype=dtype)
+    return _eden.decompress(pl)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -62,10 +62,11 @@ def qmis_tiny_study():
     trained for one epoch): the claims tests of quantized-MIS chapters 03 and 04 share it."""
     import warnings
 
+    from qlib.discriminator import DiscriminatorConfig
     from qlib.repro.quantized_mis import study
 
-    kw = dict(runs=6, epochs=8, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)], discriminator=True,
-              disc_epochs=1)
+    kw = dict(runs=6, epochs=8, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)],
+              discriminator=DiscriminatorConfig(epochs=1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return study.run_study(**kw)
+        return study.run_study(study.StudyConfig(**kw))

@@ -188,7 +188,8 @@ def test_the_checker_sees_each_kind_of_reach(tmp_path):
         "from qlib import hadamard\nx = hadamard.__doc__": False,
         "from . import hadamard\nx = hadamard.rht": False,
         "from . import _kernels\nk = _kernels.load('wire')": True,  # qlib.eden does not own the wire kernels
-        "from . import _kernels\n_load = _kernels.load\nk = _load('eden')": False,  # its own
+        "from . import _kernels\n_load = _kernels.load\nk = _load('fwht')": False,  # it co-owns the FWHT kernels
+        "from . import _kernels\n_load = _kernels.load\nk = _load('eden')": True,  # qlib.eden_quantizer's
         "from ._kernels import fwht": False,  # qlib.eden co-owns the FWHT kernels
         "from ._kernels import wire": True,
         "from . import _engine_cpu": True,

@@ -2,9 +2,10 @@
 
 Every public module of ``qlib`` (``qlib/**/*.py`` outside private packages and modules) is parsed with
 :mod:`ast` (nothing is imported). A function's parameters are its positional and keyword-only ones and
-``*args`` (``self``/``cls`` of a method are not counted); ``**overrides`` is not counted either: it is the
-settings rule's keyword overrides of a record's fields (:func:`qlib.validation.resolve_config`), checked
-by ``tests/test_config_rule.py``. A public function or method with more than ``MAX_PARAMETERS`` must be
+``*args`` (``self``/``cls`` of a method are not counted); a ``**kwargs`` catch-all is not counted here:
+``tests/test_architecture_layers.py`` bounds and lists those (the settings rule, CONTRIBUTING: a driver
+takes explicit keyword parameters within this bound, else one settings record, ``tests/test_config_rule.py``).
+A public function or method with more than ``MAX_PARAMETERS`` must be
 in ``SOLVERS`` — a formula or root of a paper's equation whose symbols are its arguments, one keyword
 each, so that a call reads against the equation — and its docstring must say why it takes no settings
 record (the words "settings record").

@@ -1,6 +1,7 @@
-"""The archive of long runs (qlib.book.archive): input stamps cover exactly the modules a notebook
-imports, a changed module marks exactly the dependent entries stale, the committed archive's schema
-and size, figure data drawn again, and the "ours at paper scale" join."""
+"""The archive of long runs (qlib.book.archive, .layout, .check, .scale; the stamp of qlib.stamp): input
+stamps cover exactly the modules a notebook imports, a changed module marks exactly the dependent entries
+stale, the committed archive's schema and size, figure data drawn again (qlib.plotting.capture), and the
+"ours at paper scale" join."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qlib.book import archive as A
-from qlib.book.compare import COLUMNS
+from qlib import stamp
+from qlib.book import check, layout, scale
+from qlib.book.schema import COLUMNS, FILENAME
+from qlib.book.stamps import current_params, notebook_stamp
+from qlib.plotting import capture
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,16 +27,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def _entry(arch: Path, nb: str, pkg: Path, profile: str = "paper", rows: pd.DataFrame | None = None) -> Path:
     """An archive entry for ``nb`` whose stamp is computed on the package copy ``pkg``."""
     cid = nb.removesuffix(".ipynb")
-    d = A.entry_dir(arch, profile, cid)
+    d = layout.entry_dir(arch, profile, cid)
     d.mkdir(parents=True)
-    params = A.current_params(ROOT, nb, profile)
-    stamp = A.input_stamp(ROOT, nb, params, pkg=pkg)
-    prov = {"schema": A.SCHEMA, "chapter": cid, "notebook": nb, "profile": profile, "params": params,
+    params = current_params(ROOT, nb, profile)
+    st = notebook_stamp(ROOT, nb, params, pkg=pkg)
+    prov = {"schema": layout.SCHEMA, "chapter": cid, "notebook": nb, "profile": profile, "params": params,
             "commit": "0" * 40, "device": {"resolved": "cpu"}, "started": "2026-11-28T00:00:00+00:00",
-            "finished": "2026-11-28T00:01:00+00:00", "wall_s": 60.0, "packages": {}, "data": stamp["data"],
-            "stamp": stamp, "archived": "2026-11-28T00:01:00+00:00", "smoke_rows": False}
-    (d / A.PROVENANCE).write_text(json.dumps(prov))
-    (rows if rows is not None else pd.DataFrame(columns=COLUMNS)).to_csv(d / A.FILENAME, index=False)
+            "finished": "2026-11-28T00:01:00+00:00", "wall_s": 60.0, "packages": {}, "data": st["data"],
+            "stamp": st, "archived": "2026-11-28T00:01:00+00:00", "smoke_rows": False}
+    (d / layout.PROVENANCE).write_text(json.dumps(prov))
+    (rows if rows is not None else pd.DataFrame(columns=COLUMNS)).to_csv(d / FILENAME, index=False)
     return d
 
 
@@ -44,24 +48,24 @@ def pkg_copy(tmp_path):
 
 
 def test_imported_modules_follow_imports_transitively(pkg_copy):
-    mods = A.imported_modules(["from qlib.repro.eden import sweeps\nimport numpy"], pkg_copy)
+    mods = stamp.imported_modules(["from qlib.repro.eden import sweeps\nimport numpy"], pkg_copy)
     # the wing module, its parents, and the library modules it reaches
     assert {"qlib", "qlib.repro", "qlib.repro.eden", "qlib.repro.eden.sweeps", "qlib.hadamard"} <= set(mods)
     assert not any(m.startswith("qlib.repro.mia_limits") for m in mods)
-    assert A.imported_modules(["x = 1", "%matplotlib inline\n!ls"], pkg_copy) == []
+    assert stamp.imported_modules(["x = 1", "%matplotlib inline\n!ls"], pkg_copy) == []
 
 
 def test_an_edited_module_is_parsed_again(pkg_copy):
     """Imports are parsed once per file while it is unchanged (an archive check stamps every entry):
     an edit that adds an import is followed at once, and one that removes it drops the module."""
     src = "from qlib.repro.eden import sweeps"
-    assert "qlib.repro.mia_limits" not in A.imported_modules([src], pkg_copy)
+    assert "qlib.repro.mia_limits" not in stamp.imported_modules([src], pkg_copy)
     f = pkg_copy / "repro" / "eden" / "sweeps.py"
     text = f.read_text()
     f.write_text(text + "\nfrom qlib.repro import mia_limits  # added\n")
-    assert "qlib.repro.mia_limits" in A.imported_modules([src], pkg_copy)
+    assert "qlib.repro.mia_limits" in stamp.imported_modules([src], pkg_copy)
     f.write_text(text)
-    assert "qlib.repro.mia_limits" not in A.imported_modules([src], pkg_copy)
+    assert "qlib.repro.mia_limits" not in stamp.imported_modules([src], pkg_copy)
 
 
 def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_copy):
@@ -70,7 +74,7 @@ def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_
     mia = "mia-limits/01-theorem-checks.ipynb"
     for nb in (eden, mia):
         _entry(arch, nb, pkg_copy)
-    state = {s.chapter: s for s in A.check(ROOT, archive=arch, pkg=pkg_copy)}
+    state = {s.chapter: s for s in check.check(ROOT, archive=arch, pkg=pkg_copy)}
     assert {c: s.state for c, s in state.items()} == {"eden/03-subbit-loss-heterogeneous": "current",
                                                       "mia-limits/01-theorem-checks": "current"}
     assert "qlib.eden" in state["eden/03-subbit-loss-heterogeneous"].provenance["stamp"]["modules"]
@@ -78,7 +82,7 @@ def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_
     # a library module only the EDEN chapter reaches
     f = pkg_copy / "eden.py"
     f.write_text(f.read_text() + "\n# a refactor\n")
-    state = {s.chapter: s for s in A.check(ROOT, archive=arch, pkg=pkg_copy)}
+    state = {s.chapter: s for s in check.check(ROOT, archive=arch, pkg=pkg_copy)}
     assert state["eden/03-subbit-loss-heterogeneous"].state == "stale"
     assert state["eden/03-subbit-loss-heterogeneous"].changes == ["modules `qlib.eden`"]
     assert state["mia-limits/01-theorem-checks"].state == "current"
@@ -86,46 +90,46 @@ def test_changed_module_marks_exactly_the_dependent_entries_stale(tmp_path, pkg_
     for f in ("runner.py", "compare.py", "chapter.py"):
         r = pkg_copy / "book" / f
         r.write_text(r.read_text() + "\n# machinery\n")
-    assert A.check(ROOT, archive=arch, pkg=pkg_copy)[1].state == "current"
+    assert check.check(ROOT, archive=arch, pkg=pkg_copy)[1].state == "current"
     assert not any(m.startswith("qlib.book") for m in state["mia-limits/01-theorem-checks"].provenance["stamp"]["modules"])
     # a module both reach (the ledger) marks both
     led = pkg_copy / "repro" / "ledger.py"
     led.write_text(led.read_text() + "\n# both\n")
-    assert [s.state for s in A.check(ROOT, archive=arch, pkg=pkg_copy)] == ["stale", "stale"]
+    assert [s.state for s in check.check(ROOT, archive=arch, pkg=pkg_copy)] == ["stale", "stale"]
 
 
 def test_changed_parameters_are_named(tmp_path, pkg_copy):
     arch = tmp_path / "archive"
     d = _entry(arch, "eden/03-subbit-loss-heterogeneous.ipynb", pkg_copy)
-    prov = json.loads((d / A.PROVENANCE).read_text())
+    prov = json.loads((d / layout.PROVENANCE).read_text())
     prov["stamp"]["params"]["het_trials"] = 7
-    (d / A.PROVENANCE).write_text(json.dumps(prov))
-    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    (d / layout.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = check.check(ROOT, archive=arch, pkg=pkg_copy)
     assert s.state == "stale" and len(s.changes) == 1 and s.changes[0].startswith("parameters `het_trials` (7 → ")
 
 
 def test_schema_problems_make_an_entry_invalid(tmp_path, pkg_copy):
     arch = tmp_path / "archive"
     d = _entry(arch, "eden/03-subbit-loss-heterogeneous.ipynb", pkg_copy)
-    prov = json.loads((d / A.PROVENANCE).read_text())
+    prov = json.loads((d / layout.PROVENANCE).read_text())
     del prov["commit"]
     prov["wall_s"] = "sixty"
-    (d / A.PROVENANCE).write_text(json.dumps(prov))
-    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    (d / layout.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = check.check(ROOT, archive=arch, pkg=pkg_copy)
     assert s.state == "invalid"
     assert any("'commit'" in p for p in s.problems) and any("wall_s" in p for p in s.problems)
-    pd.DataFrame({"chapter": []}).to_csv(d / A.FILENAME, index=False)
+    pd.DataFrame({"chapter": []}).to_csv(d / FILENAME, index=False)
     prov["commit"], prov["wall_s"] = "0" * 40, 1.0
-    (d / A.PROVENANCE).write_text(json.dumps(prov))
-    (s,) = A.check(ROOT, archive=arch, pkg=pkg_copy)
+    (d / layout.PROVENANCE).write_text(json.dumps(prov))
+    (s,) = check.check(ROOT, archive=arch, pkg=pkg_copy)
     assert s.state == "invalid" and "lacks columns" in s.problems[0]
 
 
 def test_the_committed_archive_is_valid_and_small():
-    arch = ROOT / A.ARCHIVE
-    statuses = A.check(ROOT, archive=arch)
+    arch = ROOT / layout.ARCHIVE
+    statuses = check.check(ROOT, archive=arch)
     assert [f"{s.profile}/{s.chapter}: {s.problems}" for s in statuses if s.state == "invalid"] == []
-    assert A.size_bytes(arch) <= A.MAX_BYTES
+    assert layout.size_bytes(arch) <= layout.MAX_BYTES
     for s in statuses:  # every entry says where and how it ran
         p = s.provenance
         assert p["profile"] == s.profile and p["chapter"] == s.chapter and p["wall_s"] > 0
@@ -143,9 +147,9 @@ def test_figure_data_is_drawn_again(tmp_path):
     axes[0].legend()
     axes[1].bar([0, 1], [3.0, 4.0])
     axes[1].set_title("bars")
-    path = A.save_figure_data(fig, tmp_path / "figures" / "fig-1.npz")
+    path = capture.save_figure_data(fig, tmp_path / "figures" / "fig-1.npz")
     plt.close(fig)
-    g = A.redraw(path)
+    g = capture.redraw(path)
     (line,) = g.axes[0].get_lines()
     np.testing.assert_array_equal(line.get_ydata(), (x ** 2).astype(np.float32))   # stored as float32
     assert g.axes[0].get_xscale() == "log" and g.axes[1].get_title() == "bars"
@@ -165,26 +169,26 @@ def test_paper_scale_rows_join_by_where_quantity_and_occurrence(tmp_path, pkg_co
     now = pd.DataFrame([mk(where="Fig 1", quantity="q", ours="1.0", verdict="differs"),
                         mk(where="Fig 1", quantity="q", ours="1.5", verdict="differs"),
                         mk(where="Fig 2", quantity="r", ours="1.0", verdict="agrees")])
-    out = A.paper_scale_rows(now, nb[:-6], archive=arch, root=ROOT)
+    out = scale.paper_scale_rows(now, nb[:-6], archive=arch, root=ROOT)
     assert out["ours_archived"].tolist() == ["2.0", "3.0", ""]
     assert out["verdict_archived"].tolist() == ["reproduced", "differs", ""]
     assert out.attrs["archived"].state == "current"
-    assert A.paper_scale_rows(now, "eden/01-estimator-vnmse", archive=arch, root=ROOT).attrs["archived"] is None
+    assert scale.paper_scale_rows(now, "eden/01-estimator-vnmse", archive=arch, root=ROOT).attrs["archived"] is None
 
 
 
 def test_the_stamp_describes_the_code_that_ran(tmp_path, pkg_copy):
     """A module edited while a run goes on: the entry's stamp keeps the hash from the run's start."""
     nb = "eden/03-subbit-loss-heterogeneous.ipynb"
-    snap = A.source_snapshot(pkg_copy)
-    assert snap["qlib.eden"] == A._file_hash(pkg_copy / "eden.py") and "qlib.repro.eden.sweeps" in snap
+    snap = stamp.source_snapshot(pkg_copy)
+    assert snap["qlib.eden"] == stamp.file_hash(pkg_copy / "eden.py") and "qlib.repro.eden.sweeps" in snap
     f = pkg_copy / "eden.py"
     f.write_text(f.read_text() + "\n# edited during the run\n")
-    params = A.current_params(ROOT, nb, "paper")
-    during = A.input_stamp(ROOT, nb, params, pkg=pkg_copy, snapshot=snap)
-    after = A.input_stamp(ROOT, nb, params, pkg=pkg_copy)
+    params = current_params(ROOT, nb, "paper")
+    during = notebook_stamp(ROOT, nb, params, pkg=pkg_copy, snapshot=snap)
+    after = notebook_stamp(ROOT, nb, params, pkg=pkg_copy)
     assert during["modules"]["qlib.eden"] == snap["qlib.eden"] != after["modules"]["qlib.eden"]
-    assert A.stamp_changes(during, after) == ["modules `qlib.eden`"]
+    assert stamp.stamp_changes(during, after) == ["modules `qlib.eden`"]
 
 
 def test_long_lines_are_thinned_for_storage_and_computed_parameters_are_stable(tmp_path):
@@ -193,21 +197,20 @@ def test_long_lines_are_thinned_for_storage_and_computed_parameters_are_stable(t
     fig, ax = plt.subplots()
     x = np.linspace(1e-5, 1, 50_000)
     ax.plot(x, np.sqrt(x))
-    path = A.save_figure_data(fig, tmp_path / "fig-1.npz")
+    path = capture.save_figure_data(fig, tmp_path / "fig-1.npz")
     plt.close(fig)
-    (line,) = A.redraw(path).axes[0].get_lines()
+    (line,) = capture.redraw(path).axes[0].get_lines()
     xs = line.get_xdata()
-    assert len(xs) <= A.MAX_POINTS and xs[0] == np.float32(x[0]) and xs[-1] == np.float32(x[-1])
+    assert len(xs) <= capture.MAX_POINTS and xs[0] == np.float32(x[0]) and xs[-1] == np.float32(x[-1])
     np.testing.assert_allclose(line.get_ydata(), np.sqrt(xs), rtol=1e-6)
     # a parameter the cell computes (a comprehension) stamps the same way in every process
     nb = "rqp-sgd/02-table1.ipynb"
-    s1 = A.input_stamp(ROOT, nb, A.current_params(ROOT, nb, "paper"))
+    s1 = notebook_stamp(ROOT, nb, current_params(ROOT, nb, "paper"))
     assert s1["params"]["diag_sigmas"] == "<expression>" and s1["parameters_cell"]
 
 
 def test_revalidation_compares_a_measured_time_by_its_verdict(tmp_path):
     from qlib.book.archive import _same_rows
-    from qlib.book.compare import COLUMNS
 
     def write(name, ours_time, verdict, vnmse):
         base = {c: "" for c in COLUMNS}
@@ -226,7 +229,7 @@ def test_revalidation_compares_a_measured_time_by_its_verdict(tmp_path):
 def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labelled(tmp_path, pkg_copy):
     """eden/05's `paper` run does not fit a session: its page shows the archived run at its own reduced
     profile, labelled with that profile, and the published ledger carries those rows under their scale."""
-    from qlib.book import findings, render
+    from qlib.book import render
 
     arch = tmp_path / "archive"
     nb = "eden/03-subbit-loss-heterogeneous.ipynb"
@@ -234,20 +237,20 @@ def test_a_chapter_without_a_paper_entry_shows_its_own_reduced_profile_so_labell
     base = {c: "" for c in COLUMNS}
     row = {**base, "chapter": cid, "paper": "002", "kind": "paper-number", "where": "Fig 1", "quantity": "q",
            "paper_value": "2", "ours": "2.0", "verdict": "reproduced"}
-    assert A.shown_profile(cid, archive=arch) is None
+    assert scale.shown_profile(cid, archive=arch) is None
     _entry(arch, nb, pkg_copy, profile="eden03-half", rows=pd.DataFrame([row]))
-    assert A.shown_profile(cid, archive=arch) == "eden03-half"
-    assert A.shown_profile(cid, archive=arch, exclude="eden03-half") is None  # a build at that profile
+    assert scale.shown_profile(cid, archive=arch) == "eden03-half"
+    assert scale.shown_profile(cid, archive=arch, exclude="eden03-half") is None  # a build at that profile
     now = pd.DataFrame([{**row, "ours": "1.0", "verdict": "differs"}])
-    out = A.paper_scale_rows(now, cid, profile="eden03-half", archive=arch, root=ROOT)
+    out = scale.paper_scale_rows(now, cid, profile="eden03-half", archive=arch, root=ROOT)
     assert out["ours_archived"].tolist() == ["2.0"] and out.attrs["archived"].profile == "eden03-half"
     md = render.paper_vs_ours_markdown(out)
     assert "ours at `eden03-half` scale" in md and "not the paper's scale" in md and "ours at `paper`" not in md
-    red = findings.reduced_scale_ledger(ROOT, archive=arch)
+    red = scale.reduced_scale_ledger(ROOT, archive=arch)
     assert red["scale"].str.startswith("eden03-half (archived 2026-11-28").all() and len(red) == 1
-    assert findings.archived_ledger(ROOT, archive=arch).empty  # not counted as the paper's scale
+    assert scale.archived_ledger(ROOT, archive=arch).empty  # not counted as the paper's scale
     _entry(arch, nb, pkg_copy, profile="paper", rows=pd.DataFrame([row]))
-    assert A.shown_profile(cid, archive=arch) == "paper"  # the paper's own scale first
+    assert scale.shown_profile(cid, archive=arch) == "paper"  # the paper's own scale first
 
 
 def test_the_archive_of_a_staged_build_tree_is_the_checkouts(tmp_path, monkeypatch):
@@ -259,8 +262,8 @@ def test_the_archive_of_a_staged_build_tree_is_the_checkouts(tmp_path, monkeypat
     for d in (book, staged):
         (d / "chapters" / "eden").mkdir(parents=True)
         (d / "_toc.yml").write_text("format: jb-book\n")
-    assert A.archive_root(staged / "chapters" / "eden") == staged / A.ARCHIVE  # no archive anywhere yet
-    (book / A.ARCHIVE).mkdir()
-    assert A.archive_root(staged / "chapters" / "eden") == book / A.ARCHIVE
+    assert layout.archive_root(staged / "chapters" / "eden") == staged / layout.ARCHIVE  # no archive anywhere yet
+    (book / layout.ARCHIVE).mkdir()
+    assert layout.archive_root(staged / "chapters" / "eden") == book / layout.ARCHIVE
     monkeypatch.setenv("QLIB_ARCHIVE_DIR", str(tmp_path / "elsewhere"))
-    assert A.archive_root(staged) == tmp_path / "elsewhere"
+    assert layout.archive_root(staged) == tmp_path / "elsewhere"

@@ -2,6 +2,7 @@
 case, the threshold attacks, LiRA's scoring against a transcription of its reference code's arithmetic
 and against the optimal test on Gaussians, and the batched shadow models against one-at-a-time training."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 from scipy import stats
 
-from qlib import engine
+from qlib import engine, engine_models
 from qlib.attacks import lira, metrics, shadow, threshold
 
 
@@ -223,18 +224,19 @@ def test_paired_keep_balance():
         shadow.paired_keep(7, 10)
 
 
-@pytest.mark.parametrize("model", [engine.Linear(3), engine.MLP(3, hidden=5)])
+@pytest.mark.parametrize("model", [engine_models.Linear(3), engine_models.MLP(3, hidden=5)])
 def test_train_shadows_equals_one_model_at_a_time(model):
     g = torch.Generator().manual_seed(0)
     X = torch.randn(20, 3, generator=g)
     y = (torch.rand(20, generator=g) < 0.5).float()
     keep = shadow.paired_keep(4, 20, seed=0)
     cfg = engine.TrainConfig(epochs=15, lr=0.05)
-    th = shadow.train_shadows(model, X, y, keep, cfg, seed=5, device="cpu", backend="torch")
-    th0 = engine.init_params(model, 4, 5, dtype=X.dtype)
+    th = shadow.train_shadows(model, X, y, keep, dataclasses.replace(cfg, device="cpu", backend="torch"), seed=5)
+    th0 = engine_models.init_params(model, 4, 5, dtype=X.dtype)
     for i in range(4):
         rows = np.flatnonzero(keep[i])
-        one = engine.train(model, th0[i:i + 1], X[rows][None], y[rows][None], cfg, device="cpu", backend="torch")
+        one = engine.train(model, th0[i:i + 1], X[rows][None], y[rows][None],
+                           dataclasses.replace(cfg, device="cpu", backend="torch"))
         torch.testing.assert_close(th[i], one.theta[0], rtol=1e-4, atol=1e-5)
     phi = shadow.binary_scores(model, th, X, y)
     f = model.forward(th, X.expand(4, 20, 3)).detach().double().numpy()
@@ -243,32 +245,32 @@ def test_train_shadows_equals_one_model_at_a_time(model):
 
 
 def test_train_shadows_follows_the_settings_rule():
-    """The training's settings are the engine's record (qlib.engine.TrainConfig) plus keyword overrides of its
-    fields (qlib.validation.resolve_config): config and keywords give the same models; an unknown keyword is a
-    TypeError naming it, a missing epochs the record's own TypeError."""
+    """The training's settings are the engine's record (qlib.engine.TrainConfig): an equal record gives the
+    same models; a keyword that is no parameter is a TypeError naming it, a missing epochs the record's own."""
     X = torch.randn(8, 2, generator=torch.Generator().manual_seed(2))
     y = (torch.arange(8) % 2).float()
     keep = shadow.paired_keep(4, 8, seed=1)
     cfg = engine.TrainConfig(epochs=4, lr=0.1, device="cpu", backend="torch")
-    by_record = shadow.train_shadows(engine.Linear(2), X, y, keep, cfg, seed=3)
-    by_keywords = shadow.train_shadows(engine.Linear(2), X, y, keep, epochs=4, lr=0.1, device="cpu", backend="torch",
-                                       seed=3)
-    replaced = shadow.train_shadows(engine.Linear(2), X, y, keep, engine.TrainConfig(epochs=9, lr=0.1), epochs=4,
-                                    device="cpu", backend="torch", seed=3)
-    torch.testing.assert_close(by_record, by_keywords, rtol=0, atol=0)
+    by_record = shadow.train_shadows(engine_models.Linear(2), X, y, keep, cfg, seed=3)
+    replaced = shadow.train_shadows(engine_models.Linear(2), X, y, keep,
+                                    dataclasses.replace(engine.TrainConfig(epochs=9, lr=0.1, device="cpu",
+                                                                           backend="torch"), epochs=4), seed=3)
     torch.testing.assert_close(by_record, replaced, rtol=0, atol=0)
-    with pytest.raises(TypeError, match="'epochz' is not a field of TrainConfig"):
-        shadow.train_shadows(engine.Linear(2), X, y, keep, cfg, epochz=3)
+    with pytest.raises(TypeError, match=r"\bepochz\b"):
+        shadow.train_shadows(engine_models.Linear(2), X, y, keep, cfg, epochz=3)
     with pytest.raises(TypeError, match="config must be a TrainConfig"):
-        shadow.train_shadows(engine.Linear(2), X, y, keep, {"epochs": 3})
+        shadow.train_shadows(engine_models.Linear(2), X, y, keep, {"epochs": 3})
+    with pytest.raises(TypeError, match=r"\bconfig\b"):                 # the record is required
+        shadow.train_shadows(engine_models.Linear(2), X, y, keep)
     with pytest.raises(TypeError, match="epochs"):
-        shadow.train_shadows(engine.Linear(2), X, y, keep)
+        engine.TrainConfig(lr=0.1)
 
 
 def test_train_shadows_passes_callbacks():
     seen = []
     X = torch.randn(8, 2, generator=torch.Generator().manual_seed(1))
     y = (torch.arange(8) % 2).float()
-    shadow.train_shadows(engine.Linear(2), X, y, shadow.paired_keep(2, 8), engine.TrainConfig(epochs=3, lr=0.1),
-                         device="cpu", backend="torch", callbacks=[lambda epoch, theta, models: seen.append(epoch)])
+    shadow.train_shadows(engine_models.Linear(2), X, y, shadow.paired_keep(2, 8),
+                         engine.TrainConfig(epochs=3, lr=0.1, device="cpu", backend="torch"),
+                         callbacks=[lambda epoch, theta, models: seen.append(epoch)])
     assert seen == [1, 2, 3]

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from qlib.book import build, runner
+from qlib.book import build, runner, toc
+from qlib.book.options import RunOptions
 
 pytestmark = pytest.mark.book
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,8 +38,8 @@ def smoke(tmp_path_factory, shared_data_dir):
     given = os.environ.get("QLIB_BOOK_DIR")
     out = Path(given).resolve() if given else tmp_path_factory.mktemp("smoke") / "book"
     t0 = time.perf_counter()
-    report = runner.run(root=ROOT, profile=PROFILE, output_dir=out, data_dir=shared_data_dir, force=not given,
-                        progress=False, jobs=JOBS)
+    report = runner.run(ROOT, RunOptions(profile=PROFILE, output_dir=out, data_dir=shared_data_dir, force=not given,
+                                         progress=False, jobs=JOBS))
     elapsed = time.perf_counter() - t0
     print(f"\n{PROFILE} profile: {len(report.outcomes)} notebooks in {elapsed:.1f} s")
     for o in report.outcomes:
@@ -58,7 +59,7 @@ def html(smoke, tmp_path_factory):
 def test_smoke_profile_runs_every_notebook(smoke):
     _, report, _ = smoke
     assert not report.failures, "\n" + report.summary()
-    assert sorted(o.notebook for o in report.outcomes) == sorted(runner.notebooks(ROOT))  # workers finish in any order
+    assert sorted(o.notebook for o in report.outcomes) == sorted(toc.notebooks(ROOT))  # workers finish in any order
 
 
 def test_chapters_show_their_archived_run_beside_their_own(smoke):
@@ -67,11 +68,11 @@ def test_chapters_show_their_archived_run_beside_their_own(smoke):
     out, report, _ = smoke
     if report.failures:
         pytest.skip("the smoke run failed")
-    from qlib.book import archive
+    from qlib.book import layout, scale
 
-    arch = archive.archive_root(ROOT)
+    arch = layout.archive_root(ROOT)
     for nb in ("eden/01-estimator-vnmse", "eden/05-federated"):
-        shown = archive.shown_profile(nb, archive=arch)
+        shown = scale.shown_profile(nb, archive=arch)
         assert shown is not None, f"{nb} has no archived entry"
         text = (out / "chapters" / f"{nb}.ipynb").read_text()
         assert f"ours at `{shown}` scale" in text, f"{nb} does not show its archived `{shown}` run"
@@ -81,14 +82,14 @@ def test_second_run_skips_unchanged(smoke):
     out, report, data = smoke
     if report.failures:
         pytest.skip("first run failed")
-    again = runner.run(root=ROOT, profile=PROFILE, output_dir=out, data_dir=data, progress=False)
+    again = runner.run(ROOT, RunOptions(profile=PROFILE, output_dir=out, data_dir=data, progress=False))
     assert [o.status for o in again.outcomes] == ["skipped"] * len(report.outcomes)
 
 
 def test_book_builds_without_warnings(smoke, html):
     status, site = html
     assert status == 0, "jupyter-book build -W failed (see captured output)"
-    for nb in runner.notebooks(ROOT):
+    for nb in toc.notebooks(ROOT):
         page = site / "chapters" / Path(nb).with_suffix(".html")
         assert page.is_file(), f"no page for {nb}"
     assert (site / "chapters/appendix/01-comparisons.html").is_file()
@@ -250,7 +251,7 @@ def test_figures_fit_the_column_without_overlapping_text(smoke):
             n += 1
             for p in rec["overlaps"]:
                 problems.append(f"{f.parent.relative_to(out / '_results')} figure {rec['figure']}: {p}")
-    assert n > 0, "no figure was checked (qlib.book.style hook not installed?)"
+    assert n > 0, "no figure was checked (qlib.plotting.style hook not installed?)"
     assert not problems, "\n".join(problems)
 
 
@@ -318,7 +319,7 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
             for part in ("quantized-mis", "mia-limits", "eden", "rqp-sgd"):
                 wide.goto(base + f"chapters/{part}/index.html", wait_until="networkidle")
                 hrefs = wide.eval_on_selector_all("main a", "els => els.map(e => e.getAttribute('href') || '')")
-                for nb in runner.notebooks(ROOT):
+                for nb in toc.notebooks(ROOT):
                     if nb.startswith(part + "/"):
                         stem = Path(nb).stem
                         if not any(stem + ".html" in h for h in hrefs):
@@ -372,11 +373,11 @@ def test_publish_assembles_the_smoke_site(smoke, html, tmp_path_factory):
     print(f"\npublish: checks and assembly of the smoke site in {time.perf_counter() - t0:.1f} s")
     assert json.loads((site / "manifest.json").read_text()) == man
     assert man["profiles"] == [PROFILE] and man["version"] == publish.version(ROOT)
-    assert sorted(n["notebook"] for n in man["notebooks"]) == sorted(runner.notebooks(ROOT))
+    assert sorted(n["notebook"] for n in man["notebooks"]) == sorted(toc.notebooks(ROOT))
     assert man["ledger"]["total"]["reproduced"] > 0 and man["ledger"]["rows"] > 0
     tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split())
     url, branch = launch.repository(ROOT)
-    for nb in runner.notebooks(ROOT):
+    for nb in toc.notebooks(ROOT):
         assert (site / "executed/chapters" / nb).is_file()
         page = site / "chapters" / Path(nb).with_suffix(".html")
         text = page.read_text()
@@ -416,7 +417,7 @@ def test_pdf_builds_with_every_part_figure_and_the_bibliography(smoke, tmp_path_
         title = re.search(r"^# (.+)$", (ROOT / "chapters" / part / "index.md").read_text(), re.M).group(1)
         assert any(title.split(":")[0].strip() in h for h in plain), f"part {part} ({title!r}) is not in the PDF"
     n_figures = 0
-    for nb in runner.notebooks(ROOT):
+    for nb in toc.notebooks(ROOT):
         book = nbformat.read(ROOT / "chapters" / nb, as_version=4)
         title = next(c.source for c in book.cells if c.cell_type == "markdown").splitlines()[0].lstrip("# ")
         assert any(title.split(" (")[0].split(":")[0] in h for h in plain), f"chapter {nb} ({title!r}) not in the PDF"
@@ -441,13 +442,13 @@ def test_a_killed_notebook_resumes_its_units_and_equals_the_uninterrupted_run(sm
         pytest.skip("first run failed")
     nb, out, logs = "eden/02-rotation-and-scale", tmp_path / "book", []
     monkeypatch.setenv("QLIB_UNITS_STOP_AFTER", "1")
-    first = runner.run(root=ROOT, profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False,
+    first = runner.run(ROOT, RunOptions(profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False),
                        log=logs.append)
     assert [o.status for o in first.outcomes] == ["failed"] and "UnitsInterrupted" in first.outcomes[0].error
     assert any("1 units saved, 0 reused: a rerun resumes" in line for line in logs), logs
     monkeypatch.delenv("QLIB_UNITS_STOP_AFTER")
     logs.clear()
-    second = runner.run(root=ROOT, profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False,
+    second = runner.run(ROOT, RunOptions(profile=PROFILE, only=[nb], output_dir=out, data_dir=data, progress=False),
                         log=logs.append)
     assert [o.status for o in second.outcomes] == ["ran"]
     assert any("; 1 units reused, " in line for line in logs), logs

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from qlib.book import Comparisons, gather
-from qlib.book.compare import COLUMNS
+from qlib.book.schema import COLUMNS
 from qlib.book.summary import counts_by, reproduced_mask
 from qlib.repro import ledger
 

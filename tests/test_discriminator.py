@@ -71,7 +71,8 @@ def test_discriminators_learn_a_leak_and_not_a_non_leak():
     theta, x_in, li, x_out, lo = _toy()
     tr, es, te = np.arange(12), np.arange(12, 18), np.arange(18, 24)
     res = D.train_discriminators(theta, x_in, li, x_out, lo, (tr, es, te), group_law=[0, 0],
-                                 hidden=8, lr=3e-2, epochs=12, patience=12, runs_per_batch=12, seed=0)
+                                 config=D.DiscriminatorConfig(hidden=8, lr=3e-2, epochs=12, patience=12,
+                                                              runs_per_batch=12, seed=0))
     assert res.acc[0] > 0.97                          # group 0: non-members have larger losses
     assert abs(res.acc[1] - 0.5) < 0.12               # group 1: no signal
     assert res.mis[0] < 0.06 and res.mis[1] > 0.76
@@ -80,8 +81,8 @@ def test_discriminators_learn_a_leak_and_not_a_non_leak():
 def test_discriminators_seeded():
     args = _toy()
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
-    a = D.train_discriminators(*args, split, group_law=[0, 0], epochs=3, seed=4)
-    b = D.train_discriminators(*args, split, group_law=[0, 0], epochs=3, seed=4)
+    a = D.train_discriminators(*args, split, group_law=[0, 0], config=D.DiscriminatorConfig(epochs=3, seed=4))
+    b = D.train_discriminators(*args, split, group_law=[0, 0], config=D.DiscriminatorConfig(epochs=3, seed=4))
     np.testing.assert_array_equal(a.successes, b.successes)
 
 
@@ -95,7 +96,8 @@ def test_per_law_product_equals_per_group_product(group_law, monkeypatch):
     li = torch.rand(G, R, n, generator=g)
     lo = torch.rand(G, R, n, generator=g) + torch.linspace(0, 1, G).view(G, 1, 1)
     split = (np.arange(8), np.arange(8, 12), np.arange(12, 16))
-    kw = dict(group_law=group_law, hidden=6, lr=3e-2, epochs=6, patience=6, runs_per_batch=4, seed=1)
+    kw = dict(group_law=group_law,
+              config=D.DiscriminatorConfig(hidden=6, lr=3e-2, epochs=6, patience=6, runs_per_batch=4, seed=1))
     a = D.train_discriminators(theta, x_in, li, x_out, lo, split, **kw)
     monkeypatch.setattr(D, "_PER_LAW_PRODUCT", False)
     b = D.train_discriminators(theta, x_in, li, x_out, lo, split, **kw)
@@ -110,7 +112,8 @@ def test_discriminators_bad_input():
     with pytest.raises(ValueError, match="group_law"):
         D.train_discriminators(theta, x_in, li, x_out, lo, split, group_law=[0, 3])
     with pytest.raises(ValueError, match="hidden"):
-        D.train_discriminators(theta, x_in, li, x_out, lo, split, group_law=[0, 0], hidden=0)
+        D.train_discriminators(theta, x_in, li, x_out, lo, split, group_law=[0, 0],
+                               config=D.DiscriminatorConfig(hidden=0))
 
 
 # ----------------------------------------------------------------------------- broken input (issue 11)
@@ -124,27 +127,27 @@ def test_discriminators_reject_one_non_finite_entry_by_name(arg, value):
     args[arg].reshape(-1)[3] = value
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=rf"\b{arg}\b"):
-        D.train_discriminators(*args.values(), split, group_law=[0, 0], epochs=2)
+        D.train_discriminators(*args.values(), split, group_law=[0, 0], config=D.DiscriminatorConfig(epochs=2))
 
 
 @pytest.mark.parametrize("lr", [0.0, -1e-2, float("nan"), float("inf")])
 def test_discriminators_reject_bad_lr(lr):
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=r"\blr\b"):
-        D.train_discriminators(*_toy(), split, group_law=[0, 0], lr=lr, epochs=2)
+        D.train_discriminators(*_toy(), split, group_law=[0, 0], config=D.DiscriminatorConfig(lr=lr, epochs=2))
 
 
 @pytest.mark.parametrize("lr", [1e30, 1e38])
 def test_discriminators_diverging_training_raises_naming_lr(lr):
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(ValueError, match=r"diverged.*\blr\b"):
-        D.train_discriminators(*_toy(), split, group_law=[0, 0], lr=lr, epochs=3)
+        D.train_discriminators(*_toy(), split, group_law=[0, 0], config=D.DiscriminatorConfig(lr=lr, epochs=3))
 
 
 def test_discriminators_reject_non_integral_group_law():
     split = (np.arange(12), np.arange(12, 18), np.arange(18, 24))
     with pytest.raises(TypeError, match=r"\bgroup_law\b"):
-        D.train_discriminators(*_toy(), split, group_law=[0.0, 0.5], epochs=2)
+        D.train_discriminators(*_toy(), split, group_law=[0.0, 0.5], config=D.DiscriminatorConfig(epochs=2))
 
 
 @pytest.mark.parametrize("arg", ["loss_in", "loss_out"])

@@ -12,7 +12,8 @@ HP = dict(runs=1, eta=1.0, clip=0.45, b=4, M=0.3)  # the hyperparameters train()
 
 
 def _train(task, method, **kw):
-    return dpsgd.train(task, method, **{**HP, **kw})
+    """``dpsgd.train`` with the record of :data:`HP` and these fields replaced."""
+    return dpsgd.train(task, method, dpsgd.DPSGDConfig(**{**HP, **kw}))
 
 
 def _data(model, R=3, m=6, D=5, K=4, seed=0):
@@ -154,9 +155,9 @@ def test_bad_input(diag):
     with pytest.raises(ValueError, match="one value per run"):
         _train(diag, "dpsgd", runs=3, T=1, m=10, sigma=[0.1, 0.2])
     with pytest.raises(ValueError, match="b \\(quantization bits\\) and M"):
-        dpsgd.train(diag, "rqp", runs=1, T=1, m=10, eta=1.0, clip=0.45, sigma=1.0, q=0.9)
+        dpsgd.train(diag, "rqp", dpsgd.DPSGDConfig(runs=1, T=1, m=10, eta=1.0, clip=0.45, sigma=1.0, q=0.9))
     with pytest.raises(TypeError, match="eta"):
-        dpsgd.train(diag, "sgd", runs=1, T=1, m=10, clip=0.45)
+        dpsgd.train(diag, "sgd", dpsgd.DPSGDConfig(runs=1, T=1, m=10, clip=0.45))
 
 
 def test_no_paper_defaults():

@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
-from qlib import _kernels, eden, eden_theory
+from qlib import _kernels, eden, eden_quantizer, eden_theory
 from qlib import hadamard as H
 
 F64 = torch.float64
@@ -163,7 +163,7 @@ def test_sse_identity(b):
     x = lognormal(2, 4096, 2)
     pl = eden.compress(x, b, 5)
     xh = eden.decompress(pl)
-    q = eden._dequantize(pl.indices, b, "lm", eden._coins(5, (2,), 4096, b % 1, "cpu") if b % 1 else None, F64, "cpu")
+    q = eden_quantizer.dequantize(pl.indices, b, "lm", eden_quantizer.draw_coins(5, (2,), 4096, b % 1, "cpu") if b % 1 else None, F64, "cpu")
     r = H.rht(x, H.rotation_signs(5, (2,), 1, 4096, F64, "cpu"))
     n2 = (x * x).sum(-1)
     sse = n2**2 * (q * q).sum(-1) / (r * q).sum(-1) ** 2 - n2
@@ -213,7 +213,7 @@ def test_padding_and_bits_accounting():
     assert pl.D == 1024 and pl.indices.shape == (2, 1024) and eden.decompress(pl).shape == (2, 1000)
     assert pl.nbits.tolist() == [3 * 1024 + 64] * 2
     pl = eden.compress(x, 2.25, 0)
-    hi = int(eden.coin_mask(0, 1024, 2.25).sum())  # the same coins for both rows
+    hi = int(eden_quantizer.coin_mask(0, 1024, 2.25).sum())  # the same coins for both rows
     assert pl.nbits.tolist() == [2 * 1024 + hi + 64] * 2
     # sub-bit: 300 codes sent (not the padded 512): 512 coordinates kept before the rotation, 300 of the
     # 512 rotated ones sent; the others' codes are 0 and the receiver treats them as lost
@@ -229,9 +229,9 @@ def test_padding_and_bits_accounting():
 
 def test_fractional_coin_fraction():
     D, b = 2**16, 1.3
-    c = eden.coin_mask(11, D, b).double().sum().item()
+    c = eden_quantizer.coin_mask(11, D, b).double().sum().item()
     assert abs(c - 0.3 * D) < 5 * math.sqrt(D * 0.3 * 0.7)
-    assert not eden.coin_mask(11, D, 2).any() and not eden.coin_mask(11, D, 0.5).any()
+    assert not eden_quantizer.coin_mask(11, D, 2).any() and not eden_quantizer.coin_mask(11, D, 0.5).any()
 
 
 @pytest.mark.parametrize("b", [0.05, 0.1, 0.3, 0.5, 1.5, 2.5])
@@ -423,7 +423,7 @@ def test_quantizer_is_nearest_centroid_with_tie_rule(b, dtype):
     g = torch.Generator().manual_seed(b)
     u = torch.cat([torch.randn(20000, generator=g, dtype=dtype) * 1.5, torch.tensor(t, dtype=dtype),
                    torch.tensor([0.0, 50.0, -50.0], dtype=dtype)])
-    q = eden._dequantize(eden._lm_quantize(u, b), float(b), "lm", None, F64, "cpu")
+    q = eden_quantizer.dequantize(eden_quantizer.lm_quantize(u, b), float(b), "lm", None, F64, "cpu")
     ct = torch.tensor(c)
     near = ct[(u.double().unsqueeze(-1) - ct).abs().argmin(-1)]
     on = torch.isin(u.double(), torch.tensor(t, dtype=dtype).double())
@@ -577,7 +577,7 @@ def test_payload_pinned(batch, d, b, dt, kw, digest, scales, nbits, sq):
 # ---------------------------------------------------------------- compiled CPU path = torch path, bit for bit
 def _torch_path(monkeypatch):
     monkeypatch.setattr(H, "_rotation_applies", lambda *a: False)
-    monkeypatch.setattr(eden, "_compiled_applies", lambda t: False)
+    monkeypatch.setattr(eden_quantizer, "compiled_applies", lambda t: False)
 
 
 @pytest.mark.parametrize("batch, d, b, dt, kw", [
@@ -616,11 +616,11 @@ def test_compiled_codes_at_the_thresholds(b, dt):
     edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.tensor([0.0, 50.0], dtype=dt)])
     u = torch.cat([edge, -edge, torch.randn(5000, generator=torch.Generator().manual_seed(b), dtype=dt) * 2])
     r = torch.stack([u, u.flip(0)])
-    idx, q = eden._lm_quantize_compiled(r, torch.ones(2, dtype=dt), b, None)
-    ref = eden._lm_quantize(r, b)
+    idx, q = eden_quantizer.lm_quantize_compiled(r, torch.ones(2, dtype=dt), b, None)
+    ref = eden_quantizer.lm_quantize(r, b)
     assert torch.equal(idx, ref)
     assert torch.equal(q.view(torch.int32 if dt == torch.float32 else torch.int64),
-                       eden._dequantize(ref, float(b), "lm", None, dt, "cpu").view(torch.int32 if dt == torch.float32
+                       eden_quantizer.dequantize(ref, float(b), "lm", None, dt, "cpu").view(torch.int32 if dt == torch.float32
                                                                                    else torch.int64))
 
 
@@ -641,7 +641,7 @@ def test_closed_forms_have_one_home_in_eden_theory():
     # the codec module holds the codec; the closed forms live in qlib.eden_theory alone (no forwarding:
     # README, "Changes for users")
     assert set(eden.__all__) == {"SCALE_BITS", "Payload", "check_payload", "compress", "decompress", "roundtrip",
-                                 "received_mask", "mean_estimate", "sent_mask", "coin_mask", "compress_rotated",
+                                 "received_mask", "mean_estimate", "sent_mask", "compress_rotated",
                                  "rotated_reconstruction", "decompressed_mean_error"}
     assert not set(eden.__all__) & set(eden_theory.__all__)
     for name in ("limit_vnmse", "lloyd_max", "expected_vnmse", "rd_bound", "MAX_BITS"):
@@ -800,12 +800,12 @@ def test_compiled_quantizer_makes_the_products_of_r_and_q_as_torch_does(monkeypa
     products torch's ``mul`` makes, so the scale has the bits it had when torch multiplied."""
     x = torch.randn(3, 5000, generator=torch.Generator().manual_seed(1)).exp()
     got = eden.compress(x, 4, 2)
-    orig = eden._lm_quantize_compiled
+    orig = eden_quantizer.lm_quantize_compiled
 
     def torch_products(r, eta, lo, coins, times_r=False):
         idx, q = orig(r, eta, lo, coins)
         return idx, (torch.mul(r, q) if times_r else q)
 
-    monkeypatch.setattr(eden, "_lm_quantize_compiled", torch_products)
+    monkeypatch.setattr(eden_quantizer, "lm_quantize_compiled", torch_products)
     want = eden.compress(x, 4, 2)
     assert torch.equal(got.indices, want.indices) and torch.equal(got.scale, want.scale)

@@ -1,4 +1,4 @@
-"""The compiled CPU path of the engine and the recorder (qlib._kernels.engine) against the torch path.
+"""The compiled CPU path of the engine and the recorder (qlib._kernels.engine, .quantize, .rqn) against the torch path.
 
 * quantizers: the same values as ``qlib.quantizers.quantize_many``, exactly (every family, both
   b-bit variants, per-tensor blocks, ties and zero blocks, the ternary pivot carried between calls);
@@ -16,14 +16,15 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import engine, quantizers, recorder, rqn, synthetic
-from qlib._kernels import engine as ec
+from qlib import engine, engine_models, quantizers, recorder, rqn, synthetic
+from qlib._kernels import quantize as kq
+from qlib._kernels import rqn as kr
 
 ALL = quantizers.names() + list(quantizers.TERNARY_TABLE.values())   # both 1.58b readings
 
 
 def _codes(names, split, variant):
-    return ec.quantizer_codes(names, split, variant)
+    return kq.quantizer_codes(names, split, variant)
 
 
 def _rows(E=12, K=5, p=41, seed=0, walk=True):
@@ -53,8 +54,8 @@ def test_quantize_rows_equals_quantize_many_exactly(variant, split, walk):
     out = np.empty((K, E, len(ALL), p), np.float32)
     pivots = np.full((K, len(ALL) * len(split)), -1, np.int64)
     # two calls: the second starts from the pivots the first left
-    ec.quantize_rows(x[:5].numpy(), kinds, params, offsets, out[:, :5], pivots)
-    ec.quantize_rows(x[5:].numpy(), kinds, params, offsets, out[:, 5:], pivots)
+    kq.quantize_rows(x[:5].numpy(), kinds, params, offsets, out[:, :5], pivots)
+    kq.quantize_rows(x[5:].numpy(), kinds, params, offsets, out[:, 5:], pivots)
     ref = quantizers.quantize_many(ALL, x.reshape(E * K, p), split=split, variant=variant)
     ref = ref.reshape(len(ALL), E, K, p).permute(2, 1, 0, 3).numpy()
     np.testing.assert_array_equal(out, ref)
@@ -70,7 +71,7 @@ def test_ternary_pivot_from_any_start_is_the_stable_argsort_cut():
     for start in (-1, 0, 17, 63):
         out = np.empty((1, 1, 3, 64), np.float32)
         pivots = np.full((1, 3), start, np.int64)
-        ec.quantize_rows(x.numpy(), kinds, params, offsets, out, pivots)
+        kq.quantize_rows(x.numpy(), kinds, params, offsets, out, pivots)
         np.testing.assert_array_equal(out[0, 0], ref[:, 0])
 
 
@@ -96,7 +97,7 @@ def _stats(B, ddof=1, ep=None, ne=None, eh=None):
     if eh is None:
         eh = _row_models(B, ep)
     r, best, d2, kb, nd, bad = outs
-    ec.rq_stats(B.numpy(), ep, eh, ne, ddof, 0.0, r, best, d2, kb, nd, bad)
+    kr.rq_stats(B.numpy(), ep, eh, ne, ddof, 0.0, r, best, d2, kb, nd, bad)
     return r, best, d2, kb, nd, bad
 
 
@@ -151,7 +152,7 @@ def test_rq_stats_over_the_listed_epochs_equals_the_full_buffer():
         np.testing.assert_array_equal(a, b)
     C = B.clone()
     C[keep.permute(0, 2, 1).logical_not().unsqueeze(-1).expand_as(C)] = -1.0   # forget the repeats
-    ec.fill_repeats(C.numpy(), ep, ne, T)
+    kq.fill_repeats(C.numpy(), ep, ne, T)
     assert torch.equal(C, B)
 
 
@@ -165,7 +166,7 @@ def test_quantize_unique_keeps_the_rows_that_change():
     full = quantizers.quantize_many(ALL, x.reshape(E * K, p), split=split).reshape(Q, E, K, p)
     last = np.empty((K, Q, p), np.float32)
     has = np.zeros(K, np.bool_)
-    mult = ec.hash_multipliers(p, seed=1)
+    mult = kq.hash_multipliers(p, seed=1)
     hashes = {}
     pivots = np.full((K, Q * 2), -1, np.int64)
     kept = [[] for _ in range(K)]
@@ -176,7 +177,7 @@ def test_quantize_unique_keeps_the_rows_that_change():
         sel = np.empty((K, Eb * Q), np.int64)
         hsel = np.empty((K, Eb * Q), np.int64)
         count = np.zeros(K, np.int64)
-        ec.quantize_unique(xe.numpy(), kinds, params, offsets, pivots, last, has, packed, sel, hsel, mult, count)
+        kq.quantize_unique(xe.numpy(), kinds, params, offsets, pivots, last, has, packed, sel, hsel, mult, count)
         for k in range(K):
             for i in range(count[k]):
                 e, q = divmod(int(sel[k, i]), Q)
@@ -230,17 +231,17 @@ def test_compiled_training_agrees_with_torch_and_repeats_bit_for_bit(loss):
     X, y = _train_data()
     if loss == "mse":
         y = y * 2 - 0.5
-    model = engine.Linear(X.shape[2])
-    th0 = engine.init_params(model, X.shape[0], 0)
+    model = engine_models.Linear(X.shape[2])
+    th0 = engine_models.init_params(model, X.shape[0], 0)
     kw = dict(epochs=120, lr=1e-2, loss=loss, record_loss=True, chunk_size=4)
-    a = engine.train(model, th0, X, y, backend="torch", **kw)
-    b = engine.train(model, th0, X, y, backend="compiled", **kw)
+    a = engine.train(model, th0, X, y, engine.TrainConfig(backend="torch", **kw))
+    b = engine.train(model, th0, X, y, engine.TrainConfig(backend="compiled", **kw))
     torch.testing.assert_close(b.theta, a.theta, atol=2e-6, rtol=1e-5)
     torch.testing.assert_close(b.train_loss, a.train_loss, atol=2e-6, rtol=1e-5)
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        c = engine.train(model, th0, X, y, backend="compiled", **kw)
+        c = engine.train(model, th0, X, y, engine.TrainConfig(backend="compiled", **kw))
     finally:
         torch.set_num_threads(threads)
     assert torch.equal(b.theta, c.theta) and torch.equal(b.train_loss, c.train_loss)
@@ -248,12 +249,12 @@ def test_compiled_training_agrees_with_torch_and_repeats_bit_for_bit(loss):
 
 def test_compiled_callbacks_see_each_epochs_parameters():
     X, y = _train_data(K=3)
-    model = engine.Linear(X.shape[2])
-    th0 = engine.init_params(model, 3, 0)
+    model = engine_models.Linear(X.shape[2])
+    th0 = engine_models.init_params(model, 3, 0)
     seen = {}
     for backend in ("torch", "compiled"):
         got = []
-        engine.train(model, th0, X, y, epochs=120, lr=1e-2, backend=backend,
+        engine.train(model, th0, X, y, engine.TrainConfig(epochs=120, lr=1e-2, backend=backend),
                      callbacks=[lambda e, th, m, got=got: got.append((e, th.clone()))])
         seen[backend] = got
     assert [e for e, _ in seen["compiled"]] == list(range(1, 121))
@@ -263,24 +264,25 @@ def test_compiled_callbacks_see_each_epochs_parameters():
 
 def test_backend_choice_and_errors():
     X, y = _train_data(K=2)
-    lin, mlp = engine.Linear(X.shape[2]), engine.MLP(X.shape[2], hidden=4)
+    lin, mlp = engine_models.Linear(X.shape[2]), engine_models.MLP(X.shape[2], hidden=4)
     assert engine.compiled_backend(lin, "cpu")
     assert not engine.compiled_backend(mlp, "cpu")
     assert not engine.compiled_backend(lin, "cpu", torch.float64)
     with pytest.raises(ValueError, match="backend"):
-        engine.train(lin, engine.init_params(lin, 2, 0), X, y, epochs=1, backend="numba")
+        engine.train(lin, engine_models.init_params(lin, 2, 0), X, y, engine.TrainConfig(epochs=1, backend="numba"))
     with pytest.raises(ValueError, match="backend='compiled' does not apply here: .*Linear only"):
-        engine.train(mlp, engine.init_params(mlp, 2, 0), X, y, epochs=1, backend="compiled")
+        engine.train(mlp, engine_models.init_params(mlp, 2, 0), X, y, engine.TrainConfig(epochs=1, backend="compiled"))
     with pytest.raises(ValueError, match="float32"):
-        engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=1, backend="compiled")
+        engine.train(lin, engine_models.init_params(lin, 2, 0, dtype=torch.float64), X, y,
+                     engine.TrainConfig(epochs=1, backend="compiled"))
     # float64 parameters under "auto" take the torch path
-    engine.train(lin, engine.init_params(lin, 2, 0, dtype=torch.float64), X, y, epochs=2)
+    engine.train(lin, engine_models.init_params(lin, 2, 0, dtype=torch.float64), X, y, engine.TrainConfig(epochs=2))
     # the recorder's compiled path applies to an MLP on the CPU (incremental recording), not on CUDA
     assert recorder.compiled_reason(mlp, "cpu") == ""
-    assert recorder.RQRecorder(mlp, ["sign"], X, y, epochs=3, backend="compiled")._incremental
+    assert recorder.RQRecorder(mlp, ["sign"], X, y, recorder.RecorderConfig(epochs=3, backend="compiled"))._incremental
     with pytest.raises(ValueError, match="backend='compiled' does not apply here"):
-        recorder.RQRecorder(engine.MLP(X.shape[2], hidden=4), ["sign"], X, y, epochs=3, backend="compiled",
-                            device=torch.device("meta"))
+        recorder.RQRecorder(engine_models.MLP(X.shape[2], hidden=4), ["sign"], X, y,
+                            recorder.RecorderConfig(epochs=3, backend="compiled", device=torch.device("meta")))
 
 
 @pytest.mark.parametrize("variant", quantizers.VARIANTS)
@@ -292,16 +294,18 @@ def test_compiled_recorder_agrees_with_torch_recorder(variant, scope):
     xv, yv = synthetic.sample(laws, (4, 32), g)
     K = 8
     X, Y, Xv, Yv = x.reshape(K, 32, 6), y.reshape(K, 32), xv.reshape(K, 32, 6), yv.reshape(K, 32)
-    model = engine.Linear(12)
-    th0 = engine.init_params(model, K, 0)
+    model = engine_models.Linear(12)
+    th0 = engine_models.init_params(model, K, 0)
     names = [n for n in quantizers.names() if n != "identity"]
     recs = {}
     for backend in ("torch", "compiled"):
-        rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=90, transform=synthetic.features, block=13,
-                                  scope=scope, variant=variant, keep_losses=True, backend=backend)
+        rec = recorder.RQRecorder(model, names, Xv, Yv,
+                                  recorder.RecorderConfig(epochs=90, transform=synthetic.features, block=13,
+                                                          scope=scope, variant=variant, keep_losses=True,
+                                                          backend=backend))
         # the same trajectories on both sides: the recorders differ, not the training
-        engine.train(model, th0, X, Y, epochs=90, lr=3e-2, transform=synthetic.features, callbacks=[rec],
-                     chunk_size=3, backend="torch")
+        engine.train(model, th0, X, Y, engine.TrainConfig(epochs=90, lr=3e-2, chunk_size=3, backend="torch"),
+                     transform=synthetic.features, callbacks=[rec])
         recs[backend] = rec
     a, b = recs["torch"], recs["compiled"]
     torch.testing.assert_close(b.losses, a.losses, atol=1e-6, rtol=1e-5)
@@ -318,14 +322,14 @@ def test_compiled_kernels_are_thread_count_independent():
     for nt in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
         numba.set_num_threads(nt)
         out = np.empty((8, 20, len(ALL), 33), np.float32)
-        ec.quantize_rows(x.numpy(), kinds, params, offsets, out, np.full((8, len(ALL) * 2), -1, np.int64))
+        kq.quantize_rows(x.numpy(), kinds, params, offsets, out, np.full((8, len(ALL) * 2), -1, np.int64))
         outs.append(out)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     out = np.empty((8, 20, len(ALL), 33), np.float32)
-    ec.kernel("quantize_rows", 1)(x.numpy(), kinds, params, offsets, out, np.full((8, len(ALL) * 2), -1, np.int64))
+    kq.kernel("quantize_rows", 1)(x.numpy(), kinds, params, offsets, out, np.full((8, len(ALL) * 2), -1, np.int64))
     outs.append(out)                                  # the serial twin
-    assert ec.kernel("quantize_rows", 1) is ec.SERIAL["quantize_rows"]
-    assert ec.kernel("quantize_rows", 2) is ec.quantize_rows
+    assert kq.kernel("quantize_rows", 1) is kq.SERIAL["quantize_rows"]
+    assert kq.kernel("quantize_rows", 2) is kq.quantize_rows
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
 
@@ -344,6 +348,6 @@ def test_ternary_pivot_far_moves_select_in_a_band(scale):
     out = np.empty((K, E, len(names), p), np.float32)
     pivots = np.full((K, len(names)), -1, np.int64)
     for e in range(E):                                    # one epoch per call: the pivots carry over
-        ec.quantize_rows(x[e:e + 1].contiguous().numpy(), kinds, params, offsets, out[:, e:e + 1], pivots)
+        kq.quantize_rows(x[e:e + 1].contiguous().numpy(), kinds, params, offsets, out[:, e:e + 1], pivots)
     ref = quantizers.quantize_many(names, x.reshape(E * K, p)).reshape(len(names), E, K, p).permute(2, 1, 0, 3)
     np.testing.assert_array_equal(out, ref.numpy())

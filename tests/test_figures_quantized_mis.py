@@ -1,6 +1,8 @@
 """The figures and table displays of the quantized-MIS chapters (``qlib.repro.quantized_mis.figures``):
-each figure function returns a Figure with the expected number of axes from a small input with the
-study's columns (a real tiny study, or a frame built by hand), and each rejects a wrong input by name."""
+each figure function draws a small input with the study's columns (a real tiny study, or a frame built by
+hand) into the expected panels, plotting exactly the input's values (read back with the archive's figure
+capture; pies and heatmaps, which it does not keep, from their patches), and each rejects a wrong input
+by name."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from figure_helpers import close_figures, n_axes  # noqa: F401 (the fixture is autouse)
+from figure_helpers import close_figures, n_axes, panels, same, same_xy  # noqa: F401 (the fixture is autouse)
 
 import qlib.mia as mia  # noqa: E402
+from qlib import quantizers  # noqa: E402
 from qlib.repro.ledger import Item, claim, close, not_comparable  # noqa: E402
 from qlib.repro.quantized_mis import figures, molecular_claims, ranking_claims, study, synthetic_claims, theory  # noqa: E402
 from qlib.repro.quantized_mis.paper import PAPER_QUANTIZERS  # noqa: E402
@@ -31,6 +34,12 @@ def test_figure5_one_panel_per_quantizer():
     fig = figures.figure5(torch.linspace(-1, 1, 101, dtype=torch.float64))
     assert n_axes(fig) == 8
     assert [ax.get_title() for ax in fig.axes][:2] == ["Sign", "1.58b 33%"]
+    grid = torch.linspace(-1, 1, 101, dtype=torch.float64)
+    for p, name in zip(panels(fig), [n for n in quantizers.names() if n != "identity"]):
+        same_xy(p.line("identity"), grid, grid)
+        same_xy(p.line("printed formula (default)"), grid, quantizers.get(name)(grid))
+        if name.startswith("bits"):
+            same_xy(p.line("capped variant"), grid, quantizers.get(name, variant="capped")(grid))
     with pytest.raises(ValueError, match=r"\bgrid\b"):
         figures.figure5(torch.zeros(2, 3, dtype=torch.float64))
 
@@ -65,13 +74,20 @@ W = np.array([[0.4, -1.0, 0.5], [-0.4, 0.2, 0.7]])
 
 def test_theorem_figures():
     fixed = {"toy": (theory.rate_table(TOY_A, P3, [10, 20, 40]), mia.chernoff_rate(TOY_A, P3))}
-    assert n_axes(figures.theorem31_figure(fixed)) == 1
+    (p,) = panels(figures.theorem31_figure(fixed))
+    t, c = fixed["toy"]
+    same_xy(p.line("toy: exact"), t["n"], t["−log Δ_n / n"])
+    same_xy(p.line("toy: + (½ log n)/n"), t["n"], t["corrected"])
+    same(p.of("line", ls=":")[0].y, [c, c])                                  # the constant C_P^1
 
     def adaptive(n):
         return np.vstack([np.zeros(3), W[0] + n ** -0.25, W[1] + 2 * n ** -0.25])
 
     ad, g = theory.adaptive_table(adaptive, P3, [16, 32, 64], 0.25)
-    assert n_axes(figures.theorem33_figure(ad, g.rate)) == 1
+    (p,) = panels(figures.theorem33_figure(ad, g.rate))
+    for col in ("ratio", "corrected", "C_P^1(n)/δ_2²"):
+        same_xy(p.line(col), ad["n"], ad[col])
+    same(p.line(r"$1/(2\sigma^2)$").y, [g.rate, g.rate])
     with pytest.raises(TypeError, match=r"\bfixed\b"):
         figures.theorem31_figure({})
     with pytest.raises(ValueError, match=r"\bad\b"):
@@ -87,8 +103,22 @@ def test_study_figures_from_a_tiny_study(tiny):
     assert n_axes(figures.figure8(tiny.config, seed=0, n_points=50)) == 3
     rho = synthetic_claims.spearman_table(tiny)
     assert n_axes(figures.figure2(tiny, rho)) == 3
-    assert n_axes(figures.figure2(tiny, rho, statistic="median")) == 3
-    assert n_axes(figures.figure6(tiny)) == 1
+    Q = len(tiny.names)
+    for statistic, base in (("mean", tiny.disc_mis), ("median", tiny.thr_mis)):
+        ps = panels(figures.figure2(tiny, rho, statistic=statistic))
+        assert len(ps) == 3 and not ps[2].artists                          # one row of three, the third empty
+        r = tiny.r_summary(statistic)
+        for li, p in enumerate(ps[:laws]):
+            points = [a for a in p.of("line", marker="o") if not a.label]  # each quantizer's errorbar point
+            assert len(points) == Q
+            for qi, point in enumerate(points):
+                same_xy(point, [base[li, 1 + qi]], [r[li, qi]])
+    (p6,) = panels(figures.figure6(tiny))
+    rel = tiny.acc_val[:, 1:].mean(axis=2) / tiny.acc_val[:, :1].mean(axis=2)
+    r_mean = tiny.r_summary("mean")
+    for qi, q in enumerate(tiny.names):
+        (points,) = p6.of("points", label=quantizers.labels()[q])
+        same_xy(points, rel[:, qi], r_mean[:, qi])
     t2 = figures.table2(study.table2(tiny))
     assert len(t2) == laws and list(t2.columns[:2]) == ["σ", "modes"] and "Sign" in t2.columns
     assert "paper" in t2["Sign"].iloc[0]
@@ -109,13 +139,26 @@ def test_figure8_draws_the_nine_laws_in_three_rows():
     config = {"grid": [list(g) for g in synthetic.GRID], "law_seed": 0, "centre_scale": synthetic.CENTRE_SCALE}
     fig = figures.figure8(config, n_points=20)
     assert n_axes(fig) == 9 and tuple(fig.get_size_inches()) == (10, 9)
+    from sklearn.decomposition import PCA
+
+    laws = synthetic.make_laws(0, grid=[tuple(g) for g in synthetic.GRID], centre_scale=synthetic.CENTRE_SCALE)
+    xs, ys = synthetic.sample(laws, 20, torch.Generator().manual_seed(7))
+    for p, x, label in zip(panels(fig), xs, synthetic.law_labels(synthetic.GRID)):
+        (points,) = p.of("points")
+        assert p.title == label
+        same(points.data, PCA(2, random_state=0).fit_transform(x.numpy()))  # each law's points, projected
 
 
 def test_figure2_readings_from_a_frame_with_its_columns():
     cols = {f"ρ(r mean, {b}), {r} reading": [0.8, 0.6, 0.7] for b in ("discriminator", "threshold")
             for r in ("text", "Table 1")}
+    cols["ρ(r mean, threshold), Table 1 reading"] = [0.5, 0.4, 0.45]
     f2r = pd.DataFrame({"law": ["σ=1.5, 6 modes", "σ=3, 16 modes", "mean"], **cols})
-    assert n_axes(figures.figure2_readings(f2r)) == 2
+    ps = panels(figures.figure2_readings(f2r))
+    assert [p.title for p in ps] == ["vs discriminator MIS", "vs threshold MIS"]
+    for p, base in zip(ps, ("discriminator", "threshold")):                # per law: the text bar, the Table 1 bar
+        widths = [f2r[f"ρ(r mean, {base}), {r} reading"].iloc[:2] for r in ("text", "Table 1")]
+        same(p.bars()[:, 2], np.concatenate(widths))
     with pytest.raises(ValueError, match=r"\bf2r\b"):
         figures.figure2_readings(f2r.drop(columns="law"))
     rows = [close(Item("Figure 2", "mean ρ", 0.86), 0.8, atol=0.1, kind="theory-check"),
@@ -127,12 +170,25 @@ def test_figure2_readings_from_a_frame_with_its_columns():
 # ------------------------------------------------------------------------------------ chapter 04
 def test_ranking_figures(tiny, stab):
     runs = tiny.config["runs"]
-    assert n_axes(figures.figure7(stab, runs)) == 1
-    assert n_axes(figures.figure1_pies(stab, tiny, law=1, k_runs=[2, 5, 50])) == 8 * 2   # k_run 50 not tried
+    (p,) = panels(figures.figure7(stab, runs))
+    for col, st in stab["st"].items():
+        s = st["spearman"].reshape(len(stab["k_runs"]), -1)
+        same_xy(p.line(col), stab["k_runs"], np.nanmean(s, axis=1))
+    pies = figures.figure1_pies(stab, tiny, law=1, k_runs=[2, 5, 50])
+    assert n_axes(pies) == 8 * 2                                            # k_run 50 not tried
+    ranks = stab["st"]["r_Q^n mean"]["ranks"][:, :, 1]
+    for j, k in enumerate((2, 5)):                                          # a pie's wedges: its counts
+        ki = stab["k_runs"].index(k)
+        for rk in range(1, 9):
+            counts = np.array([(np.rint(ranks[ki, :, q]) == rk).sum() for q in range(8)])
+            wedges = pies.axes[(rk - 1) * 2 + j].patches
+            spans = np.array([w.theta2 - w.theta1 for w in wedges])
+            np.testing.assert_allclose(spans, 360 * counts / counts.sum(), rtol=1e-12)
     conf = {k: ranking_claims.confusion(stab, k) for k in (2, 20)}
     assert conf[20] is None
     fig = figures.figure1_confusion(conf, runs)
     assert n_axes(fig) == 2 and not fig.axes[1].axison
+    same(fig.axes[0].collections[0].get_array(), conf[2])                  # the heatmap's cells
     with pytest.raises(ValueError, match=r"\blaw\b"):
         figures.figure1_pies(stab, tiny, law=2)
     with pytest.raises(ValueError, match=r"\bk_runs\b"):
@@ -153,9 +209,23 @@ def _tradeoff(groups, key="task"):
 @pytest.mark.parametrize("n_groups, axes", [(1, 1), (2, 2), (3, 3), (4, 4), (5, 6)])
 def test_tradeoff_figures(n_groups, axes):
     frame = _tradeoff([f"Task_With_A_Long_Name_{i}" for i in range(n_groups)])
+    frame.loc[::3, "relative"] = -2.5                                      # below figure 4's clip
     assert n_axes(figures.figure3(frame)) == axes
     assert n_axes(figures.figure4(frame)) == axes
-    assert n_axes(figures.figure9(_tradeoff(["maccs", "morgan"][:min(n_groups, 2)], "embedder"))) == min(n_groups, 2)
+    labels = quantizers.labels()
+    for draw, clip in ((figures.figure3, None), (figures.figure4, (-1, 1.1))):
+        ps = panels(draw(frame))
+        assert len(ps) == axes and not any(p.artists for p in ps[n_groups:])  # the spare panels are empty
+        for p, task in zip(ps, pd.unique(frame["task"])):
+            for q in PAPER_QUANTIZERS:
+                s = frame[(frame["task"] == task) & (frame["quantizer"] == q)]
+                (points,) = p.of("points", label=labels[q])
+                same_xy(points, s["r_q"], s["relative"].clip(*clip) if clip else s["relative"])
+    emb = _tradeoff(["maccs", "morgan"][:min(n_groups, 2)], "embedder")
+    ps = panels(figures.figure9(emb))
+    assert [p.title for p in ps] == [f"embedder {e}" for e in pd.unique(emb["embedder"])]
+    s = emb[(emb["embedder"] == "maccs") & (emb["quantizer"] == "sign")]
+    same_xy(ps[0].of("points", label=labels["sign"])[0], s["r_q"], s["relative"])
 
 
 def test_tradeoff_figure_rejects_a_frame_without_its_columns():
@@ -168,7 +238,17 @@ def test_tradeoff_figure_rejects_a_frame_without_its_columns():
 def test_figure10_two_rows_per_task():
     g = torch.Generator().manual_seed(0)
     prof = molecular_claims.lambda_profiles(torch.rand(6, 8, 2, 5, generator=g, dtype=torch.float64))
-    assert n_axes(figures.figure10({"AMES": prof, "DILI": prof})) == 4
+    fig = figures.figure10({"AMES": prof, "DILI": prof})
+    assert n_axes(fig) == 4
+    ps = panels(fig)                                                       # top row Λ_kk, bottom row argmax
+    labels = quantizers.labels()
+    am = prof.drop_duplicates(["quantizer", "run"])
+    counts, _ = np.histogram(am.argmax_k[am.argmax_k > 0], bins=30)
+    for j in (0, 1):
+        for q in PAPER_QUANTIZERS:
+            s = prof[(prof.quantizer == q) & (prof.run == 0)]
+            same_xy(ps[j].line(labels[q]), s.k, s.lam)
+        same(ps[2 + j].bars()[:, 3], counts)
     with pytest.raises(TypeError, match=r"\bprofiles\b"):
         figures.figure10({})
 

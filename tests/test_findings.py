@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from qlib.book import findings as BF
-from qlib.book.compare import COLUMNS
+from qlib.book.schema import COLUMNS
 from qlib.repro import findings as F
 
 

@@ -39,7 +39,8 @@ def _run(**kw):
     args = dict(method="EDEN", bits=2, rounds=3, clients_per_round=4, local_steps=2, batch_size=5, client_lr=0.5,
                 seed=1, device="cpu")
     args.update(kw)
-    return fedavg.run(Tiny(), _toy(), **args)
+    evals = {k: args.pop(k) for k in ("test", "train_eval") if k in args}      # beside the record
+    return fedavg.run(Tiny(), _toy(), fedavg.FedAvgConfig(**args), **evals)
 
 
 def test_batched_engine_equals_client_loop():
@@ -59,8 +60,9 @@ def test_float32_one_client_full_participation_is_local_sgd():
     torch.manual_seed(0)
     cd = _toy(clients=1)
     model = Tiny()
-    res = fedavg.run(model, cd, method="Float32", rounds=1, clients_per_round=1, local_steps=1, batch_size=7,
-                 client_lr=0.3, seed=3, device="cpu")
+    res = fedavg.run(model, cd,
+                     fedavg.FedAvgConfig(method="Float32", rounds=1, clients_per_round=1, local_steps=1, batch_size=7,
+                                         client_lr=0.3, seed=3, device="cpu"))
     gen = torch.Generator().manual_seed(distributed.derive_seed(3, 0, 0))
     clients = torch.randperm(1, generator=gen)[:1]
     xb, yb = cd.sample(clients, 7, gen)
@@ -183,8 +185,10 @@ def test_charlstm_trains_under_fedavg_batched_and_loop_alike(device):
     X = torch.randint(1, 10, (60, 12), generator=g)
     data = fedavg.client_data(X, torch.roll(X, -1, 1), [np.arange(i * 10, i * 10 + 10) for i in range(6)])
     model = fl_models.CharLSTM(vocab=10, embed=4, hidden=8)
-    runs = [fedavg.run(model, data, rounds=2, clients_per_round=3, local_steps=2, batch_size=4, method="Float32",
-                       batched=b, device=device, seed=1, eval_every=0).history for b in (False, True)]
+    runs = [fedavg.run(model, data,
+                       fedavg.FedAvgConfig(rounds=2, clients_per_round=3, local_steps=2, batch_size=4,
+                                           method="Float32", batched=b, device=device, seed=1,
+                                           eval_every=0)).history for b in (False, True)]
     for h in runs:
         assert np.isfinite(h[["train_loss", "train_acc"]].to_numpy()).all()
     np.testing.assert_allclose(runs[1]["train_loss"], runs[0]["train_loss"], rtol=1e-5)
@@ -203,11 +207,13 @@ def test_logistic_regression_converges_to_optimum():
     X = torch.randn(400, 5, generator=g, dtype=torch.float64)
     y = torch.sign(X @ torch.ones(5, dtype=torch.float64) + 0.5 * torch.randn(400, generator=g, dtype=torch.float64))
     parts = np.array_split(np.arange(400), 4)
-    w = distributed.logistic_regression(X, y, parts, rounds=400, l2=0.3)
+    w = distributed.logistic_regression(X, y, parts, distributed.LogisticRegressionConfig(rounds=400, l2=0.3))
     grad = (-(y * torch.sigmoid(-y * (X @ w))).unsqueeze(-1) * X).mean(0) + 0.3 * w
     assert float(grad.norm()) < 1e-8  # equal shares: the mean of client gradients is the full gradient
-    w8 = distributed.logistic_regression(X, y, parts, method="EDEN", bits=8, rounds=60, l2=0.3)
-    w1 = distributed.logistic_regression(X, y, parts, method="EDEN", bits=1, rounds=60, l2=0.3)
+    w8 = distributed.logistic_regression(X, y, parts,
+                                         distributed.LogisticRegressionConfig(method="EDEN", bits=8, rounds=60, l2=0.3))
+    w1 = distributed.logistic_regression(X, y, parts,
+                                         distributed.LogisticRegressionConfig(method="EDEN", bits=1, rounds=60, l2=0.3))
     assert float((w8 - w).norm()) < float((w1 - w).norm())
 
 
@@ -229,8 +235,9 @@ def test_divergence_gives_nan_rounds_not_an_error():
     cd = _toy()
     cd.X[cd.order[cd.offsets[3]]] = float("inf")  # one example of client 3 poisons its gradient
     torch.manual_seed(0)
-    res = fedavg.run(Tiny(), cd, method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
-                 client_lr=0.5, seed=1, device="cpu")
+    res = fedavg.run(Tiny(), cd,
+                     fedavg.FedAvgConfig(method="EDEN", bits=2, rounds=6, clients_per_round=8, local_steps=1,
+                                         batch_size=60, client_lr=0.5, seed=1, device="cpu"))
     h = res.history
     assert len(h) == 6 and h["round"].tolist() == list(range(1, 7))
     first = int(h["train_acc"].isna().idxmax())
@@ -246,8 +253,9 @@ def test_an_update_whose_norm_overflows_is_divergence_too():
     cd.X[three] = 1e30  # client 3's examples: finite, but its gradient's squared norm passes float32's 3.4e38
     assert torch.isfinite(cd.X).all() and len(set(cd.y[three].tolist())) > 1  # one logit wins; some labels differ
     torch.manual_seed(0)
-    res = fedavg.run(Tiny(), cd, method="QSGD", bits=2, rounds=6, clients_per_round=8, local_steps=1, batch_size=60,
-                     client_lr=0.5, seed=1, device="cpu")
+    res = fedavg.run(Tiny(), cd,
+                     fedavg.FedAvgConfig(method="QSGD", bits=2, rounds=6, clients_per_round=8, local_steps=1,
+                                         batch_size=60, client_lr=0.5, seed=1, device="cpu"))
     h = res.history
     assert len(h) == 6 and h["train_acc"].isna().any()
     first = int(h["train_acc"].isna().idxmax())
@@ -306,8 +314,9 @@ def test_config_record_is_frozen_hashable_and_equals_the_keywords():
     a = fedavg.run(Tiny(), _toy(), cfg)
     b = _run(bits=2)  # the same settings by keyword
     torch.manual_seed(0)
-    c = fedavg.run(Tiny(), _toy(), fedavg.FedAvgConfig(), method="EDEN", bits=2, rounds=3, clients_per_round=4,
-                   local_steps=2, batch_size=5, client_lr=0.5, seed=1, device="cpu")  # keywords replace fields
+    c = fedavg.run(Tiny(), _toy(),
+                   dataclasses.replace(fedavg.FedAvgConfig(), method="EDEN", bits=2, rounds=3, clients_per_round=4,
+                                       local_steps=2, batch_size=5, client_lr=0.5, seed=1, device="cpu"))  # keywords replace fields
     assert torch.equal(a.params, b.params) and torch.equal(a.params, c.params)
     assert a.config == b.config
     with pytest.raises(ValueError, match=r"\bbits\b has 3 entries for 8 clients"):
@@ -344,8 +353,8 @@ def test_fedavg_checks_its_evaluation_pairs_like_its_client_data():
             ((X[:5], y[:5] + 10), ValueError, r"test\[1\] must hold class indices < 10 \(the model's outputs\)"),
             ((X[:5],), TypeError, r"test must be None or a pair")):
         with pytest.raises(err, match=match):
-            fedavg.run(fl_models.LeNet5(), data, test=test, **kw)
+            fedavg.run(fl_models.LeNet5(), data, fedavg.FedAvgConfig(**kw), test=test)
     with pytest.raises(ValueError, match=r"train_eval\[0\] must be finite"):
-        fedavg.run(fl_models.LeNet5(), data, train_eval=(nan, y[:5]), **kw)
-    h = fedavg.run(fl_models.LeNet5(), data, test=(X[:5].numpy(), y[:5].numpy()), **kw).history  # arrays pass
+        fedavg.run(fl_models.LeNet5(), data, fedavg.FedAvgConfig(**kw), train_eval=(nan, y[:5]))
+    h = fedavg.run(fl_models.LeNet5(), data, fedavg.FedAvgConfig(**kw), test=(X[:5].numpy(), y[:5].numpy())).history  # arrays pass
     assert 0 <= h["test_acc"].iloc[-1] <= 1

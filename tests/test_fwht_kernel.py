@@ -221,7 +221,7 @@ for n0 in (2, 3, 5, 8, 16):
         ii[17] = n0
         assert F.lookup_row(ii, 0, tab, fdt(0.37), oo)
 import torch
-from qlib import _kernels, eden
+from qlib import _kernels, eden_quantizer
 from qlib import eden_theory
 from qlib._kernels import eden as E
 E.AVX2 = False  # float32 four-bit codes: the selects of _row_4bit, not the vector loop
@@ -231,10 +231,10 @@ t = t[t > 0]
 inf = torch.tensor(float("inf"))
 edge = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf), torch.randn(3001)])
 r = torch.stack([edge, -edge])
-idx, q = eden._lm_quantize_compiled(r, torch.ones(2), 4, None)
-ref = eden._lm_quantize(r, 4)
+idx, q = eden_quantizer.lm_quantize_compiled(r, torch.ones(2), 4, None)
+ref = eden_quantizer.lm_quantize(r, 4)
 assert torch.equal(idx, ref)
-assert torch.equal(q.view(torch.int32), eden._dequantize(ref, 4.0, "lm", None, torch.float32, "cpu").view(torch.int32))
+assert torch.equal(q.view(torch.int32), eden_quantizer.dequantize(ref, 4.0, "lm", None, torch.float32, "cpu").view(torch.int32))
 print("ok")
 """
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import compressors, data, dpsgd, eden, engine, fl_models, hadamard, synthetic
+from qlib import compressors, data, dpsgd, eden, engine_models, fl_models, hadamard, synthetic
 from qlib.mia import bounds, exact, game
 
 HUGE = 10**12
@@ -39,9 +39,9 @@ CASES = {
     "eden.received_mask(batch, random)": (lambda: eden.received_mask(16, 0.1, "random", batch=(HUGE,)), "batch"),
     "SQHuffman(levels=1e9)": (lambda: compressors.SQHuffman(10**9 * 2), "levels"),
     "CountSketch(rows).compress": (lambda: compressors.CountSketch(2.0, rows=HUGE).compress(_x(), 0), "rows"),
-    "engine.MLP(hidden).init": (lambda: engine.MLP(3, HUGE).init(2, torch.Generator()), "K"),
-    "engine.Linear.init(K)": (lambda: engine.Linear(3).init(HUGE, torch.Generator()), "K"),
-    "engine.init_params(K)": (lambda: engine.init_params(engine.Linear(3), HUGE, 0), "K"),
+    "engine_models.MLP(hidden).init": (lambda: engine_models.MLP(3, HUGE).init(2, torch.Generator()), "K"),
+    "engine_models.Linear.init(K)": (lambda: engine_models.Linear(3).init(HUGE, torch.Generator()), "K"),
+    "engine_models.init_params(K)": (lambda: engine_models.init_params(engine_models.Linear(3), HUGE, 0), "K"),
     "fl_models.ResNet9(n_classes)": (lambda: fl_models.ResNet9(n_classes=HUGE), "n_classes"),
     "fl_models.MLP(hidden)": (lambda: fl_models.MLP(hidden=HUGE), "hidden"),
     "fl_models.CharLSTM(vocab)": (lambda: fl_models.CharLSTM(vocab=HUGE), "vocab"),
@@ -50,10 +50,12 @@ CASES = {
                                                          torch.Generator()), "shape"),
     "mia.bounds.max_delta_discrete(n=1e12)": (lambda: bounds.max_delta_discrete(np.array([0.5, 0.5]), HUGE), "n"),
     "simulate_mia_game(n=1e9)": (lambda: game.simulate_mia_game(game.discrete_sampler([0.5, 0.5]),
-                                                                game.count_algorithm(2), lambda t, z: z == 0, 10**9),
+                                                                game.count_algorithm(2), lambda t, z: z == 0,
+                                                                game.GameConfig(10**9)),
                                  "n"),
-    "dpsgd.train(T=1e12)": (lambda: dpsgd.train(_task(), "dpsgd", runs=1, T=HUGE, m=4, eta=0.1, clip=1.0,
-                                                device="cpu"), "T"),
+    "dpsgd.train(T=1e12)": (lambda: dpsgd.train(_task(), "dpsgd",
+                                                dpsgd.DPSGDConfig(runs=1, T=HUGE, m=4, eta=0.1, clip=1.0,
+                                                                  device="cpu")), "T"),
     "mia.exact.count_vectors(10**6, 10**6)": (lambda: exact.count_vectors(10**6, 10**6), "max_states"),
     "mia.exact.n_count_vectors(10**6, 10**6)": (lambda: exact.n_count_vectors(10**6, 10**6), "K"),
 }

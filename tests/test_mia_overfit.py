@@ -27,9 +27,9 @@ def test_ols_interpolation_gives_perfect_attack():
 
 
 def test_simulation1_tiny_run_learns_and_is_seeded():
-    kw = dict(n=100, d=5, width=64, iters=40, lr=0.01, n_val=200, eval_every=20, seeds=(0, 1), device="cpu")
-    a = overfit.train_overfit_mlp(**kw)
-    b = overfit.train_overfit_mlp(**kw)
+    cfg = overfit.OverfitConfig(n=100, d=5, width=64, iters=40, lr=0.01, n_val=200, eval_every=20, seeds=(0, 1))
+    a = overfit.train_overfit_mlp(cfg, device="cpu")
+    b = overfit.train_overfit_mlp(cfg, device="cpu")
     assert a.train_frac.shape == (2, 3, 7) and np.array_equal(a.train_frac, b.train_frac)
     assert np.all(a.train_mse[:, -1] < a.train_mse[:, 0])
 
@@ -44,7 +44,7 @@ def test_bad_input():
     with pytest.raises(ValueError):
         overfit.ols_losses(0, 5, 10)
     with pytest.raises(ValueError, match="lr"):
-        overfit.train_overfit_mlp(lr=-1.0, iters=1)
+        overfit.train_overfit_mlp(overfit.OverfitConfig(lr=-1.0, iters=1))
 
 
 def test_bad_input_baseline_is_small():
@@ -55,11 +55,12 @@ def test_bad_input_baseline_is_small():
     from badinput.baselines.mia import BASELINES
 
     kw = BASELINES["qlib.mia.overfit.train_overfit_mlp"]()
-    assert kw and kw["iters"] <= 5 and kw["width"] <= 16
+    cfg = kw["config"]
+    assert cfg.iters <= 5 and cfg.width <= 16
     overfit.train_overfit_mlp(**kw)  # the first call pays torch's one-off start-up (seconds on a loaded machine)
     t0 = time.perf_counter()
     run = overfit.train_overfit_mlp(**kw)
-    assert time.perf_counter() - t0 < 1.0 and run.train_frac.shape[0] == len(kw["seeds"])
+    assert time.perf_counter() - t0 < 1.0 and run.train_frac.shape[0] == len(cfg.seeds)
 
 
 def test_simulation1_arguments_are_checked():
@@ -67,4 +68,5 @@ def test_simulation1_arguments_are_checked():
                      (dict(seeds=()), "seeds"), (dict(eval_every=0), "eval_every"), (dict(n_val=0), "n_val"),
                      (dict(noise_sd=-1.0), "noise_sd")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
-            overfit.train_overfit_mlp(**{**dict(iters=1, width=2, n=4, n_val=4, device="cpu"), **kw})
+            overfit.train_overfit_mlp(overfit.OverfitConfig(**{**dict(iters=1, width=2, n=4, n_val=4), **kw}),
+                                      device="cpu")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qlib.book import cli, publish
+from qlib.book import cli, publish, toc
 
 NB = {"cells": [], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
       "nbformat": 4, "nbformat_minor": 5}
@@ -141,7 +141,7 @@ def _copy_html(html: Path, parent: Path) -> int:
 def test_toc_pages_expand_globs_in_order(tmp_path):
     root, _, _ = _fake(tmp_path)
     (root / "chapters/a/02-y.md").write_text("# y\n")
-    assert publish.toc_pages(root) == ["chapters/intro/index", "chapters/a/01-x", "chapters/a/02-y"]
+    assert toc.toc_pages(root) == ["chapters/intro/index", "chapters/a/01-x", "chapters/a/02-y"]
 
 
 def test_the_pdf_goes_to_the_site_root_and_its_link_must_resolve(tmp_path):

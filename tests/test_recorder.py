@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import engine, quantizers, recorder, rqn, synthetic
+from qlib import engine, engine_models, losses, quantizers, recorder, rqn, synthetic
 
 
 # ----------------------------------------------------------------------------- fused quantizers
 @pytest.mark.parametrize("variant", quantizers.VARIANTS)
 @pytest.mark.parametrize("scope", ["model", "tensor"])
 def test_quantize_many_equals_quantizers_module(scope, variant):
-    model = engine.Linear(30)
-    th = engine.init_params(model, 50, 0)
+    model = engine_models.Linear(30)
+    th = engine_models.init_params(model, 50, 0)
     th[0, :5] = 0.0                                   # exact zeros and ties
     th[1, :10] = 0.25
     names = quantizers.names()
-    split = engine.param_sizes(model) if scope == "tensor" else None
+    split = engine_models.param_sizes(model) if scope == "tensor" else None
     assert split in (None, [30, 1])
     got = quantizers.quantize_many(names, th, split=split, variant=variant)
     for i, nm in enumerate(names):
@@ -41,7 +41,7 @@ def test_unknown_quantizer_and_scope():
         quantizers.quantize_many(["sign"], torch.zeros(2, 4), split=[3, 2])
     model, _, _, _, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
     with pytest.raises(ValueError, match="scope"):
-        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, scope="layer")
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, recorder.RecorderConfig(epochs=5, scope="layer"))
 
 
 # ----------------------------------------------------------------------------- the recorder
@@ -51,8 +51,8 @@ def _tiny_setup(R=3, n=32, d=6, epochs=60, seed=0):
     x, y = synthetic.sample(laws, (R, n), g)
     xv, yv = synthetic.sample(laws, (R, n), g)
     K = len(laws) * R
-    model = engine.Linear(2 * d)
-    th0 = engine.init_params(model, K, seed)
+    model = engine_models.Linear(2 * d)
+    th0 = engine_models.init_params(model, K, seed)
     return model, th0, x.reshape(K, n, d), y.reshape(K, n), xv.reshape(K, n, d), yv.reshape(K, n), epochs
 
 
@@ -60,13 +60,14 @@ def _tiny_setup(R=3, n=32, d=6, epochs=60, seed=0):
 def test_recorder_equals_r_q_on_each_trajectory(backend):
     model, th0, X, Y, Xv, Yv, epochs = _tiny_setup()
     names = ["sign", "ternary50", "bits2", "bits4"]
-    rec = recorder.RQRecorder(model, names, Xv, Yv, epochs=epochs, transform=synthetic.features, keep_losses=True,
-                              block=7, backend=backend)
-    res = engine.train(model, th0, X, Y, epochs=epochs, lr=3e-2, transform=synthetic.features, callbacks=[rec],
-                       chunk_size=4, backend=backend)
+    rec = recorder.RQRecorder(model, names, Xv, Yv,
+                              recorder.RecorderConfig(epochs=epochs, transform=synthetic.features, keep_losses=True,
+                                                      block=7, backend=backend))
+    res = engine.train(model, th0, X, Y, engine.TrainConfig(epochs=epochs, lr=3e-2, chunk_size=4, backend=backend),
+                       transform=synthetic.features, callbacks=[rec])
     # the recorded losses are those of the quantized models of every epoch (checked on the last)
-    thq = quantizers.quantize_many(names, res.theta, split=engine.param_sizes(model))
-    last = engine.per_sample_loss("logistic", model.forward(thq, synthetic.features(Xv)), Yv)
+    thq = quantizers.quantize_many(names, res.theta, split=engine_models.param_sizes(model))
+    last = losses.per_sample_loss("logistic", model.forward(thq, synthetic.features(Xv)), Yv)
     torch.testing.assert_close(rec.losses[-1], last)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rqn.RQUndefinedWarning)
@@ -81,9 +82,10 @@ def test_recorder_equals_r_q_on_each_trajectory(backend):
 @pytest.mark.parametrize("backend", ["torch", "compiled"])
 def test_recorder_nan_when_model_never_changes(backend):
     model, th0, X, Y, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
-    rec = recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, transform=synthetic.features, backend=backend)
-    engine.train(model, th0, X, Y, epochs=5, lr=1e-9, transform=synthetic.features, callbacks=[rec],
-                 backend=backend)
+    rec = recorder.RQRecorder(model, ["sign"], Xv, Yv,
+                              recorder.RecorderConfig(epochs=5, transform=synthetic.features, backend=backend))
+    engine.train(model, th0, X, Y, engine.TrainConfig(epochs=5, lr=1e-9, backend=backend),
+                 transform=synthetic.features, callbacks=[rec])
     assert np.isnan(rec.r).all()
     with pytest.warns(rqn.RQUndefinedWarning):
         rec.finish()
@@ -92,15 +94,15 @@ def test_recorder_nan_when_model_never_changes(backend):
 def test_recorder_bad_input():
     model, th0, X, Y, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
     with pytest.raises(ValueError, match="unknown quantizer"):
-        recorder.RQRecorder(model, ["nope"], Xv, Yv, epochs=5)
+        recorder.RQRecorder(model, ["nope"], Xv, Yv, recorder.RecorderConfig(epochs=5))
     with pytest.raises(ValueError, match="epochs"):
-        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=0)
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, recorder.RecorderConfig(epochs=0))
     with pytest.raises(ValueError, match="ndim 3"):
-        recorder.RQRecorder(model, ["sign"], Xv[0], Yv, epochs=5)
+        recorder.RQRecorder(model, ["sign"], Xv[0], Yv, recorder.RecorderConfig(epochs=5))
     bad = Xv.clone()
     bad[0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="non-finite"):
-        recorder.RQRecorder(model, ["sign"], bad, Yv, epochs=5)
+        recorder.RQRecorder(model, ["sign"], bad, Yv, recorder.RecorderConfig(epochs=5))
 
 
 @pytest.mark.parametrize("ddof, exc", [(2, ValueError), (-1, ValueError), (1.0, TypeError), (True, TypeError),
@@ -110,9 +112,9 @@ def test_recorder_accepts_only_ddof_0_or_1(ddof, exc):
     variance only."""
     model, _, _, _, Xv, Yv, _ = _tiny_setup(R=2, epochs=5)
     with pytest.raises(exc, match=r"\bddof\b"):
-        recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, ddof=ddof)
+        recorder.RQRecorder(model, ["sign"], Xv, Yv, recorder.RecorderConfig(epochs=5, ddof=ddof))
     for ok in (0, 1):
-        assert recorder.RQRecorder(model, ["sign"], Xv, Yv, epochs=5, ddof=ok).ddof == ok
+        assert recorder.RQRecorder(model, ["sign"], Xv, Yv, recorder.RecorderConfig(epochs=5, ddof=ok)).ddof == ok
 
 
 def test_recorder_names_y_val_and_rejects_non_binary_labels_under_logistic_loss():
@@ -120,8 +122,8 @@ def test_recorder_names_y_val_and_rejects_non_binary_labels_under_logistic_loss(
     bad = Yv.clone()
     bad[0, 0] = 2.0
     with pytest.raises(ValueError, match=r"\by_val\b.*\{0, 1\}"):
-        recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5)
-    recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5, loss="mse")      # any target for MSE
+        recorder.RQRecorder(model, ["sign"], Xv, bad, recorder.RecorderConfig(epochs=5))
+    recorder.RQRecorder(model, ["sign"], Xv, bad, recorder.RecorderConfig(epochs=5, loss="mse"))  # any target for MSE
     bad[0, 0] = float("nan")
     with pytest.raises(ValueError, match=r"\by_val\b"):
-        recorder.RQRecorder(model, ["sign"], Xv, bad, epochs=5, loss="mse")
+        recorder.RQRecorder(model, ["sign"], Xv, bad, recorder.RecorderConfig(epochs=5, loss="mse"))

@@ -1,4 +1,4 @@
-"""The incremental recording of an MLP (``qlib.recorder``, ``qlib._kernels.engine.mlp_*``) against a full
+"""The incremental recording of an MLP (``qlib.recorder``, ``qlib._kernels.incremental.mlp_*``) against a full
 recomputation every epoch (the torch recorder), and the shared-rows training of ``qlib.engine.train``.
 
 Exactness asked of the incremental path (both paths compute in float32 and sum in different orders):
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import engine, molecules, recorder
+from qlib import engine, engine_models, molecules, recorder
 from qlib.repro.quantized_mis import molecular as MM
 from qlib.rqn import RQUndefinedWarning
 
@@ -59,9 +59,11 @@ def _compare(inc, full, streams_with_r=1):
 
 
 def _recorders(model, Xv, yv, epochs, **kw):
-    inc = recorder.RQRecorder(model, NAMES, Xv, yv, epochs=epochs, keep_losses=True, device="cpu", **kw)
-    full = recorder.RQRecorder(model, NAMES, Xv, yv, epochs=epochs, keep_losses=True, device="cpu",
-                               backend="torch", loss=kw.get("loss", "logistic"))
+    inc = recorder.RQRecorder(model, NAMES, Xv, yv,
+                              recorder.RecorderConfig(epochs=epochs, keep_losses=True, device="cpu", **kw))
+    full = recorder.RQRecorder(model, NAMES, Xv, yv,
+                               recorder.RecorderConfig(epochs=epochs, keep_losses=True, device="cpu", backend="torch",
+                                                       loss=kw.get("loss", "logistic")))
     assert inc._incremental and not full._incremental
     return inc, full
 
@@ -82,13 +84,13 @@ def _data(n=240, d=12, K=3, seed=0, shared=True):
 @pytest.mark.parametrize("loss", ["logistic", "mse"])
 def test_incremental_equals_full_recomputation_along_training(shared, loss):
     X, y, Xv, yv, rows = _data(shared=shared)
-    model = engine.MLP(X.shape[1], hidden=16)
+    model = engine_models.MLP(X.shape[1], hidden=16)
     inc, full = _recorders(model, Xv, yv, 80, loss=loss, refresh=30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         # the same trajectory feeds both recorders
-        engine.train(model, engine.init_params(model, 3, 0), X[None], y[None], rows=rows, epochs=80, lr=1e-2,
-                     loss=loss, callbacks=[inc, full])
+        engine.train(model, engine_models.init_params(model, 3, 0), X[None], y[None],
+                     engine.TrainConfig(epochs=80, lr=1e-2, loss=loss), rows=rows, callbacks=[inc, full])
         inc.finish(), full.finish()
     _compare(inc, full, streams_with_r=12)
     frac, done, total = inc.change_stats()
@@ -102,15 +104,16 @@ def test_scale_jump_mid_trajectory_and_every_threshold():
     product takes over; the result does not depend on when the path is dense or sparse, nor on the
     refresh period."""
     X, y, Xv, yv, rows = _data(K=2)
-    model = engine.MLP(X.shape[1], hidden=8)
+    model = engine_models.MLP(X.shape[1], hidden=8)
     g = torch.Generator().manual_seed(3)
-    th = engine.init_params(model, 2, 1)
+    th = engine_models.init_params(model, 2, 1)
     traj = th + torch.randn(50, 2, model.n_params, generator=g).mul(2e-3).cumsum(0)
     traj[25:] *= 1.6                                   # max|θ| crosses a power-of-two midpoint
     recs = {}
     for key, kw in {"full": dict(backend="torch"), "default": {}, "always_dense": dict(dense_above=0.0),
                     "never_dense": dict(dense_above=1.0, refresh=10**6), "refresh1": dict(refresh=1)}.items():
-        rec = recorder.RQRecorder(model, NAMES, Xv[:2], yv[:2], epochs=50, keep_losses=True, device="cpu", **kw)
+        rec = recorder.RQRecorder(model, NAMES, Xv[:2], yv[:2],
+                                  recorder.RecorderConfig(epochs=50, keep_losses=True, device="cpu", **kw))
         rec.on_chunk_start(slice(0, 2))
         for t in range(50):
             rec.on_epoch_end(t + 1, traj[t], slice(0, 2))
@@ -130,14 +133,14 @@ def test_real_tasks_agree_with_full_recomputation(shared_data_dir, tmp_path):
         Xn, yn = MM._standardise(emb.X, emb.X).astype(np.float32), task.y[emb.valid].astype(np.float32)
         val, tr = MM.split_indices(len(yn), runs=3, seed=0)
         X, y = torch.from_numpy(Xn), torch.from_numpy(yn)
-        model = engine.MLP(X.shape[1], hidden=128)
+        model = engine_models.MLP(X.shape[1], hidden=128)
         Xv = X[torch.from_numpy(val)].expand(3, -1, -1)
         yv = y[torch.from_numpy(val)].expand(3, -1)
         inc, full = _recorders(model, Xv, yv, 60)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RQUndefinedWarning)
-            engine.train(model, engine.init_params(model, 3, 0), X[None], y[None], rows=torch.from_numpy(tr),
-                         epochs=60, lr=1e-3, callbacks=[inc, full])
+            engine.train(model, engine_models.init_params(model, 3, 0), X[None], y[None],
+                         engine.TrainConfig(epochs=60, lr=1e-3), rows=torch.from_numpy(tr), callbacks=[inc, full])
             inc.finish(), full.finish()
         _compare(inc, full, streams_with_r=12)
 
@@ -145,39 +148,41 @@ def test_real_tasks_agree_with_full_recomputation(shared_data_dir, tmp_path):
 @pytest.mark.parametrize("loss", ["logistic", "mse"])
 def test_train_on_shared_rows_equals_gathered_copies(loss):
     X, y, _, _, rows = _data(d=7)
-    model = engine.MLP(7, hidden=6)
-    th0 = engine.init_params(model, 3, 0)
-    a = engine.train(model, th0, X[rows], y[rows], epochs=40, lr=1e-2, loss=loss, record_loss=True)
-    b = engine.train(model, th0, X[None], y[None], rows=rows, epochs=40, lr=1e-2, loss=loss, record_loss=True)
+    model = engine_models.MLP(7, hidden=6)
+    th0 = engine_models.init_params(model, 3, 0)
+    a = engine.train(model, th0, X[rows], y[rows], engine.TrainConfig(epochs=40, lr=1e-2, loss=loss, record_loss=True))
+    b = engine.train(model, th0, X[None], y[None], engine.TrainConfig(epochs=40, lr=1e-2, loss=loss, record_loss=True),
+                     rows=rows)
     torch.testing.assert_close(b.train_loss, a.train_loss, rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(b.theta, a.theta, rtol=1e-4, atol=1e-5)
     # a model without shared_loss_grad trains on the gathered copies: the same numbers
-    lin = engine.Linear(7)
-    t0 = engine.init_params(lin, 3, 0)
-    c = engine.train(lin, t0, X[rows], y[rows], epochs=5, lr=1e-2, backend="torch")
-    e = engine.train(lin, t0, X[None], y[None], rows=rows, epochs=5, lr=1e-2, backend="torch")
+    lin = engine_models.Linear(7)
+    t0 = engine_models.init_params(lin, 3, 0)
+    c = engine.train(lin, t0, X[rows], y[rows], engine.TrainConfig(epochs=5, lr=1e-2, backend="torch"))
+    e = engine.train(lin, t0, X[None], y[None], engine.TrainConfig(epochs=5, lr=1e-2, backend="torch"), rows=rows)
     torch.testing.assert_close(e.theta, c.theta)
 
 
 def test_rows_and_recorder_arguments_are_checked():
     X, y, Xv, yv, rows = _data(d=5)
-    model = engine.MLP(5, hidden=4)
-    th0 = engine.init_params(model, 3, 0)
+    model = engine_models.MLP(5, hidden=4)
+    th0 = engine_models.init_params(model, 3, 0)
     with pytest.raises(TypeError, match="rows must be an integer tensor"):
-        engine.train(model, th0, X[None], y[None], rows=rows.float(), epochs=1)
+        engine.train(model, th0, X[None], y[None], engine.TrainConfig(epochs=1), rows=rows.float())
     with pytest.raises(ValueError, match=r"rows must have shape \(K, m\) = \(3"):
-        engine.train(model, th0, X[None], y[None], rows=rows[:2], epochs=1)
+        engine.train(model, th0, X[None], y[None], engine.TrainConfig(epochs=1), rows=rows[:2])
     with pytest.raises(ValueError, match="rows must index the 240 rows"):
-        engine.train(model, th0, X[None], y[None], rows=rows + 100, epochs=1)
+        engine.train(model, th0, X[None], y[None], engine.TrainConfig(epochs=1), rows=rows + 100)
     bad = rows.clone()
     bad[0, 1] = bad[0, 0]
     with pytest.raises(ValueError, match="distinct"):
-        engine.train(model, th0, X[None], y[None], rows=bad, epochs=1)
+        engine.train(model, th0, X[None], y[None], engine.TrainConfig(epochs=1), rows=bad)
     with pytest.raises(ValueError, match="X holds data for 2 models but K = 1"):
-        engine.train(model, th0, X[None].expand(2, -1, -1), y[None].expand(2, -1), rows=rows, epochs=1)
+        engine.train(model, th0, X[None].expand(2, -1, -1), y[None].expand(2, -1), engine.TrainConfig(epochs=1),
+                     rows=rows)
     for kw, msg in ((dict(refresh=0), "refresh"), (dict(dense_above=1.5), "dense_above"),
                     (dict(dense_above=float("nan")), "dense_above")):
         with pytest.raises(ValueError, match=msg):
-            recorder.RQRecorder(model, ["sign"], Xv, yv, epochs=3, **kw)
-    with pytest.raises(TypeError, match="model must be a qlib.engine.Model"):
+            recorder.RQRecorder(model, ["sign"], Xv, yv, recorder.RecorderConfig(epochs=3, **kw))
+    with pytest.raises(TypeError, match="model must be a qlib.engine_models.Model"):
         recorder.compiled_reason(object(), "cpu")

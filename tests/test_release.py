@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from qlib.book import compare, launch, publish, release, sphinx_ext
+from qlib.book import launch, publish, release, schema, sphinx_ext
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,8 +32,8 @@ def test_landing_page_shows_the_release():
 
 
 def _rows(*specs) -> pd.DataFrame:
-    return pd.DataFrame([dict(zip(compare.COLUMNS, ["eden/01-x", "002", "paper-number", w, q, "1", ours, "", v, "",
-                                                     "0", "True"])) for w, q, ours, v in specs], columns=compare.COLUMNS)
+    return pd.DataFrame([dict(zip(schema.COLUMNS, ["eden/01-x", "002", "paper-number", w, q, "1", ours, "", v, "",
+                                                     "0", "True"])) for w, q, ours, v in specs], columns=schema.COLUMNS)
 
 
 def test_verdict_changes_lists_flips_additions_and_removals():

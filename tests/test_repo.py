@@ -13,10 +13,10 @@ import nbformat
 import pytest
 import yaml
 
-from qlib.book import profiles, runner
+from qlib.book import profiles, toc
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = runner.notebooks(ROOT)
+NOTEBOOKS = toc.notebooks(ROOT)
 
 
 def test_every_chapter_notebook_is_in_the_toc():

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
+from qlib.discriminator import DiscriminatorConfig
 from qlib.repro.ledger import Row
 from qlib.repro.quantized_mis import erm_facts, quantizer_claims, ranking_claims, study, theory
 from qlib.repro.quantized_mis import paper as P
@@ -28,18 +29,18 @@ def test_paper_table2_values():
 
 def test_tiny_study_runs_reproducibly_and_caches(tmp_path):
     kw = dict(runs=4, epochs=12, n=16, n_val=12, lr=1e-2, grid=[(1.5, 6), (3.0, 8)],
-              names=["sign", "ternary90", "bits4"], discriminator=True, disc_epochs=2)
+              names=["sign", "ternary90", "bits4"], discriminator=DiscriminatorConfig(epochs=2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = study.run_study(**kw, cache_dir=tmp_path)
-        b = study.run_study(**kw)
+        a = study.run_study(study.StudyConfig(**kw), cache_dir=tmp_path)
+        b = study.run_study(study.StudyConfig(**kw))
     assert a.r.shape == (2, 3, 4) and a.acc_val.shape == (2, 4, 4) and a.loss_in.shape == (2, 4, 4, 12)
     assert a.loss_out.shape == (2, 4, 4, 12)
     np.testing.assert_array_equal(a.r, b.r)
     np.testing.assert_array_equal(a.disc_mis, b.disc_mis)
     assert ((a.thr_mis >= 0) & (a.thr_mis <= 1)).all()
     assert len(list(tmp_path.glob("study-*.npz"))) == 1
-    c = study.run_study(**kw, cache_dir=tmp_path)                   # reloaded, not recomputed
+    c = study.run_study(study.StudyConfig(**kw), cache_dir=tmp_path)  # reloaded, not recomputed
     np.testing.assert_array_equal(a.r, c.r)
     assert c.seconds == a.seconds
     t2 = study.table2(a)
@@ -48,24 +49,24 @@ def test_tiny_study_runs_reproducibly_and_caches(tmp_path):
 
 def test_study_bad_input():
     with pytest.raises(ValueError, match="runs"):
-        study.run_study(runs=2, epochs=1)
+        study.run_study(study.StudyConfig(runs=2, epochs=1))
     with pytest.raises(ValueError, match="unknown quantizer"):
-        study.run_study(runs=3, epochs=1, names=["bits9"])
+        study.run_study(study.StudyConfig(runs=3, epochs=1, names=["bits9"]))
     with pytest.raises(ValueError, match="identity"):
-        study.run_study(runs=3, epochs=1, names=["identity", "sign"])
+        study.run_study(study.StudyConfig(runs=3, epochs=1, names=["identity", "sign"]))
 
 
 def test_code_change_invalidates_the_cache(tmp_path, monkeypatch):
     kw = dict(runs=3, epochs=3, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
-              discriminator=False)
+              discriminator=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.run_study(**kw, cache_dir=tmp_path)
+        study.run_study(study.StudyConfig(**kw), cache_dir=tmp_path)
         assert len(list(tmp_path.glob("study-*.npz"))) == 1
-        study.run_study(**kw, cache_dir=tmp_path)                 # same code: reused
+        study.run_study(study.StudyConfig(**kw), cache_dir=tmp_path)  # same code: reused
         assert len(list(tmp_path.glob("study-*.npz"))) == 1
         monkeypatch.setattr(study, "code_hash", lambda modules=study.STUDY_MODULES: "edited-code")
-        study.run_study(**kw, cache_dir=tmp_path)                 # other code: recomputed
+        study.run_study(study.StudyConfig(**kw), cache_dir=tmp_path)  # other code: recomputed
     assert len(list(tmp_path.glob("study-*.npz"))) == 2
 
 
@@ -145,7 +146,7 @@ def test_variant_effect_tiny():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame, summ = study.variant_effect(study.StudyConfig(runs=3, epochs=6, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)],
-                                                         names=["sign", "bits2", "bits4"], discriminator=False))
+                                                         names=["sign", "bits2", "bits4"], discriminator=None))
     assert len(frame) == 3 and summ["laws"] == 1 and -1 <= summ["rho"] <= 1
     # Sign does not depend on the b-bit formula
     sign = frame.iloc[0]
@@ -167,14 +168,14 @@ def test_proof_fact_rows_come_from_the_mia_limits_checks():
 @pytest.mark.parametrize("kw,name", [
     (dict(lr=float("nan")), "lr"), (dict(lr=-1.0), "lr"), (dict(centre_scale=float("inf")), "centre_scale"),
     (dict(seed=1.5), "seed"), (dict(seed=None), "seed"), (dict(law_seed=-1), "law_seed"),
-    (dict(disc_hidden=0), "disc_hidden"), (dict(disc_epochs=1.5), "disc_epochs"),
-    (dict(disc_lr=float("nan")), "disc_lr"), (dict(disc_patience=0), "disc_patience"),
-    (dict(disc_runs_per_batch=-1), "disc_runs_per_batch"), (dict(block=0), "block"),
+    (dict(block=0), "block"),
     (dict(chunk_size=0), "chunk_size")])
 def test_study_settings_checked_up_front_by_name(kw, name):
-    # discriminator=False: the disc_* settings were ignored (and stored in the cache key) unchecked
+    # discriminator=None: no discriminator (its settings are one record, checked where it is built)
+    run = {k: v for k, v in kw.items() if k in ("block", "chunk_size")}      # run-time settings, beside the record
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
-        study.run_study(runs=3, epochs=1, n=4, n_val=4, grid=[(1.5, 6)], discriminator=False, **kw)
+        study.run_study(study.StudyConfig(runs=3, epochs=1, n=4, n_val=4, grid=[(1.5, 6)], discriminator=None,
+                                          **{k: v for k, v in kw.items() if k not in run}), **run)
 
 
 def test_row_functions_check_arguments_by_name(tiny):
@@ -302,16 +303,15 @@ def test_study_config_is_frozen_hashable_and_keyed():
     p = study.StudyConfig()
     assert (p.runs, p.epochs, p.n, p.n_val, p.lr) == (300, 3000, 128, 128, 1e-4)
     assert p.names == P.PAPER_QUANTIZERS and len(p.grid) == 9
-    assert p.key() == "ea89adcbe24b8376"
+    assert p.key() == "57be3eda459d4e99"
 
 
 def test_study_config_as_dict_is_the_result_config_and_round_trips():
-    a = study.StudyConfig(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False)
+    a = study.StudyConfig(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=None)
     d = a.as_dict()
     assert d["names"] == list(P.PAPER_QUANTIZERS) and d["grid"] == [[1.5, 6.0]]
     assert set(d) == {"runs", "epochs", "n", "n_val", "lr", "names", "grid", "centre_scale", "scope", "seed",
-                      "law_seed", "discriminator", "disc_hidden", "disc_epochs", "disc_patience", "disc_lr",
-                      "disc_runs_per_batch", "variant"}
+                      "law_seed", "discriminator", "variant"}
     assert study.StudyConfig.from_dict(d) == a
     with pytest.raises(ValueError, match="device"):
         study.StudyConfig.from_dict({**d, "device": "cpu"})
@@ -319,23 +319,13 @@ def test_study_config_as_dict_is_the_result_config_and_round_trips():
     assert "| `runs` | 4 | 300 |" in md and "| `lr` | 0.01 | 0.0001 |" in md
 
 
-def test_run_study_config_and_keywords_follow_the_settings_rule():
+def test_run_study_follows_the_settings_rule():
     kw = dict(runs=3, epochs=4, n=8, n_val=8, lr=1e-2, grid=[(1.5, 6)], names=["sign", "bits2"],
-              discriminator=False)
+              discriminator=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = study.run_study(study.StudyConfig(**kw), device="cpu")
-        b = study.run_study(**kw, device="cpu")
-    assert a.config == b.config == study.StudyConfig(**kw).as_dict()
-    for k in study.StudyResult._ARRAYS:
-        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
-    with warnings.catch_warnings():       # keywords beside a config replace its fields (resolve_config)
-        warnings.simplefilter("ignore")
-        c = study.run_study(study.StudyConfig(**{**kw, "runs": 4}), device="cpu")
-        d = study.run_study(study.StudyConfig(**kw), runs=4, device="cpu")
-    assert c.config == d.config and c.config["runs"] == 4
-    for k in study.StudyResult._ARRAYS:
-        np.testing.assert_array_equal(getattr(c, k), getattr(d, k))
+    assert a.config == study.StudyConfig(**kw).as_dict()
     with pytest.raises(TypeError, match=r"\bdisc_runs\b"):
         study.run_study(study.StudyConfig(**kw), disc_runs=4)
     with pytest.raises(TypeError, match=r"\bconfig\b"):
@@ -351,7 +341,7 @@ def test_run_study_config_and_keywords_follow_the_settings_rule():
     (dict(grid=[(1.5,)]), "grid"), (dict(grid=[(-1.0, 6)]), "sigma"), (dict(grid=[(1.5, 1)]), "k_modes"),
     (dict(scope="layer"), "scope"), (dict(variant="exact"), "variant"), (dict(seed=-1), "seed"),
     (dict(law_seed=1.5), "law_seed"), (dict(discriminator="yes"), "discriminator"),
-    (dict(disc_hidden=0), "disc_hidden"), (dict(disc_lr=float("nan")), "disc_lr")])
+    (dict(discriminator=True), "discriminator")])
 def test_study_config_validates_each_field_by_name(kw, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         study.StudyConfig(**kw)

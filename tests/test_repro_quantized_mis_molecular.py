@@ -72,7 +72,7 @@ def test_train_task_shapes_and_identity():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 6)).astype(np.float32)
     y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0).astype(float)
-    tr = MM.train_task(X, y, "classification", runs=3, epochs=60, hidden=8, lr=0.03, seed=1)
+    tr = MM.train_task(X, y, "classification", MM.TaskConfig(runs=3, epochs=60, hidden=8, lr=0.03, seed=1))
     # the 8 recorded quantizers, then Table 1's three 1.58b readings (scored on the final model only)
     assert tr.r.shape == (8, 3) and tr.quantized["auroc"].shape == (11, 3) and np.isfinite(tr.r).all()
     assert tr.also == MM.TABLE_READING and tr.initial["auroc"].shape == (11, 3)
@@ -80,15 +80,15 @@ def test_train_task_shapes_and_identity():
     # the untrained network is near chance; the trained one is not
     assert np.abs(tr.initial["auroc"] - 0.5).mean() < np.abs(tr.quantized["auroc"] - 0.5).mean()
     # scoring the extra readings leaves the recorded quantizers' scores unchanged
-    only = MM.train_task(X, y, "classification", runs=3, epochs=60, hidden=8, lr=0.03, seed=1, also=())
+    only = MM.train_task(X, y, "classification", MM.TaskConfig(runs=3, epochs=60, hidden=8, lr=0.03, seed=1, also=()))
     np.testing.assert_array_equal(only.quantized["auroc"], tr.quantized["auroc"][:8])
     assert tr.n_val == 32 and tr.n_train == 43
-    reg = MM.train_task(X, X[:, 0] * 2.0, "regression", runs=2, epochs=20, hidden=8, keep_losses=True)
+    reg = MM.train_task(X, X[:, 0] * 2.0, "regression", MM.TaskConfig(runs=2, epochs=20, hidden=8, keep_losses=True))
     assert set(reg.quantized) == {"r2", "spearman"} and reg.losses.shape == (20, 8, 2, 32)
     with pytest.raises(ValueError, match="kind"):
-        MM.train_task(X, y, "ranking", runs=2, epochs=2)
+        MM.train_task(X, y, "ranking", MM.TaskConfig(runs=2, epochs=2))
     with pytest.raises(ValueError, match="finite"):
-        MM.train_task(np.full_like(X, np.nan), y, "classification", runs=2, epochs=2)
+        MM.train_task(np.full_like(X, np.nan), y, "classification", MM.TaskConfig(runs=2, epochs=2))
 
 
 def test_flops_count():
@@ -98,9 +98,9 @@ def test_flops_count():
 
 
 def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
-    st = MM.run_study(tasks=["Carcinogens_Lagunin", "PAMPA_NCATS"], embedders=["maccs"], runs=2, epochs=3,
-                      max_molecules=80,
-                      keep_losses_for=["Carcinogens_Lagunin"], data_dir=shared_data_dir, cache_dir=tmp_path)
+    st = MM.run_study(MM.MolecularConfig(tasks=["Carcinogens_Lagunin", "PAMPA_NCATS"], embedders=["maccs"], runs=2,
+                                         epochs=3, max_molecules=80, keep_losses_for=["Carcinogens_Lagunin"]),
+                      data_dir=shared_data_dir, cache_dir=tmp_path)
     assert list(st.missing) == ["PAMPA_NCATS"]
     assert st.inputs.used.tolist() == [80] and ("Carcinogens_Lagunin", "maccs") in st.losses
     rows = MC.table_rows(st)
@@ -163,15 +163,15 @@ def test_train_task_rejects_bad_labels_and_settings_by_name():
     kw = dict(runs=2, epochs=1, hidden=2)
     for bad in (np.r_[2, y[1:]], np.r_[y[:-1], -1], y + 0.5):   # labels outside {0, 1}: before training
         with pytest.raises(ValueError, match=r"\by must be 0/1 labels"):
-            MM.train_task(X, bad, "classification", **kw)
+            MM.train_task(X, bad, "classification", MM.TaskConfig(**kw))
     for kind in ("classification", "regression"):
         with pytest.raises(ValueError, match=r"\by must be finite"):
-            MM.train_task(X, np.r_[np.nan, y[1:]].astype(float), kind, **kw)
+            MM.train_task(X, np.r_[np.nan, y[1:]].astype(float), kind, MM.TaskConfig(**kw))
     for lr in (math.nan, math.inf, 0.0, -1e-3):
         with pytest.raises(ValueError, match=r"\blr\b"):
-            MM.train_task(X, y, "classification", lr=lr, **kw)
+            MM.train_task(X, y, "classification", MM.TaskConfig(lr=lr, **kw))
     with pytest.raises(ValueError, match=r"\bquantizers\b"):
-        MM.train_task(X, y, "classification", quantizers=("bits9",), **kw)
+        MM.train_task(X, y, "classification", MM.TaskConfig(quantizers=("bits9",), **kw))
     with pytest.raises(ValueError, match=r"\bval_frac=0.9 leaves 1 of n=10"):
         MM.split_indices(10, runs=1, val_frac=0.9)
 
@@ -181,7 +181,8 @@ def test_run_study_checks_settings_before_loading(tmp_path):
     for kw, name in ((dict(epochs=0), "epochs"), (dict(lr=math.nan), "lr"), (dict(runs=1), "runs"),
                      (dict(seed=-1), "seed"), (dict(keep_losses_for=["NotATask"]), "keep_losses_for")):
         with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
-            MM.run_study(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], data_dir=tmp_path, cache_dir=tmp_path, **kw)
+            MM.run_study(MM.MolecularConfig(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], **kw), data_dir=tmp_path,
+                         cache_dir=tmp_path)
 
 
 def test_flops_checks_arguments():
@@ -226,16 +227,10 @@ def test_molecular_config_validates_each_field_by_name(kw, name):
         MM.MolecularConfig(**kw)
 
 
-def test_molecular_run_study_config_equals_its_fields_by_keyword(shared_data_dir, tmp_path):
+def test_molecular_run_study_follows_the_settings_rule(shared_data_dir, tmp_path):
     kw = dict(tasks=["Carcinogens_Lagunin"], embedders=["maccs"], runs=2, epochs=3, max_molecules=30, seed=0)
     a = MM.run_study(MM.MolecularConfig(**kw), data_dir=shared_data_dir, cache_dir=tmp_path)
-    b = MM.run_study(**kw, data_dir=shared_data_dir, cache_dir=tmp_path)
-    assert a.config == b.config == MM.MolecularConfig(**kw).as_dict()
-    pd.testing.assert_frame_equal(a.frame, b.frame)
-    c = MM.run_study(MM.MolecularConfig(**kw), runs=3, data_dir=shared_data_dir, cache_dir=tmp_path)
-    d = MM.run_study(MM.MolecularConfig(**{**kw, "runs": 3}), data_dir=shared_data_dir, cache_dir=tmp_path)
-    assert c.config == d.config and c.config["runs"] == 3     # keywords beside a config replace its fields
-    pd.testing.assert_frame_equal(c.frame, d.frame)
+    assert a.config == MM.MolecularConfig(**kw).as_dict()
     with pytest.raises(TypeError, match=r"\bruns_per_task\b"):
         MM.run_study(MM.MolecularConfig(**kw), runs_per_task=3)
     with pytest.raises(TypeError, match=r"\bconfig\b"):
@@ -266,12 +261,13 @@ def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
 def test_study_in_worker_processes_equals_the_serial_study(shared_data_dir, tmp_path):
     """processes=2 trains the (task, embedder) units in spawned workers while the parent embeds: the
     same frame, bit for bit, in the same order."""
-    kw = dict(tasks=["HIA_Hou", "DILI"], embedders=["maccs", "morgan"], runs=2, epochs=6, max_molecules=80,
-              data_dir=shared_data_dir, cache_dir=tmp_path / "emb")
-    a = MM.run_study(**kw)
-    b = MM.run_study(processes=2, **kw)
+    cfg = MM.MolecularConfig(tasks=["HIA_Hou", "DILI"], embedders=["maccs", "morgan"], runs=2, epochs=6,
+                             max_molecules=80)
+    kw = dict(data_dir=shared_data_dir, cache_dir=tmp_path / "emb")
+    a = MM.run_study(cfg, **kw)
+    b = MM.run_study(cfg, processes=2, **kw)
     pd.testing.assert_frame_equal(a.frame, b.frame, check_exact=True)
     cols = [c for c in a.inputs.columns if c not in ("train_s", "cache_hit")]
     pd.testing.assert_frame_equal(a.inputs[cols], b.inputs[cols], check_exact=True)
     with pytest.raises(ValueError, match=r"\bprocesses\b"):
-        MM.run_study(processes=0, **kw)
+        MM.run_study(cfg, processes=0, **kw)

@@ -15,7 +15,7 @@ NAMES = list(PAPER_QUANTIZERS)
 
 @pytest.fixture(scope="module")
 def tiny():
-    cfg = StudyConfig(runs=3, epochs=40, n=8, n_val=8, lr=1e-2, grid=((1.5, 6),), discriminator=False)
+    cfg = StudyConfig(runs=3, epochs=40, n=8, n_val=8, lr=1e-2, grid=((1.5, 6),), discriminator=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return RP.copies_study(cfg, device="cpu")

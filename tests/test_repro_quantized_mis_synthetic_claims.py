@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from qlib.discriminator import DiscriminatorConfig
 from qlib.repro.quantized_mis import paper as P
 from qlib.repro.quantized_mis import study, synthetic_claims
 
@@ -124,7 +125,7 @@ def test_readings_study_tiny():
 def test_figure2_under_both_readings_tiny():
     import math
 
-    cfg = study.StudyConfig(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0, disc_epochs=1,
+    cfg = study.StudyConfig(runs=3, epochs=3, n=16, n_val=16, lr=1e-3, seed=0, discriminator=DiscriminatorConfig(epochs=1),
                             grid=[(1.5, 6), (2.0, 6), (3.0, 6)])
     rt = synthetic_claims.reading_effect(cfg, device="cpu", discriminator=True)
     f2r = synthetic_claims.figure2_readings(rt["res"])

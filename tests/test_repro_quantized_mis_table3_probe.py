@@ -103,35 +103,36 @@ BEFORE = "2b0d517e6a79dd45"
 def test_train_task_defaults_are_bit_identical_to_before():
     torch.set_num_threads(1)
     X, y = _tiny()
-    t = molecular.train_task(X, y, "classification", runs=2, epochs=5, hidden=4, lr=1e-2, seed=0)
+    t = molecular.train_task(X, y, "classification", molecular.TaskConfig(runs=2, epochs=5, hidden=4, lr=1e-2, seed=0))
     assert _digest(t) == BEFORE
     assert set(t.original) == {"auroc"}
-    t2 = molecular.train_task(X, y, "classification", runs=2, epochs=5, hidden=4, lr=1e-2, seed=0, scope="tensor",
-                              standardise=True, prob_auroc=False, record=True)
+    t2 = molecular.train_task(X, y, "classification",
+                              molecular.TaskConfig(runs=2, epochs=5, hidden=4, lr=1e-2, seed=0, scope="tensor",
+                                                   standardise=True, prob_auroc=False, record=True))
     assert _digest(t2) == BEFORE
 
 
 def test_train_task_options():
     X, y = _tiny()
     kw = dict(runs=2, epochs=5, hidden=4, lr=1e-2, seed=0)
-    base = molecular.train_task(X, y, "classification", **kw)
+    base = molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw))
     # record=False: the same final models, no r_Q^n
-    nr = molecular.train_task(X, y, "classification", **kw, record=False)
+    nr = molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, record=False))
     np.testing.assert_array_equal(nr.quantized["auroc"], base.quantized["auroc"])
     assert np.isnan(nr.r).all()
     # prob_auroc adds a metric and changes nothing else
-    pr = molecular.train_task(X, y, "classification", **kw, prob_auroc=True)
+    pr = molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, prob_auroc=True))
     np.testing.assert_array_equal(pr.quantized["auroc"], base.quantized["auroc"])
     assert pr.quantized["auroc_prob"].shape == base.quantized["auroc"].shape
     # scope / standardise change the result
-    sm = molecular.train_task(X, y, "classification", **kw, scope="model", record=False)
+    sm = molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, scope="model", record=False))
     assert sm.quantized["auroc"].shape == base.quantized["auroc"].shape
     with pytest.raises(ValueError, match="scope"):
-        molecular.train_task(X, y, "classification", **kw, scope="layer")
+        molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, scope="layer"))
     with pytest.raises(TypeError, match="standardise"):
-        molecular.train_task(X, y, "classification", **kw, standardise="no")
+        molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, standardise="no"))
     with pytest.raises(ValueError, match="keep_losses"):
-        molecular.train_task(X, y, "classification", **kw, keep_losses=True, record=False)
+        molecular.train_task(X, y, "classification", molecular.TaskConfig(**kw, keep_losses=True, record=False))
 
 
 def test_plain_trainer_matches_the_engine_on_a_tiny_task():
@@ -144,10 +145,11 @@ def test_plain_trainer_matches_the_engine_on_a_tiny_task():
     train_part = np.setdiff1d(np.arange(30), val)
     Xs = molecular._standardise(X, X[train_part]).astype(np.float32)
     th0, th, shapes = tp._plain_fit(Xs, y, tr, layers=1, hidden=4, lr=1e-2, batch_size=None, epochs=5, seed=0)
-    from qlib.engine import MLP, train
+    from qlib.engine import train
+    from qlib.engine_models import MLP
 
     res = train(MLP(5, 4), th0, torch.from_numpy(Xs)[None], torch.from_numpy(y.astype(np.float32))[None],
-                epochs=5, lr=1e-2, rows=torch.from_numpy(tr), device="cpu")
+                molecular.TrainConfig(epochs=5, lr=1e-2, device="cpu"), rows=torch.from_numpy(tr))
     torch.testing.assert_close(th, res.theta, rtol=1e-4, atol=1e-5)
     # and the forward pass is the engine's
     xv = torch.from_numpy(Xs[val]).unsqueeze(0).expand(2, -1, -1)
@@ -163,14 +165,16 @@ def test_probe_tiny(tmp_path):
     if not (data / "tdc" / "carcinogens_lagunin.tab").is_file():
         pytest.skip("the offline TDC data is absent")
     torch.set_num_threads(1)
-    df = tp.probe(["Carcinogens_Lagunin"], "maccs", runs=2, epochs=3, data_dir=data, cache_dir=tmp_path, hidden=8,
-                  variants=["probability", "table_reading", "deep"])
+    df = tp.probe(["Carcinogens_Lagunin"],
+                  tp.ProbeConfig("maccs", runs=2, epochs=3, hidden=8,
+                                 variants=["probability", "table_reading", "deep"]), data_dir=data,
+                  cache_dir=tmp_path)
     assert set(df.variant) == {"probability", "table_reading", "deep"}       # default trained, not reported
     assert (df.groupby("variant").size() == 8).all()
     assert set(df.quantizer) == set(Q)
     pt = tp.pattern_test(df)
     assert set(pt.index) == {"probability", "table_reading", "deep"}
     with pytest.raises(ValueError, match="classification"):
-        tp.probe(["Caco2_Wang"], "maccs", runs=2, epochs=1)
+        tp.probe(["Caco2_Wang"], tp.ProbeConfig("maccs", runs=2, epochs=1))
     with pytest.raises(ValueError, match="variants"):
-        tp.probe(["Carcinogens_Lagunin"], "maccs", runs=2, epochs=1, variants=["nope"])
+        tp.probe(["Carcinogens_Lagunin"], tp.ProbeConfig("maccs", runs=2, epochs=1, variants=["nope"]))

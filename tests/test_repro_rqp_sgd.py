@@ -289,7 +289,7 @@ def test_mnist_task_subset(shared_data_dir):
 
 def test_sweep_shapes_and_q():
     diag = E.diagnostic_task("logreg")
-    sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], runs=2)
+    sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.3, 1.5], config=E.RunConfig(runs=2))
     assert len(sw) == 4 and list(sw["run"]) == [0, 1, 0, 1]
     np.testing.assert_allclose(sw["q"].to_numpy()[[0, 2]], [0.2273, 1.0], atol=1e-4)
     s, q, a = E.best_sigma(sw)
@@ -399,7 +399,7 @@ def test_baseline_calibration_default_unchanged_and_gaussian_formula():
     with pytest.raises(ValueError, match="calibration"):
         E.baseline_sigma(1.0, s, n, calibration="moments")
     t = E.diagnostic_task("svm")
-    kw = dict(eps=1.0, rqp_sigma=1.0, runs=2, seed=3, device="cpu")
+    kw = dict(eps=1.0, rqp_sigma=1.0, config=E.RunConfig(runs=2, seed=3, device="cpu"))
     pd.testing.assert_frame_equal(E.run_methods(t, s, **kw), E.run_methods(t, s, baseline_calibration="accountant", **kw))
 
 
@@ -409,8 +409,8 @@ def test_gap_probe_table_and_rows():
     assert list(tab["variant"]) == ["paper", *T1.GAP_VARIANTS] and set(tab["column"]) == {"Diagnostic (SVM)"}
     v = tab.set_index("variant")
     # "ours" is the chapter's own run: the same medians as run_methods on the fixed split
-    ours = E.summarise(E.run_methods(E.diagnostic_task("svm"), paper.DIAGNOSTIC, eps=paper.EPS, rqp_sigma=1.1, runs=2,
-                                     seed=0, device="cpu"), "method")["median"]
+    ours = E.summarise(E.run_methods(E.diagnostic_task("svm"), paper.DIAGNOSTIC, eps=paper.EPS, rqp_sigma=1.1,
+                                     config=E.RunConfig(runs=2, seed=0, device="cpu")), "method")["median"]
     for m in paper.PAPER_TABLE1.index:
         assert v.loc[T1.GAP_VARIANTS[0], m] == pytest.approx(ours[m])
     # only the baselines' σ changes with the formula; RQP-SGD and non-private SGD are untouched
@@ -446,30 +446,29 @@ def test_run_config_defaults_and_checks():
             E.RunConfig(**{field: bad})
 
 
-def test_drivers_take_a_run_config_or_its_fields_as_keywords():
+def test_drivers_take_a_run_config():
     diag = E.diagnostic_task("logreg")
     kw = dict(eps=1.0, sigmas=[0.3, 1.5])
-    by_keywords = E.rqp_sweep(diag, paper.DIAGNOSTIC, runs=2, seed=3, device="cpu", **kw)
     by_record = E.rqp_sweep(diag, paper.DIAGNOSTIC, config=E.RunConfig(runs=2, seed=3, device="cpu"), **kw)
-    pd.testing.assert_frame_equal(by_keywords, by_record)
-    # a keyword replaces that field of the record given; the others stay
-    pd.testing.assert_frame_equal(by_record, E.rqp_sweep(diag, paper.DIAGNOSTIC, config=E.RunConfig(runs=2, seed=9,
-                                                                                                    device="cpu"),
-                                                         seed=3, **kw))
+    # dataclasses.replace changes that field of a record; the others stay
+    replaced = dataclasses.replace(E.RunConfig(runs=2, seed=9, device="cpu"), seed=3)
+    pd.testing.assert_frame_equal(by_record, E.rqp_sweep(diag, paper.DIAGNOSTIC, config=replaced, **kw))
     with pytest.raises(TypeError, match="epochs"):
         E.rqp_sweep(diag, paper.DIAGNOSTIC, epochs=5, **kw)
     with pytest.raises(TypeError, match="config"):
         E.run_methods(diag, paper.DIAGNOSTIC, eps=1.0, rqp_sigma=1.0, config={"runs": 2})
     with pytest.raises(ValueError, match="runs"):
-        F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5], [3], runs=0)
+        F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5], [3], config=F.RunConfig(runs=0))
 
 
 def test_bits_sweep_seeds_each_case_from_the_config():
     diag = E.diagnostic_task("logreg")
-    best = F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5, 1.5], [3, 4], eps=(1.0,), runs=1, seed=500, device="cpu")
+    best = F.bits_sweep(diag, paper.DIAGNOSTIC, [0.5, 1.5], [3, 4], eps=(1.0,),
+                        config=F.RunConfig(runs=1, seed=500, device="cpu"))
     assert list(best["b"]) == [3, 4] and "q at σ = 0.5" in best.columns
     for i, b in enumerate((3, 4)):  # case i runs from seed + 7 i
-        sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.5, 1.5], b=b, runs=1, seed=500 + 7 * i, device="cpu")
+        sw = E.rqp_sweep(diag, paper.DIAGNOSTIC, eps=1.0, sigmas=[0.5, 1.5], b=b,
+                         config=E.RunConfig(runs=1, seed=500 + 7 * i, device="cpu"))
         assert best.loc[i, "best_median"] == sw.groupby("sigma")["acc"].median().max()
 
 

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from qlib import fedavg, fl_models
-from qlib.resume import SUMMARY_FILE, Units, UnitsInterrupted, code_stamp, fingerprint, units_from_env
+from qlib.resume import SUMMARY_FILE, Units, UnitsInterrupted, fingerprint, units_from_env
+from qlib.stamp import STAMP_VARIABLE, library_stamp
 
 
 def test_a_unit_is_saved_once_and_reused_only_under_the_same_inputs_and_code(tmp_path):
@@ -77,13 +78,18 @@ def test_stop_after_interrupts_and_bad_input_is_named(tmp_path, monkeypatch):
         Units(tmp_path).run("w", {}, 3)
 
 
-def test_fingerprint_and_code_stamp():
+def test_fingerprint_and_the_stamp_a_unit_is_keyed_by(tmp_path, monkeypatch):
     x = torch.arange(6.0).reshape(2, 3)
     assert fingerprint(x) == fingerprint(x.clone()) != fingerprint(x.double()) != fingerprint(x.reshape(3, 2))
     assert fingerprint(np.arange(3)) != fingerprint(np.arange(4))
     assert fingerprint(pd.DataFrame({"a": [1, 2]})) != fingerprint(pd.DataFrame({"a": [1, 3]}))
     assert fingerprint(None) == fingerprint(None) and fingerprint((x, None)) != fingerprint((x, 1))
-    assert code_stamp() == code_stamp() and len(code_stamp()) == 16
+    # outside the runner: the stamp of the whole library; in a kernel the runner started: the notebook's
+    monkeypatch.delenv(STAMP_VARIABLE, raising=False)
+    assert units_from_env(tmp_path).stamp == library_stamp() == Units(tmp_path).stamp and len(library_stamp()) == 64
+    monkeypatch.setenv(STAMP_VARIABLE, "abc123")
+    assert units_from_env(tmp_path).stamp == "abc123"
+    assert units_from_env(tmp_path).path("w", {"x": 1}) != Units(tmp_path).path("w", {"x": 1})
 
 
 def _interrupted_then_resumed(tmp_path, run, stop_after):
@@ -99,8 +105,9 @@ def test_figure8_sweep_resumed_equals_uninterrupted(tmp_path):
     from qlib.repro.eden import sweeps
 
     def run(units=None):
-        return sweeps.nmse_sweep(["EDEN", "Hadamard+SQ"], [1, 4], 2**10, n_clients=3, laws=("lognormal", "normal"),
-                                 reps=3, seed=5, units=units)
+        return sweeps.nmse_sweep(["EDEN", "Hadamard+SQ"], [1, 4], 2**10,
+                                 sweeps.NmseSweepConfig(n_clients=3, laws=("lognormal", "normal"), reps=3, seed=5),
+                                 units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=4)
@@ -121,9 +128,10 @@ def test_federated_runs_resumed_equal_uninterrupted(tmp_path):
 
     def run(units=None):
         return learning.federated_runs(lambda: fl_models.MLP(hidden=8), data,
-                                       [("Float32", 1.0), ("EDEN", 1.0), ("EDEN", 0.5)], test=test, units=units,
-                                       rounds=3, clients_per_round=3, local_steps=2, batch_size=5, eval_every=1,
-                                       seed=2, device="cpu")
+                                       [("Float32", 1.0), ("EDEN", 1.0), ("EDEN", 0.5)],
+                                       fedavg.FedAvgConfig(rounds=3, clients_per_round=3, local_steps=2, batch_size=5,
+                                                           eval_every=1, seed=2, device="cpu"),
+                                       test=test, units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
@@ -133,18 +141,21 @@ def test_federated_runs_resumed_equal_uninterrupted(tmp_path):
     # other data is another unit: nothing is reused for it
     other = Units(tmp_path)
     learning.federated_runs(lambda: fl_models.MLP(hidden=8), fedavg.client_data(X.flip(0), y, [np.arange(120)]),
-                            [("Float32", 1.0)], units=other, rounds=1, clients_per_round=1, local_steps=1,
-                            batch_size=5, eval_every=0, seed=2, device="cpu")
+                            [("Float32", 1.0)],
+                            fedavg.FedAvgConfig(rounds=1, clients_per_round=1, local_steps=1, batch_size=5,
+                                                eval_every=0, seed=2, device="cpu"),
+                            units=other)
     assert other.reused == 0 and other.computed == 1
 
 
 def test_molecular_study_resumed_equals_uninterrupted(tmp_path, shared_data_dir):
     from qlib.repro.quantized_mis import molecular
 
-    kw = dict(tasks=["HIA_Hou"], embedders=["maccs", "morgan"], runs=2, epochs=4, max_molecules=80)
+    cfg = molecular.MolecularConfig(tasks=["HIA_Hou"], embedders=["maccs", "morgan"], runs=2, epochs=4,
+                                    max_molecules=80)
 
     def run(units=None):
-        return molecular.run_study(data_dir=shared_data_dir, cache_dir=tmp_path / "emb", units=units, **kw)
+        return molecular.run_study(cfg, data_dir=shared_data_dir, cache_dir=tmp_path / "emb", units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path / "units", run, stop_after=1)
@@ -155,10 +166,11 @@ def test_molecular_study_resumed_equals_uninterrupted(tmp_path, shared_data_dir)
 
 
 def test_synthetic_attacks_resumed_equal_uninterrupted(tmp_path):
+    from qlib.discriminator import DiscriminatorConfig
     from qlib.repro.attacks import synthetic
 
     cfg = synthetic.SyntheticConfig(n=8, n_val=4, models=8, epochs=3, seeds=(0, 1), names=("sign", "bits2"),
-                                    grid=((1.5, 6), (2.0, 8)), disc_epochs=1)
+                                    grid=((1.5, 6), (2.0, 8)), discriminator=DiscriminatorConfig(epochs=1))
 
     def run(units=None):
         return synthetic.synthetic_attacks(cfg, device="cpu", units=units)
@@ -181,8 +193,10 @@ def test_mnist_table1_networks_resumed_equal_uninterrupted(tmp_path):
     disc = mnist.fit_discretisations(X, y, [3, 5], n_fit=40, n_freq=None, seed=1)
 
     def run(units=None):
-        return mnist.table1_accuracies(X, y, Xt, yt, disc, n_list=[10, 20], raw_n_list=[10], reps=2, iters=5, lr=0.05,
-                                       hidden=8, seed=3, device="cpu", units=units)
+        return mnist.table1_accuracies(X, y, Xt, yt, disc,
+                                       mnist.Table1Config(n_list=[10, 20], raw_n_list=[10], reps=2, iters=5, lr=0.05,
+                                                          hidden=8, seed=3),
+                                       device="cpu", units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=5)
@@ -194,8 +208,8 @@ def test_figure2_vnmse_sweep_resumed_equals_uninterrupted(tmp_path):
     from qlib.repro.eden import sweeps
 
     def run(units=None):
-        return sweeps.vnmse_sweep(["EDEN", "QSGD"], [1, 2], [2**6, 2**8, 2**10], trials=3, seed=4, timing_trials=0,
-                                  units=units)
+        return sweeps.vnmse_sweep(["EDEN", "QSGD"], [1, 2], [2**6, 2**8, 2**10],
+                                  sweeps.VnmseSweepConfig(trials=3, seed=4, timing_trials=0), units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
@@ -228,7 +242,9 @@ def test_toy_attack_study_resumed_equals_uninterrupted(tmp_path):
     toy = toys.empirical_toy(toys.zipf_law(6, 1.0))
 
     def run(units=None):
-        return toys.attack_study(toy, [4, 8, 16], shadows=8, pairs=400, min_targets=4, reps=5, seed=2, units=units)
+        return toys.attack_study(toy, [4, 8, 16],
+                                 toys.AttackStudyConfig(shadows=8, pairs=400, min_targets=4, reps=5, seed=2),
+                                 units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
@@ -244,10 +260,10 @@ def test_overfit_mlp_resumed_equals_uninterrupted(tmp_path, monkeypatch):
     from qlib.mia import overfit
 
     monkeypatch.setattr(overfit, "UNIT_ITERATIONS", 4)
-    kw = dict(n=20, d=3, width=16, iters=10, lr=0.05, n_val=30, seeds=(0, 1), eval_every=3, device="cpu")
+    cfg = overfit.OverfitConfig(n=20, d=3, width=16, iters=10, lr=0.05, n_val=30, seeds=(0, 1), eval_every=3)
 
     def run(units=None):
-        return overfit.train_overfit_mlp(units=units, **kw)
+        return overfit.train_overfit_mlp(cfg, device="cpu", units=units)
 
     whole = run()
     again, units = _interrupted_then_resumed(tmp_path, run, stop_after=2)
@@ -257,10 +273,11 @@ def test_overfit_mlp_resumed_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_synthetic_study_resumed_equals_uninterrupted(tmp_path):
+    from qlib.discriminator import DiscriminatorConfig
     from qlib.repro.quantized_mis import study
 
     cfg = study.StudyConfig(runs=6, epochs=8, n=10, n_val=10, grid=((1.5, 6), (2.0, 8)), names=("sign", "bits2"),
-                            disc_epochs=2)
+                            discriminator=DiscriminatorConfig(epochs=2))
 
     def run(units=None):
         return study.run_study(cfg, device="cpu", units=units)
@@ -279,8 +296,9 @@ def test_dp_audit_resumed_equals_uninterrupted(tmp_path):
     task = dp_audit.diagnostic_task()
 
     def run(units=None):
-        return dp_audit.audit(task, eps_values=[1.0, 4.0], runs=6, rqp_sigma=1.0, seed=3,
-                              setting={"T": 3, "m": 8, "eta": 0.1, "clip": 1.0, "b": 4, "M": 1.0, "delta": 1e-5},
+        return dp_audit.audit(task,
+                              dp_audit.AuditConfig(eps_values=[1.0, 4.0], runs=6, rqp_sigma=1.0, seed=3,
+                                                   setting={"T": 3, "m": 8, "eta": 0.1, "clip": 1.0, "b": 4, "M": 1.0, "delta": 1e-5}),
                               units=units)
 
     whole = run()
@@ -452,8 +470,8 @@ def test_federated_runs_in_worker_processes_are_the_same_histories(tmp_path):
     X = torch.rand(120, 1, 28, 28, generator=g)
     y = torch.randint(0, 10, (120,), generator=g)
     data = fedavg.client_data(X, y, [np.arange(i * 20, i * 20 + 20) for i in range(6)])
-    kw = dict(test=(X[:30], y[:30]), rounds=3, clients_per_round=3, local_steps=2, batch_size=5, eval_every=1, seed=2,
-              device="cpu")
+    kw = dict(config=fedavg.FedAvgConfig(rounds=3, clients_per_round=3, local_steps=2, batch_size=5, eval_every=1,
+                                         seed=2, device="cpu"), test=(X[:30], y[:30]))
     runs = [("Float32", 1.0), ("EDEN", 1.0), ("EDEN", 0.5)]
     model = functools.partial(fl_models.MLP, hidden=8)
     timed = ["t_local", "t_compress"]

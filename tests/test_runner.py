@@ -15,8 +15,9 @@ import nbformat
 import pytest
 import yaml
 
-from qlib.book import build, cli, profiles, runner
+from qlib.book import build, cli, profiles, runner, toc
 from qlib.book.gathering import gather
+from qlib.book.options import RunOptions
 from qlib.book.profiles import ProfileError
 
 PARAMS = """profile = "default"
@@ -40,9 +41,11 @@ def _nb(path: Path, extra_params: str, body: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _fixed_source_hash(monkeypatch):
-    """qlib's sources are an input of every notebook; pin their hash so that edits made to the
-    package while the suite runs do not change what these tests expect."""
-    monkeypatch.setattr(runner, "qlib_source_hash", lambda: "fixed")
+    """qlib's sources are an input of every notebook (its inputs stamp, and the book machinery that draws
+    its page); pin both so that edits made to the package while the suite runs do not change what these
+    tests expect. The stamp itself is tested in tests/test_stamp.py."""
+    monkeypatch.setattr(runner, "notebook_stamp", lambda *a, **kw: {"hash": "fixed"})
+    monkeypatch.setattr(runner, "page_hash", lambda snapshot: "fixed")
 
 
 @pytest.fixture()
@@ -79,15 +82,15 @@ make_book.nb = _nb
 
 def _run(book: Path, **kw):
     kw.setdefault("profile", "smoke")
-    return runner.run(root=book, output_dir=book / "out", progress=False, log=lambda *a: None, **kw)
+    return runner.run(book, RunOptions(output_dir=book / "out", progress=False, **kw), log=lambda *a: None)
 
 
 def test_discovery_in_toc_order(book):
-    assert runner.notebooks(book) == ["a/01-ok.ipynb", "a/02-fail.ipynb", "a/03-slow.ipynb"]
-    assert runner.select(runner.notebooks(book), ["a/02"]) == ["a/02-fail.ipynb"]
-    assert runner.select(runner.notebooks(book), ["chapters/a/0[13]*"]) == ["a/01-ok.ipynb", "a/03-slow.ipynb"]
+    assert toc.notebooks(book) == ["a/01-ok.ipynb", "a/02-fail.ipynb", "a/03-slow.ipynb"]
+    assert toc.select(toc.notebooks(book), ["a/02"]) == ["a/02-fail.ipynb"]
+    assert toc.select(toc.notebooks(book), ["chapters/a/0[13]*"]) == ["a/01-ok.ipynb", "a/03-slow.ipynb"]
     with pytest.raises(ValueError, match="matches no notebook"):
-        runner.select(runner.notebooks(book), ["zzz/"])
+        toc.select(toc.notebooks(book), ["zzz/"])
 
 
 def test_run_continue_after_failure_skip_and_force(book, tmp_path):
@@ -125,14 +128,24 @@ def test_run_continue_after_failure_skip_and_force(book, tmp_path):
 def test_qlib_source_change_reruns(book, monkeypatch):
     assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
     assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["skipped"]
-    monkeypatch.setattr(runner, "qlib_source_hash", lambda: "changed")
+    monkeypatch.setattr(runner, "notebook_stamp", lambda *a, **kw: {"hash": "other inputs"})
     assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["skipped"]
+    monkeypatch.setattr(runner, "page_hash", lambda snapshot: "other book machinery")
+    assert [o.status for o in _run(book, only=["a/03"]).outcomes] == ["ran"]
+    st = json.loads((book / "out/.stamps/a/03-slow.json").read_text())
+    assert st["inputs"] == {"hash": "other inputs"}  # the inputs stamp the run started with, for the archive
 
 
-def test_source_hash_covers_every_module(tmp_path, monkeypatch):
+def test_page_hash_covers_the_book_and_the_findings_but_not_its_machinery(tmp_path, monkeypatch):
     monkeypatch.undo()
-    h = runner.qlib_source_hash()
-    assert len(h) == 64 and h == runner.qlib_source_hash()
+    snap = {"qlib.eden": "a", "qlib.book.chapter": "b", "qlib.book.runner": "c", "qlib.repro.findings": "d",
+            "qlib.repro.eden.findings": "e", "qlib.repro.eden.sweeps": "f"}
+    h = runner.page_hash(snap)
+    assert len(h) == 64 and h == runner.page_hash(dict(snap))
+    for m, drawn in (("qlib.book.chapter", True), ("qlib.repro.findings", True), ("qlib.repro.eden.findings", True),
+                     ("qlib.book.runner", False), ("qlib.eden", False), ("qlib.repro.eden.sweeps", False)):
+        assert (runner.page_hash({**snap, m: "edited"}) != h) == drawn, m  # a library module is in the stamp instead
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("x = 1\n")
     b.write_text("y = 2\n")
@@ -363,19 +376,21 @@ def test_runner_does_not_mutate_the_callers_environment(book, tmp_path, monkeypa
 
 def test_editing_book_machinery_does_not_rerun(monkeypatch):
     monkeypatch.undo()
-    assert all(m.startswith("book/") for m in runner.MACHINERY)
-    assert "book/compare.py" not in runner.MACHINERY and "book/chapter.py" not in runner.MACHINERY
+    assert all(m.startswith("qlib.book.") for m in runner.MACHINERY)
+    assert "qlib.book.compare" not in runner.MACHINERY and "qlib.book.chapter" not in runner.MACHINERY
+    assert {m for m in runner.MACHINERY if m.replace("qlib.book.", "") not in
+            {p.stem for p in Path(runner.__file__).parent.glob("*.py")}} == set()  # no stale entry
 
 
 def test_prune_toc_keeps_only_executed(book, tmp_path):
-    toc = yaml.safe_load((book / "_toc.yml").read_text())
+    contents = yaml.safe_load((book / "_toc.yml").read_text())
     out = tmp_path / "o"
     (out / "chapters/a").mkdir(parents=True)
-    pruned = build._prune_toc(toc, out)
+    pruned = build._prune_toc(contents, out)
     assert pruned["parts"][0]["chapters"][0] == {"file": "chapters/a/index"}
     (out / "chapters/a/01-ok.ipynb").write_text("{}")
-    assert build._prune_toc(toc, out)["parts"][0]["chapters"][0]["sections"] == [{"glob": "chapters/a/[0-9]*"}]
-    assert json.dumps(toc)  # the original is not modified
+    assert build._prune_toc(contents, out)["parts"][0]["chapters"][0]["sections"] == [{"glob": "chapters/a/[0-9]*"}]
+    assert json.dumps(contents)  # the original is not modified
 
 
 def test_annotated_parameters_accept_their_declared_types(book):
@@ -383,7 +398,7 @@ def test_annotated_parameters_accept_their_declared_types(book):
     nb = nbformat.read(src, as_version=4)
     nb.cells[1].source += "limit: \"Optional[int]\" = 10\nwhich: \"Union[str, list]\" = 'all'\n"
     nbformat.write(nb, src)
-    names = runner.notebooks(book)
+    names = toc.notebooks(book)
     ok = profiles.resolve(book, "smoke", names, ["a/01-ok.ipynb"], {"limit": None, "which": ["a", "b"]})
     assert ok["a/01-ok.ipynb"]["limit"] is None and ok["a/01-ok.ipynb"]["which"] == ["a", "b"]
     with pytest.raises(ProfileError, match=r"parameter 'limit' must be None \| int, got 'x'"):
@@ -453,12 +468,10 @@ def test_figure_collisions_are_read_from_every_chapter(tmp_path):
 
 
 def test_an_only_pattern_that_matches_nothing_stops_the_run_naming_it():
-    from qlib.book import runner
-
     nbs = ["eden/01-estimator-vnmse.ipynb", "eden/02-rotation-and-scale.ipynb"]
-    assert runner.select(nbs, ["eden/02"]) == ["eden/02-rotation-and-scale.ipynb"]
+    assert toc.select(nbs, ["eden/02"]) == ["eden/02-rotation-and-scale.ipynb"]
     with pytest.raises(ValueError, match=r"'eden/99' matches no notebook; did you mean 'eden/02-rotation-and-scale'\?"):
-        runner.select(nbs, ["eden/02", "eden/99"])     # the typo was ignored silently before
+        toc.select(nbs, ["eden/02", "eden/99"])     # the typo was ignored silently before
 
 
 def test_a_list_override_checks_its_elements():
@@ -485,25 +498,25 @@ def test_kernels_started_by_a_dask_worker_do_not_inherit_its_malloc_trimming(mon
     assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")  # what we undo
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     monkeypatch.setenv("QLIB_DATA_DIR", "/before")
-    with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR="/data"):
+    with kernel_env({"QLIB_DATA_DIR": "/data"}, unset=WORKER_ONLY_ENV):
         assert "MALLOC_TRIM_THRESHOLD_" not in os.environ and os.environ["QLIB_DATA_DIR"] == "/data"
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and os.environ["QLIB_DATA_DIR"] == "/before"
 
 
 def test_run_archive_and_publish_take_one_record_of_run_options(book, tmp_path):
-    """``run``/``archive``/``publish`` take a :class:`RunOptions` and keywords that replace its fields
-    (qlib.validation.resolve_config); a field a driver does not honour is refused, before anything runs."""
-    from dataclasses import FrozenInstanceError
+    """``run``/``archive``/``publish`` take one :class:`RunOptions` (no keyword per field: their
+    signatures name what they take); a field a driver does not honour is refused, before anything runs."""
+    from dataclasses import FrozenInstanceError, replace
 
     from qlib.book import archive, publish
-    from qlib.book.options import RunOptions, check_unused
+    from qlib.book.options import check_unused
 
     opts = RunOptions(profile="smoke", only=["a/03"], output_dir=book / "out", progress=False)
     with pytest.raises(FrozenInstanceError):
         opts.jobs = 2
     assert [o.status for o in runner.run(book, opts, log=lambda *a: None).outcomes] == ["ran"]
-    assert [o.status for o in runner.run(book, opts, force=True, log=lambda *a: None).outcomes] == ["ran"]
-    with pytest.raises(TypeError, match="'jobz' is not a field of RunOptions"):
+    assert [o.status for o in runner.run(book, replace(opts, force=True), log=lambda *a: None).outcomes] == ["ran"]
+    with pytest.raises(TypeError, match="jobz"):
         runner.run(book, jobz=2)
     with pytest.raises(TypeError, match="options must be a RunOptions or None, got dict"):
         runner.run(book, {"jobs": 2})
@@ -515,7 +528,7 @@ def test_run_archive_and_publish_take_one_record_of_run_options(book, tmp_path):
             RunOptions(**bad)
     assert archive.ARCHIVE_OPTIONS.profile == "paper" and RunOptions().profile == "default"
     with pytest.raises(TypeError, match="archive does not take 'replicates', 'progress'"):
-        archive.archive(tmp_path, progress=False, replicates=2)
+        archive.archive(tmp_path, RunOptions(progress=False, replicates=2))
     with pytest.raises(TypeError, match="publish does not take 'only'"):
         publish.publish(tmp_path, RunOptions(only=["a/"]))
     check_unused(RunOptions(profile="paper", jobs=3), ("profile", "jobs"), name="x")  # set fields it takes: fine

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from test_runner import make_book
 
-from qlib.book import gathering, runner, summary
+from qlib.book import gathering, runner, summary, toc
+from qlib.book.options import RunOptions
 
 pytest.importorskip("distributed")
 _nb = make_book.nb
@@ -16,7 +17,9 @@ _nb = make_book.nb
 
 @pytest.fixture(autouse=True)
 def _fixed_source_hash(monkeypatch):
-    monkeypatch.setattr(runner, "qlib_source_hash", lambda: "fixed")
+    """Pin the inputs stamp and the page's machinery (see test_runner.py)."""
+    monkeypatch.setattr(runner, "notebook_stamp", lambda *a, **kw: {"hash": "fixed"})
+    monkeypatch.setattr(runner, "page_hash", lambda snapshot: "fixed")
 
 
 @pytest.fixture()
@@ -41,7 +44,7 @@ def _run(book, **kw):
     if "scheduler" not in kw:
         kw["jobs"] = 2
     logs: list[str] = []
-    rep = runner.run(root=book, output_dir=book / "out", progress=False, log=logs.append, **kw)
+    rep = runner.run(book, RunOptions(output_dir=book / "out", progress=False, **kw), log=logs.append)
     return rep, logs
 
 
@@ -50,9 +53,9 @@ def test_parallel_run_failure_skip_and_appendix_last(book, tmp_path):
     (book / "chapters" / "appendix").mkdir()
     _nb(book / "chapters/appendix/01-all.ipynb", "",
         "from qlib.book.gathering import gather\nrows = gather(results_dir)\nprint('rows', len(rows))")
-    toc = yaml.safe_load((book / "_toc.yml").read_text())
-    toc["parts"].append({"caption": "Appendix", "chapters": [{"file": "chapters/appendix/01-all"}]})
-    (book / "_toc.yml").write_text(yaml.safe_dump(toc))
+    contents = yaml.safe_load((book / "_toc.yml").read_text())
+    contents["parts"].append({"caption": "Appendix", "chapters": [{"file": "chapters/appendix/01-all"}]})
+    (book / "_toc.yml").write_text(yaml.safe_dump(contents))
     for name in ("smoke", "default", "paper"):
         prof = yaml.safe_load((book / "profiles" / f"{name}.yml").read_text())
         prof["appendix/01-all.ipynb"] = {}
@@ -150,7 +153,7 @@ def test_expected_seconds_start_the_longest_first(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     costs = yaml.safe_load((root / COSTS_FILE).read_text())
-    book = set(runner.notebooks(root))
+    book = set(toc.notebooks(root))
     assert costs["default"] and all(set(v) <= book for v in costs.values())
     assert max(costs["default"], key=costs["default"].get) == "quantized-mis/05-molecular.ipynb"
 

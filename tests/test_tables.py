@@ -33,7 +33,7 @@ def test_figures_fit_the_column_and_overlaps_are_found():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from qlib.book import style
+    from qlib.plotting import style
 
     style.apply()
     fig, ax = plt.subplots(figsize=(12, 4))
@@ -59,7 +59,7 @@ def test_overlap_checker_sees_every_text_box_legends_on_data_and_small_text():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from qlib.book import style
+    from qlib.plotting import style
 
     style.apply()
     # a legend laid on the data (no text collides)
@@ -108,7 +108,7 @@ def test_overlap_checker_skips_the_axis_of_an_axes_turned_off():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from qlib.book import style
+    from qlib.plotting import style
 
     style.apply()
     fig, (a0, a1) = plt.subplots(1, 2, figsize=(3, 2), gridspec_kw={"wspace": 0.0})
@@ -132,7 +132,7 @@ def test_legend_outside_and_tidy_log_axis_clear_the_checker():
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from qlib.book import style
+    from qlib.plotting import style
 
     style.apply()
     # a legend laid on the data moves below the axes, in columns that fit the figure

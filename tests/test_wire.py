@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from qlib import _kernels, eden, eden_theory, wire
+from qlib import _kernels, eden, eden_quantizer, eden_theory, wire
 from qlib import compressors as C
 
 
@@ -39,7 +39,7 @@ def test_bytes_roundtrip_and_size(bits):
     if bits < 1:
         parts = [(eden_theory.message_sizes(1000, bits)[2], 1)]
     else:
-        parts = [(pl.D, int(bits))] + ([(int(eden.coin_mask(7, pl.D, bits).sum()), 1)] if bits % 1 else [])
+        parts = [(pl.D, int(bits))] + ([(int(eden_quantizer.coin_mask(7, pl.D, bits).sum()), 1)] if bits % 1 else [])
     assert len(raw) == wire.HEADER.size + 2 * (8 + sum(math.ceil(n * w / 8) for n, w in parts))
     assert int(pl.nbits.sum()) == 2 * (64 + sum(n * w for n, w in parts))  # exactly the accounted bits
     back = wire.from_bytes(raw, d=1000, bits=bits, seed=7, dtype=torch.float64)

@@ -71,7 +71,7 @@ def _decode(comp, raw, shape, expect: bool):
     """Decode ``raw``; with ``expect`` the receiver states what it expects (for EDEN ``d``, ``bits``, ``seed``,
     ``n_rotations``; for the others the shape and the seed). Returns (tensor, the shape it must have)."""
     if isinstance(comp, C.EDEN):
-        kw = dict(d=shape[-1], bits=comp.bits, seed=SEED, n_rotations=comp.kw.get("n_rotations", 1)) if expect else {}
+        kw = dict(d=shape[-1], bits=comp.bits, seed=SEED, n_rotations=comp.n_rotations) if expect else {}
         pl = wire.from_bytes(raw, **kw)
         y = eden.decompress(pl)
         rows = math.prod(shape[:-1])

@@ -1,16 +1,28 @@
 """The compiled (numba) CPU kernels of ``qlib``, one module per idea, and the one way to load them.
 
-* :mod:`qlib._kernels.fwht` — the Walsh–Hadamard transform and the seeded rotation (owner:
+* :mod:`qlib._kernels.fwht` — the Walsh–Hadamard transform: its passes and the blocked one-row driver
+  that the rotations and the decoders reuse (owner: :mod:`qlib.hadamard`);
+* :mod:`qlib._kernels.rotation` — the seeded randomized rotation with its signs given as bits (owner:
   :mod:`qlib.hadamard`; :mod:`qlib.eden` also calls its ``lookup_irht_rows``, EDEN's decoding fused
   into the inverse rotation);
-* :mod:`qlib._kernels.eden` — EDEN's Lloyd–Max quantization and dequantization (owner: :mod:`qlib.eden`);
-* :mod:`qlib._kernels.compressors` — the baselines' stochastic quantizers with their error, and a float64
-  squared distance (owner: :mod:`qlib.compressors`: its kernel gate ``_base.compressors_kernel`` and
-  QSGD+Elias's code length in ``_scalar``);
+* :mod:`qlib._kernels.eden` — EDEN's Lloyd–Max quantization and dequantization (owner:
+  :mod:`qlib.eden_quantizer`);
+* :mod:`qlib._kernels.compressors` — the baselines' encoders: the stochastic quantizers' decisions, Kashin's
+  elementwise steps, QSGD+Elias's code length (owner: :mod:`qlib.compressors`: its kernel gate
+  ``_base.compressors_kernel`` and ``_scalar``);
+* :mod:`qlib._kernels.compressor_errors` — the baselines' decoders fused with the measure of their error,
+  and float64 squared distances (owner: :mod:`qlib.compressors`' shared stages, ``_stages``);
 * :mod:`qlib._kernels.wire` — the wire format's 2- and 4-bit packing (owner: :mod:`qlib.wire`);
-* :mod:`qlib._kernels.engine` — the batched engine's linear Adam epochs and the r_Q^n recorder's
-  quantizers, incremental validation products and Algorithm-1 statistics (owners: :mod:`qlib.engine`,
-  :mod:`qlib.recorder`).
+* :mod:`qlib._kernels.engine` — the batched engine's linear Adam epochs (owner: :mod:`qlib.engine`);
+* :mod:`qlib._kernels.quantize`, :mod:`qlib._kernels.rqn`, :mod:`qlib._kernels.incremental` — the r_Q^n
+  recorder's quantizers of many rows, Algorithm-1 statistics and incremental validation products of an MLP
+  (owner: :mod:`qlib.recorder`);
+* :mod:`qlib._kernels.parallel` — the serial twins of the parallel kernels, shared by the modules above
+  (no owner outside the package);
+* :mod:`qlib._kernels.lookup` — the codebook look-up ``tab[code]·S`` of EDEN's receiver, shared by
+  ``rotation`` and ``eden`` (no owner outside the package);
+* :mod:`qlib._kernels.distances` — the squared distances that the error kernels sum, shared by ``rotation``
+  and ``compressor_errors`` (no owner outside the package).
 
 The package is private to ``qlib`` (no user calls it); inside ``qlib`` its public names (:func:`load`,
 :func:`scratch`, :func:`scratch_limit`, :func:`rows`, and a kernel module's names without a leading underscore) are what the
@@ -42,11 +54,19 @@ __all__ = ["OWNERS", "load", "scratch", "scratch_limit", "rows", "SCRATCH_MAX"]
 
 #: the modules of ``qlib`` that may load each kernel module of this package (checked by a test)
 OWNERS: dict[str, tuple[str, ...]] = {
-    "fwht": ("qlib.hadamard", "qlib.eden"),
-    "eden": ("qlib.eden",),
+    "fwht": ("qlib.hadamard",),
+    "rotation": ("qlib.hadamard", "qlib.eden"),
+    "eden": ("qlib.eden_quantizer",),
     "compressors": ("qlib.compressors._base", "qlib.compressors._scalar"),
+    "compressor_errors": ("qlib.compressors._stages",),
     "wire": ("qlib.wire",),
-    "engine": ("qlib.engine", "qlib.recorder"),
+    "engine": ("qlib.engine",),
+    "quantize": ("qlib.recorder",),
+    "rqn": ("qlib.recorder",),
+    "incremental": ("qlib.recorder",),
+    "parallel": (),  # the serial twins of the parallel kernels: loaded by the kernel modules only
+    "lookup": (),  # EDEN's codebook look-up: loaded by the kernel modules rotation and eden only
+    "distances": (),  # the squared distances: loaded by the kernel modules rotation and compressor_errors only
 }
 
 _LOADED: dict[str, ModuleType | None] = {}

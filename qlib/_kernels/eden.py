@@ -7,12 +7,12 @@ the same precision, so the results are the same bits:
 
 * :func:`quantize_rows`: ``u = r·η`` (one product in the dtype of ``r``), the cell code
   ``2k + (u < 0)`` of ``|u|`` (the comparisons against the thresholds rounded to that dtype, or the
-  exact look-up table for more than three positive thresholds, as ``qlib.eden._lm_quantize``), the
+  exact look-up table for more than three positive thresholds, as ``qlib.eden_quantizer.lm_quantize``), the
   centroid ``q`` of the code, and with fractional bits the codebook chosen by each coordinate's coin;
 * :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation)
   with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table (the
   caller then takes the torch path, which raises or wraps as before). Without coins the receiver does this
-  inside the inverse transform: ``qlib._kernels.fwht.lookup_irht_rows``.
+  inside the inverse transform: ``qlib._kernels.rotation.lookup_irht_rows``.
 
 Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
 """
@@ -25,7 +25,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .fwht import AVX2, lookup_row
+from .lookup import AVX2, lookup_row
 
 __all__ = ["quantize_rows", "dequantize_rows"]
 
@@ -289,7 +289,7 @@ def quantize_rows(r: np.ndarray, eta: np.ndarray, lo: tuple, hi: tuple | None = 
                   times_r: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Cell codes (uint8) and centroids (dtype of ``r``) of ``u = r · eta[row]`` for the 2-D C-contiguous
     float32/float64 array ``r``. ``lo`` / ``hi``: a codebook's parameters ``(mode, thresholds, 1/γ, count,
-    next, prev, table)`` in the dtype of ``r`` (``qlib.eden._lm_kernel_params``); ``coins`` (uint8 0/1, the
+    next, prev, table)`` in the dtype of ``r`` (``qlib.eden_quantizer._lm_kernel_params``); ``coins`` (uint8 0/1, the
     shape of ``r``): where set, the coordinate uses ``hi``; ``q``: the array to write the centroids to (the
     shape and dtype of ``r``); ``times_r``: ``q`` receives the products ``r · centroid`` instead (the
     terms of ``⟨r, q⟩``, the bits of torch's ``mul``), made while each chunk is in L1. The caller checks

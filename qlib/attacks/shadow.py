@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qlib import engine
+from qlib import engine, engine_models
 from qlib.validation import check_int, check_seed, check_tensor, resolve_config, skip_nested
 
 __all__ = ["paired_keep", "train_shadows", "binary_scores", "binary_losses"]
@@ -68,25 +68,23 @@ def _check_keep(keep, n: int) -> torch.Tensor:
     return torch.from_numpy(np.nonzero(k)[1].reshape(k.shape[0], -1).astype(np.int64))
 
 
-def train_shadows(model, X, y, keep, config: engine.TrainConfig | None = None, *, seed: int = 0, callbacks=(),
-                  **overrides) -> torch.Tensor:
+def train_shadows(model, X, y, keep, config: engine.TrainConfig, *, seed: int = 0, callbacks=()) -> torch.Tensor:
     """Train one model per row of ``keep`` (M, N boolean, equal counts, e.g. :func:`paired_keep`) on
     its rows of the pool ``X`` (N, d), ``y`` (N,) ∈ {0, 1}, all at once (:func:`qlib.engine.train` with
-    ``rows=``); initial parameters from ``seed`` (:func:`qlib.engine.init_params`). ``X`` holds the
+    ``rows=``); initial parameters from ``seed`` (:func:`qlib.engine_models.init_params`). ``X`` holds the
     model's inputs (apply a feature map such as ``qlib.synthetic.features`` first). The training's
     settings are the engine's record, ``config`` (a :class:`qlib.engine.TrainConfig`: epochs, Adam, the
-    loss, the device and backend), keyword ``overrides`` replacing its fields
-    (:func:`qlib.validation.resolve_config`: ``train_shadows(model, X, y, keep, cfg, device="cpu")``).
+    loss, the device and backend; required: ``epochs`` has no default).
     ``callbacks``: the engine's (e.g. a ``qlib.recorder.RQRecorder`` recording r_Q^n along training).
     Returns θ (M, p)."""
     X, y = _check_pool(X, y)
     rows = _check_keep(keep, X.shape[0])
-    cfg = resolve_config(engine.TrainConfig, config, overrides)
+    cfg = resolve_config(engine.TrainConfig, config)
     seed = check_seed("seed", seed)
-    if not isinstance(model, engine.Model):
+    if not isinstance(model, engine_models.Model):
         raise TypeError(f"model must be a qlib.engine model (Linear, MLP, …), got {type(model).__name__}")
     with skip_nested():
-        theta0 = engine.init_params(model, rows.shape[0], seed, dtype=X.dtype)
+        theta0 = engine_models.init_params(model, rows.shape[0], seed, dtype=X.dtype)
         res = engine.train(model, theta0, X[None], y[None].to(X.dtype), cfg, rows=rows, callbacks=callbacks)
     return res.theta
 
@@ -100,7 +98,7 @@ def _outputs(model, theta, X, chunk: int = 64) -> torch.Tensor:
 
 
 def _check_theta(model, theta) -> torch.Tensor:
-    if not isinstance(model, engine.Model):
+    if not isinstance(model, engine_models.Model):
         raise TypeError(f"model must be a qlib.engine model (Linear, MLP, …), got {type(model).__name__}")
     theta = check_tensor("theta", theta, ndim=2)
     if theta.shape[1] != model.n_params:

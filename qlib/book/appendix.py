@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import findings, gathering, provenance, render, summary, tables
+from .scale import archived_ledger, reduced_scale_ledger, scale_flips
 
 __all__ = ["ledger_rows", "headline", "scale_and_causes", "errata", "seeds", "open_rows", "all_rows", "costs"]
 
@@ -42,17 +43,17 @@ def scale_and_causes(rows: pd.DataFrame) -> str:
     """The archived ``paper`` runs per paper and the rows whose verdict changes at that scale, the chapters
     archived at a reduced scale of their own, and this build's differing rows per paper and cause."""
     out = []
-    arch = findings.archived_ledger()
+    arch = archived_ledger()
     if len(arch):
         out += [f"Current archived `paper` runs: {arch['chapter'].nunique()} chapters, {len(arch)} rows. "
                 "Their paper numbers and claims per paper:", tables.markdown(summary.verdicts_by_paper(arch))]
-        flips = findings.scale_flips(rows, arch)
+        flips = scale_flips(rows, arch)
         out.append(f"{len(flips)} rows have another verdict at `paper` scale than in this build" + (":" if len(flips) else "."))
         if len(flips):
             out.append(tables.markdown(flips))
     else:
         out.append("The archive holds no current `paper`-scale run.")
-    reduced = findings.reduced_scale_ledger()
+    reduced = reduced_scale_ledger()
     if len(reduced):
         out.append("Archived at a chapter's own reduced scale (its `paper` run does not fit a session on this "
                    "machine; shown on its page beside this build, not counted as the paper's scale): "

@@ -10,16 +10,23 @@ figures whose text collides, which fail the build too.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from . import findings
+from .check import status_frame
+from .gathering import IncompleteResultsWarning, gather
 from .provenance import build_costs, provenance_markdown, status_markdown
-from .runner import find_root
+from .scale import archived_ledger, rows_at_largest_scale
+from .toc import find_root
 
 __all__ = ["STATIC", "STATIC_DIRS", "stage", "stage_findings", "build", "figure_collisions"]
 
@@ -73,20 +80,14 @@ def stage_findings(root: Path, out: Path) -> None:
     """The pages made from the whole build: ``findings.csv`` (beside the rows, in ``_results``), the
     landing page's claim counts and findings (``intro/findings-info.md``), each paper's summary
     (``<part>/summary-info.md``) and the execution status page (``appendix/status-info.md``)."""
-    import warnings
-
-    from . import archive, findings
-    from .gathering import IncompleteResultsWarning, gather
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteResultsWarning)
         rows = gather(out / "_results")
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
     profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
     claims, causes, summaries = findings.registry()
-    judged = findings.with_causes(findings.rows_at_largest_scale(rows, build_profile=", ".join(profiles),
-                                                                 root=root), causes,
-                                  archived=findings.archived_ledger(root))
+    judged = findings.with_causes(rows_at_largest_scale(rows, build_profile=", ".join(profiles), root=root), causes,
+                                  archived=archived_ledger(root))
     frame = findings.findings_frame(judged, claims)
     findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
     (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))
@@ -96,7 +97,7 @@ def stage_findings(root: Path, out: Path) -> None:
         dest.write_text(findings.summary_markdown(paper, frame, judged, summaries))
     dest = out / "chapters" / "appendix" / "status-info.md"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(status_markdown(root, out, archive.status_frame(root)))
+    dest.write_text(status_markdown(root, out, status_frame(root)))
 
 
 def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = None, html_parent: Path | None = None,
@@ -107,8 +108,6 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
     The HTML lands in ``<html_parent>/_build/html`` (default: the book root, i.e. ``_build/html``).
     Returns jupyter-book's exit status.
     """
-    import subprocess
-
     root = find_root(root)
     out = Path(output_dir or root / "_build" / "book").resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -123,7 +122,7 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
     status = subprocess.call(cmd)
     collisions = figure_collisions(out) if check_figures else []
     if collisions:
-        print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.book.style.overlaps):",
+        print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.plotting.style.overlaps):",
               file=sys.stderr)
         for line in collisions:
             print(f"  {line}", file=sys.stderr)
@@ -133,10 +132,8 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
 
 def figure_collisions(out: Path) -> list[str]:
     """One line per figure of the executed notebooks in ``out`` whose text collides, lies on its data or
-    is too small (the checks :mod:`qlib.book.style` wrote while each notebook ran): the build fails on
+    is too small (the checks :mod:`qlib.plotting.style` wrote while each notebook ran): the build fails on
     them, not only the tests."""
-    import json
-
     found = []
     for f in sorted((Path(out) / "_results").rglob("figure-checks.json")):
         try:

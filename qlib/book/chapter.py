@@ -1,10 +1,8 @@
 """One setup call for every chapter notebook: threads, device, plotting style and the recorder.
 
-A chapter's first code cell after the parameters is::
-
-    from qlib.book import chapter
-    ch = chapter(chapter_id, out_dir=out_dir, device=device, threads=threads)
-    dev = ch.device
+A chapter notebook calls it through its one setup line, ``from qlib.book.setup import ch, dev``
+(:mod:`qlib.book.setup`), which passes the parameters cell's ``chapter_id``, ``out_dir``, ``device`` and
+``threads``.
 
 ``chapter_id`` is injected by the batch runner (the notebook's path below ``chapters/`` without
 ``.ipynb``). In an interactive session (JupyterLab) it is ``None`` in the parameters cell and is found
@@ -22,6 +20,7 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,16 @@ from typing import Any
 import torch
 
 from qlib.devices import resolve
+from qlib.plotting import capture, style
+from qlib.repro.ledger import DIFFERING, PASSING
+from qlib.resume import Units, units_from_env
 
-from . import archive, style, tables  # archive at import: a kernel never mixes old and new code at its end
-from .compare import PART_PAPER, Comparisons
+from . import tables
+from .compare import Comparisons
+from .layout import FIGURES, archive_root, entry_dir
+from .render import paper_vs_ours_markdown
+from .scale import paper_scale_rows, shown_profile
+from .schema import PART_PAPER
 
 __all__ = ["chapter", "Chapter", "infer_chapter_id", "unknown_parameters"]
 
@@ -65,7 +71,7 @@ def infer_chapter_id(start: str | os.PathLike | None = None) -> str:
 
 def _user_ns() -> dict:
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # deferred: IPython is there only in a kernel
     except ImportError:  # pragma: no cover
         return {}
     ip = get_ipython()
@@ -76,7 +82,7 @@ def _launcher_notebooks() -> list[str]:
     """The ``.ipynb`` arguments of the processes above this kernel (papermill's command line names
     its input notebook; its kernel is that process's child). Empty where psutil cannot tell."""
     try:
-        import psutil
+        import psutil  # deferred: psutil comes with ipykernel, and only a kernel looks for its launcher
     except ImportError:  # pragma: no cover - psutil comes with ipykernel
         return []
     found = []
@@ -124,13 +130,11 @@ def _assigned(src: str) -> list[str]:
 
 
 def _say_unknown(unknown: dict[str, str | None]) -> None:
-    import warnings
-
     said = "; ".join(f"{n!r}" + (f" (did you mean {m!r}?)" if m else "") for n, m in unknown.items())
     msg = f"unknown parameter(s) ignored, the defaults ran instead: {said}"
     warnings.warn(msg, UserWarning, stacklevel=3)
     try:
-        from IPython.display import Markdown, display
+        from IPython.display import Markdown, display  # deferred: IPython is there only in a kernel
 
         display(Markdown(f"**Warning: {msg}.**"))
     except ImportError:  # pragma: no cover
@@ -159,13 +163,12 @@ class Chapter:
     _units: Any = field(default=None, repr=False)
 
     @property
-    def units(self):
-        """The chapter's finished units of work (:class:`qlib.resume.Units` in ``out_dir/.units``): pass
-        it to a heavy driver (``units=ch.units``) and a rerun after a kill resumes where it stopped.
-        The runner's ``--force`` and ``--no-resume`` set ``QLIB_RESUME=0`` (compute every unit again)."""
+    def units(self) -> Units:
+        """The chapter's finished units of work (:class:`qlib.resume.Units` in ``out_dir/.units``, keyed
+        by the notebook's inputs stamp the runner hands its kernel): pass it to a heavy driver
+        (``units=ch.units``) and a rerun after a kill resumes where it stopped. The runner's ``--force``
+        and ``--no-resume`` set ``QLIB_RESUME=0`` (compute every unit again)."""
         if self._units is None:
-            from qlib.resume import units_from_env
-
             self._units = units_from_env(self.out_dir / ".units")
         return self._units
 
@@ -178,21 +181,17 @@ class Chapter:
         """Display the chapter's ``Paper vs ours`` section body (the notebook's markdown cell above it
         carries the heading and its label, :func:`qlib.book.render.section_label`): the counts, shared
         notes once, the rows that need attention, and the settled rows folded away."""
-        from IPython.display import Markdown, display
-
-        from .render import paper_vs_ours_markdown
+        from IPython.display import Markdown, display  # deferred: IPython is there only in a kernel
 
         df = self.cmp.frame()
         profile = _profile_of_run()
         # a build at another scale shows the archived run at the largest scale beside its own: `paper`, else
         # the chapter's own reduced profile (a chapter whose paper run does not fit a session), so labelled
-        shown = archive.shown_profile(self.id, exclude=profile) if profile != "paper" else None
+        shown = shown_profile(self.id, exclude=profile) if profile != "paper" else None
         if shown is not None:
-            df = archive.paper_scale_rows(df, self.id, profile=shown)
+            df = paper_scale_rows(df, self.id, profile=shown)
             st = df.attrs.get("archived")
             if st is not None and st.current:  # a row that differs here and passes at the larger scale: cause scale
-                from qlib.repro.findings import DIFFERING, PASSING
-
                 hit = df["verdict"].isin(DIFFERING) & df["verdict_archived"].isin(PASSING)
                 df.loc[hit, "cause"] = "scale"
         display(Markdown(paper_vs_ours_markdown(df)))
@@ -202,10 +201,10 @@ class Chapter:
 
     def _archived_figures(self, status) -> None:
         """The figures of the archived ``paper`` run, drawn again from their data (below the table)."""
-        import matplotlib.pyplot as plt
-        from IPython.display import Markdown, display
+        import matplotlib.pyplot as plt  # deferred: importing pyplot picks a backend, which only a kernel should
+        from IPython.display import Markdown, display  # deferred: IPython is there only in a kernel
 
-        d = archive.entry_dir(archive.archive_root(), status.profile, self.id) / archive.FIGURES
+        d = entry_dir(archive_root(), status.profile, self.id) / FIGURES
         figs = sorted(d.glob("fig-*.npz"), key=lambda p: int(p.stem.split("-")[1])) if d.is_dir() else []
         if not figs:
             return
@@ -214,7 +213,7 @@ class Chapter:
                          f"(`archive/{status.profile}/{self.id}/figures/`), in the order this chapter shows them:"))
         with style.unchecked():
             for f in figs:
-                fig = archive.redraw(f)
+                fig = capture.redraw(f)
                 display(Markdown(f"*Figure {f.stem.split('-')[1]} of this chapter, at `{status.profile}` scale.*"))
                 display(fig)
                 plt.close(fig)
@@ -249,7 +248,7 @@ def chapter(
     if threads is not None and dev.type == "cpu":
         torch.set_num_threads(threads)
         try:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # deferred: threadpoolctl is in the book extra
 
             limits = threadpool_limits(threads)
         except ImportError:  # pragma: no cover - threadpoolctl is in the book extra
@@ -264,6 +263,6 @@ def chapter(
     if unknown:
         _say_unknown(unknown)
     if plot_style:
-        style.apply(checks_to=out)
+        style.apply(checks_to=out, figures_to=out / FIGURES)
         tables.install_formatter()
     return Chapter(cid, part, PART_PAPER.get(part), dev, out, Comparisons(cid, out), threads, limits)

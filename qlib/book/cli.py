@@ -30,8 +30,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import build, runner
+from . import archive, build, check, publish, runner
+from .options import RunOptions
 from .profiles import PROFILES, ProfileError, parse_overrides
+from .toc import find_root, notebooks
 
 __all__ = ["DEFAULT_JOBS", "main"]
 
@@ -141,8 +143,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "publish":
         return _publish(args)
     if args.cmd == "pdf":
-        from . import publish
-
         try:
             print(publish.build_pdf(root=args.root, output_dir=args.output_dir, pdf_dir=args.pdf_dir))
         except publish.PublishRefused as exc:
@@ -151,16 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.cmd == "list":
-        for nb in runner.notebooks(runner.find_root(args.root)):
+        for nb in notebooks(find_root(args.root)):
             print(nb)
         return 0
     if args.cmd in ("run", "all"):
         try:
-            report = runner.run(root=args.root, profile=args.profile, only=args.only, device=args.device,
-                                data_dir=args.data_dir, output_dir=args.output_dir, force=args.force,
-                                timeout=args.timeout, progress=not args.no_progress and sys.stderr.isatty(),
-                                overrides=parse_overrides(args.overrides), jobs=args.jobs,
-                                scheduler=args.scheduler, replicates=args.replicates, resume=not args.no_resume)
+            report = runner.run(args.root, RunOptions(
+                profile=args.profile, only=args.only, device=args.device, data_dir=args.data_dir,
+                output_dir=args.output_dir, force=args.force, timeout=args.timeout,
+                progress=not args.no_progress and sys.stderr.isatty(), overrides=parse_overrides(args.overrides),
+                jobs=args.jobs, scheduler=args.scheduler, replicates=args.replicates, resume=not args.no_resume))
         except (*_STOPS, KeyboardInterrupt) as exc:  # Ctrl-C before or after the notebooks (the loop reports its own)
             return _stopped(exc, interrupted="interrupted before any notebook finished")
         print(report.summary())
@@ -176,22 +176,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _archive(args) -> int:
-    from . import archive
-
     try:
         if args.cmd == "archive-check":
-            return archive.main_check(args.root, strict=args.strict)
+            return check.main_check(args.root, strict=args.strict)
         if args.cmd == "archive-revalidate":
             archive.revalidate(args.root, data_dir=args.data_dir, only=args.only)
-            return archive.main_check(args.root)
+            return check.main_check(args.root)
         if args.smoke_only:
             done = archive.attach_smoke(root=args.root, profile=args.profile, only=args.only, data_dir=args.data_dir)
             return 0 if done else EXIT_FAILED
-        written = archive.archive(root=args.root, profile=args.profile, only=args.only, device=args.device,
-                                  data_dir=args.data_dir, output_dir=args.output_dir, from_dir=args.from_dir,
-                                  overrides=parse_overrides(args.overrides), jobs=args.jobs,
-                                  smoke=not args.no_smoke, force=args.force, timeout=args.timeout,
-                                  resume=not getattr(args, "no_resume", False))
+        written = archive.archive(args.root, RunOptions(
+            profile=args.profile, only=args.only, device=args.device, data_dir=args.data_dir,
+            output_dir=args.output_dir, overrides=parse_overrides(args.overrides), jobs=args.jobs, force=args.force,
+            timeout=args.timeout, resume=not getattr(args, "no_resume", False)),
+            from_dir=args.from_dir, smoke=not args.no_smoke)
     except (*_STOPS, KeyboardInterrupt) as exc:
         return _stopped(exc, interrupted="interrupted")
     print(f"{len(written)} archive entries written")
@@ -199,12 +197,10 @@ def _archive(args) -> int:
 
 
 def _publish(args) -> int:
-    from . import publish
-
     try:
-        publish.publish(root=args.root, profile=args.profile, device=args.device, data_dir=args.data_dir,
-                        output_dir=args.output_dir, site_dir=args.site_dir, jobs=args.jobs, force=args.force,
-                        skip_run=args.skip_run, pdf=args.pdf)
+        publish.publish(args.root, RunOptions(profile=args.profile, device=args.device, data_dir=args.data_dir,
+                                              output_dir=args.output_dir, jobs=args.jobs, force=args.force),
+                        site_dir=args.site_dir, skip_run=args.skip_run, pdf=args.pdf)
     except (publish.PublishRefused, *_STOPS, KeyboardInterrupt) as exc:
         return _stopped(exc, interrupted="interrupted", refused=publish.PublishRefused)
     return 0

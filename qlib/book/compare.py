@@ -2,7 +2,7 @@
 
 A chapter records rows — computed by the reproduction (:mod:`qlib.repro`, a list of
 :class:`qlib.repro.ledger.Row`) or built in the chapter with the ledger's builders — and every record
-rewrites, atomically, ``<out_dir>/comparisons.csv`` (the columns of :data:`COLUMNS`). Each row
+rewrites, atomically, ``<out_dir>/comparisons.csv`` (the schema of :mod:`qlib.book.schema`). Each row
 has a **kind** (see :mod:`qlib.repro.ledger`); only ``paper-number`` and ``paper-claim`` rows can count
 as reproductions, and only when their stated null fails the same test (``null`` / ``null_fails``
 columns; a passing row whose null passes reads *consistent*).
@@ -24,18 +24,11 @@ from qlib.atomic import atomic_file
 from qlib.repro import ledger
 from qlib.repro.ledger import Row
 
+from . import findings
 from .render import paper_vs_ours_markdown, style_table
+from .schema import COLUMNS, FILENAME, PART_PAPER
 
-__all__ = ["Comparisons", "with_causes", "COLUMNS", "OPTIONAL_COLUMNS", "FILENAME", "PART_PAPER"]
-
-COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
-           "null", "null_fails", "cause"]
-#: columns a comparisons file may lack (read as empty)
-OPTIONAL_COLUMNS = ("null", "null_fails", "cause")
-#: the file of a chapter's rows, in its results folder
-FILENAME = "comparisons.csv"
-#: the paper of each part of the book (the default ``paper`` of its rows)
-PART_PAPER = {"quantized-mis": "001", "mia-limits": "003", "eden": "002", "rqp-sgd": "004"}
+__all__ = ["Comparisons"]
 
 
 class Comparisons:
@@ -81,7 +74,10 @@ class Comparisons:
             for r in self.rows
         ]
         df = pd.DataFrame(recs, columns=COLUMNS)
-        return with_causes(df)
+        if df.empty:
+            return df
+        # the cause of every differing row, from the wings' typed causes (the findings' other columns stay out)
+        return df.assign(cause=findings.with_causes(df)["cause"].to_numpy())
 
     def save(self) -> None:
         if self.out_dir is None:
@@ -103,17 +99,4 @@ class Comparisons:
         for r in self.rows:
             counts[r.verdict] = counts.get(r.verdict, 0) + 1
         return counts
-
-
-def with_causes(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` (ledger rows) with the ``cause`` of every differing row filled from the wings' typed
-    causes (:mod:`qlib.book.findings`; ``unexplained`` where none applies), other columns unchanged."""
-    if df.empty:
-        return df
-    from .findings import with_causes as _causes
-
-    out = _causes(df)
-    df = df.copy()
-    df["cause"] = out["cause"]
-    return df
 

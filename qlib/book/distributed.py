@@ -27,16 +27,34 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
+import socket
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+import torch
 import yaml
 
 from ..atomic import write_bytes
-from .jobs import Job, Outcome, RunReport, dependencies, discard, error_line, finish, read_stamp, result_files
+from ..stamp import STAMP_VARIABLE
+from .jobs import (
+    WORKER_ONLY_ENV,
+    Job,
+    Outcome,
+    RunReport,
+    discard,
+    error_line,
+    finish,
+    kernel_env,
+    papermill_execute,
+    read_stamp,
+    result_files,
+)
 from .options import RunOptions
+from .toc import dependencies
 
 __all__ = ["COSTS_FILE", "expected_seconds", "task_key", "execute_remote", "run_dask"]
 
@@ -77,13 +95,8 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
     """Run on a worker: execute one notebook in a private tree and return its bytes and results.
     ``inputs``: the result files of the notebooks it depends on (``payload["inputs"]`` when not given);
     the scheduler scatters them to the cluster first rather than embedding them in the task graph."""
-    import socket
-
     if inputs is None:
         inputs = payload.get("inputs", {})
-
-    from .jobs import WORKER_ONLY_ENV, kernel_env, papermill_execute
-
     nb = payload["nb"]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qbook-") as tmp:
@@ -103,8 +116,10 @@ def execute_remote(payload: dict[str, Any], inputs: dict[str, bytes] | None = No
             # the archive the chapter pages show beside their rows, where this worker can read it (a worker
             # on the runner's machine; elsewhere the pages say no archived run)
             arch = payload.get("archive")
-            with kernel_env(unset=WORKER_ONLY_ENV, QLIB_DATA_DIR=payload["data"],
-                            QLIB_ARCHIVE_DIR=arch if arch and Path(arch).is_dir() else None):
+            with kernel_env({"QLIB_DATA_DIR": payload["data"],
+                             "QLIB_ARCHIVE_DIR": arch if arch and Path(arch).is_dir() else None,
+                             STAMP_VARIABLE: payload.get("stamp")},  # the kernel's units are keyed by it
+                            unset=WORKER_ONLY_ENV):
                 papermill_execute(src, dest, payload["params"], cwd, payload["timeout"])
         except Exception as exc:  # a failing notebook is a result, not a worker error
             error = error_line(exc)
@@ -155,16 +170,11 @@ class _sigint_ignored:
     Ctrl-C: it marks what was running as interrupted, then closes the cluster."""
 
     def __enter__(self):
-        import signal
-        import threading
-
         self._old = None
         if threading.current_thread() is threading.main_thread():
             self._old = signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def __exit__(self, *exc):
-        import signal
-
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
 
@@ -172,15 +182,13 @@ class _sigint_ignored:
 def _ignore_sigint_plugin():
     """A Dask worker plugin: the worker process ignores SIGINT (see :class:`_sigint_ignored`), also a worker
     the nanny restarts after the cluster started (it is spawned while the runner handles SIGINT)."""
+    # deferred: distributed (book extra) takes seconds to import, and only a run on Dask needs it
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class IgnoreSigint(WorkerPlugin):
         idempotent = True
 
         def setup(self, worker):
-            import signal
-            import threading
-
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -189,6 +197,7 @@ def _ignore_sigint_plugin():
 
 def _cluster(jobs: int, scheduler: str | None, device: str, log):
     """A client on the given scheduler, or on a new local cluster of ``jobs`` worker processes."""
+    # deferred: dask and distributed (book extra) take seconds to import, and only a run on Dask needs them
     import dask
     from distributed import Client, LocalCluster
 
@@ -202,13 +211,8 @@ def _cluster(jobs: int, scheduler: str | None, device: str, log):
             f"dashboard {client.dashboard_link}")
         return client, None
     resources = None
-    try:
-        import torch
-
-        if torch.cuda.is_available() and str(device).startswith(("cuda", "auto")):
-            resources = {"GPU": 1}
-    except ImportError:  # pragma: no cover
-        pass
+    if torch.cuda.is_available() and str(device).startswith(("cuda", "auto")):
+        resources = {"GPU": 1}
     with _sigint_ignored():  # the worker processes inherit it: Ctrl-C stops the runner, which closes them
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                                resources=resources, silence_logs=40)
@@ -225,7 +229,7 @@ def run_dask(jobs_: list[Job], options: RunOptions, *, root: Path, skip: Callabl
     with ``options.timeout`` per cell and a GPU per notebook when ``options.device`` is CUDA. ``skip``
     decides (and records in ``report``) that a notebook's inputs are unchanged; every outcome is appended
     to ``report``."""
-    from distributed import as_completed
+    from distributed import as_completed  # deferred: see _cluster
 
     if not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
@@ -254,7 +258,8 @@ def run_dask(jobs_: list[Job], options: RunOptions, *, root: Path, skip: Callabl
             done_nbs.add((job.out, job.nb))
             return
         payload = {"nb": job.nb, "notebook": job.src.read_bytes(), "params": job.params, "data": job.data,
-                   "timeout": timeout, "archive": os.environ.get("QLIB_ARCHIVE_DIR")}  # (set by runner.run)
+                   "timeout": timeout, "archive": os.environ.get("QLIB_ARCHIVE_DIR"),  # (set by runner.run)
+                   "stamp": job.inputs.get("hash")}
         # a dependency's results (tens of MB for the synthetic study) go to the cluster as data, not inside
         # the task graph (Dask's "Sending large graph" advice); small or none: passed as they are
         inputs = _inputs(job, root)

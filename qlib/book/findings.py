@@ -8,8 +8,9 @@ meets: the landing page's claim counts and five most consequential findings, eac
 its *Result at a glance*, one summary page per paper, and ``findings.csv`` (one row per claim; its
 JSON Schema is :data:`SCHEMA_FILE`), written into every build and published beside ``ledger.csv``.
 
-**Scale.** A chapter's rows are taken from the archived ``paper`` run (:mod:`qlib.book.archive`) when
-its entry is current, else from this build; every claim and row says which (``scale``).
+**Scale.** A chapter's rows are taken from the archived ``paper`` run when its entry is current, else
+from this build (:func:`qlib.book.scale.rows_at_largest_scale`); every claim and row says which
+(``scale``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ import pandas as pd
 
 from qlib.atomic import atomic_file
 from qlib.repro import findings as F
+from qlib.repro.ledger import DIFFERING, PASSING, UNJUDGED
 
-__all__ = ["WINGS", "registry", "rows_at_largest_scale", "with_causes", "findings_frame", "write_findings",
+from .render import round_like, section_label
+from .tables import markdown, md_math
+
+__all__ = ["WINGS", "registry", "with_causes", "findings_frame", "write_findings",
            "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
            "PAPER_PART", "PAPER_ORDER", "PAPER_TITLE", "LABELS", "counts_table", "consequential", "difference_line",
-           "cause_counts", "archived_ledger", "reduced_scale_ledger", "scale_flips", "causes_by_paper"]
+           "cause_counts", "causes_by_paper"]
 
 #: the wings whose ``findings`` modules hold claims and causes, in book order
 WINGS = ("quantized_mis", "mia_limits", "attacks", "eden", "rqp_sgd")
@@ -76,50 +81,10 @@ def registry() -> tuple[list, list, dict]:
     return claims, causes, summaries
 
 
-def rows_at_largest_scale(rows: pd.DataFrame, *, build_profile: str, archive: Path | None = None,
-                          root: Path | None = None) -> pd.DataFrame:
-    """The ledger rows the findings judge: per chapter, the archived ``paper`` run's rows where its
-    entry is current (``scale`` "paper (archived <date>, <device>)"), else this build's (``scale`` its
-    profile). ``attrs["stale"]``: the chapters whose archived entry is stale (left out)."""
-    from . import archive as A
-
-    df = rows.copy()
-    df["scale"] = build_profile
-    stale = {}
-    if build_profile == "paper":
-        df.attrs["stale"] = stale
-        return df
-    arch_dir = Path(archive) if archive is not None else A.archive_root(root)
-    try:
-        statuses = [s for s in A.check(root, archive=arch_dir) if s.profile == "paper"]
-    except FileNotFoundError:
-        statuses = []
-    frames = [df]
-    for s in statuses:
-        if s.state != "current":
-            stale[s.chapter] = "; ".join(s.changes or s.problems)
-            continue
-        f = A.entry_dir(arch_dir, "paper", s.chapter) / A.FILENAME
-        a = pd.read_csv(f, dtype=str, keep_default_na=False)
-        if a.empty:
-            continue
-        for c in df.columns:
-            if c not in a.columns:
-                a[c] = ""
-        dev = s.provenance.get("device", {})
-        a["scale"] = f"paper (archived {str(s.provenance.get('finished', ''))[:10]}, " \
-                     f"{dev.get('gpu') or dev.get('cpu') or dev.get('resolved', '?')})"
-        frames[0] = frames[0][frames[0]["chapter"] != s.chapter]
-        frames.append(a[df.columns])
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs["stale"] = stale
-    return out
-
-
 def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.DataFrame | None = None) -> pd.DataFrame:
     """``rows`` with ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row: the wings'
     typed causes, except where ``archived`` (the current archived ``paper`` runs' rows,
-    :func:`archived_ledger`) holds the same row passing — then the cause is ``scale``, the archived row
+    :func:`qlib.book.scale.archived_ledger`) holds the same row passing — then the cause is ``scale``, the archived row
     its evidence (an experiment: the same code at the paper's scale)."""
     if causes is None:
         causes = registry()[1]
@@ -137,7 +102,7 @@ def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.
         a, on=["chapter", "where", "quantity", "_n"], how="left")
     at_paper = (out["scale"].astype(str).str.startswith("paper (").to_numpy(dtype=bool) if "scale" in out.columns
                 else np.zeros(len(out), dtype=bool))  # rows that are the archived run's own need no scale cause
-    hit = (m["verdict"].isin(F.DIFFERING) & m["verdict_paper"].isin(F.PASSING)).to_numpy() & ~at_paper
+    hit = (m["verdict"].isin(DIFFERING) & m["verdict_paper"].isin(PASSING)).to_numpy() & ~at_paper
     out = out.reset_index(drop=True)
     out.loc[hit, "cause"] = "scale"
     out.loc[hit, "cause_why"] = [f"passes at the paper's scale: ours {o} ({v}) in the archived run"
@@ -148,20 +113,20 @@ def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.
 
 def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFrame:
     """One row per claim (:data:`FINDINGS_COLUMNS`), its verdict derived from ``rows`` (with causes and
-    a ``scale`` column, as :func:`rows_at_largest_scale` and :func:`with_causes` give them)."""
+    a ``scale`` column, as :func:`qlib.book.scale.rows_at_largest_scale` and :func:`with_causes` give them)."""
     if claims is None:
         claims = registry()[0]
     recs = []
     for c in claims:
         verdict, tally = F.claim_verdict(c, rows)
         sel = F.claim_rows(c, rows)
-        judged = sel[~sel["verdict"].isin(F.UNJUDGED)] if len(sel) else sel
+        judged = sel[~sel["verdict"].isin(UNJUDGED)] if len(sel) else sel
         cause, why = "", ""
         if verdict not in ("holds", "untested"):
             if c.cause is not None:
                 cause, why = c.cause.kind, c.cause.why
             elif len(judged) and "cause" in judged:
-                dif = judged[judged["verdict"].isin(F.DIFFERING)]
+                dif = judged[judged["verdict"].isin(DIFFERING)]
                 if len(dif):
                     top = dif["cause"].replace("", "unexplained").value_counts()
                     cause = str(top.index[0])
@@ -188,7 +153,7 @@ def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFra
 def validate_findings(records: list[dict]) -> None:
     """Validate ``findings.csv`` records against :data:`SCHEMA_FILE` (``jsonschema``); raises
     ``ValueError`` naming the first bad record and field."""
-    import jsonschema
+    import jsonschema  # deferred: jsonschema comes with the book extra, and only writing findings.csv needs it
 
     schema = json.loads(SCHEMA_FILE.read_text())
     try:
@@ -210,7 +175,7 @@ def write_findings(frame: pd.DataFrame, path: Path) -> Path:
 
 def cause_counts(rows: pd.DataFrame) -> pd.Series:
     """Differing rows per cause (every cause of the vocabulary, zeros included)."""
-    dif = rows[rows["verdict"].isin(F.DIFFERING)] if len(rows) else rows
+    dif = rows[rows["verdict"].isin(DIFFERING)] if len(rows) else rows
     vc = dif["cause"].replace("", "unexplained").value_counts() if len(dif) else pd.Series(dtype=int)
     return pd.Series({c: int(vc.get(c, 0)) for c in F.CAUSES})
 
@@ -219,14 +184,10 @@ def cause_counts(rows: pd.DataFrame) -> pd.Series:
 # Rendering
 # ---------------------------------------------------------------------------------------------
 def _md(s: Any) -> str:
-    from .tables import md_math
-
     return md_math(str(s)).replace("|", r"\|").replace("\n", " ")
 
 
 def _section_ref(chapter: str) -> str:
-    from .render import section_label
-
     try:
         return section_label(chapter)
     except ValueError:
@@ -267,8 +228,6 @@ def consequential(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
 def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> str:
     """The landing page's first screen: claims per paper and verdict, and the ``k`` most consequential
     findings, one sentence each, linked to their chapter's *Paper vs ours* section."""
-    from .tables import markdown
-
     if frame.empty:
         return "No claim of the papers is typed in this build yet."
     claims = frame.attrs.get("claims", {})
@@ -321,7 +280,7 @@ def _relative_gap(paper: str, ours: str) -> float:
 
 def largest_differences(rows: pd.DataFrame, k: int = 3) -> pd.DataFrame:
     """The ``k`` differing rows farthest from the paper (relative gap), numeric ones first."""
-    dif = rows[rows["verdict"].isin(F.DIFFERING)].copy() if len(rows) else rows
+    dif = rows[rows["verdict"].isin(DIFFERING)].copy() if len(rows) else rows
     if dif.empty:
         return dif
     dif["_gap"] = [_relative_gap(p, o) for p, o in zip(dif["paper_value"], dif["ours"])]
@@ -331,8 +290,6 @@ def largest_differences(rows: pd.DataFrame, k: int = 3) -> pd.DataFrame:
 
 def difference_line(r) -> str:
     """One differing row in words: the paper's label, values rounded to the paper's precision, cause."""
-    from .render import round_like
-
     where = f"{paper_label(r['where'])}: " if str(r.get("where", "")).strip() else ""
     if r.get("kind") in ("theory-check", "arithmetic") and str(r.get("note", "")).strip():
         body = f"{paper_label(r['quantity'])} — {r['note']}"
@@ -346,8 +303,6 @@ def difference_line(r) -> str:
 def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summaries: dict) -> str:
     """One paper's reproducibility summary: scope, what holds, what does not and why, what was hard,
     the stand-ins — from its claims' derived verdicts."""
-    from .tables import markdown
-
     s = summaries.get(paper, {})
     sub = frame[frame["paper"] == paper]
     lines = []
@@ -380,62 +335,6 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
     if s.get("stand_ins"):
         lines += ["## Stand-ins", ""] + [f"* {_md(x)}" for x in s["stand_ins"]] + [""]
     return "\n".join(lines) if lines else "No claim of this paper is typed yet.\n"
-
-
-def reduced_scale_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:
-    """The rows of every *current* archived run at a chapter's own reduced profile (not ``paper``,
-    ``smoke`` or ``default``: a chapter whose ``paper`` run does not fit a session, such as eden/05's
-    ``eden05-fifth``), with a ``scale`` column ("<profile> (archived <date>, <device>)"). They are shown
-    and published beside the build's rows; the findings do not count them as the paper's scale."""
-    from . import archive as A
-    from .compare import COLUMNS
-
-    arch_dir = Path(archive) if archive is not None else A.archive_root(root)
-    try:
-        statuses = [s for s in A.check(root, archive=arch_dir) if s.profile not in ("paper", "smoke", "default")]
-    except FileNotFoundError:
-        statuses = []
-    frames = []
-    for s in statuses:
-        if s.state != "current":
-            continue
-        a = pd.read_csv(A.entry_dir(arch_dir, s.profile, s.chapter) / A.FILENAME, dtype=str, keep_default_na=False)
-        if a.empty:
-            continue
-        for c in COLUMNS:
-            if c not in a.columns:
-                a[c] = ""
-        dev = s.provenance.get("device", {})
-        a["scale"] = f"{s.profile} (archived {str(s.provenance.get('finished', ''))[:10]}, " \
-                     f"{dev.get('gpu') or dev.get('cpu') or dev.get('resolved', '?')})"
-        frames.append(a[[*COLUMNS, "scale"]])
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*COLUMNS, "scale"])
-
-
-def archived_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:
-    """The rows of every *current* archived ``paper`` run, with a ``scale`` column ("paper (archived …)")."""
-    from .compare import COLUMNS
-
-    empty = pd.DataFrame(columns=[*COLUMNS, "scale"])
-    both = rows_at_largest_scale(empty, build_profile="none", archive=archive, root=root)
-    return both[both["scale"].str.startswith("paper (")].reset_index(drop=True) if len(both) else both
-
-
-def scale_flips(rows: pd.DataFrame, archived: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose verdict at this build's scale differs from the archived ``paper`` run's (matched by
-    chapter, where, quantity and occurrence): chapter, where, quantity, paper, ours and verdict at each."""
-    cols = ["chapter", "where", "quantity", "paper_value", "ours", "verdict", "ours at paper", "verdict at paper"]
-    if rows.empty or archived.empty:
-        return pd.DataFrame(columns=cols)
-
-    def keyed(d):
-        k = ["chapter", "where", "quantity"]
-        return d.assign(_n=d.groupby(k).cumcount())
-
-    m = keyed(rows).merge(keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict"]],
-                          on=["chapter", "where", "quantity", "_n"], suffixes=("", " at paper"))
-    m = m[m["verdict"] != m["verdict at paper"]]
-    return m[cols].reset_index(drop=True)
 
 
 def causes_by_paper(rows: pd.DataFrame) -> pd.DataFrame:

@@ -7,12 +7,14 @@ ledger. :func:`replicate_rows` reads the trees of the replicate runs (other seed
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from .compare import COLUMNS, FILENAME, OPTIONAL_COLUMNS
+from .schema import COLUMNS, FILENAME, OPTIONAL_COLUMNS
 
 __all__ = ["STAMPS", "STAMP_SLACK", "IncompleteResultsWarning", "unfinished_reason", "gather", "replicate_rows"]
 
@@ -32,8 +34,6 @@ def unfinished_reason(results_file: str | os.PathLike, stamp_file: str | os.Path
     they are: the finished-run stamp ``stamp_file`` must exist, be readable, carry the time the run
     finished (``when``) and be no older than the rows (a run killed mid-way leaves rows written after the
     stamp of an earlier run, or, since the runner removes a notebook's stamp when it starts it, none)."""
-    import json
-
     stamp = Path(stamp_file)
     try:
         data = json.loads(stamp.read_text())
@@ -60,8 +60,6 @@ def gather(results_dir: str | os.PathLike) -> pd.DataFrame:
     loss) are left out, with an :class:`IncompleteResultsWarning` naming the notebook and why, and the
     frame's ``attrs["incomplete"]`` maps each such chapter to the reason. Elsewhere (a chapter run by
     hand, a test's folder) every file counts."""
-    import warnings
-
     root = Path(results_dir)
     stamps = root.parent / STAMPS
     runner_tree = stamps.is_dir()

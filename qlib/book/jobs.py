@@ -1,7 +1,8 @@
-"""Executing one notebook: the job, its outcome, stamps, atomic landing and papermill.
+"""Executing one notebook: the job, its outcome, its stamp, papermill, and landing it atomically.
 
 Shared by the in-process runner (:mod:`qlib.book.runner`) and the Dask executor
-(:mod:`qlib.book.distributed`), which both import it; it imports neither.
+(:mod:`qlib.book.distributed`), which both import it; it imports neither. A landed notebook carries
+the *What ran* box and the *Result at a glance* (:mod:`qlib.book.glance`).
 """
 
 from __future__ import annotations
@@ -15,25 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text
-from .compare import FILENAME as COMPARISONS_FILE
+from ..atomic import move, write_text
+from ..stamp import STAMP_VARIABLE
+from .glance import glance_markdown, param_text
+from .machine import device_name
+from .profiles import COMMON, cell_parameters
+from .schema import FILENAME as COMPARISONS_FILE
+from .toc import AGGREGATOR_PARTS
 
-__all__ = ["AGGREGATOR_PARTS", "dependencies", "Outcome", "RunReport", "error_line", "scale_against_paper",
-           "glance_markdown", "Job", "chapter_id", "read_stamp", "WORKER_ONLY_ENV", "kernel_env", "device_name",
+__all__ = ["Outcome", "RunReport", "error_line", "Job", "read_stamp", "WORKER_ONLY_ENV", "kernel_env",
            "discard", "papermill_execute", "finish", "UNITS_DIR", "result_files", "units_line", "execute"]
-
-AGGREGATOR_PARTS = ("appendix",)  # notebooks that read every other notebook's results
-
-
-def dependencies(root: Path, nb: str) -> list[str]:
-    """Notebooks whose results ``nb`` reads, declared in its metadata as
-    ``{"qlib": {"depends": ["<part>/<nb>.ipynb", …]}}``; the runner runs them first and re-runs
-    ``nb`` whenever one of them re-ran."""
-    meta = json.loads((Path(root) / "chapters" / nb).read_text()).get("metadata", {})
-    deps = (meta.get("qlib") or {}).get("depends") or []
-    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-        raise ValueError(f"chapters/{nb}: metadata qlib.depends must be a list of notebook paths, got {deps!r}")
-    return deps
 
 
 @dataclass
@@ -78,11 +70,6 @@ def error_line(exc: BaseException) -> str:
     return line[0][:300] if line else name
 
 
-def _fmt_param(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
     """Hide papermill's injected-parameters cell in the book (tag it remove-cell), fold the notebook's
     own parameters cell (hide-input: one click shows it), and put, in the injected cell's place (just
@@ -103,15 +90,13 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
                 tags.append("remove-cell")
         elif "parameters" in tags and "hide-input" not in tags:
             tags.append("hide-input")
-    from .profiles import COMMON, cell_parameters
-
     declared = cell_parameters(job.src)
     changed = {k: v for k, v in job.params.items() if k not in COMMON and declared.get(k) != v}
     lines = [f"Profile `{job.params['profile']}`, device `{device_name(job.params['device'])}`, "
              f"{seconds:.0f} s."]
     if changed:
         lines.append("Parameters that differ from the parameters cell above: "
-                     + "; ".join(f"`{k} = {_fmt_param(v)}` (cell: `{_fmt_param(declared.get(k))}`)"
+                     + "; ".join(f"`{k} = {param_text(v)}` (cell: `{param_text(declared.get(k))}`)"
                                  for k, v in changed.items()) + ".")
     else:
         lines.append("Every parameter is the value in the parameters cell above.")
@@ -119,7 +104,7 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
            "source": ":::{admonition} What ran\n:class: note\n" + "\n".join(lines) + "\n:::\n"}
     if at is not None:
         cells.insert(at, box)
-    glance = glance_markdown(job)
+    glance = glance_markdown(nb=job.nb, src=job.src, params=job.params, results=job.results)
     title = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"
                   and _source(c).lstrip().startswith("# ")), None)
     if glance and title is not None:
@@ -131,110 +116,6 @@ def _annotate(nb_path: Path, job: "Job", seconds: float) -> None:
 def _source(cell: dict) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
-
-
-#: verdicts that say a paper's item did not come out as printed (the glance lists a few of them)
-_DIFFERING = ("differs", "disagrees", "erratum not confirmed")
-#: parameters that never describe an experiment's scale (the glance's scale line leaves them out)
-_NOT_SCALE = ("threads", "device", "seed")
-
-
-def _book_root(src: Path) -> Path | None:
-    for d in Path(src).resolve().parents:
-        if (d / "_toc.yml").is_file() and (d / "profiles").is_dir():
-            return d
-    return None
-
-
-def scale_against_paper(job: "Job") -> list[tuple[str, Any, Any]]:
-    """``(parameter, value that ran, value of the `paper` profile)`` for every parameter of the
-    notebook (outside the runner's own and ``threads``/``device``/``seed``) whose run value differs
-    from the ``paper`` profile's — the run's scale against the papers'. Empty when the run was at
-    the ``paper`` scale, or when the book has no ``paper`` profile entry for the notebook."""
-    from .profiles import COMMON, ProfileError, cell_parameters, load
-
-    root = _book_root(job.src)
-    if root is None:
-        return []
-    try:
-        paper = load(root, "paper").get(job.nb)
-        declared = cell_parameters(job.src)
-    except (ProfileError, OSError, ValueError):
-        return []
-    if paper is None:
-        return []
-    ran = {**declared, **{k: v for k, v in job.params.items() if k not in COMMON}}
-    at_paper = {**declared, **paper}
-    return [(k, ran[k], at_paper[k]) for k in declared
-            if k not in COMMON and k not in _NOT_SCALE and ran.get(k) != at_paper.get(k)]
-
-
-def glance_markdown(job: "Job", *, max_differences: int = 3) -> str:
-    """The chapter's *result at a glance* (placed under its title in the book): the verdict counts of
-    the rows it recorded, up to ``max_differences`` items that differ from the paper (quantity,
-    paper, ours) with a link to the chapter's ``Paper vs ours`` section, and the run's scale against
-    the ``paper`` profile. Empty for a notebook that recorded no rows (the appendix)."""
-    import pandas as pd
-
-    from .render import section_label
-
-    rows_file = job.results / COMPARISONS_FILE
-    if not rows_file.is_file():
-        return ""
-    try:
-        rows = pd.read_csv(rows_file, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, pd.errors.EmptyDataError):
-        return ""
-    if rows.empty or "verdict" not in rows:
-        return ""
-    cid = chapter_id(job.nb)
-    try:
-        label = section_label(cid)
-    except ValueError:
-        label = None
-    src_text = job.src.read_text() if job.src.is_file() else ""
-    link = f"{{ref}}`Paper vs ours <{label}>`" if label and f"({label})=" in src_text else "Paper vs ours"
-    tally = rows["verdict"].value_counts()
-    order = ["reproduced", "consistent", "differs", "not comparable", "agrees", "disagrees",
-             "erratum confirmed", "erratum not confirmed", "not implemented", "not available offline"]
-    counts = ", ".join(f"**{int(tally[v])}** {v}" for v in order if v in tally)
-    counts += "".join(f", **{int(n)}** {v}" for v, n in tally.items() if v not in order)
-    lines = [f"{len(rows)} rows compared with the paper: {counts} (every row in {link} below)."]
-    from . import findings
-
-    try:  # a finished run must land even if the findings cannot be judged: the glance then says why
-        claims, causes, _ = findings.registry()
-        rows = findings.with_causes(findings.rows_at_largest_scale(rows.assign(chapter=cid),
-                                                                   build_profile=str(job.params.get("profile", "?")),
-                                                                   root=_book_root(job.src)), causes)
-        rows = rows[rows["chapter"] == cid]
-        claims_md = findings.chapter_claims_markdown(cid, findings.findings_frame(rows, claims))
-    except Exception as exc:  # noqa: BLE001 - reported on the page, never hidden
-        rows = rows.assign(cause="")
-        claims_md = f"The claims could not be judged in this build: {error_line(exc)}."
-    if claims_md:
-        lines += ["", claims_md.rstrip()]
-    diff = rows[rows["verdict"].isin(_DIFFERING)]
-    if len(diff):
-        lines.append("")
-        lines.append(f"Where ours differs from the paper ({len(diff)} rows"
-                     + (f"; the {max_differences} farthest from the paper" if len(diff) > max_differences else "")
-                     + "; causes: " + ", ".join(f"{n} {c}" for c, n in findings.cause_counts(diff).items() if n)
-                     + "):")
-        lines.append("")
-        for _, r in findings.largest_differences(diff, max_differences).iterrows():
-            lines.append(f"* {findings.difference_line(r)}")
-    scale = scale_against_paper(job)
-    lines.append("")
-    prof = job.params.get("profile", "?")
-    if scale:
-        shown = "; ".join(f"`{k}` {_fmt_param(ran)} (paper profile: {_fmt_param(pap)})" for k, ran, pap in scale[:6])
-        more = f"; {len(scale) - 6} more in *What ran*" if len(scale) > 6 else ""
-        lines.append(f"Scale: profile `{prof}` — {shown}{more}.")
-    else:
-        lines.append(f"Scale: profile `{prof}`, every parameter at the `paper` profile's value.")
-    body = "\n".join(lines)
-    return ":::{admonition} Result at a glance\n:class: tip\n" + body + "\n:::\n"
 
 
 @dataclass
@@ -251,6 +132,7 @@ class Job:
     stamp: str = ""
     out: Path = Path(".")
     replicate: int | None = None  # the seed of a replicate run (None: the book's own run)
+    inputs: dict = field(default_factory=dict)  # its inputs stamp (qlib.book.stamps.notebook_stamp)
 
     @property
     def label(self) -> str:
@@ -259,11 +141,6 @@ class Job:
     @property
     def aggregator(self) -> bool:
         return Path(self.nb).parts[0] in AGGREGATOR_PARTS
-
-
-def chapter_id(nb: str) -> str:
-    """The id a notebook is known by (its path below ``chapters/`` without ``.ipynb``)."""
-    return nb[: -len(".ipynb")] if nb.endswith(".ipynb") else nb
 
 
 def read_stamp(stamp_file: Path) -> dict:
@@ -283,11 +160,12 @@ WORKER_ONLY_ENV = ("MALLOC_TRIM_THRESHOLD_",)
 
 
 class kernel_env:
-    """Set environment variables for the kernels papermill starts (and remove those named in
-    ``unset``), restoring the caller's after."""
+    """Set the environment variables ``env`` (``{name: value}``; a value None or empty leaves the
+    variable as it is) for the kernels papermill starts, and remove those named in ``unset``; the
+    caller's environment is restored after."""
 
-    def __init__(self, unset: tuple[str, ...] = (), **env: str | None):
-        self.env = {k: v for k, v in env.items() if v}
+    def __init__(self, env: dict[str, str | None] | None = None, *, unset: tuple[str, ...] = ()):
+        self.env = {k: v for k, v in (env or {}).items() if v}
         self.unset = tuple(unset)
         self.saved: dict[str, str | None] = {}
 
@@ -309,20 +187,6 @@ class kernel_env:
         return False
 
 
-def device_name(device: str) -> str:
-    """What ``device`` resolved to on this machine (for the cost table of the appendix)."""
-    try:
-        import torch
-
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if str(device).startswith("cuda") and torch.cuda.is_available():
-            return f"{device} ({torch.cuda.get_device_name()})"
-    except Exception:  # noqa: BLE001 - best effort, for display only
-        pass
-    return str(device)
-
-
 def discard(job: Job, out: Path | None = None) -> None:
     """After a failed or interrupted run: no stale notebook or stamp in the book, and the run's
     comparison rows moved beside its partial notebook (``.failed/``), so the ledger never counts them."""
@@ -332,19 +196,15 @@ def discard(job: Job, out: Path | None = None) -> None:
             stale.unlink()
     rows = job.results / COMPARISONS_FILE
     if rows.exists():
-        dest = out / ".failed" / Path(job.nb).with_suffix("") / COMPARISONS_FILE
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(rows, dest)
+        move(rows, out / ".failed" / Path(job.nb).with_suffix("") / COMPARISONS_FILE)
     tmp = out / ".tmp" / job.nb
     if tmp.exists():
-        failed = out / ".failed" / job.nb
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, failed)
+        move(tmp, out / ".failed" / job.nb)
 
 
 def papermill_execute(src: Path, dest: Path, params: dict, cwd: Path, timeout: int | None) -> None:
     """Run one notebook with papermill (the only place the runner calls it)."""
-    import papermill as pm
+    import papermill as pm  # deferred: papermill (book extra) loads nbclient and jupyter_client; only a run needs it
 
     pm.execute_notebook(
         str(src),
@@ -364,14 +224,14 @@ def papermill_execute(src: Path, dest: Path, params: dict, cwd: Path, timeout: i
 
 
 def finish(job: Job, executed: Path, seconds: float, where: str = "") -> None:
-    """Land an executed notebook in the book: annotate it, move it in atomically, write its stamp."""
+    """Land an executed notebook in the book: annotate it, move it in atomically, write its stamp (the
+    runner's hash, and the inputs stamp the run started with: what an archive entry records)."""
     _annotate(executed, job, seconds)
-    job.target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(executed, job.target)  # atomic: the book only ever sees complete notebooks
+    move(executed, job.target)  # atomic: the book only ever sees complete notebooks
     write_text(job.stamp_file, json.dumps({"hash": job.stamp, "profile": job.params["profile"],
                                            "device": device_name(job.params["device"]),
                                            "seconds": round(seconds, 2), "when": time.time(),
-                                           "worker": where, "seed": job.params.get("seed")}))
+                                           "worker": where, "seed": job.params.get("seed"), "inputs": job.inputs}))
 
 
 #: a notebook's finished units of work (qlib.resume.Units), in its results folder
@@ -411,7 +271,7 @@ def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print
     t0 = time.perf_counter()
     log(f"[run ] {job.label}")
     # the stamp of an earlier run goes first: if this run is killed (SIGKILL, out of memory, power loss),
-    # the rows it wrote have no finished-run stamp, so the ledger leaves them out (compare.gather) and the
+    # the rows it wrote have no finished-run stamp, so the ledger leaves them out (gathering.gather) and the
     # next run re-runs the notebook instead of skipping it
     job.stamp_file.unlink(missing_ok=True)
     units = job.results / UNITS_DIR
@@ -419,7 +279,8 @@ def execute(job: Job, out: Path | None = None, *, timeout: int | None, log=print
         shutil.rmtree(units, ignore_errors=True)
     (units / "summary.json").unlink(missing_ok=True)  # this run's counts only
     try:
-        papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
+        with kernel_env({STAMP_VARIABLE: job.inputs.get("hash")}):  # the kernel's units are keyed by it
+            papermill_execute(job.src, tmp, job.params, job.target.parent, timeout)
         dt = time.perf_counter() - t0
         finish(job, tmp, dt)
         log(f"[ ok ] {job.label} ({dt:.1f} s{units_line(units)})")

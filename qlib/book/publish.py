@@ -27,20 +27,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
-from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit
 
-import yaml
+import pandas as pd
 
-from ..validation import resolve_config
-from . import build, launch, runner, summary
+from ..atomic import replace_folder
+from . import build, findings, launch, runner, summary
 from .gathering import gather
 from .jobs import kernel_env, read_stamp
-from .options import RunOptions, check_unused
+from .machine import git
+from .options import RunOptions, check_unused, options_record
 from .provenance import build_costs
+from .scale import reduced_scale_ledger, rows_at_largest_scale
+from .toc import find_root, notebooks, toc_pages
 
-__all__ = ["MANIFEST", "LEDGER", "EXECUTED", "EXIT_REFUSED", "PDF_NAME", "MIN_LANDING_TEXT", "PublishRefused", "toc_pages",
+__all__ = ["MANIFEST", "LEDGER", "EXECUTED", "EXIT_REFUSED", "PDF_NAME", "MIN_LANDING_TEXT", "PublishRefused",
            "check_site", "failed_notebooks", "version", "git_commit", "ledger_rows", "manifest", "assemble", "build_pdf",
            "PUBLISH_FIELDS", "publish"]
 
@@ -66,34 +69,6 @@ class PublishRefused(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 # What the site must contain
 # ---------------------------------------------------------------------------------------------
-def _toc_nodes(node: Any) -> Iterable[tuple[str, str]]:
-    if isinstance(node, dict):
-        for key in ("root", "file", "glob"):
-            if isinstance(node.get(key), str):
-                yield ("glob" if key == "glob" else "file"), node[key]
-        for key in ("parts", "chapters", "sections"):
-            for child in node.get(key) or []:
-                yield from _toc_nodes(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from _toc_nodes(child)
-
-
-def toc_pages(root: Path) -> list[str]:
-    """Every page the table of contents names, as a path without suffix relative to the book root
-    (``chapters/intro/index``, ``chapters/eden/01-estimator-vnmse``), globs expanded against ``root``."""
-    root = Path(root)
-    out: list[str] = []
-    for kind, entry in _toc_nodes(yaml.safe_load((root / "_toc.yml").read_text())):
-        if kind == "file":
-            names = [entry.removesuffix(".ipynb").removesuffix(".md")]
-        else:
-            names = sorted({p.relative_to(root).with_suffix("").as_posix() for p in root.glob(entry)
-                            if p.suffix in (".ipynb", ".md") and p.is_file()})
-        out += [n for n in names if n not in out]
-    return out
-
-
 class _Links(html.parser.HTMLParser):
     """The ``href``/``src`` targets and the element ids of one HTML page."""
 
@@ -207,7 +182,7 @@ def failed_notebooks(root: Path, build_dir: Path) -> list[str]:
     no executed notebook or stamp, or a partial notebook under ``.failed/`` newer than its stamp."""
     out = []
     build_dir = Path(build_dir)
-    for nb in runner.notebooks(root):
+    for nb in notebooks(root):
         target = build_dir / "chapters" / nb
         stamp = read_stamp(build_dir / ".stamps" / Path(nb).with_suffix(".json"))
         failed = build_dir / ".failed" / nb
@@ -224,21 +199,13 @@ def failed_notebooks(root: Path, build_dir: Path) -> list[str]:
 def version(root: Path) -> str:
     """The release: ``project.version`` of the book's ``pyproject.toml`` (the one ``CITATION.cff`` states
     and the landing page shows)."""
-    import tomllib
-
     return tomllib.loads((Path(root) / "pyproject.toml").read_text())["project"]["version"]
 
 
 def git_commit(root: Path) -> dict:
     """The commit the site is built from: full hash, and whether tracked files had changes."""
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=20).stdout.strip()
-
-    try:
-        sha = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
-        sha, dirty = "", False
+    sha = git(root, "rev-parse", "HEAD")
+    dirty = bool(git(root, "status", "--porcelain", "--untracked-files=no"))
     return {"commit": sha or "unknown", "dirty": dirty}
 
 
@@ -247,20 +214,16 @@ def ledger_rows(build_dir: Path):
     ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
     (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``, and those of the
     current archived runs at a chapter's own reduced profile (``scale`` "<profile> (archived …)":
-    :func:`qlib.book.findings.reduced_scale_ledger`)."""
-    import pandas as pd
-
-    from . import findings
-
+    :func:`qlib.book.scale.reduced_scale_ledger`)."""
     rows = gather(Path(build_dir) / "_results")
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
     profiles = ", ".join(sorted({c["profile"] for c in build_costs(build_dir)})) or "none"
-    both = findings.rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
-                                          if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
+    both = rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
+                                 if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
     rows = rows.assign(scale=profiles)
     extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
     root = Path(build_dir).parent.parent if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None
-    reduced = findings.reduced_scale_ledger(root)
+    reduced = reduced_scale_ledger(root)
     parts = [f for f in (rows, extra, reduced) if len(f)]
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
 
@@ -272,10 +235,9 @@ def manifest(root: Path, build_dir: Path) -> dict:
     rows = ledger_rows(build_dir)
     rows = rows[~rows["scale"].astype(str).str.contains(" (archived ", regex=False)] if len(rows) else rows  # this build's
     byp = summary.verdicts_by_paper(rows)
-    per_paper = {str(r["paper"]): {k: int(r[k]) for k in ("reproduced", "consistent", "differs", "not comparable",
-                                                             "paper items")} for _, r in byp.iterrows()}
-    total = {k: sum(v[k] for v in per_paper.values()) for k in ("reproduced", "consistent", "differs",
-                                                                 "not comparable", "paper items")}
+    counts = [c for c in byp.columns if c != "paper"]  # reproduced, consistent, differs, not comparable, paper items
+    per_paper = {str(r["paper"]): {k: int(r[k]) for k in counts} for _, r in byp.iterrows()}
+    total = {k: sum(v[k] for v in per_paper.values()) for k in counts}
     return {
         "name": "qlib",
         "version": version(root),
@@ -309,15 +271,13 @@ def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path, *, pdf
     try:
         staged = tmp / "site"
         shutil.copytree(html_dir, staged, ignore=shutil.ignore_patterns(".doctrees", ".buildinfo"))
-        for nb in runner.notebooks(root):
+        for nb in notebooks(root):
             dest = staged / EXECUTED / "chapters" / nb
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(build_dir / "chapters" / nb, dest)
         if pdf:
             shutil.copy2(pdf, staged / PDF_NAME)
         ledger_rows(build_dir).to_csv(staged / LEDGER, index=False)
-        from . import findings
-
         found = build_dir / "_results" / findings.FINDINGS_FILE
         if found.is_file():  # one row per claim, and its schema beside it
             shutil.copy2(found, staged / findings.FINDINGS_FILE)
@@ -327,10 +287,7 @@ def assemble(root: Path, build_dir: Path, html_dir: Path, site_dir: Path, *, pdf
         problems = check_site(staged, root)
         if problems:
             raise PublishRefused(problems)
-        old = tmp / "old"
-        if site_dir.exists():
-            os.replace(site_dir, old)
-        os.replace(staged, site_dir)
+        replace_folder(staged, site_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return man
@@ -342,7 +299,7 @@ def build_pdf(*, root: Path | None = None, output_dir: str | os.PathLike | None 
     Jupyter Book LaTeX package: it builds offline with a reduced TeX set, see the README). The PDF lands
     in ``<pdf_dir>/`` (default ``<root>/_build/pdf``) as :data:`PDF_NAME`; a failed build raises
     :class:`PublishRefused` naming the LaTeX log."""
-    root = runner.find_root(root)
+    root = find_root(root)
     out = Path(output_dir or root / "_build" / "book").resolve()
     dest = Path(pdf_dir or root / "_build" / "pdf").resolve()
     if shutil.which("latexmk") is None:
@@ -379,22 +336,23 @@ PUBLISH_FIELDS = ("profile", "device", "data_dir", "output_dir", "jobs", "force"
 
 
 def publish(root: Path | None = None, options: RunOptions | None = None, *, site_dir: str | os.PathLike | None = None,
-            skip_run: bool = False, pdf: bool = False, log=print, **fields) -> dict:
+            skip_run: bool = False, pdf: bool = False, log=print) -> dict:
     """Execute the book under ``options`` (a :class:`~qlib.book.options.RunOptions`; None: its
-    defaults; keywords ``fields`` replace its fields; the fields outside
-    :data:`PUBLISH_FIELDS` are refused) — unless ``skip_run``: publish what ``output_dir`` holds —
+    defaults; the fields outside :data:`PUBLISH_FIELDS` are refused) — unless ``skip_run``: publish
+    what ``output_dir`` holds —
     build and assemble the site in ``site_dir`` (:func:`assemble`; None: ``<root>/_build/site``), with
     the PDF (:func:`build_pdf`) when ``pdf``, linked from the landing page; raises
     :class:`PublishRefused` when a notebook failed, a build failed or the site would be broken.
     Returns the manifest."""
-    opts = resolve_config(RunOptions, options, fields, name="options")
+    opts = options_record(options, RunOptions())
     check_unused(opts, PUBLISH_FIELDS, name="publish")
-    root = runner.find_root(root)
+    root = find_root(root)
     out = Path(opts.output_dir or root / "_build" / "book").resolve()
     site = Path(site_dir or root / "_build" / "site").resolve()
     if not skip_run:
-        report = runner.run(root=root, profile=opts.profile, device=opts.device, data_dir=opts.data_dir,
-                            output_dir=out, force=opts.force, jobs=opts.jobs, progress=False, log=log)
+        report = runner.run(root, RunOptions(profile=opts.profile, device=opts.device, data_dir=opts.data_dir,
+                                             output_dir=out, force=opts.force, jobs=opts.jobs, progress=False),
+                            log=log)
         log(report.summary())
         if report.interrupted or report.failures:
             raise PublishRefused([f"failed notebook: {o.notebook}: {o.error}" for o in report.failures]
@@ -402,7 +360,7 @@ def publish(root: Path | None = None, options: RunOptions | None = None, *, site
     parent = Path(tempfile.mkdtemp(prefix="qlib-publish-"))
     try:
         pdf_file = build_pdf(root=root, output_dir=out, pdf_dir=parent / "pdf") if pdf else None
-        with kernel_env(QLIB_BOOK_PDF=PDF_NAME if pdf_file else None):  # the landing page links it
+        with kernel_env({"QLIB_BOOK_PDF": PDF_NAME if pdf_file else None}):  # the landing page links it
             status = build.build(root=root, output_dir=out, html_parent=parent)
         if status != 0:
             raise PublishRefused([f"jupyter-book build failed (exit status {status}; warnings are errors)"])

@@ -3,7 +3,7 @@ notebook's coloured table, and the helpers that print a row's values (numbers to
 precision, plain-text maths typeset).
 
 Every function takes rows as :mod:`qlib.book.compare` writes them (the columns of
-:data:`qlib.book.compare.COLUMNS`) and returns MyST Markdown or a pandas ``Styler``; none reads a file.
+:data:`qlib.book.schema.COLUMNS`) and returns MyST Markdown or a pandas ``Styler``; none reads a file.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from typing import Any
 
 import pandas as pd
 
-from qlib.repro.ledger import VERDICTS
+from qlib.repro.ledger import CONSISTENT, PASSING, VERDICTS
 
 from .tables import md_math
 
 __all__ = ["SETTLED", "PART_ORDER", "section_label", "round_like", "prose_math", "paper_vs_ours_markdown",
            "ledger_markdown", "ledger_groups_markdown", "ledger_table", "style_table", "book_order"]
 
-#: verdicts that need no reader's attention: folded away in a chapter's "Paper vs ours" section
-SETTLED = ("reproduced", "agrees", "erratum confirmed")
+#: verdicts that need no reader's attention (those that pass, but a ``consistent`` row, whose null passes
+#: too): folded away in a chapter's "Paper vs ours" section
+SETTLED = tuple(v for v in PASSING if v != CONSISTENT)
 #: the parts in book order
 PART_ORDER = ("intro", "quantized-mis", "mia-limits", "attacks", "eden", "rqp-sgd", "appendix")
 

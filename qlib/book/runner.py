@@ -8,16 +8,21 @@ tree that the book is then built from (:mod:`qlib.book.build`)::
     <output>/.stamps/<part>/<nb>.json        input hash of the last successful run
     <output>/.failed/<part>/<nb>.ipynb       the partially executed notebook of a failed run
 
-A notebook is skipped when its inputs — the notebook, its parameters, the ``qlib`` sources, the
-device and data directory (and, for the appendix, every other notebook's results) — hash to the
-stamp of its last successful run, unless ``force``. Every selected notebook runs even when an earlier
-one fails; the outcome lists one line per failure. Executing one notebook (the job, papermill, the
-stamp, landing it atomically) is :mod:`qlib.book.jobs`; on Dask workers, :mod:`qlib.book.distributed`.
+A notebook is skipped when its stamp equals that of its last successful run, unless ``force``
+(:func:`stamp_of`): its **inputs stamp** (:func:`qlib.book.stamps.notebook_stamp`: its code, its
+parameters, the datasets it reads and every ``qlib`` module it reaches — the one stamp the archive's
+staleness and the resumable units take too), and what only its **page** depends on: the notebook's
+whole text (prose included), every parameter and the device, the data directory, the book machinery
+that draws a page (:func:`page_hash`), the results of the notebooks it depends on (and, for the
+appendix, every other notebook's). The module hashes are those of the run's start. Every selected
+notebook runs even when an earlier one fails; the outcome lists one line per failure. Executing one
+notebook (the job, papermill, the stamp, landing it atomically) is :mod:`qlib.book.jobs`; on Dask
+workers, :mod:`qlib.book.distributed`.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import fcntl
 import hashlib
 import json
 import os
@@ -25,98 +30,23 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
-import yaml
+from tqdm.auto import tqdm
 
-from qlib.validation import resolve_config
-
+from ..stamp import NOT_STAMPED, source_snapshot
 from . import profiles as _profiles
-from .compare import FILENAME as COMPARISONS_FILE
+from .distributed import run_dask
 from .gathering import STAMPS
-from .jobs import (
-    AGGREGATOR_PARTS,
-    Job,
-    Outcome,
-    RunReport,
-    chapter_id,
-    dependencies,
-    discard,
-    execute,
-    kernel_env,
-    read_stamp,
-    result_files,
-)
-from .options import RunOptions
+from .jobs import Job, Outcome, RunReport, discard, execute, kernel_env, read_stamp, result_files
+from .layout import archive_root
+from .options import RunOptions, options_record
+from .schema import FILENAME as COMPARISONS_FILE
+from .stamps import notebook_stamp
+from .toc import AGGREGATOR_PARTS, chapter_id, dependencies, find_root, notebooks, select
 
-__all__ = ["find_root", "notebooks", "select", "MACHINERY", "qlib_source_hash", "plan", "REPLICATES",
-           "replicate_seeds", "stamp_of", "OutputDirError", "run"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Discovery
-# ---------------------------------------------------------------------------------------------
-def find_root(start: Path | None = None) -> Path:
-    """The book root: the first folder upwards from ``start`` (default: cwd) holding ``_toc.yml``."""
-    here = Path(start or Path.cwd()).resolve()
-    for p in (here, *here.parents):
-        if (p / "_toc.yml").is_file() and (p / "chapters").is_dir():
-            return p
-    raise FileNotFoundError(f"no book root (a folder with _toc.yml and chapters/) above {here}")
-
-
-def _toc_entries(node: Any) -> Iterable[tuple[str, str]]:
-    if isinstance(node, dict):
-        for key in ("root", "file", "glob"):
-            if key in node and isinstance(node[key], str):
-                yield key if key != "root" else "file", node[key]
-        for key in ("parts", "chapters", "sections"):
-            for child in node.get(key, []) or []:
-                yield from _toc_entries(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from _toc_entries(child)
-
-
-def notebooks(root: Path) -> list[str]:
-    """Notebook paths below ``chapters/`` in table-of-contents order."""
-    root = Path(root)
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    out: list[str] = []
-    for kind, entry in _toc_entries(toc):
-        if kind == "file":
-            cands = [root / (entry if entry.endswith(".ipynb") else entry + ".ipynb")]
-        else:
-            cands = sorted(p for p in root.glob(entry) if p.suffix in ("", ".ipynb"))
-            cands = [p if p.suffix else p.with_suffix(".ipynb") for p in cands]
-        for p in cands:
-            if p.is_file() and p.suffix == ".ipynb":
-                rel = p.relative_to(root / "chapters").as_posix()
-                if rel not in out:
-                    out.append(rel)
-    return out
-
-
-def select(all_nbs: list[str], only: Iterable[str] | None) -> list[str]:
-    """Notebooks matching any of ``only`` (a prefix such as ``eden/``, a path, or a glob)."""
-    pats = [p.strip() for p in (only or []) if p and p.strip()]
-    if not pats:
-        return list(all_nbs)
-    def matches(nb: str, pat: str) -> bool:
-        pat = pat.removeprefix("chapters/")
-        return nb == pat or nb.startswith(pat) or fnmatch.fnmatch(nb, pat) or nb == pat + ".ipynb"
-
-    import difflib
-
-    for pat in pats:  # a pattern that selects nothing is a typo: stop before anything runs
-        if not any(matches(nb, pat) for nb in all_nbs):
-            short = {nb.split("-", 1)[0]: nb for nb in all_nbs}  # eden/02 → eden/02-rotation-and-scale.ipynb
-            cands = {**short, **{nb.removesuffix(".ipynb"): nb for nb in all_nbs}}
-            close = difflib.get_close_matches(pat.removeprefix("chapters/").removesuffix(".ipynb"), list(cands),
-                                              n=1, cutoff=0.6)
-            hint = f"; did you mean {cands[close[0]].removesuffix('.ipynb')!r}?" if close else ""
-            raise ValueError(f"--only {pat!r} matches no notebook{hint} (known: {', '.join(all_nbs)})")
-    return [nb for nb in all_nbs if any(matches(nb, pat) for pat in pats)]
+__all__ = ["MACHINERY", "page_hash", "plan", "REPLICATES", "replicate_seeds", "stamp_of", "stamp_job",
+           "OutputDirError", "run"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,17 +63,22 @@ def _hash_files(files: Iterable[Path], base: Path) -> str:
 
 
 #: book machinery that cannot change what a notebook computes or shows: editing it re-executes nothing
-MACHINERY = ("book/runner.py", "book/options.py", "book/distributed.py", "book/cli.py", "book/profiles.py",
-             "book/__main__.py", "book/sphinx_ext.py", "book/build.py", "book/provenance.py", "book/publish.py",
-             "book/release.py", "book/launch.py")
+MACHINERY = ("qlib.book.runner", "qlib.book.options", "qlib.book.distributed", "qlib.book.cli", "qlib.book.profiles",
+             "qlib.book.__main__", "qlib.book.sphinx_ext", "qlib.book.build", "qlib.book.provenance",
+             "qlib.book.publish", "qlib.book.release", "qlib.book.launch", "qlib.book.toc", "qlib.book.archive")
 
 
-def qlib_source_hash() -> str:
-    """Hash of the ``qlib`` sources a notebook's output can depend on (all but :data:`MACHINERY`)."""
-    pkg = Path(__file__).resolve().parents[1]
-    files = (p for p in pkg.rglob("*.py")
-             if "__pycache__" not in p.parts and p.relative_to(pkg).as_posix() not in MACHINERY)
-    return _hash_files(files, pkg)
+def _draws_page(module: str) -> bool:
+    """A module that draws a notebook's page but is in no inputs stamp: the book and the findings
+    (:data:`qlib.stamp.NOT_STAMPED`), and the wings' findings modules, which the glance loads by name."""
+    return module not in MACHINERY and (any(module == p or module.startswith(p + ".") for p in NOT_STAMPED)
+                                        or (module.startswith("qlib.repro.") and module.endswith(".findings")))
+
+
+def page_hash(snapshot: dict[str, str]) -> str:
+    """Hash of the modules of ``snapshot`` (:func:`qlib.stamp.source_snapshot`) that draw a notebook's
+    page but are in no inputs stamp: the book but :data:`MACHINERY`, and the findings."""
+    return hashlib.sha256(json.dumps({m: h for m, h in sorted(snapshot.items()) if _draws_page(m)}).encode()).hexdigest()
 
 
 def _results_hash(results: Path, exclude: Path) -> str:
@@ -189,15 +124,17 @@ def replicate_seeds(root: Path, selected: list[str], params_by_nb: dict, replica
     return [b + r for r in range(1, replicates)]
 
 
-def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
-    """Hash of everything the notebook's output depends on: the notebook, its parameters, the
-    ``qlib`` sources, and the result files of the notebooks it depends on (or, for the appendix, every
-    other notebook's results)."""
+def stamp_of(job: Job, root: Path, out: Path, page: str) -> str:
+    """Hash of everything the notebook's executed page depends on: its inputs stamp (``job.inputs``),
+    the notebook's whole file, its parameters, the data directory, ``page`` (:func:`page_hash`), and
+    the result files of the notebooks it depends on (or, for the appendix, every other notebook's
+    results)."""
     h = hashlib.sha256()
+    h.update(job.inputs["hash"].encode())
     h.update(job.src.read_bytes())
     h.update(json.dumps(job.params, sort_keys=True, default=str).encode())
     h.update(job.data.encode())
-    h.update(src_hash.encode())
+    h.update(page.encode())
     for dep in dependencies(root, job.nb):  # what the dependency left in its results folder
         dep_results = out / "_results" / Path(dep).with_suffix("")
         files = result_files(dep_results)
@@ -206,6 +143,17 @@ def stamp_of(job: Job, root: Path, out: Path, src_hash: str) -> str:
     if Path(job.nb).parts[0] in AGGREGATOR_PARTS:
         h.update(_results_hash(out / "_results", job.results).encode())
     return h.hexdigest()
+
+
+def stamp_job(job: Job, root: Path, snapshot: dict[str, str], *, pkg: Path | None = None) -> str:
+    """Give ``job`` its inputs stamp (``job.inputs``: :func:`qlib.book.stamps.notebook_stamp` with the
+    module hashes of ``snapshot``, the run's start; ``pkg``: the ``qlib`` package folder whose imports
+    are read, default the installed one) and its runner stamp (``job.stamp``, :func:`stamp_of`, whose
+    page is that of ``snapshot``); returns the latter. Called when the job is due, after its
+    dependencies ran."""
+    job.inputs = notebook_stamp(root, job.nb, job.params, data_dir=job.data, snapshot=snapshot, pkg=pkg)
+    job.stamp = stamp_of(job, root, job.out, page_hash(snapshot))
+    return job.stamp
 
 
 class OutputDirError(RuntimeError):
@@ -221,8 +169,6 @@ class _OutputLock:
         self.fh = None
 
     def __enter__(self):
-        import fcntl
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = open(self.path, "a+")
@@ -243,8 +189,6 @@ class _OutputLock:
         return self
 
     def __exit__(self, *exc):
-        import fcntl
-
         fcntl.flock(self.fh, fcntl.LOCK_UN)
         self.fh.close()
         return False
@@ -260,11 +204,10 @@ def _check_writable(out: Path) -> None:
         raise OutputDirError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
 
 
-def run(root: Path | None = None, options: RunOptions | None = None, *, log=print, **fields) -> RunReport:
+def run(root: Path | None = None, options: RunOptions | None = None, *, log=print) -> RunReport:
     """Execute the notebooks ``options`` selects (a :class:`~qlib.book.options.RunOptions`; None: its
-    defaults; keywords ``fields`` replace its fields: ``run(root, profile="smoke")``) of the book at
-    ``root`` (None: found upwards from the working directory); see the module docstring. ``log``
-    receives one line per event.
+    defaults: ``run(root, RunOptions(profile="smoke"))``) of the book at ``root`` (None: found upwards
+    from the working directory); see the module docstring. ``log`` receives one line per event.
 
     ``jobs`` > 1 runs them on a local Dask cluster of that many worker processes, ``scheduler``
     (``tcp://host:8786``) on an existing Dask cluster; ``jobs=1`` without a scheduler runs them one
@@ -278,12 +221,12 @@ def run(root: Path | None = None, options: RunOptions | None = None, *, log=prin
     (``report.interrupted``).
 
     ``resume`` (default): a notebook that saves its finished units of work (``ch.units``,
-    :mod:`qlib.resume`) reuses those of an earlier, interrupted or finished, run with the same code and
-    parameters, and the log says how many (``[ ok ] … ; 5 units reused, 3 computed``); ``resume=False``
+    :mod:`qlib.resume`) reuses those of an earlier, interrupted or finished, run with the same inputs
+    stamp, and the log says how many (``[ ok ] … ; 5 units reused, 3 computed``); ``resume=False``
     or ``force`` computes them all again (the kernels get ``QLIB_RESUME=0``). Units persist in the
     notebook's results folder (``.units/``) for runs in this process (``jobs=1``); a Dask worker
     executes in a temporary folder and keeps none."""
-    opts = resolve_config(RunOptions, options, fields, name="options")
+    opts = options_record(options, RunOptions())
     profile, device, force, timeout = opts.profile, opts.device, opts.force, opts.timeout
     root = find_root(root)
     all_nbs = notebooks(root)
@@ -295,7 +238,7 @@ def run(root: Path | None = None, options: RunOptions | None = None, *, log=prin
     data = (str(Path(opts.data_dir).expanduser().resolve()) if opts.data_dir
             else os.environ.get("QLIB_DATA_DIR", ""))
     _check_writable(out)
-    src_hash = qlib_source_hash()
+    snapshot = source_snapshot()  # the code as this run starts: every stamp of the run reads its hashes
     units = plan(root, out, pname, params_by_nb, selected, device=device, data=data)
     for seed in replicate_seeds(root, selected, params_by_nb, opts.replicates):
         rep_out = out / REPLICATES / f"seed-{seed}"
@@ -308,13 +251,11 @@ def run(root: Path | None = None, options: RunOptions | None = None, *, log=prin
         (o / STAMPS).mkdir(parents=True, exist_ok=True)
     report = RunReport()
     reuse = None if opts.resume and not force else "0"
-    from .archive import archive_root
-
     arch = archive_root(root)  # the kernels run in the staged tree: they read the checkout's archive
-    with _OutputLock(out), kernel_env(QLIB_DATA_DIR=data, QLIB_RESUME=reuse,
-                                      QLIB_ARCHIVE_DIR=str(arch) if arch.is_dir() else None):  # the caller's env is restored
+    with _OutputLock(out), kernel_env({"QLIB_DATA_DIR": data, "QLIB_RESUME": reuse,  # the caller's env is restored
+                                       "QLIB_ARCHIVE_DIR": str(arch) if arch.is_dir() else None}):
         def skip(job: Job) -> bool:
-            job.stamp = stamp_of(job, root, job.out, src_hash)  # after its dependencies ran
+            stamp_job(job, root, snapshot)  # after its dependencies ran
             if not force and job.target.is_file() and read_stamp(job.stamp_file).get("hash") == job.stamp:
                 report.outcomes.append(Outcome(job.label, "skipped"))
                 log(f"[skip] {job.label} (inputs unchanged)")
@@ -324,8 +265,6 @@ def run(root: Path | None = None, options: RunOptions | None = None, *, log=prin
         t_start = time.perf_counter()
         try:
             if first and (opts.jobs > 1 or opts.scheduler):
-                from .distributed import run_dask
-
                 run_dask(first, opts, root=root, skip=skip, report=report, log=log)
             else:
                 _run_here(first, skip=skip, report=report, timeout=timeout, progress=opts.progress, log=log)
@@ -341,8 +280,6 @@ def run(root: Path | None = None, options: RunOptions | None = None, *, log=prin
 def _run_here(jobs: list[Job], *, skip, report: RunReport, timeout, progress: bool, log) -> None:
     """Execute ``jobs`` one after the other in this process (table-of-contents order satisfies the
     declared dependencies)."""
-    from tqdm.auto import tqdm
-
     bar = tqdm(jobs, desc="notebooks", unit="nb", disable=not progress or not jobs, file=sys.stderr)
     current = None
     try:

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
+from collections import defaultdict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 
@@ -37,15 +41,10 @@ def _dedup_scripts(app, pagename, templatename, context, doctree) -> None:
 def release_version() -> str:
     """The book's release: ``pyproject.toml`` beside the ``qlib`` package (a checkout), else the
     installed distribution's version."""
-    import tomllib
-    from pathlib import Path
-
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     try:
         return tomllib.loads(pyproject.read_text())["project"]["version"]
     except (OSError, KeyError, ValueError):
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             return version("qlib")
         except PackageNotFoundError:
@@ -94,8 +93,6 @@ def _merge_titles(app, env, docnames, other) -> None:
 def _proof_index_by_chapter(self, docnames=None):
     """sphinx-proof's index lists bare labels (``thm-eden-2-1``): list names instead ("Theorem 2.1",
     "Lemma 3"), grouped by the chapter that states them."""
-    from collections import defaultdict
-
     env = self.domain.env
     proofs = getattr(env, "proof_list", {})
     titles = getattr(env, "qlib_proof_titles", {})
@@ -116,7 +113,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-purge-doc", _purge_titles)
     app.connect("env-merge-info", _merge_titles)
     try:
-        from sphinx_proof.domain import ProofIndex
+        from sphinx_proof.domain import ProofIndex  # deferred: sphinx-proof (book extra) is there only in a build
 
         ProofIndex.generate = _proof_index_by_chapter
     except ImportError:  # pragma: no cover - sphinx-proof is in the book extra

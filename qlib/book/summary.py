@@ -3,7 +3,7 @@ numbers and claims whose stated null fails the same test), errata counted once e
 break the counting rule, and the stability of each row's verdict over replicate seeds.
 
 Every function takes rows as :mod:`qlib.book.compare` writes them (the columns of
-:data:`qlib.book.compare.COLUMNS`) and returns a frame, a mask or a list; none reads a file.
+:data:`qlib.book.schema.COLUMNS`) and returns a frame, a mask or a list; none reads a file.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pandas as pd
 from qlib.repro import ledger
 from qlib.repro.ledger import KINDS, REPRODUCING_KINDS, VERDICTS
 
-from .compare import PART_PAPER
-from .render import PART_ORDER
+from .render import PART_ORDER, SETTLED
+from .schema import PART_PAPER
 
 __all__ = ["counts_by", "reproduced_mask", "ledger_defects", "papers_in_book_order", "verdicts_by_paper",
            "by_paper_and_kind", "ERRATUM_ID", "distinct_errata", "stability"]
@@ -95,7 +95,6 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
     plain counts for the items not reproduced; ``reproduced`` counts only paper numbers and claims
     whose null fails (rows that could have failed), ``consistent`` the passing ones whose null passes."""
     papers = papers_in_book_order(df["paper"]) if len(df) else []
-    ok = {"reproduced", "agrees", "erratum confirmed"}
     out = []
     for p in papers:
         d = df[df["paper"] == p]
@@ -105,7 +104,7 @@ def by_paper_and_kind(df: pd.DataFrame) -> pd.DataFrame:
             if k in ("not-implemented", "not-available-offline"):
                 rec[k] = str(len(dk))
             else:
-                rec[k] = f"{int(dk['verdict'].isin(ok).sum())}/{len(dk)}" if len(dk) else "0"
+                rec[k] = f"{int(dk['verdict'].isin(SETTLED).sum())}/{len(dk)}" if len(dk) else "0"
         rec["reproduced"] = int(reproduced_mask(d).sum())
         rec["consistent"] = int((d["kind"].isin(REPRODUCING_KINDS) & (d["verdict"] == ledger.CONSISTENT)).sum())
         rec["of paper items"] = int(d["kind"].isin(REPRODUCING_KINDS).sum())

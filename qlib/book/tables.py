@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 import pandas as pd
@@ -46,8 +47,6 @@ def html_math(text: str) -> str:
 
 
 def _is_number(v) -> bool:
-    import numbers
-
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
@@ -95,7 +94,7 @@ def html(obj, *, digits: int = 4) -> str:
     table: class ``qlib-table`` (padding and alignment in ``_static/qlib.css``), numbers right-aligned
     with ``digits`` significant digits unless the Styler set its own format, "—" for a missing value,
     no default 0..n-1 index column, and no cell truncated (pandas' 50-character cut does not apply)."""
-    from pandas.io.formats.style import Styler
+    from pandas.io.formats.style import Styler  # deferred: pandas' Styler needs jinja2, of the book extra
 
     if isinstance(obj, Styler):
         sty, df = obj, obj.data
@@ -139,13 +138,13 @@ def install_formatter(ip=None) -> bool:
     :func:`qlib.book.chapter`). Returns False outside IPython."""
     if ip is None:
         try:
-            from IPython import get_ipython
+            from IPython import get_ipython  # deferred: IPython is there only in a kernel
         except ImportError:  # pragma: no cover
             return False
         ip = get_ipython()
     if ip is None:
         return False
-    from pandas.io.formats.style import Styler
+    from pandas.io.formats.style import Styler  # deferred: pandas' Styler needs jinja2, of the book extra
 
     pd.set_option("styler.format.na_rep", MISSING)  # a chapter's own .style.format(...) shows "—" too
     pd.set_option("display.max_colwidth", None)

@@ -41,8 +41,10 @@ its own wraps its 1-bit form in :class:`RandomMask`, the random mask of §4.1.
 The package's modules, one idea each (private: this package is the one home of every name above):
 ``_base`` (the interface, its checks, the kernel gate), ``_sq`` (stochastic quantization),
 ``_rotated`` (EDEN, DRIVE, Hadamard+SQ, Kashin+SQ), ``_scalar`` (QSGD, QSGD+Elias, SQ+Huffman, TernGrad,
-Float32, :func:`fit_to_budget`), ``_sketch`` (Count-Sketch), ``_registry`` (:func:`make_compressor`) and
-``_fast_errors`` (:func:`squared_errors`, its shared stages and one hook per codec).
+Float32, :func:`fit_to_budget`), ``_sketch`` (Count-Sketch), ``_registry`` (:func:`make_compressor`),
+``_stages`` (the budget-independent stages of one input, shared by the codecs) and ``_fast_errors``
+(:func:`squared_errors` and the interface of a codec that measures its own error from those stages: each
+codec's shortcut is a method of its class, beside its encoder and decoder).
 """
 
 

@@ -15,18 +15,21 @@ from .. import eden as _eden
 from .. import eden_theory as _eden_theory
 from ..validation import check_int, check_int_sequence, check_seed, nested, skip_nested
 
-__all__ = ["FLOAT_BITS", "Message", "Compressor", "check_int_bits", "check_rows", "fixed_bits", "compressors_kernel"]
+__all__ = ["FLOAT_BITS", "Message", "Compressor", "check_int_bits", "check_rows", "fixed_bits", "compiled_applies",
+           "compressors_kernel"]
 
 _COMPILED_DTYPES = (torch.float32, torch.float64)
 
 
+def compiled_applies(x: torch.Tensor) -> bool:
+    """Whether the codecs' compiled kernels take ``x``: a CPU float32/float64 tensor that needs no gradient."""
+    return x.dtype in _COMPILED_DTYPES and x.device.type == "cpu" and not (x.requires_grad and torch.is_grad_enabled())
+
+
 def compressors_kernel(x: torch.Tensor) -> ModuleType | None:
-    """The compiled kernels of the codecs (:mod:`qlib._kernels.compressors`) where they take ``x`` — a CPU
-    float32/float64 tensor that needs no gradient, numba importable — else None (the torch path, the same
-    results)."""
-    if x.dtype not in _COMPILED_DTYPES or x.device.type != "cpu" or (x.requires_grad and torch.is_grad_enabled()):
-        return None
-    return _kernels.load("compressors")
+    """The compiled kernels of the codecs' encoders (:mod:`qlib._kernels.compressors`) where they take ``x``
+    (:func:`compiled_applies`, numba importable), else None (the torch path, the same results)."""
+    return _kernels.load("compressors") if compiled_applies(x) else None
 
 
 @dataclass

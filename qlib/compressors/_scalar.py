@@ -1,5 +1,7 @@
 """The codecs without a rotation: QSGD and its Elias-ω coded variant, SQ with Huffman-coded indices,
-TernGrad and the uncompressed Float32, with :func:`fit_to_budget` for the variable-length ones."""
+TernGrad and the uncompressed Float32, with :func:`fit_to_budget` for the variable-length ones. QSGD
+measures its error from the shared stages of an input (its norms and uniforms, drawn once for every
+level count: :class:`~qlib.compressors._fast_errors.ShortcutCompressor`)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from .. import eden_theory as _eden_theory
 from .. import hadamard as _h
 from ..validation import check_alloc, check_array, check_callable, check_int, check_seed, nested
 from ._base import FLOAT_BITS, Compressor, Message, check_int_bits, compressors_kernel, fixed_bits
+from ._fast_errors import ShortcutCompressor
 from ._sq import sq_decode, sq_encode, sq_fields
+from ._stages import ROWS, MeanError, RowErrors, SharedStages, Stage, np_dtype
 
 __all__ = ["QSGD", "QSGDElias", "SQHuffman", "TernGrad", "Float32", "elias_omega_length", "huffman_length",
            "fit_to_budget", "qsgd_fixed_bits"]
@@ -41,12 +45,13 @@ def qsgd_fixed_bits(levels: int, batch: tuple, d: int) -> torch.Tensor:
     return fixed_bits(batch, (w + 1) * d + FLOAT_BITS)
 
 
-class QSGD(Compressor):
+class QSGD(ShortcutCompressor):
     """QSGD (Alistarh et al. 2017): ``x̂_i = ‖x‖·sign(x_i)·ξ_i/s`` with ``ξ_i`` the unbiased stochastic
     rounding of ``s|x_i|/‖x‖``. Fixed length: ``s = 2^b − 1`` magnitude levels (``b`` bits) + one
     sign bit per coordinate + a 32-bit norm (the paper gives no level count; our convention)."""
 
     name = "QSGD"
+    shared_stage = Stage.QSGD
 
     def __init__(self, bits: int | None = None, levels: int | None = None):
         if (bits is None) == (levels is None):
@@ -70,6 +75,41 @@ class QSGD(Compressor):
         lev, neg, norm = m.data["lev"], m.data["neg"], m.data["norm"]
         sgn = 1 - 2 * neg.to(norm.dtype)
         return norm.unsqueeze(-1) * sgn * lev.to(norm.dtype) / self.levels
+
+    @staticmethod
+    def _shared_draws(st: SharedStages) -> tuple:
+        """``‖x‖`` per row as a column (as the encoder computes it) and the uniforms of the seed's ``"qsgd"``
+        stream, as 2-D rows for the kernels: drawn once for every level count."""
+        norm = st.keep(Stage.QSGD, (QSGD, "norm"), lambda: (st.x * st.x).sum(-1, keepdim=True).sqrt())
+        u = st.keep(Stage.QSGD, (QSGD, "uniforms"), lambda: st.uniforms("qsgd", st.x.shape))
+        return _kernels.rows(st.x, st.d), _kernels.rows(u, st.d), _kernels.rows(norm, 1).reshape(-1)
+
+    def _stage_error(self, st, want_err):
+        """From the shared norms and uniforms, one compiled pass per level count."""
+        if st.kernel is None:
+            return None
+        out = None if want_err else _kernels.scratch(ROWS, (math.prod(st.batch), st.d), np_dtype(st.x))
+        err = st.kernel.qsgd_rows(*self._shared_draws(st), self.levels, out)
+        nbits = qsgd_fixed_bits(self.levels, st.batch, st.d)
+        if want_err:
+            return RowErrors(nbits, err=torch.from_numpy(err).reshape(st.batch))
+        return RowErrors(nbits, decoded=torch.from_numpy(out).reshape(st.x.shape))
+
+    def _stage_mean_error(self, st, xmean):
+        """From the shared norms and uniforms: the errors of every QSGD of ``st.codecs`` from one read of the
+        input (``qsgd_mean_dists``: the bits of the decoded rows and of their ``mean(0)``), at the first call;
+        None where the kernel does not apply."""
+        errs = st.keep(Stage.QSGD, (QSGD, "mean errors"), lambda: self._mean_errors(st, xmean))
+        if errs is None or self.levels not in errs:
+            return None
+        return MeanError(errs[self.levels], qsgd_fixed_bits(self.levels, st.batch, st.d).sum())
+
+    def _mean_errors(self, st: SharedStages, xmean: torch.Tensor) -> dict | None:
+        if st.kernel is None or xmean.dtype != torch.float64 or xmean.device.type != "cpu":
+            return None
+        levels = tuple(sorted({c.levels for c in (self, *st.codecs) if type(c) is type(self)}))
+        dists = st.kernel.qsgd_mean_dists(*self._shared_draws(st), levels, xmean.contiguous().numpy())
+        return {lv: torch.tensor(e, dtype=torch.float64) for lv, e in zip(levels, dists)}
 
 
 def elias_omega_length(n: torch.Tensor) -> torch.Tensor:

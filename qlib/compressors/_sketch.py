@@ -1,26 +1,31 @@
 """Count-Sketch (Charikar et al. 2002), the linear sketch of paper 002's baselines: the server sums the
-clients' sketches and decodes once."""
+clients' sketches and decodes once; the error of that mean measured from the sketch of the rows' mean
+(:class:`~qlib.compressors._fast_errors.ShortcutCompressor`)."""
 
 from __future__ import annotations
 
 import torch
 
+from .. import _kernels
 from .. import eden_theory as _eden_theory
 from .. import hadamard as _h
 from ..devices import resolve
 from ..validation import check_alloc, check_int, check_seed, skip_nested
-from ._base import FLOAT_BITS, Compressor, Message, check_rows, fixed_bits
+from ._base import FLOAT_BITS, Message, check_rows, fixed_bits
+from ._fast_errors import ShortcutCompressor
+from ._stages import MeanError, Stage
 
 __all__ = ["CountSketch"]
 
 
-class CountSketch(Compressor):
+class CountSketch(ShortcutCompressor):
     """Count-Sketch with ``rows`` rows of ``c = ⌊b·d/(32·rows)⌋`` 32-bit counters (so ≈ ``b`` bits per
     coordinate). The hashes come from the seed and are shared by all clients, so the server sums the
     clients' sketches and decodes once (:meth:`mean`); estimate = median over rows of
     ``σ_j(i)·T[j, h_j(i)]`` (with ``rows = 1``, the authors' DRIVE setting, it is unbiased)."""
 
     name = "Count-Sketch"
+    shared_stage = Stage.MEAN  # (no shortcut per row)
 
     def __init__(self, bits: float, rows: int = 1):
         self.bits = _eden_theory.check_bits(bits)
@@ -98,3 +103,16 @@ class CountSketch(Compressor):
             hs = self._hashes(seed, d, row_mean.device)
             m = self._compress(row_mean.unsqueeze(0), seed, hs)
             return self._decode(m.data["T"][0], seed, d, hs), n_clients * m.total_bits
+
+    def _stage_mean_error(self, st, xmean):
+        """From the sketch of the rows' mean (the sketch is linear: :meth:`mean_by_linearity`): one scatter per
+        budget instead of one per client; with one row of counters on the compiled path, the sketch, its
+        decoding and the distance in one pass (``sketch_mean_dist``: the same estimate, bit for bit)."""
+        m, n = st.row_mean(), st.batch[0]
+        if self.rows == 1 and st.kernel is not None and xmean.dtype == torch.float64 and xmean.device.type == "cpu":
+            h, byts, cols = self.hash_draw(st.seed, st.d, m.device)
+            err = st.kernel.sketch_mean_dist(_kernels.rows(m, st.d).reshape(-1), h.numpy().reshape(-1),
+                                             byts.numpy(), cols, xmean.contiguous().numpy())
+            return MeanError(torch.tensor(err, dtype=torch.float64), n * FLOAT_BITS * cols)
+        est, nb = self.mean_by_linearity(m, n, st.seed)
+        return MeanError(st.mean_dist(est.unsqueeze(0), xmean), nb)

@@ -141,14 +141,16 @@ def erm_exact(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_ST
     return ERMExact(log_pick, log_not_best, log_delta, order)
 
 
-def erm_log_delta(losses, p, n: int, **kw) -> float:
-    """log Δ_n = log(1 − MIS_n) of ERM over the rows of ``losses``; exact far below 1e−300."""
-    return erm_exact(losses, p, n, **kw).log_delta
+def erm_log_delta(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_STATES) -> float:
+    """log Δ_n = log(1 − MIS_n) of ERM over the rows of ``losses``; exact far below 1e−300 (``ties``,
+    ``max_states``: :func:`erm_exact`'s)."""
+    return erm_exact(losses, p, n, ties=ties, max_states=max_states).log_delta
 
 
-def erm_delta(losses, p, n: int, **kw) -> float:
-    """Δ_n = 1 − MIS_n of ERM over the rows of ``losses`` (K × m) for atom law p, sample size n."""
-    return math.exp(erm_log_delta(losses, p, n, **kw))
+def erm_delta(losses, p, n: int, *, ties: str = "best", max_states: int = MAX_STATES) -> float:
+    """Δ_n = 1 − MIS_n of ERM over the rows of ``losses`` (K × m) for atom law p, sample size n
+    (``ties``, ``max_states``: :func:`erm_exact`'s)."""
+    return math.exp(erm_log_delta(losses, p, n, ties=ties, max_states=max_states))
 
 
 def loss_gaps(losses, p) -> np.ndarray:

@@ -78,20 +78,14 @@ class GameConfig:
             put("seed", check_seed("seed", self.seed))
 
 
-#: the fields of :class:`GameConfig` that :func:`simulate_mia_game` takes by position
-_POSITIONAL = ("n", "nu", "trials")
-
-
-def simulate_mia_game(sample, algorithm, attack, *settings, config: GameConfig | None = None,
-                      **overrides) -> GameResult:
+def simulate_mia_game(sample, algorithm, attack, config: GameConfig) -> GameResult:
     """Monte-Carlo accuracy of ``attack`` in the MIA game (T, z_0, U, z̃ drawn literally).
 
-    ``config``: the settings (:class:`GameConfig`), whose fields ``overrides`` replace by keyword
-    (:func:`qlib.validation.resolve_config`); ``settings``: the first of them by position, ``n``,
-    ``nu``, ``trials`` — ``simulate_mia_game(sample, algorithm, attack, n, nu, trials, seed=1)``."""
+    ``config``: the settings (:class:`GameConfig`; ``n`` has no default, so the record is required) —
+    ``simulate_mia_game(sample, algorithm, attack, GameConfig(n, nu, trials, seed=1))``."""
     for name, f in (("sample", sample), ("algorithm", algorithm), ("attack", attack)):
         check_callable(name, f)
-    cfg = resolve_config(GameConfig, config, overrides, args=settings, arg_fields=_POSITIONAL)
+    cfg = resolve_config(GameConfig, config)
     n, nu, trials, seed, chunk, convention = cfg.n, cfg.nu, cfg.trials, cfg.seed, cfg.chunk, cfg.convention
     check_alloc("n", min(chunk, trials) * n, 8 * 2, value=n,
                 what=f"a batch of min(chunk, trials) = {min(chunk, trials)} training sets of n points (lower the chunk)")

@@ -205,12 +205,11 @@ class OverfitConfig:
         put("seeds", tuple(check_int_sequence("seeds", self.seeds, low=0)))
 
 
-def train_overfit_mlp(config: OverfitConfig | None = None, *, device: str = "auto", units=None,
-                      **overrides) -> OverfitRun:
+def train_overfit_mlp(config: OverfitConfig | None = None, *, device: str = "auto", units=None) -> OverfitRun:
     """Simulation 1 of paper 003 (Figure 1), all seeds trained at once as one batched model.
 
-    ``config``: the settings (:class:`OverfitConfig`), whose fields ``overrides`` replace by keyword
-    (:func:`qlib.validation.resolve_config`): ``train_overfit_mlp(iters=100, seeds=(0, 1))``.
+    ``config``: the settings (:class:`OverfitConfig`; None: its defaults):
+    ``train_overfit_mlp(OverfitConfig(iters=100, seeds=(0, 1)))``.
     Data: x ~ Uniform(S^{d−1}), y = sin(π x_1) + ζ, ζ ~ N(0, noise_sd²) (the paper's N(0, 0.01) read
     as a variance). Model x ↦ W_2 ReLU(W_1 x + b_1) + b_2, Xavier-normal weights, PyTorch-default
     uniform biases; full-batch Adam on the MSE. Fractions are recorded at iteration 0 and every
@@ -222,7 +221,7 @@ def train_overfit_mlp(config: OverfitConfig | None = None, *, device: str = "aut
     the last, which gives the same numbers as an uninterrupted run, bit for bit (full-batch training
     draws nothing after the initialisation).
     """
-    cfg = resolve_config(OverfitConfig, config, overrides)
+    cfg = resolve_config(OverfitConfig, config)
     n, d, width, iters, lr, n_val = cfg.n, cfg.d, cfg.width, cfg.iters, cfg.lr, cfg.n_val
     noise_sd, thresholds, seeds, eval_every = cfg.noise_sd, cfg.thresholds, cfg.seeds, cfg.eval_every
     check_units("units", units)

@@ -40,18 +40,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .ledger import PAPERS
+from .ledger import DIFFERING, PAPERS, PASSING, UNJUDGED
 
 CAUSES = ("scale", "stand-in", "paper", "method", "test", "finding", "unexplained")
 CLAIM_VERDICTS = ("holds", "holds in part", "not reproduced", "refuted", "untested")
-#: row verdicts that pass (a claim's row that holds)
-PASSING = ("reproduced", "consistent", "agrees", "erratum confirmed")
-#: row verdicts that differ from the paper (each carries a cause)
-DIFFERING = ("differs", "disagrees", "erratum not confirmed")
-#: row verdicts that cannot be judged
-UNJUDGED = ("not comparable", "not implemented", "not available offline")
 
-__all__ = ["CAUSES", "CLAIM_VERDICTS", "PASSING", "DIFFERING", "UNJUDGED", "Select", "Cause", "Claim",
+__all__ = ["CAUSES", "CLAIM_VERDICTS", "Select", "Cause", "Claim",
            "claim_verdict", "assign_causes", "claim_rows", "check_registry"]
 
 

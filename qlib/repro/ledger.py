@@ -70,6 +70,11 @@ _WORDS = {
     "not-available-offline": (None, None, "not available offline"),
 }
 VERDICTS = tuple(dict.fromkeys([*(w for ws in _WORDS.values() for w in ws if w), CONSISTENT]))
+#: the verdicts by outcome: a row that passes (``consistent`` too: it passes, its null as well), a row that
+#: differs from the paper (each carries a cause), a row that cannot be judged
+PASSING = tuple(dict.fromkeys([*(ws[0] for ws in _WORDS.values() if ws[0]), CONSISTENT]))
+DIFFERING = tuple(dict.fromkeys(ws[1] for ws in _WORDS.values() if ws[1]))
+UNJUDGED = tuple(dict.fromkeys(ws[2] for ws in _WORDS.values() if ws[2]))
 
 
 def verdict(kind: str, passed: bool | None, null_fails: bool | None = None) -> str:

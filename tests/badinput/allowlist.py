@@ -45,22 +45,22 @@ ALLOW: dict[tuple[str, str, str], str] = {
         "any shape: the average is over axis",
     ("qlib.ranking.rank_confusion", "pred_ranks", "ndim+1"):
         "documented: pooled over every leading axis of (..., L, Q)",
-    ("qlib.engine.per_sample_loss", "out", "ndim+1"):
+    ("qlib.losses.per_sample_loss", "out", "ndim+1"):
         "y broadcasts over leading dims of out ((Q, K, n) outputs of Q quantizers)",
     ("qlib.engine.TrainConfig", "epochs", "0"):
         "zero epochs is a no-op returning theta0 (an untrained reference)",
-    **{(f"qlib.engine.{c}.{m}", p, k): "a model's method on the hot path of every epoch: NaN/inf propagate as in "
+    **{(f"qlib.engine_models.{c}.{m}", p, k): "a model's method on the hot path of every epoch: NaN/inf propagate as in "
        "torch (train checks X, y and theta0 once, at its door; the kind and shape are checked here)"
        for c, ms in (("Linear", ("apply", "prepare", "unflatten", "vjp")),
                      ("MLP", ("apply", "prepare", "unflatten", "shared_loss_grad")))
        for m in ms for p in ("theta", "X", "data", "grad_out", "y", "weights") for k in ("nan", "inf")
-       if p in __import__("inspect").signature(getattr(getattr(__import__("qlib.engine").engine, c), m)).parameters},
-    ("qlib.engine.Linear.unflatten", "theta", "ndim"): "any leading shape (..., p): the views of the parameters keep it",
-    ("qlib.engine.MLP.unflatten", "theta", "ndim"): "any leading shape (..., p): the views of the parameters keep it",
+       if p in __import__("inspect").signature(getattr(getattr(__import__("qlib.engine_models").engine_models, c), m)).parameters},
+    ("qlib.engine_models.Linear.unflatten", "theta", "ndim"): "any leading shape (..., p): the views of the parameters keep it",
+    ("qlib.engine_models.MLP.unflatten", "theta", "ndim"): "any leading shape (..., p): the views of the parameters keep it",
     **{("qlib.recorder.RQRecorder." + m, "theta", k): "the chunk's parameters as train hands them every epoch (no pass "
        "over them): a diverged model's non-finite validation losses stop on_chunk_end with a named error"
        for m in ("on_epoch_end", "on_chunk_end") for k in ("nan", "inf")},
-    **{(f"qlib.engine.{c}.{m}", "theta", "ndim+1"): "documented: theta (Q, K, p), Q quantized copies of the K models "
+    **{(f"qlib.engine_models.{c}.{m}", "theta", "ndim+1"): "documented: theta (Q, K, p), Q quantized copies of the K models "
                                                    "evaluated at once (the recorder's path)"
        for c in ("Linear", "MLP") for m in ("apply", "forward")},
     ("qlib.discriminator.AttackResult.from_counts", "successes", "ndim+1"):

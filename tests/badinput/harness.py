@@ -485,10 +485,11 @@ def typing_hints(fn) -> dict:  # pragma: no cover - debugging aid
 #: which baseline file / allow-list section owns a module
 AREAS = {
     "core": ("qlib.quantizers", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
-             "qlib.engine", "qlib.synthetic", "qlib.data", "qlib.devices", "qlib.validation", "qlib.resume", "qlib.atomic"),
+             "qlib.engine", "qlib.engine_models", "qlib.losses", "qlib.synthetic", "qlib.data", "qlib.devices",
+             "qlib.validation", "qlib.resume", "qlib.atomic"),
     "mia": ("qlib.mia.", "qlib.repro.mia_limits."),
-    "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_theory", "qlib.compressors", "qlib.wire", "qlib.distributed",
-             "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),
+    "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_quantizer", "qlib.eden_theory", "qlib.compressors", "qlib.wire",
+             "qlib.distributed", "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),
     "rqp": ("qlib.rqp", "qlib.rqp_privacy", "qlib.dpsgd", "qlib.repro.rqp_sgd."),
     "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory",
             "qlib.repro.findings"),

@@ -19,13 +19,12 @@ chapter 04 audits the privacy guarantees of paper 004, {cite:p}`feng2023rqpsgd`)
 * :mod:`.dp_audit` — the canary audit of DP-SGD and RQP-SGD on paper 004's Diagnostic task (chapter 04),
   with its frozen settings record, and :mod:`.dp_claims`, its rows and prose.
 
-Every driver here takes its frozen settings record and keyword overrides of its fields, which replace them
-(:func:`qlib.validation.resolve_config`): ``toys.attack_study(toy, ns, shadows=8)`` is
+Every driver here takes its settings as one frozen record (CONTRIBUTING's settings rule):
 ``toys.attack_study(toy, ns, toys.AttackStudyConfig(shadows=8))``.
 
 The library these call is :mod:`qlib.attacks` (the attacks, metrics and the DP region), :mod:`qlib.mia` (the exact
 limits) and :mod:`qlib.dpsgd` (the private training). :mod:`.figures` draws the chapters' figures from the
-studies' frames (in the house style of :mod:`qlib.book.style`; not imported with the package).
+studies' frames (in the house style of :mod:`qlib.plotting.style`; not imported with the package).
 """
 
 from . import (

@@ -208,6 +208,12 @@ class AuditConfig:
         put("level", check_probability("level", self.level, open_low=True, open_high=True))
         check_choice("correction", self.correction, dp_bound.CORRECTIONS)
 
+    def __reduce__(self):
+        """Rebuilt from its fields, the read-only ``setting`` as a dict: the record pickles and copies (to a
+        worker process, ``copy.deepcopy``) like the other settings records."""
+        return type(self), (self.eps_values, self.runs, self.rqp_sigma, self.methods, self.canaries,
+                            dict(self.setting), self.seed, self.sampling, self.level, self.correction)
+
 
 @dataclass
 class DPAudit:
@@ -231,17 +237,16 @@ def _seeds(seed: int, *key: int) -> tuple[int, int]:
     return int(s[0]), int(s[1])
 
 
-def audit(task: dpsgd.Task, config: AuditConfig | None = None, *, device="cpu", units=None, **overrides) -> DPAudit:
+def audit(task: dpsgd.Task, config: AuditConfig | None = None, *, device="cpu", units=None) -> DPAudit:
     """The audit of every method × canary × ε at the settings of ``config`` (an :class:`AuditConfig`;
-    None: its defaults), keyword ``overrides`` replacing its fields (:func:`qlib.validation.resolve_config`:
-    ``audit(task, runs=200)`` is ``audit(task, AuditConfig(runs=200))``): per method and canary two batched
+    None: its defaults: ``audit(task, AuditConfig(runs=200))``): per method and canary two batched
     trainings (``runs`` models per ε with the canary, ``runs`` without; all ε of ``eps_values`` in the same
     call, σ and q per run), each final model scored by the canary's margin; the metrics and bounds per
     setting. ``device`` where the models train. ``units`` (a :class:`qlib.resume.Units`): each (method,
     canary)'s two trainings are a unit, saved when done and reused by a rerun (seeded by ``(seed, method,
     canary)`` alone, so a resumed audit equals an uninterrupted one)."""
     task = _logreg_task(task)
-    cfg = resolve_config(AuditConfig, config, overrides)
+    cfg = resolve_config(AuditConfig, config)
     check_units("units", units)
     eps_values, runs, rqp_sigma, sampling = list(cfg.eps_values), cfg.runs, cfg.rqp_sigma, cfg.sampling
     level, correction, s = cfg.level, cfg.correction, dict(cfg.setting)
@@ -274,9 +279,11 @@ def audit(task: dpsgd.Task, config: AuditConfig | None = None, *, device="cpu", 
                     margin = {}
                     for side, (Xs, ys), sd in zip(("in", "out"), ((Xin, yin), (Xout, yout)), seeds):
                         t = dpsgd.Task(task.name, "logreg", Xs, ys, task.X_test, task.y_test, 2)
-                        res = dpsgd.train(t, method, runs=E * runs, T=s["T"], m=s["m"], eta=s["eta"], clip=s["clip"],
-                                          sigma=sig, q=qs, b=s["b"], M=s["M"], sampling=sampling, seed=sd,
-                                          device=device, dtype=torch.float64)
+                        res = dpsgd.train(t, method,
+                                          dpsgd.DPSGDConfig(runs=E * runs, T=s["T"], m=s["m"], eta=s["eta"],
+                                                            clip=s["clip"], sigma=sig, q=qs, b=s["b"], M=s["M"],
+                                                            sampling=sampling, seed=sd, device=device,
+                                                            dtype=torch.float64))
                         z = (res.w.cpu().numpy() @ x).reshape(E, runs)
                         margin[side] = ((2 * y - 1) * z, res.test_acc.reshape(E, runs).mean(1))
                     return margin

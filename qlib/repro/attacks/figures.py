@@ -1,6 +1,6 @@
 """The figures of the attacks chapters (``chapters/attacks/``), one function per figure: each takes what
 its chapter's driver and analysis returned and returns the :class:`matplotlib.figure.Figure`, drawn in
-the book's style (:mod:`qlib.book.style`: the legend outside the axes) and left open for the notebook
+the book's style (:mod:`qlib.plotting.style`: the legend outside the axes) and left open for the notebook
 to show (``plt.show()``). Nothing here computes a number a claims module reports.
 
 * chapter 01 (the toys of paper 003, {cite:p}`aubinais2024fundamental`): :func:`advantage` — each attack's
@@ -26,7 +26,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ... import quantizers
 from ...attacks import dp_bound, metrics
-from ...book import style
+from ...plotting import style
 from ...validation import check_frame, check_int
 from . import dp_audit, molecular, molecular_claims, synthetic, synthetic_claims, toys
 

@@ -44,6 +44,7 @@ model left out of that task's ρ.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 import warnings
@@ -53,7 +54,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from qlib import engine, molecules, quantizers, recorder
+from qlib import engine, engine_models, molecules, quantizers, recorder
 from qlib.attacks import metrics, shadow
 from qlib.data import MissingDataError
 from qlib.devices import resolve
@@ -168,6 +169,18 @@ class MolecularAttackConfig:
             out.append(f"| `{f.name}` | {shown} | {'—' if p is None else p} |")
         return "\n".join(out)
 
+    def run_text(self) -> str:
+        """What this run trains, and on which embedding (:func:`.protocol.reductions_text`)."""
+        return (f"This run trains {self.models} MLPs per task ({len(self.tasks)} task(s)) for {self.epochs} epochs. "
+                f"The embedding is `{self.embedder}`, an offline stand-in for the paper's four pretrained embedders "
+                "(GraphMVP, 3D-Infomax, MolR, ChemBERTa-MTR), whose weights cannot be obtained offline.")
+
+    def paper_text(self) -> str:
+        """Paper 001's epochs (§5.2.1) where this run trains fewer; empty otherwise."""
+        if self.epochs < MOLECULAR_SETTINGS["epochs"]:
+            return f"Paper 001 trains {MOLECULAR_SETTINGS['epochs']} epochs."
+        return ""
+
 
 @dataclass
 class TaskAttacks:
@@ -230,17 +243,16 @@ def _split(n: int, val_frac: float, seed: int):
 
 
 def molecular_attacks(config: MolecularAttackConfig | None = None, *, data_dir=None, cache_dir=None, device="auto",
-                      progress=None, units=None, **overrides) -> MolecularAttackStudy:
+                      progress=None, units=None) -> MolecularAttackStudy:
     """Every attack on every quantized (and the unquantized) molecular MLP of every task (module docstring),
-    at the settings of ``config`` (a :class:`MolecularAttackConfig`; None: its defaults), keyword
-    ``overrides`` replacing its fields (:func:`qlib.validation.resolve_config`: ``molecular_attacks(models=8)``
-    is ``molecular_attacks(MolecularAttackConfig(models=8))``). ``data_dir`` the TDC files
+    at the settings of ``config`` (a :class:`MolecularAttackConfig`; None: its defaults:
+    ``molecular_attacks(MolecularAttackConfig(models=8))``). ``data_dir`` the TDC files
     (:func:`qlib.molecules.load_task`: a task absent offline is listed in ``missing``), ``cache_dir`` the
     embedding cache, ``device`` where the models train (the attacks run on the CPU), ``progress`` an optional
     callable ``progress(task, TaskAttacks)``. ``units`` (a :class:`qlib.resume.Units`): each task is a unit,
     keyed by the settings and a fingerprint of its embeddings and labels, saved when done and reused by a
     rerun (each task is seeded by its own index alone, so a resumed study equals an uninterrupted one)."""
-    cfg = resolve_config(MolecularAttackConfig, config, overrides)
+    cfg = resolve_config(MolecularAttackConfig, config)
     if progress is not None:
         check_callable("progress", progress)
     check_units("units", units)
@@ -276,20 +288,21 @@ def molecular_attacks(config: MolecularAttackConfig | None = None, *, data_dir=N
                 Xs = (X - mu) / np.where(sd > 0, sd, 1.0)
                 Xp, yp = torch.from_numpy(Xs[pool]), torch.from_numpy(y[pool].astype(np.float32))
                 Xv, yv = torch.from_numpy(Xs[val]), torch.from_numpy(y[val].astype(np.float32))
-                model = engine.MLP(X.shape[1], cfg.hidden)
+                model = engine_models.MLP(X.shape[1], cfg.hidden)
                 keep = shadow.paired_keep(K, N, seed=task_seed)
                 t0 = time.perf_counter()
                 rec = recorder.RQRecorder(model, names, Xv.expand(K, -1, -1).contiguous(),
-                                          yv.expand(K, -1).contiguous(), epochs=cfg.epochs, loss="logistic",
-                                          scope="tensor", device=device)
+                                          yv.expand(K, -1).contiguous(),
+                                          recorder.RecorderConfig(epochs=cfg.epochs, loss="logistic", scope="tensor",
+                                                                  device=device))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: left out, counted in the tables
                     train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr, loss="logistic")
-                    theta = shadow.train_shadows(model, Xp, yp, keep, train_cfg, seed=task_seed, device=device,
-                                                 callbacks=[rec]).cpu()
+                    theta = shadow.train_shadows(model, Xp, yp, keep, dataclasses.replace(train_cfg, device=device),
+                                                 seed=task_seed, callbacks=[rec]).cpu()
                     rec.finish()
                 r = np.asarray(rec.r, dtype=float).copy()
-                thq = quantizers.quantize_many(attacked, theta, split=engine.param_sizes(model))   # (A, K, p)
+                thq = quantizers.quantize_many(attacked, theta, split=engine_models.param_sizes(model))   # (A, K, p)
                 t1 = time.perf_counter()
                 scores = np.empty((A, P, K, N))
                 correct = np.empty((A, P, K), dtype=np.int64)
@@ -499,15 +512,14 @@ def _pooled(study: MolecularAttackStudy, per_task: pd.DataFrame, resampled: list
             "tasks": len(per_task), "quantizers": ranked, "models": int(study.config["models"])}
 
 
-def analyse(study: MolecularAttackStudy, config: protocol.AnalysisConfig | None = None,
-            **overrides) -> MolecularAnalysis:
+def analyse(study: MolecularAttackStudy, config: protocol.AnalysisConfig | None = None) -> MolecularAnalysis:
     """Summaries, intervals and rank agreement of a study (module docstring), at the settings of ``config``
-    (a :class:`.protocol.AnalysisConfig`; None: its defaults), keyword ``overrides`` replacing its fields
-    (``analyse(study, reps=50)``): ``reps`` bootstrap resamples of whole targets (percentile intervals at
+    (a :class:`.protocol.AnalysisConfig`; None: its defaults: ``analyse(study, AnalysisConfig(reps=50))``):
+    ``reps`` bootstrap resamples of whole targets (percentile intervals at
     ``level``), ``draws`` permutations for the pooled ρ's test at ``alpha``."""
     if not isinstance(study, MolecularAttackStudy):
         raise TypeError(f"study must be the MolecularAttackStudy molecular_attacks returns, got {type(study).__name__}")
-    cfg = resolve_config(protocol.AnalysisConfig, config, overrides)
+    cfg = resolve_config(protocol.AnalysisConfig, config)
     if not study.tasks:
         raise ValueError("study holds no task (every task's file was missing): nothing to analyse")
     rng = np.random.default_rng(cfg.seed)

@@ -29,13 +29,12 @@ import pandas as pd
 from scipy import stats
 
 from qlib.repro.ledger import Item, Row, claim
-from qlib.validation import check_int, check_seed
+from qlib.validation import check_int
 
-from .molecular import LOW_FPR, MolecularAnalysis, MolecularAttackConfig, MolecularAttackStudy
-from .paper import LIRA_SHADOWS, MOLECULAR_SETTINGS
+from .molecular import LOW_FPR, MolecularAnalysis, MolecularAttackStudy
 
 __all__ = ["chance_rows", "quantization_rows", "rank_rows", "exposure_rows", "most_private", "exposure_rho",
-           "summary_table", "task_table", "exposed_molecules", "answer_text", "reductions_text"]
+           "summary_table", "task_table", "exposed_molecules", "answer_text"]
 
 _PAPER = "001"
 #: the attacks' names as the wide tables print them (σ: the Gaussians' standard deviation)
@@ -256,24 +255,3 @@ def answer_text(analysis: MolecularAnalysis, study: MolecularAttackStudy) -> str
     lines += ["", "Per molecule, the exposure under the unquantized model and under the theory's most private "
               "quantizer (largest r_Q^n) correlate as follows: " + "; ".join(ex) + "."]
     return "\n".join(lines)
-
-
-def reductions_text(config: MolecularAttackConfig, reps: int, draws: int, seed: int = 0) -> str:
-    """Prose: this run's sizes against paper 001's molecular study and the LiRA paper's shadow count, and the
-    embedder stand-in (generated from the parameters)."""
-    if not isinstance(config, MolecularAttackConfig):
-        raise TypeError(f"config must be a MolecularAttackConfig, got {type(config).__name__}")
-    reps = check_int("reps", reps, low=1)
-    draws = check_int("draws", draws, low=1)
-    check_seed("seed", seed)
-    shadows = config.models // 2
-    s = (f"This run trains {config.models} MLPs per task ({len(config.tasks)} task(s)) for {config.epochs} epochs; "
-         f"every model is a target once, with {shadows} shadows. The embedding is `{config.embedder}`, an offline "
-         f"stand-in for the paper's four pretrained embedders (GraphMVP, 3D-Infomax, MolR, ChemBERTa-MTR), whose "
-         f"weights cannot be obtained offline. Intervals: {reps} bootstrap resamples; the permutation test: {draws} "
-         "draws.")
-    if config.epochs < MOLECULAR_SETTINGS["epochs"]:
-        s += f" Paper 001 trains {MOLECULAR_SETTINGS['epochs']} epochs."
-    if shadows < LIRA_SHADOWS:
-        s += f" The LiRA paper trains up to {LIRA_SHADOWS} shadow models."
-    return s

@@ -32,12 +32,16 @@ The statistics (paper 001 ranks the quantizers by r_Q^n, and its Theorem 3.3, MI
 * :func:`permutation_test` — the one-sided test of ρ = 0 and its critical value;
   :func:`pooled_permutation_test` — that test of the mean ρ over cells, on the quantizers defined in all;
 * :func:`theory_gap` — the theory's order e^{−n r_Q^n} minus the attack's advantage, with its interval.
+
+The prose both chapters print of their sizes: :func:`reductions_text`, from the study's settings record
+(:class:`StudySettings`: what the record says of its run and of paper 001's sizes) and the analysis' sizes.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -58,10 +62,12 @@ from qlib.validation import (
     skip_nested,
 )
 
+from .paper import LIRA_SHADOWS
+
 __all__ = ["ATTACKS", "REFERENCE", "ALPHA", "default_quantizers", "halves", "finite_scores", "attack_scores",
            "held_out_correct", "AnalysisConfig", "bootstrap_weights", "resampled_advantage", "resampled_r",
            "percentile_interval", "rank_rho", "rank_rho_over", "permutation_test", "pooled_permutation_test",
-           "theory_gap"]
+           "theory_gap", "StudySettings", "reductions_text"]
 
 #: the practical attacks of the protocol, in table order
 ATTACKS = ("global loss threshold", "LiRA offline (one-sided)", "LiRA online (fixed variance)",
@@ -350,3 +356,36 @@ def theory_gap(frame: pd.DataFrame) -> pd.DataFrame:
     theory = frame["theory"]
     return frame.assign(gap=theory - frame["advantage"], gap_lo=theory - frame["advantage_hi"],
                         gap_hi=theory - frame["advantage_lo"])
+
+
+@runtime_checkable
+class StudySettings(Protocol):
+    """What :func:`reductions_text` reads of a study's settings record (``synthetic.SyntheticConfig``,
+    ``molecular.MolecularAttackConfig``): ``models`` K, each half the other half's shadows; ``run_text()``,
+    what the run trains in its own words; ``paper_text()``, paper 001's sizes where the run's are smaller
+    (empty where none is)."""
+
+    models: int
+
+    def run_text(self) -> str: ...
+
+    def paper_text(self) -> str: ...
+
+
+def reductions_text(config: StudySettings, reps: int, draws: int) -> str:
+    """Prose of chapters 02 and 03: a study's sizes against paper 001's and the LiRA paper's shadow count,
+    generated from its settings record ``config`` (:class:`StudySettings`) and the analysis' ``reps``
+    bootstrap resamples and ``draws`` permutations."""
+    if not isinstance(config, StudySettings):
+        raise TypeError(f"config must be a study's settings record (SyntheticConfig, MolecularAttackConfig), got "
+                        f"{type(config).__name__}")
+    reps = check_int("reps", reps, low=1)
+    draws = check_int("draws", draws, low=1)
+    shadows = config.models // 2
+    s = (f"{config.run_text()} Every model is a target once, with {shadows} shadows. Intervals: {reps} bootstrap "
+         f"resamples; the permutation test: {draws} draws.")
+    if config.paper_text():
+        s += " " + config.paper_text()
+    if shadows < LIRA_SHADOWS:
+        s += f" The LiRA paper trains up to {LIRA_SHADOWS} shadow models."
+    return s

@@ -60,6 +60,7 @@ quantizer whose r_Q^n is NaN for every model left out of that law's ρ.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 import warnings
@@ -69,14 +70,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from qlib import discriminator, engine, quantizers, recorder, synthetic
+from qlib import discriminator, engine, engine_models, quantizers, recorder, synthetic
 from qlib.attacks import metrics, shadow
 from qlib.devices import resolve
 from qlib.resume import check_units
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
     check_alloc,
-    check_bool,
     check_float,
     check_int,
     check_int_sequence,
@@ -106,8 +106,9 @@ class SyntheticConfig:
     ``epochs`` of full-batch Adam at ``lr`` (defaults: paper 001 §5.1.1, :data:`~.paper.SYNTHETIC_SETTINGS`);
     ``seeds`` one independent repetition each (data, initialisations, halves); ``names`` the quantizers
     (default :func:`.protocol.default_quantizers`); ``grid`` the (σ, modes) laws drawn from ``law_seed``
-    (``qlib.synthetic``); ``discriminator``: train the paper's discriminator baseline, with ``disc_hidden``
-    units, ``disc_epochs``, ``disc_patience`` and ``disc_lr``."""
+    (``qlib.synthetic``); ``discriminator``: the settings of the paper's discriminator baseline
+    (:class:`qlib.discriminator.DiscriminatorConfig`, the one record of them; its ``seed`` is ``law_seed`` and
+    its ``device`` :func:`synthetic_attacks`'), None: not trained."""
 
     n: int = SYNTHETIC_SETTINGS["n"]
     n_val: int = SYNTHETIC_SETTINGS["n"]
@@ -118,23 +119,17 @@ class SyntheticConfig:
     names: tuple[str, ...] = protocol.default_quantizers()
     grid: tuple[tuple[float, int], ...] = synthetic.GRID
     law_seed: int = 0
-    discriminator: bool = True
-    disc_hidden: int = 16
-    disc_epochs: int = 30
-    disc_patience: int = 8
-    disc_lr: float = 1e-2
+    discriminator: discriminator.DiscriminatorConfig | None = discriminator.DiscriminatorConfig()
 
     def __post_init__(self):
         def put(name, value):
             object.__setattr__(self, name, value)
 
-        for nm, lo in (("n", 2), ("n_val", 2), ("models", 8), ("epochs", 1), ("disc_hidden", 1), ("disc_epochs", 1),
-                       ("disc_patience", 1)):
+        for nm, lo in (("n", 2), ("n_val", 2), ("models", 8), ("epochs", 1)):
             put(nm, check_int(nm, getattr(self, nm), low=lo))
         if self.models % 4:
             raise ValueError(f"models must be a multiple of 4 (two halves of complementary pairs), got {self.models}")
-        for nm in ("lr", "disc_lr"):
-            put(nm, check_float(nm, getattr(self, nm), low=0.0, low_open=True))
+        put("lr", check_float("lr", self.lr, low=0.0, low_open=True))
         seeds = tuple(check_int_sequence("seeds", self.seeds, low=0))
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds must be distinct, got {list(seeds)}")
@@ -147,13 +142,16 @@ class SyntheticConfig:
         put("names", names)
         put("grid", tuple(synthetic.check_grid(self.grid)))
         put("law_seed", check_seed("law_seed", self.law_seed))
-        put("discriminator", check_bool("discriminator", self.discriminator))
+        if not (self.discriminator is None or isinstance(self.discriminator, discriminator.DiscriminatorConfig)):
+            raise TypeError("discriminator must be a qlib.discriminator.DiscriminatorConfig or None (no discriminator), "
+                            f"got {self.discriminator!r}")
 
     def as_dict(self) -> dict:
         """The fields as plain JSON types."""
         d = asdict(self)
         d["seeds"], d["names"] = list(self.seeds), list(self.names)
         d["grid"] = [[float(s), int(k)] for s, k in self.grid]
+        d["discriminator"] = None if self.discriminator is None else self.discriminator.as_dict()
         return d
 
     def describe(self) -> str:
@@ -163,7 +161,9 @@ class SyntheticConfig:
         out = ["| setting | this run | paper 001 (§5.1.1) |", "|---|---|---|"]
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name in ("names", "seeds"):
+            if f.name == "discriminator":
+                shown = "none" if v is None else v.summary()
+            elif f.name in ("names", "seeds"):
                 shown = ", ".join(map(str, v))
             elif f.name == "grid":
                 shown = " ".join(f"({s:g}, {k})" for s, k in v)
@@ -173,6 +173,22 @@ class SyntheticConfig:
             ref = "—" if p is None else (f"{p:g}" if isinstance(p, float) else str(p))
             out.append(f"| `{f.name}` | {shown} | {ref} |")
         return "\n".join(out)
+
+    def run_text(self) -> str:
+        """What this run trains, in one sentence (:func:`.protocol.reductions_text`)."""
+        return (f"This run trains {self.models} models per law and seed on n = {self.n} points each for "
+                f"{self.epochs} epochs ({len(self.seeds)} seed(s), {len(self.grid)} laws, {len(self.names)} "
+                f"quantizers and the unquantized model), {self.models * 2 * self.n:,} evaluated pairs per law, seed "
+                "and quantizer.")
+
+    def paper_text(self) -> str:
+        """Paper 001's sizes (§5.1.1) where this run's are smaller; empty where none is."""
+        out = []
+        if self.models < SYNTHETIC_SETTINGS["runs"]:
+            out.append(f"Paper 001 trains {SYNTHETIC_SETTINGS['runs']} models (runs) per law.")
+        if self.epochs < SYNTHETIC_SETTINGS["epochs"]:
+            out.append(f"Paper 001 trains {SYNTHETIC_SETTINGS['epochs']} epochs.")
+        return " ".join(out)
 
 
 @dataclass
@@ -204,17 +220,15 @@ class SyntheticStudy:
         return [REFERENCE, *self.names]
 
 
-def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", units=None,
-                      **overrides) -> SyntheticStudy:
+def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", units=None) -> SyntheticStudy:
     """Every attack on every quantized (and the unquantized) model of every law (module docstring),
-    at the settings of ``config`` (a :class:`SyntheticConfig`; None: its defaults), keyword ``overrides``
-    replacing its fields (:func:`qlib.validation.resolve_config`: ``synthetic_attacks(models=8)`` is
+    at the settings of ``config`` (a :class:`SyntheticConfig`; None: its defaults:
     ``synthetic_attacks(SyntheticConfig(models=8))``). ``device``: where the models train
     (``qlib.devices``); the attacks run on the CPU. ``units`` (a :class:`qlib.resume.Units`): each
     (seed, law) is a unit, saved when done and reused by a rerun (its pool comes from the seed's
     generator, drawn for all laws first, and its keep sets and initialisations from the law's own seed,
     so a resumed study equals an uninterrupted one)."""
-    cfg = resolve_config(SyntheticConfig, config, overrides)
+    cfg = resolve_config(SyntheticConfig, config)
     check_units("units", units)
     check_alloc("models", (len(cfg.names) + 1) * cfg.models * 2 * cfg.n * (len(SYNTHETIC_ATTACKS) + 2), 8,
                 value=cfg.models,
@@ -232,8 +246,8 @@ def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", u
     half = protocol.halves(K)
     rows = []
     with skip_nested():
-        model = engine.Linear(2 * laws[0].dim)
-        split = engine.param_sizes(model)
+        model = engine_models.Linear(2 * laws[0].dim)
+        split = engine_models.param_sizes(model)
         train_cfg = engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr)
 
         def one_law(seed, law, x_pool, y_pool, x_val, y_val) -> dict:
@@ -245,12 +259,12 @@ def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", u
             keep = shadow.paired_keep(K, 2 * n, seed=law_seed)
             X, y = synthetic.features(x_pool[law]), y_pool[law]
             X_val = synthetic.features(x_val[law]).expand(K, -1, -1).contiguous()
-            rec = recorder.RQRecorder(model, names, X_val, y_val[law].expand(K, -1).contiguous(), epochs=cfg.epochs,
-                                      device=device)
+            rec = recorder.RQRecorder(model, names, X_val, y_val[law].expand(K, -1).contiguous(),
+                                      recorder.RecorderConfig(epochs=cfg.epochs, device=device))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RQUndefinedWarning)   # NaN r_Q^n: counted in the tables
-                theta = shadow.train_shadows(model, X, y, keep, train_cfg, seed=law_seed, device=device,
-                                             callbacks=[rec]).cpu()
+                theta = shadow.train_shadows(model, X, y, keep, dataclasses.replace(train_cfg, device=device),
+                                             seed=law_seed, callbacks=[rec]).cpu()
             out["r"] = np.asarray(rec.r)
             theta_q = quantizers.quantize_many(attacked, theta, split=split)  # (A, K, p)
             t1 = time.perf_counter()
@@ -279,8 +293,8 @@ def synthetic_attacks(config: SyntheticConfig | None = None, *, device="auto", u
                 tr, es, te = discriminator.split_runs(K, seed=law_seed)
                 res = discriminator.train_discriminators(
                     theta_q, x_law[torch.from_numpy(idx_in)][None], loss_in, x_law[torch.from_numpy(idx_out)][None],
-                    loss_out, (tr, es, te), group_law=np.zeros(A, dtype=np.int64), hidden=cfg.disc_hidden,
-                    lr=cfg.disc_lr, epochs=cfg.disc_epochs, patience=cfg.disc_patience, seed=law_seed, device=device)
+                    loss_out, (tr, es, te), group_law=np.zeros(A, dtype=np.int64),
+                    config=dataclasses.replace(cfg.discriminator, seed=law_seed, device=device))
                 out["disc"] = np.stack([1 - res.mis / 2, 1 - res.mis_hi / 2, 1 - res.mis_lo / 2])  # MIS clipped
             out["seconds"]["discriminator"] = time.perf_counter() - t2
             return out
@@ -459,17 +473,17 @@ def _pooled(study: SyntheticStudy, boot: _Resampled, cfg: protocol.AnalysisConfi
             "vs_disc_hi": float(vs_hi), "seeds": S, "laws": L, "models": K, "n": int(study.config["n"])}
 
 
-def analyse(study: SyntheticStudy, config: protocol.AnalysisConfig | None = None, **overrides) -> SyntheticAnalysis:
+def analyse(study: SyntheticStudy, config: protocol.AnalysisConfig | None = None) -> SyntheticAnalysis:
     """Summaries, rank agreement and intervals of a study (module docstring), at the settings of ``config``
-    (a :class:`.protocol.AnalysisConfig`; None: its defaults), keyword ``overrides`` replacing its fields
-    (``analyse(study, reps=50)``). The bootstrap (``reps`` resamples, percentile intervals at ``level``)
+    (a :class:`.protocol.AnalysisConfig`; None: its defaults: ``analyse(study, AnalysisConfig(reps=50))``).
+    The bootstrap (``reps`` resamples, percentile intervals at ``level``)
     resamples, within each seed and law, whole targets for the advantages (jointly over quantizers and
     attacks: a target's quantized models share it) and whole models for r_Q^n; each resample's ρ is computed
     as the estimate's. ``draws`` permutations for the p-value and the critical value at ``alpha``
     (:func:`.protocol.permutation_test`)."""
     if not isinstance(study, SyntheticStudy):
         raise TypeError(f"study must be the SyntheticStudy synthetic_attacks returns, got {type(study).__name__}")
-    cfg = resolve_config(protocol.AnalysisConfig, config, overrides)
+    cfg = resolve_config(protocol.AnalysisConfig, config)
     S, L, Q, K = study.r.shape
     A, P = study.correct.shape[2:4]
     check_alloc("reps", S * L * (cfg.reps + 1) * (2 * K + 2 * A * P + 3 * Q), 8, value=cfg.reps,

@@ -31,13 +31,11 @@ import numpy as np
 import pandas as pd
 
 from qlib.repro.ledger import Item, Row, claim
-from qlib.validation import check_int, check_seed
 
-from .paper import LIRA_SHADOWS, SYNTHETIC_SETTINGS
-from .synthetic import SyntheticAnalysis, SyntheticConfig
+from .synthetic import SyntheticAnalysis
 
 __all__ = ["rank_agreement_rows", "law_rank_rows", "discriminator_rows", "quantization_rows",
-           "summary_table", "law_table", "answer_text", "reductions_text", "critical_rho"]
+           "summary_table", "law_table", "answer_text", "critical_rho"]
 
 _PAPER = "001"
 
@@ -210,26 +208,3 @@ def answer_text(analysis: SyntheticAnalysis) -> str:
                   "resampled ρ towards 0, so these intervals are conservative for a test of ρ > 0; the seeds' "
                   "values (the table below) are the other measure of spread."]
     return "\n".join(lines)
-
-
-def reductions_text(config: SyntheticConfig, reps: int, draws: int, seed: int = 0) -> str:
-    """Prose: this run's sizes against paper 001's study and the LiRA paper's shadow count (generated from
-    the parameters)."""
-    if not isinstance(config, SyntheticConfig):
-        raise TypeError(f"config must be a SyntheticConfig, got {type(config).__name__}")
-    reps = check_int("reps", reps, low=1)
-    draws = check_int("draws", draws, low=1)
-    check_seed("seed", seed)
-    shadows = config.models // 2
-    s = (f"This run trains {config.models} models per law and seed on n = {config.n} points each for "
-         f"{config.epochs} epochs ({len(config.seeds)} seed(s), {len(config.grid)} laws, {len(config.names)} "
-         f"quantizers and the unquantized model); every model is a target once, with {shadows} shadows, "
-         f"{config.models * 2 * config.n:,} evaluated pairs per law, seed and quantizer. Intervals: {reps} bootstrap "
-         f"resamples; the permutation test: {draws} draws.")
-    if config.models < SYNTHETIC_SETTINGS["runs"]:
-        s += f" Paper 001 trains {SYNTHETIC_SETTINGS['runs']} models (runs) per law."
-    if config.epochs < SYNTHETIC_SETTINGS["epochs"]:
-        s += f" Paper 001 trains {SYNTHETIC_SETTINGS['epochs']} epochs."
-    if shadows < LIRA_SHADOWS:
-        s += f" The LiRA paper trains {LIRA_SHADOWS} shadow models."
-    return s

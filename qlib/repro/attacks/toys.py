@@ -262,10 +262,9 @@ class AttackStudy:
     scores: dict
 
 
-def attack_study(toy: Toy, ns, config: AttackStudyConfig | None = None, *, units=None, **overrides) -> AttackStudy:
+def attack_study(toy: Toy, ns, config: AttackStudyConfig | None = None, *, units=None) -> AttackStudy:
     """Every attack against ``toy`` at each sample size of ``ns`` (module docstring), at the settings of
-    ``config`` (an :class:`AttackStudyConfig`; None: its defaults), keyword ``overrides`` replacing its
-    fields (:func:`qlib.validation.resolve_config`: ``attack_study(toy, ns, shadows=8)`` is
+    ``config`` (an :class:`AttackStudyConfig`; None: its defaults:
     ``attack_study(toy, ns, AttackStudyConfig(shadows=8))``). ``units`` (a :class:`qlib.resume.Units`):
     each sample size is a unit, saved when done and reused by a rerun (each is seeded by ``(seed, n)``
     alone, so a resumed study equals an uninterrupted one)."""
@@ -273,7 +272,7 @@ def attack_study(toy: Toy, ns, config: AttackStudyConfig | None = None, *, units
         raise TypeError(f"toy must be a Toy (empirical_toy, erm_toy), got {type(toy).__name__}")
     check_choice("toy.kind", toy.kind, TOY_KINDS)
     ns = check_int_sequence("ns", ns, low=2)
-    cfg = resolve_config(AttackStudyConfig, config, overrides)
+    cfg = resolve_config(AttackStudyConfig, config)
     check_units("units", units)
     rows, kept = [], {}
     with skip_nested():

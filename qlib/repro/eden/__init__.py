@@ -13,8 +13,7 @@
 * :mod:`.figures` — one function per figure of the paper, drawing a driver's frame (chapters 01–05).
 
 Every claim function is named ``<item>_rows`` and returns a ``list[qlib.repro.ledger.Row]``. A driver with
-many settings takes one frozen record of them (``config``) and keyword overrides of its fields
-(:func:`qlib.validation.resolve_config`): :class:`.sweeps.VnmseSweepConfig`, :class:`.sweeps.NmseSweepConfig`,
+many settings takes one frozen record of them (``config``; CONTRIBUTING's settings rule): :class:`.sweeps.VnmseSweepConfig`, :class:`.sweeps.NmseSweepConfig`,
 :class:`.rotation.Figure8Config`, :class:`.learning.Figure12Config`, :class:`.learning.FederatedFigureConfig`,
 :class:`.learning.Figure3StandinConfig`, :class:`.learning.Figure3TaskConfig`.
 """

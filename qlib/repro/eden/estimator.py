@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from qlib.repro.eden.sweeps import VnmseSweepConfig
+
 from ... import eden_theory
 from ...validation import check_float, check_float_sequence, check_int, check_int_sequence, check_seed
 from ..ledger import Item, Null, Row, check, claim, close, missing, not_comparable
@@ -187,8 +189,8 @@ def figure2(bits, logd, trials: int, seed: int = 0, device="cpu", methods=paper.
     logd = check_int_sequence("logd", logd, low=1, high=MAX_LOGD)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
-    df = vnmse_sweep(list(methods), bits, [2**k for k in logd], law="lognormal", trials=trials, seed=seed,
-                     device=device, units=units)
+    df = vnmse_sweep(list(methods), bits, [2**k for k in logd],
+                     VnmseSweepConfig(law="lognormal", trials=trials, seed=seed, device=device), units=units)
     df["theory (EDEN)"] = [eden_theory.limit_vnmse(b) for b in df["bits"]]
     return df
 

@@ -13,7 +13,7 @@ from qlib import eden_theory as _eden_theory
 from qlib.repro import ledger
 from qlib.repro.eden._args import check_budgets
 from qlib.repro.eden._claims import as_row_list, best_per_bits, strict_best
-from qlib.repro.eden.learning import available, figure3_task, finals, missing_data
+from qlib.repro.eden.learning import Figure3TaskConfig, available, figure3_task, finals, missing_data
 from qlib.repro.eden.paper import APP_I2, FIG3, FIG13, FIG14, PAPER_ENCODE_SHARE, PAPER_TABLE1
 from qlib.validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
 
@@ -269,8 +269,10 @@ def figure3_task_rows(rounds: int, bits: Sequence[float], window: int, *, paper_
     out = []
     for task in tasks:
         if available(task, data_dir):
-            runs = figure3_task(task, rounds=PAPER_TABLE1[task]["rounds"] if paper_rounds else rounds, bits=bits,
-                                data_dir=data_dir, seed=seed, device=device)
+            runs = figure3_task(task,
+                                Figure3TaskConfig(rounds=PAPER_TABLE1[task]["rounds"] if paper_rounds else rounds,
+                                                  bits=bits, seed=seed, device=device),
+                                data_dir=data_dir)
             out += figure3_rows(finals(runs, window), note=task)
     return out
 

@@ -1,6 +1,6 @@
 """The figures of the EDEN chapters (paper 002, {cite:p}`vargaftik2022eden`): one function per figure of
 the paper, drawing the frame that figure's driver returns in the book's style
-(:mod:`qlib.book.style`: its method colours, the legend outside the axes, the content column's
+(:mod:`qlib.plotting.style`: its method colours, the legend outside the axes, the content column's
 width) and returning the :class:`matplotlib.figure.Figure`; a chapter shows it with ``plt.show()``.
 
 * chapter eden/01: :func:`figure2` and :func:`figure7` (vNMSE and encode time against d, §5.2 and
@@ -30,7 +30,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ... import eden_theory, fedavg
-from ...book import style
+from ...plotting import style
 from ...validation import check_float_sequence, check_frame, check_int
 from .subbit import SUBBIT
 

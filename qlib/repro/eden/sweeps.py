@@ -131,13 +131,12 @@ class VnmseSweepConfig:
             put("timing_trials", check_int("timing_trials", self.timing_trials, low=0))
 
 
-def vnmse_sweep(methods, bits, dims, config: VnmseSweepConfig | None = None, *, units=None,
-                **overrides) -> pd.DataFrame:
+def vnmse_sweep(methods, bits, dims, config: VnmseSweepConfig | None = None, *, units=None) -> pd.DataFrame:
     """vNMSE (mean, sd over ``trials`` vectors) and encode time per (method, b, d): a DataFrame.
 
     ``methods``: names from :data:`FIXED_LENGTH` or a dict name → factory(b); ``bits`` the budgets;
     ``dims`` the dimensions. The settings are ``config`` (a :class:`VnmseSweepConfig`; None: its
-    defaults) with the keyword ``overrides`` of its fields (:func:`qlib.validation.resolve_config`).
+    defaults).
     Each trial is one fresh vector of the ``law``, compressed by every (b, method) with the seed
     ``seed + t``; the vNMSE is ``‖x − x̂‖²/‖x‖²``. ``domain``: how the error is measured
     (:func:`qlib.compressors.squared_errors`): ``"rotated"`` (default) shares the rotation, Kashin's
@@ -150,7 +149,7 @@ def vnmse_sweep(methods, bits, dims, config: VnmseSweepConfig | None = None, *, 
     timed). ``units`` (a :class:`qlib.resume.Units`): each d is a unit (its vectors and seeds depend on
     the trial alone), saved when done and reused by a rerun; a reused d keeps the encode times it measured.
     """
-    cfg = resolve_config(VnmseSweepConfig, config, overrides)
+    cfg = resolve_config(VnmseSweepConfig, config)
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     dims = check_int_sequence("dims", dims, low=1, high=2**MAX_LOGD)
@@ -293,12 +292,11 @@ class NmseSweepConfig:
         put("processes", check_int("processes", self.processes, low=1))
 
 
-def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units=None, **overrides) -> pd.DataFrame:
+def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units=None) -> pd.DataFrame:
     """NMSE of the mean of ``n_clients`` vectors of dimension ``d`` (each client an i.i.d. draw of the
     law) per (law, method, b), mean and sd over ``reps`` repetitions (Figure 8). ``methods``: names from
     :data:`FIXED_LENGTH` or a dict name → factory(b); ``bits`` the budgets. The settings are ``config``
-    (a :class:`NmseSweepConfig`; None: its defaults) with the keyword ``overrides`` of its fields
-    (:func:`qlib.validation.resolve_config`). ``domain``: ``"rotated"`` (default: the
+    (a :class:`NmseSweepConfig`; None: its defaults). ``domain``: ``"rotated"`` (default: the
     budget-independent stages shared across the budgets, :func:`qlib.compressors.squared_errors`) or
     ``"original"`` (each method's ``mean`` in turn); the same values up to float rounding. ``units`` (a
     :class:`qlib.resume.Units`): each (law, repetition) is a unit, saved when done and reused by a rerun
@@ -307,7 +305,7 @@ def nmse_sweep(methods, bits, d, config: NmseSweepConfig | None = None, *, units
     many spawned worker processes (each with this process's torch thread count, on transparent huge pages;
     :func:`qlib.devices.cpu_pool`): the same rows, bit for bit, in the same order. On CUDA one process
     runs them."""
-    cfg = resolve_config(NmseSweepConfig, config, overrides)
+    cfg = resolve_config(NmseSweepConfig, config)
     check_methods(methods, FIXED_LENGTH)
     bits = check_budgets("bits", bits)
     d = check_int("d", d, low=1, high=2**MAX_LOGD)

@@ -1,5 +1,5 @@
 """The figures and table displays of the mia-limits chapters (paper 003, Aubinais et al. 2024), in the
-book's one plotting style (:mod:`qlib.book.style`).
+book's one plotting style (:mod:`qlib.plotting.style`).
 
 Each function draws one figure (returned as a :class:`matplotlib.figure.Figure`, made with
 :mod:`matplotlib.pyplot` so that a notebook shows it) or builds one table or sentence a chapter
@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...book import style
 from ...mia import bounds, gaussian
 from ...mia.overfit import OverfitRun
+from ...plotting import style
 from ...validation import check_int, check_int_sequence, check_probability
 from .mnist import table1_c_tolerance
 from .overfitting import figure1_summary

@@ -204,18 +204,16 @@ class Table1Config:
         put("seed", check_seed("seed", self.seed))
 
 
-def table1_accuracies(X, y, Xt, yt, disc: dict, config: Table1Config | None = None, *, device="auto", units=None,
-                      **overrides) -> pd.DataFrame:
+def table1_accuracies(X, y, Xt, yt, disc: dict, config: Table1Config, *, device="auto", units=None) -> pd.DataFrame:
     """§6.2's classifiers under our reading: for each n and repetition a training set drawn from the
     images not used for clustering, a network on the raw images (n in ``raw_n_list``) and one per
     discretisation; accuracies on the raw test images, the discretised test images and the training set.
     Returns mean and std per (n, K). ``raw_n_list`` may be empty (no network on raw images).
-    ``config``: the settings (:class:`Table1Config`, which has no defaults but the seed), whose fields
-    ``overrides`` replace by keyword (:func:`qlib.validation.resolve_config`).
+    ``config``: the settings (:class:`Table1Config`, which has no defaults but the seed).
     ``units`` (a :class:`qlib.resume.Units`): each (n, repetition, K) network is a unit, keyed by its
     training images, discretisation and settings (the training sets are drawn for every unit, reused
     or not, so a resumed run equals an uninterrupted one)."""
-    cfg = resolve_config(Table1Config, config, overrides)
+    cfg = resolve_config(Table1Config, config)
     n_list, raw_n_list, reps, iters, lr = cfg.n_list, cfg.raw_n_list, cfg.reps, cfg.iters, cfg.lr
     hidden, seed = cfg.hidden, cfg.seed
     X = D.check_features(X, "X")

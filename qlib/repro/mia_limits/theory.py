@@ -146,7 +146,7 @@ def game_vs_exact_rows(trials: int = 200_000, seed: int = 0, cases=TC02_CASES) -
     for i, (p, n, nu) in enumerate(cases):
         ex = exact.max_acc_discrete(p, n, nu)
         r = game.simulate_mia_game(game.discrete_sampler(p), game.count_algorithm(len(p)),
-                                   game.discrete_bayes_attack(p, n, nu), n, nu, trials, seed=seed + i)
+                                   game.discrete_bayes_attack(p, n, nu), game.GameConfig(n, nu, trials, seed=seed + i))
         out.append(close(Item("Theorem 3.1 (game)", f"game accuracy, K={len(p)}, n={n}, ν={nu}, M={trials}", ex), r.accuracy,
                          kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
     return out
@@ -400,7 +400,7 @@ def theorem51_rows(trials: int = 200_000, seed: int = 0, mixture_cases=((10, 1),
     for i, (n, d) in enumerate(mc_cases):
         ex = 0.5 + 0.5 * gaussian.gaussian_mean_delta(n, d)
         r = game.simulate_mia_game(game.gaussian_sampler(d), game.mean_algorithm, game.gaussian_bayes_attack(n, 0.5),
-                                   n, 0.5, trials, seed=seed + i)
+                                   game.GameConfig(n, 0.5, trials, seed=seed + i))
         out.append(close(Item("Theorem 3.1 (Gaussian mean, game)", f"Bayes-attack game, n={n}, d={d}, M={trials}", ex), r.accuracy,
                          kind="theory-check", atol=4 * r.se, note=f"z = {r.z_score(ex):+.2f}"))
     worst = max(gaussian.gaussian_mean_delta(n, d) - gaussian.gaussian_mean_bound(n, d)

@@ -1,12 +1,12 @@
 """The figures and table displays of the quantized-MIS chapters (paper 001, Aubinais et al. 2025), in
-the book's one plotting style (:mod:`qlib.book.style`).
+the book's one plotting style (:mod:`qlib.plotting.style`).
 
 Each function draws one figure (returned as a :class:`matplotlib.figure.Figure`, made with
 :mod:`matplotlib.pyplot` so that a notebook shows it) or builds one table or sentence a chapter
 displays, from what the chapter's drivers and claims modules return; none computes a ledger row. The
 module imports no driver or claims module of the wing (a study result is recognised by its fields), so
 that a chapter importing it adds only the library's quantizers and laws and :mod:`.paper` to the modules
-its archived run depends on (:func:`qlib.book.archive.input_stamp`).
+its archived run depends on (:func:`qlib.stamp.inputs_stamp`).
 
 * chapter 01 (Appendix D): :func:`figure5` (each quantizer on [−1, 1]), :func:`table1` (Table 1 with
   the levels each quantizer produced), :func:`scope_table` (per-tensor vs whole-model scale),
@@ -38,7 +38,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ... import quantizers, synthetic
-from ...book import style
+from ...plotting import style
 from ...validation import (
     check_array,
     check_choice,

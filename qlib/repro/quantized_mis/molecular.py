@@ -54,9 +54,10 @@ from qlib.data import MissingDataError
 from qlib.devices import cpu_pool, resolve
 
 # The batched engine and the r_Q^n estimator: the ONLY imports of them in this module.
-from qlib.engine import BACKENDS, MLP, TrainConfig, init_params, param_sizes, train
+from qlib.engine import BACKENDS, TrainConfig, train
+from qlib.engine_models import MLP, init_params, param_sizes
 from qlib.quantizers import check_names, quantize_many
-from qlib.recorder import RQRecorder
+from qlib.recorder import RecorderConfig, RQRecorder
 from qlib.resume import check_units, fingerprint
 from qlib.rqn import RQUndefinedWarning
 from qlib.validation import (
@@ -72,7 +73,6 @@ from qlib.validation import (
     resolve_config,
 )
 
-from ._args import config_record
 from .paper import PAPER_QUANTIZERS, PAPER_SETTINGS
 
 __all__ = [
@@ -291,13 +291,13 @@ class TaskConfig:
             raise TypeError(f"device must be 'auto' (or None), 'cpu', 'cuda', 'cuda:N' or a torch.device, got {self.device!r}")
 
 
-def train_task(X, y, kind: str, config: TaskConfig | None = None, **overrides) -> TaskRun:
+def train_task(X, y, kind: str, config: TaskConfig | None = None) -> TaskRun:
     """Train ``runs`` MLPs (one batched computation) on embeddings ``X`` (n, d) and labels ``y``;
     record r_Q^n of each quantizer along each trajectory and score each quantized final model.
     ``kind``: ``"classification"`` (0/1 labels, AUROC) or ``"regression"`` (R², Spearman).
-    ``config``: the settings (:class:`TaskConfig`), whose fields ``overrides`` replace by keyword
-    (:func:`qlib.validation.resolve_config`): ``train_task(X, y, "classification", runs=10, epochs=500)``."""
-    cfg = resolve_config(TaskConfig, config, overrides)
+    ``config``: the settings (:class:`TaskConfig`; None: its defaults):
+    ``train_task(X, y, "classification", TaskConfig(runs=10, epochs=500))``."""
+    cfg = resolve_config(TaskConfig, config)
     runs, epochs, lr, hidden, seed, device = cfg.runs, cfg.epochs, cfg.lr, cfg.hidden, cfg.seed, cfg.device
     quantizers, also, keep_losses, backend, scope = cfg.quantizers, cfg.also, cfg.keep_losses, cfg.backend, cfg.scope
     standardise, prob_auroc, record = cfg.standardise, cfg.prob_auroc, cfg.record
@@ -323,15 +323,16 @@ def train_task(X, y, kind: str, config: TaskConfig | None = None, **overrides) -
     vi = torch.from_numpy(val)
     X_val = Xt[vi].unsqueeze(0).expand(runs, -1, -1)
     y_val = yt[vi].unsqueeze(0).expand(runs, -1)
-    rec = RQRecorder(model, list(quantizers), X_val, y_val, epochs=epochs, loss=loss, scope=scope,
-                     keep_losses=keep_losses, device=device, backend=backend) if record else None
+    rec = RQRecorder(model, list(quantizers), X_val, y_val,
+                     RecorderConfig(epochs=epochs, loss=loss, scope=scope, keep_losses=keep_losses, device=device,
+                                    backend=backend)) if record else None
     theta0 = init_params(model, runs, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         # the runs' subsamples are rows of one training part: one product over it per epoch
-        res = train(model, theta0, Xt[None], yt[None], TrainConfig(epochs=epochs, lr=lr, loss=loss),
-                    rows=torch.from_numpy(tr), callbacks=[rec] if record else [], device=device)
+        res = train(model, theta0, Xt[None], yt[None], TrainConfig(epochs=epochs, lr=lr, loss=loss, device=device),
+                    rows=torch.from_numpy(tr), callbacks=[rec] if record else [])
         if record:
             rec.finish()
     seconds = time.perf_counter() - t0
@@ -482,13 +483,12 @@ class Study:
 
 
 def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir=None, device="cpu", progress=None,
-              units=None, processes: int = 1, **settings) -> Study:
+              units=None, processes: int = 1) -> Study:
     """Run :func:`train_task` for every available task and embedder of ``config`` (embeddings from
     the cache).
 
-    ``config``: the study's settings (:class:`MolecularConfig`); ``settings``, its fields by
-    keyword, replace those of ``config`` (:func:`qlib.validation.resolve_config`):
-    ``run_study(tasks=[...], embedders=[...], runs=2)``, ``run_study(cfg, runs=2)``. A task whose file is absent offline is listed in
+    ``config``: the study's settings (:class:`MolecularConfig`; None: its defaults):
+    ``run_study(MolecularConfig(tasks=[...], embedders=[...], runs=2))``. A task whose file is absent offline is listed in
     ``missing`` (never an exception). Run-time settings that do not change the result stay outside
     the record: ``data_dir``, ``cache_dir`` (the embedding cache), ``device``, ``progress`` (a
     callable ``progress(task, embedder, TaskRun)``) and ``units`` (a :class:`qlib.resume.Units`: each
@@ -499,7 +499,7 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     this one embeds the next tasks; the results are the same, bit for bit, and come in the same order
     (each training is seeded by its task alone). On CUDA one process trains (the device is shared).
     """
-    cfg = config_record(MolecularConfig, config, settings)
+    cfg = resolve_config(MolecularConfig, config)
     runs = cfg.runs
     if progress is not None:
         check_callable("progress", progress)
@@ -588,9 +588,10 @@ def _study_units(cfg, data_dir, cache_dir, device, units, pool, specs: list, mis
             rec_q = QUANTIZERS + TABLE_READING if cfg.record_table_reading else QUANTIZERS
             also = () if cfg.record_table_reading else TABLE_READING
 
-            kw = dict(X=X, y=y, kind=task.kind, runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden,
-                      val_frac=cfg.val_frac, subsample=cfg.subsample, seed=seed + ti, device=device,
-                      keep_losses=keep, quantizers=rec_q, also=also)
+            kw = dict(X=X, y=y, kind=task.kind,
+                      config=TaskConfig(runs=runs, epochs=epochs, lr=lr, hidden=cfg.hidden, val_frac=cfg.val_frac,
+                                        subsample=cfg.subsample, seed=seed + ti, device=device,
+                                        keep_losses=keep, quantizers=rec_q, also=also))
             ukey = None if units is None else {
                 "task": name, "embedder": e, "kind": task.kind, "data": fingerprint(X, y), "runs": runs,
                 "epochs": epochs, "lr": lr, "hidden": cfg.hidden, "val_frac": cfg.val_frac,

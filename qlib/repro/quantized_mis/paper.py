@@ -99,7 +99,7 @@ def _t(*cells):
 
 
 #: Table 3 (App. F.1): AUROC of the quantized models (mean over the paper's embedders) and, in
-#: brackets, the relative AUROC in percent; columns :data:`COLUMNS`
+#: brackets, the relative AUROC in percent; columns :data:`PAPER_TABLES345_COLUMNS`
 PAPER_TABLE3 = {
     "AMES": _t(.773, 89, .781, 90, .784, 90, .748, 86, .843, 97, .853, 98, .859, 99, .861, 99, .862, 100),
     "BBB_Martins": _t(.800, 89, .803, 89, .807, 90, .804, 89, .890, 99, .895, 99, .895, 99, .896, 100, .896, 100),

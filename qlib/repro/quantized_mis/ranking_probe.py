@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import devices, engine, quantizers
+from ... import devices, engine, engine_models, losses, quantizers
 from ...ranking import average_runs, rq_rank_stability
-from ...recorder import RQRecorder
+from ...recorder import RecorderConfig, RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import features, make_laws, sample
 from ...validation import check_array, check_int, check_int_sequence, check_seed, resolve_config
@@ -48,9 +48,9 @@ class _BestCopies(engine.Callback):
         self.names = quantizers.check_names(names)
         engine.check_data(X_val, y_val, None, name="X_val", y_name="y_val", loss="logistic")
         self.model, self.X_val, self.y_val, self.variant, self.transform = model, X_val, y_val, variant, transform
-        self.split = engine.param_sizes(model) if scope == "tensor" else None
+        self.split = engine_models.param_sizes(model) if scope == "tensor" else None
         self.device = devices.resolve(device)
-        self._lossfn = engine.loss_functions("logistic")[0]
+        self._lossfn = losses.loss_functions("logistic")[0]
         Q, K = len(self.names), X_val.shape[0]
         self.count = np.zeros((Q, K), dtype=np.int64)
         self._best = np.full((Q, K), np.inf)
@@ -83,15 +83,15 @@ class _BestCopies(engine.Callback):
 
 
 def copies_study(config: StudyConfig | None = None, *, laws: Sequence[int] | None = None, device="cpu",
-                 chunk_size: int | None = None, **overrides) -> dict:
+                 chunk_size: int | None = None) -> dict:
     """The synthetic study of chapter 03 (:func:`.study.run_study`'s data, model, training and
-    recorder), on the laws of index ``laws`` (None: all), with :class:`BestCopies` beside the
-    recorder. Fewer laws draw other data than the full study (the draws are per law and run).
+    recorder), on the laws of index ``laws`` (None: all), with a callback that tracks the copies of the best
+    model beside the recorder. Fewer laws draw other data than the full study (the draws are per law and run).
     Returns ``{"names", "laws", "r" (L, Q, R) de-duplicated r_Q^n, "r_literal" (L, Q, R) Algorithm 1
     without de-duplication (0 where θ̄_1 recurs), "copied" (L, Q, R) bool (θ̄_1 met at two or more
-    epochs), "n_distinct" (L, Q, R)}``. ``config`` (:class:`.study.StudyConfig`; None: its defaults) and
-    keyword ``overrides`` of its fields, by the rule of :func:`qlib.validation.resolve_config`."""
-    cfg = resolve_config(StudyConfig, config, overrides)
+    epochs), "n_distinct" (L, Q, R)}``. ``config``: the settings (:class:`.study.StudyConfig`; None: its
+    defaults)."""
+    cfg = resolve_config(StudyConfig, config)
     chunk_size = check_int("chunk_size", chunk_size, low=1, allow_none=True)
     all_laws = make_laws(cfg.law_seed, grid=cfg.grid, centre_scale=cfg.centre_scale)
     idx = list(range(len(all_laws))) if laws is None else \
@@ -105,14 +105,16 @@ def copies_study(config: StudyConfig | None = None, *, laws: Sequence[int] | Non
     x_tr, y_tr = sample(chosen, (R, n), g)
     x_va, y_va = sample(chosen, (R, nv), g)
     K = L * R
-    model = engine.Linear(2 * chosen[0].dim)
-    theta0 = engine.init_params(model, K, torch.Generator().manual_seed(cfg.seed + 1))
+    model = engine_models.Linear(2 * chosen[0].dim)
+    theta0 = engine_models.init_params(model, K, torch.Generator().manual_seed(cfg.seed + 1))
     Xv, yv = x_va.reshape(K, nv, -1), y_va.reshape(K, nv)
-    rec = RQRecorder(model, cfg.names, Xv, yv, epochs=cfg.epochs, transform=features, scope=cfg.scope,
-                     device=dev, variant=cfg.variant)
+    rec = RQRecorder(model, cfg.names, Xv, yv,
+                     RecorderConfig(epochs=cfg.epochs, transform=features, scope=cfg.scope, device=dev,
+                                    variant=cfg.variant))
     cop = _BestCopies(model, cfg.names, Xv, yv, scope=cfg.scope, variant=cfg.variant, transform=features, device=dev)
-    engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n), engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr),
-                 callbacks=[rec, cop], device=dev, chunk_size=chunk_size, transform=features)
+    engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n),
+                 engine.TrainConfig(epochs=cfg.epochs, lr=cfg.lr, device=dev, chunk_size=chunk_size),
+                 callbacks=[rec, cop], transform=features)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         rec.finish()

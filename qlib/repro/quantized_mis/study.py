@@ -26,24 +26,23 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import devices, engine, quantizers
+from ... import devices, engine, engine_models, losses, quantizers
 from ... import discriminator as disc
 from ...atomic import atomic_file
 from ...ranking import average_runs, ranks, spearman
-from ...recorder import RQRecorder
+from ...recorder import RecorderConfig, RQRecorder
 from ...resume import check_units
 from ...rqn import RQUndefinedWarning
 from ...synthetic import CENTRE_SCALE, GRID, check_grid, features, make_laws, sample
-from ...validation import check_bool, check_choice, check_float, check_int, check_seed
-from ._args import config_record
+from ...validation import check_choice, check_float, check_int, check_seed, resolve_config
 from .paper import PAPER_QUANTIZERS, PAPER_TABLE2, PAPER_TABLE2_COLUMNS, STUDY_SETTINGS
 
 __all__ = ["StudyConfig", "StudyResult", "run_study", "STUDY_MODULES", "code_hash", "study_key", "STUDY_FILE",
            "load_study", "table2", "scale_note", "variant_effect"]
 
 #: the modules whose code decides a study's result (the cache key hashes their sources)
-STUDY_MODULES = ("qlib.engine", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
-                 "qlib.quantizers", "qlib.synthetic", "qlib.validation", "qlib.devices",
+STUDY_MODULES = ("qlib.engine", "qlib.engine_models", "qlib.losses", "qlib.rqn", "qlib.recorder", "qlib.mis",
+                 "qlib.ranking", "qlib.discriminator", "qlib.quantizers", "qlib.synthetic", "qlib.validation", "qlib.devices",
                  "qlib.repro.quantized_mis.study")
 #: file name of a study saved by chapter 03 in its results folder
 STUDY_FILE = "study.npz"
@@ -85,8 +84,9 @@ class StudyConfig:
     of 1.58b x% such as ``ternary33_table`` may be listed); ``grid`` the (σ, modes) laws, their
     centres drawn from ``law_seed`` at ``centre_scale``; ``scope`` and ``variant`` of the quantizers
     (``qlib.quantizers.SCOPES`` / ``VARIANTS``); ``seed`` the data, initialisations and run split;
-    ``discriminator`` (train the paper's discriminator baseline) with its ``disc_hidden`` units,
-    ``disc_epochs``, ``disc_patience``, ``disc_lr`` and ``disc_runs_per_batch``."""
+    ``discriminator`` the settings of the paper's discriminator baseline
+    (:class:`qlib.discriminator.DiscriminatorConfig`, the one record of them; its ``seed`` and ``device`` are
+    the study's: ``seed`` and :func:`run_study`'s ``device``), None: not trained."""
 
     runs: int = STUDY_SETTINGS["runs"]
     epochs: int = STUDY_SETTINGS["epochs"]
@@ -99,22 +99,16 @@ class StudyConfig:
     scope: str = "tensor"
     seed: int = 0
     law_seed: int = 0
-    discriminator: bool = True
-    disc_hidden: int = 16
-    disc_epochs: int = 30
-    disc_patience: int = 8
-    disc_lr: float = 1e-2
-    disc_runs_per_batch: int = 2
+    discriminator: disc.DiscriminatorConfig | None = disc.DiscriminatorConfig()
     variant: str = "printed"
 
     def __post_init__(self):
         def put(name, value):
             object.__setattr__(self, name, value)
 
-        for nm, lo in (("runs", 3), ("epochs", 1), ("n", 2), ("n_val", 2), ("disc_hidden", 1), ("disc_epochs", 1),
-                       ("disc_patience", 1), ("disc_runs_per_batch", 1)):
+        for nm, lo in (("runs", 3), ("epochs", 1), ("n", 2), ("n_val", 2)):
             put(nm, check_int(nm, getattr(self, nm), low=lo))
-        for nm in ("lr", "centre_scale", "disc_lr"):
+        for nm in ("lr", "centre_scale"):
             put(nm, check_float(nm, getattr(self, nm), low=0.0, low_open=True))
         names = tuple(quantizers.check_names(self.names, "names"))
         if "identity" in names:
@@ -123,7 +117,9 @@ class StudyConfig:
         put("grid", tuple(check_grid(self.grid)))
         put("seed", check_seed("seed", self.seed))
         put("law_seed", check_seed("law_seed", self.law_seed))
-        put("discriminator", check_bool("discriminator", self.discriminator))
+        if not (self.discriminator is None or isinstance(self.discriminator, disc.DiscriminatorConfig)):
+            raise TypeError("discriminator must be a qlib.discriminator.DiscriminatorConfig or None (no discriminator), "
+                            f"got {self.discriminator!r}")
         check_choice("scope", self.scope, quantizers.SCOPES)
         check_choice("variant", self.variant, quantizers.VARIANTS)
 
@@ -133,6 +129,7 @@ class StudyConfig:
         d = asdict(self)
         d["names"] = list(self.names)
         d["grid"] = [list(map(float, g)) for g in self.grid]
+        d["discriminator"] = None if self.discriminator is None else self.discriminator.as_dict()
         return d
 
     @classmethod
@@ -144,6 +141,8 @@ class StudyConfig:
         unknown = sorted(set(config) - known)
         if unknown:
             raise ValueError(f"config holds fields StudyConfig does not have: {', '.join(unknown)}")
+        if isinstance(config.get("discriminator"), dict):
+            config = {**config, "discriminator": disc.DiscriminatorConfig(**config["discriminator"])}
         return cls(**config)
 
     def key(self) -> str:
@@ -157,7 +156,9 @@ class StudyConfig:
         out = ["| setting | this run | paper (§5.1) |", "|---|---|---|"]
         for f in fields(self):
             v, p = getattr(self, f.name), paper.get(f.name)
-            if f.name == "names":
+            if f.name == "discriminator":
+                shown = "none" if v is None else v.summary()
+            elif f.name == "names":
                 shown = ", ".join(v)
             elif f.name == "grid":
                 shown = " ".join(f"({s:g}, {k})" for s, k in v)
@@ -225,12 +226,11 @@ class StudyResult:
 
 
 def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: int | None = None, block: int = 50,
-              cache_dir=None, units=None, **settings) -> StudyResult:
+              cache_dir=None, units=None) -> StudyResult:
     """The synthetic study of paper 001 §5.1 at any scale (paper: :class:`StudyConfig`'s defaults).
 
-    ``config``: the study's settings (:class:`StudyConfig`; None: its defaults); ``settings``, its fields
-    by keyword, replace those of the record (:func:`qlib.validation.resolve_config`: ``run_study(runs=5)`` is
-    ``run_study(StudyConfig(runs=5))``, ``run_study(cfg, runs=5)`` is ``run_study(replace(cfg, runs=5))``). All L·runs models (one fresh training set of ``n`` points
+    ``config``: the study's settings (:class:`StudyConfig`; None: its defaults): ``run_study(StudyConfig(runs=5))``,
+    ``run_study(dataclasses.replace(cfg, runs=5))``. All L·runs models (one fresh training set of ``n`` points
     and one fresh validation set of ``n_val`` points per run) are trained together by
     :func:`qlib.engine.train` (full-batch Adam, ``lr``, ``epochs``) with
     :class:`qlib.recorder.RQRecorder` recording every epoch for every quantizer. The validation
@@ -247,7 +247,7 @@ def run_study(config: StudyConfig | None = None, *, device="auto", chunk_size: i
     batched over laws — saved when done and reused by a rerun (each stage is seeded from the record
     alone, so a resumed study equals an uninterrupted one).
     """
-    cfg = config_record(StudyConfig, config, settings)
+    cfg = resolve_config(StudyConfig, config)
     check_int("block", block, low=1)
     check_int("chunk_size", chunk_size, low=1, allow_none=True)
     check_units("units", units)
@@ -302,14 +302,14 @@ def _train_stage(cfg: StudyConfig, dev, chunk_size, block) -> dict:
     x_tr, y_tr = sample(laws, (R, n), g)
     x_va, y_va = sample(laws, (R, n_val), g)
     K = L * R
-    model = engine.Linear(2 * laws[0].dim)
-    theta0 = engine.init_params(model, K, torch.Generator().manual_seed(seed + 1))
+    model = engine_models.Linear(2 * laws[0].dim)
+    theta0 = engine_models.init_params(model, K, torch.Generator().manual_seed(seed + 1))
     rec = RQRecorder(model, names, x_va.reshape(K, n_val, -1), y_va.reshape(K, n_val),
-                     epochs=epochs, transform=features, scope=scope, device=dev, block=block,
-                     variant=variant)
+                     RecorderConfig(epochs=epochs, transform=features, scope=scope, device=dev, block=block,
+                                    variant=variant))
     res = engine.train(model, theta0, x_tr.reshape(K, n, -1), y_tr.reshape(K, n),
-                       engine.TrainConfig(epochs=epochs, lr=lr), callbacks=[rec], device=dev,
-                       chunk_size=chunk_size, transform=features)
+                       engine.TrainConfig(epochs=epochs, lr=lr, device=dev, chunk_size=chunk_size), callbacks=[rec],
+                       transform=features)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RQUndefinedWarning)
         rec.finish()
@@ -326,8 +326,8 @@ def _train_stage(cfg: StudyConfig, dev, chunk_size, block) -> dict:
     loss_out = np.empty((Qa, K, nneg), dtype=np.float32)
     thq_all = torch.empty(Qa, K, model.n_params)
     cs = 256
-    lossfn = engine.loss_functions("logistic")[0]
-    split = engine.param_sizes(model) if scope == "tensor" else None
+    lossfn = losses.loss_functions("logistic")[0]
+    split = engine_models.param_sizes(model) if scope == "tensor" else None
     for s0 in range(0, K, cs):
         sl = slice(s0, min(K, s0 + cs))
         thq = quantizers.quantize_many(acc_names, res.theta[sl].to(dev), split=split, variant=variant)
@@ -367,9 +367,8 @@ def _discriminator_stage(cfg: StudyConfig, dev, st: dict):
         group_law = np.repeat(np.arange(L), Qa)
         dres = disc.train_discriminators(
             th, x_tr[:, :, :nneg], li.reshape(L * Qa, R, nneg), x_va[:, :, :nneg], lo.reshape(L * Qa, R, nneg),
-            (tr_runs, es_runs, te_runs), group_law=group_law, hidden=cfg.disc_hidden, lr=cfg.disc_lr,
-            epochs=cfg.disc_epochs, patience=cfg.disc_patience, runs_per_batch=cfg.disc_runs_per_batch, seed=seed,
-            device=dev)
+            (tr_runs, es_runs, te_runs), group_law=group_law,
+            config=replace(cfg.discriminator, seed=seed, device=dev))
         dm, dl, dh = (a.reshape(L, Qa) for a in (dres.mis, dres.mis_lo, dres.mis_hi))
     else:
         dm = dl = dh = np.full((L, Qa), np.nan)

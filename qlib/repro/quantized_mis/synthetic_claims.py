@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ... import quantizers as QZ
+from ...discriminator import DiscriminatorConfig
 from ...ranking import average_runs, spearman
 from ...validation import check_array, check_bool, check_float, resolve_config
 from ..ledger import Item, Null, Row, check, claim, close, not_comparable
@@ -179,7 +180,7 @@ def section512_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
             "discriminator MIS": res.disc_mis[:, 1:], "threshold MIS": res.thr_mis[:, 1:]}
     rows, table = [], []
     for what, v in vals.items():
-        if not np.isfinite(np.asarray(v, dtype=float)).any():  # e.g. a study run with discriminator=False
+        if not np.isfinite(np.asarray(v, dtype=float)).any():  # e.g. a study run with discriminator=None
             table.append({"estimate": what, "claim": "—", "laws where it holds": "not run"})
             if what == "discriminator MIS":
                 rows += [not_comparable(Item("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws"), None,
@@ -214,20 +215,20 @@ ALMOST_ALL = 7 / 9
 _PCTS = (33, 50, 90)
 
 
-def reading_effect(config: StudyConfig | None = None, *, device="auto", cache_dir=None, discriminator: bool = False,
-                   **overrides) -> dict:
+def reading_effect(config: StudyConfig | None = None, *, device="auto", cache_dir=None, discriminator: bool = False) -> dict:
     """The synthetic study with both readings of 1.58b x% side by side (one training, the same
     models): the text reading (``ternary33`` …, the default) and Table 1 as typeset
     (``qlib.quantizers.TERNARY_TABLE``). Runs :func:`run_study` on ``config`` (None: the defaults of
-    :class:`StudyConfig`; keyword ``overrides`` replace its fields, :func:`qlib.validation.resolve_config`)
+    :class:`StudyConfig`)
     with its ``names`` replaced by both readings; ``discriminator`` (default False: Table 2's accuracies
-    and r_Q^n need none) also trains the discriminator baseline with ``config``'s ``disc_*`` settings, for
-    Figure 2 under both readings (:func:`figure2_readings`); it changes no accuracy or r_Q^n.
+    and r_Q^n need none) also trains the discriminator baseline with ``config.discriminator``'s settings
+    (:class:`qlib.discriminator.DiscriminatorConfig`'s defaults where it is None), for Figure 2 under both readings (:func:`figure2_readings`); it changes no accuracy or r_Q^n.
     Returns ``res`` and :func:`reading_tables`."""
-    config = resolve_config(StudyConfig, config, overrides)
+    config = resolve_config(StudyConfig, config)
     discriminator = check_bool("discriminator", discriminator)
     names = list(PAPER_QUANTIZERS) + [QZ.TERNARY_TABLE[f"ternary{p}"] for p in _PCTS]
-    res = run_study(replace(config, names=names, discriminator=discriminator), device=device, cache_dir=cache_dir)
+    trained = (config.discriminator or DiscriminatorConfig()) if discriminator else None
+    res = run_study(replace(config, names=names, discriminator=trained), device=device, cache_dir=cache_dir)
     return {"res": res, **reading_tables(res)}
 
 

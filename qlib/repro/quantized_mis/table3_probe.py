@@ -63,12 +63,12 @@ import torch
 import torch.nn.functional as F
 
 from qlib import molecules
-from qlib.engine import MLP, init_params
+from qlib.engine_models import MLP, init_params
 from qlib.quantizers import quantize_many
 from qlib.repro import ledger
 from qlib.validation import check_callable, check_float, check_int, check_seed, resolve_config
 
-from .molecular import QUANTIZERS, TABLE_READING, auroc, split_indices, train_task
+from .molecular import QUANTIZERS, TABLE_READING, TaskConfig, auroc, split_indices, train_task
 from .paper import PAPER_TABLE3, PAPER_TABLES345_COLUMNS
 
 __all__ = ["VARIANTS", "HYPOTHESES", "SPARSE", "BITS", "BATCH_SIZE", "ProbeConfig", "probe", "pattern_test", "pattern_table",
@@ -157,7 +157,7 @@ def _plain_fit(Xs: np.ndarray, y: np.ndarray, tr: np.ndarray, *, layers: int, hi
                batch_size: int | None, epochs: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, list]:
     """Adam (``torch.optim.Adam``, autograd) on each run's rows ``tr[k]``: full batch
     (``batch_size=None``) or shuffled minibatches (the last one smaller). One hidden layer starts
-    from :func:`qlib.engine.init_params` (the default's initial parameters, same seed); deeper heads
+    from :func:`qlib.engine_models.init_params` (the default's initial parameters, same seed); deeper heads
     from torch.nn.Linear's uniform init. Returns (initial θ, final θ (R, p), shapes)."""
     runs, d = tr.shape[0], Xs.shape[1]
     shapes = _shapes(d, hidden, layers)
@@ -230,18 +230,13 @@ class ProbeConfig:
         put("variants", _check_variants(self.variants))
 
 
-#: the fields of :class:`ProbeConfig` that :func:`probe` takes by position after ``tasks``
-_POSITIONAL = ("embedder", "runs", "epochs", "variants", "seed")
-
-
-def probe(tasks: Sequence[str], *settings, config: ProbeConfig | None = None, data_dir=None, cache_dir=None,
-          progress=None, **overrides) -> pd.DataFrame:
+def probe(tasks: Sequence[str], config: ProbeConfig | None = None, *, data_dir=None, cache_dir=None,
+          progress=None) -> pd.DataFrame:
     """Run each variant (:data:`VARIANTS`) on each binary classification task with one embedder.
 
     ``tasks``: TDC task names of Table 3. ``config``: the settings (:class:`ProbeConfig`: the embedder,
-    ``runs`` × ``epochs`` per (task, variant), the variants, the seed, the width), whose fields
-    ``overrides`` replace by keyword (:func:`qlib.validation.resolve_config`); ``settings``: the first of
-    them by position (``embedder, runs, epochs, variants, seed``) — ``probe(tasks, "maccs", 10, 500)``.
+    ``runs`` × ``epochs`` per (task, variant), the variants, the seed, the width; None: its defaults) —
+    ``probe(tasks, ProbeConfig("maccs", runs=10, epochs=500))``.
     The split and the initial parameters are the default's (``seed + i`` for the i-th task, as
     :func:`.molecular.run_study`); ``data_dir`` / ``cache_dir``: the offline data and the embedding cache
     (:func:`qlib.molecules.embed_cached`); ``progress(task, variant, seconds)`` is called after each.
@@ -250,7 +245,7 @@ def probe(tasks: Sequence[str], *settings, config: ProbeConfig | None = None, da
     and ``seconds`` (training time of the variant on the task; 0 for the variants that reuse
     ``default``'s models). The quantizer names are the paper's columns (:data:`.molecular.QUANTIZERS`),
     the 1.58b ones under the variant's reading."""
-    cfg = resolve_config(ProbeConfig, config, overrides, args=settings, arg_fields=_POSITIONAL)
+    cfg = resolve_config(ProbeConfig, config)
     emb_name, runs, epochs, variants, seed, hidden = cfg.embedder, cfg.runs, cfg.epochs, cfg.variants, cfg.seed, cfg.hidden
     if isinstance(tasks, str):
         tasks = [tasks]
@@ -277,8 +272,8 @@ def probe(tasks: Sequence[str], *settings, config: ProbeConfig | None = None, da
         for v in jobs:
             t0 = time.perf_counter()
             if v in _ENGINE:
-                run = train_task(X, y, "classification", **common, **_ENGINE[v],
-                                 prob_auroc=(v == "default" and "probability" in variants))
+                run = train_task(X, y, "classification",
+                                 TaskConfig(**common, **_ENGINE[v], prob_auroc=(v == "default" and "probability" in variants)))
                 sec = time.perf_counter() - t0
                 # train_task keeps metrics per (quantizer, run), not the logits
                 emit = [(v, "auroc", False)]

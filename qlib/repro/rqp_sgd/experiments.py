@@ -15,10 +15,8 @@ keyword so a notebook can change it):
 
 The drivers :func:`rqp_sweep` and :func:`run_methods` (and :func:`.figure2.bits_sweep`) take what they
 evaluate as arguments (ε, the σ grid or σ, the bits) and how the runs are made as one frozen
-:class:`RunConfig` (runs, seed, the C of Theorem 1, the batch sampling, the device), whose fields may
-also be given as keywords: ``rqp_sweep(task, setting, eps=1.0, sigmas=grid, runs=3)`` is
-``rqp_sweep(task, setting, eps=1.0, sigmas=grid, config=RunConfig(runs=3))``
-(:func:`qlib.validation.resolve_config`).
+:class:`RunConfig` (runs, seed, the C of Theorem 1, the batch sampling, the device):
+``rqp_sweep(task, setting, eps=1.0, sigmas=grid, config=RunConfig(runs=3))``.
 """
 
 from __future__ import annotations
@@ -27,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from qlib.dpsgd import DPSGDConfig
 
 from ... import data as qdata
 from ...dpsgd import SAMPLINGS, Task, train
@@ -156,14 +156,14 @@ class RunConfig:
 
 
 def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None = None,
-              config: RunConfig | None = None, **overrides) -> pd.DataFrame:
+              config: RunConfig | None = None) -> pd.DataFrame:
     """RQP-SGD over a σ grid with q = q(ε, σ) from Theorem 1 at ``b`` bits (None: the setting's): one
-    batched call for all σ × runs. ``config`` (a :class:`RunConfig`; None: its defaults) and keyword
-    overrides of its fields (``runs=3``) say how the runs are made.
+    batched call for all σ × runs. ``config`` (a :class:`RunConfig`; None: its defaults; e.g.
+    ``RunConfig(runs=3)``) says how the runs are made.
 
     Returns one row per (σ, run): eps, b, sigma, q, run, acc (test accuracy in %).
     """
-    cfg = resolve_config(RunConfig, config, overrides)
+    cfg = resolve_config(RunConfig, config)
     task, setting = _task(task), _setting(setting)
     b = setting.b if b is None else check_bits(b)
     sig = check_sigmas("sigmas", sigmas)
@@ -171,23 +171,24 @@ def rqp_sweep(task: Task, setting: Setting, *, eps: float, sigmas, b: int | None
     check_alloc("runs", len(sig) * runs, 8 * 8, value=runs, what="the σ × runs grid of runs")
     qs = np.atleast_1d(rqp_q(eps, sig, setting, task.n, b=b, c_mode=cfg.c_mode))
     S = len(sig)
-    res = train(task, "rqp", runs=S * runs, T=setting.T, m=setting.m, eta=setting.eta, clip=setting.clip,
-                sigma=np.repeat(sig, runs), q=np.repeat(qs, runs), b=b, M=setting.M, sampling=cfg.sampling,
-                seed=cfg.seed, device=cfg.device)
+    res = train(task, "rqp",
+                DPSGDConfig(runs=S * runs, T=setting.T, m=setting.m, eta=setting.eta, clip=setting.clip,
+                            sigma=np.repeat(sig, runs), q=np.repeat(qs, runs), b=b, M=setting.M, sampling=cfg.sampling,
+                            seed=cfg.seed, device=cfg.device))
     return pd.DataFrame({"eps": eps, "b": b, "sigma": np.repeat(sig, runs), "q": np.repeat(qs, runs),
                          "run": np.tile(np.arange(runs), S), "acc": 100 * res.test_acc})
 
 
 def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, baseline_calibration: str = "accountant",
-                config: RunConfig | None = None, **overrides) -> pd.DataFrame:
+                config: RunConfig | None = None) -> pd.DataFrame:
     """The four methods of Table 1 on one task; one row per (method, run) with acc in %.
 
     DP-SGD / Proj-DP-SGD: σ = z·clip for (ε, δ) (``baseline_calibration``: see :func:`baseline_sigma`).
     RQP-SGD: ``rqp_sigma`` with q = q(ε, σ) (Theorem 1). ``config`` (a :class:`RunConfig`; None: its
-    defaults) and keyword overrides of its fields say how the runs are made; every method runs from the
+    defaults) says how the runs are made; every method runs from the
     same seed.
     """
-    cfg = resolve_config(RunConfig, config, overrides)
+    cfg = resolve_config(RunConfig, config)
     task, s = _task(task), _setting(setting)
     rqp_sigma = check_positive("rqp_sigma", rqp_sigma)
     runs = cfg.runs
@@ -195,8 +196,9 @@ def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, b
     q = float(rqp_q(eps, rqp_sigma, s, task.n, c_mode=cfg.c_mode))
     rows = []
     for method, sigma, qq in (("sgd", 0.0, 1.0), ("dpsgd", sig_b, 1.0), ("projdp", sig_b, 1.0), ("rqp", rqp_sigma, q)):
-        r = train(task, method, runs=runs, T=s.T, m=s.m, eta=s.eta, clip=s.clip, sigma=sigma, q=qq, b=s.b, M=s.M,
-                  sampling=cfg.sampling, seed=cfg.seed, device=cfg.device)
+        r = train(task, method,
+                  DPSGDConfig(runs=runs, T=s.T, m=s.m, eta=s.eta, clip=s.clip, sigma=sigma, q=qq, b=s.b, M=s.M,
+                              sampling=cfg.sampling, seed=cfg.seed, device=cfg.device))
         rows.append(pd.DataFrame({"method": METHOD_NAMES[method], "sigma": sigma, "q": qq,
                                   "run": np.arange(runs), "acc": 100 * r.test_acc}))
     return pd.concat(rows, ignore_index=True)

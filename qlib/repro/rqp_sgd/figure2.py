@@ -10,6 +10,8 @@ test split (:func:`.experiments.majority_rate`), with a band of ±4 pp instead o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -46,8 +48,9 @@ def figure2_sweep(task: Task, setting: Setting, sigmas, *, runs: int, seed: int,
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
     _check_panels(panels)
-    sw = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, runs=runs, seed=seed + 10 * i, c_mode=c_mode,
-                              device=device).assign(panel=p) for i, (p, b, e) in enumerate(panels)], ignore_index=True)
+    sw = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b,
+                              config=RunConfig(runs=runs, seed=seed + 10 * i, c_mode=c_mode,
+                                               device=device)).assign(panel=p) for i, (p, b, e) in enumerate(panels)], ignore_index=True)
     return sw.groupby(["panel", "b", "eps", "sigma"]).agg(q=("q", "first"), median=("acc", "median"),
                                                           std=("acc", "std")).reset_index()
 
@@ -145,19 +148,20 @@ def majority_text(claims: pd.DataFrame, majority: float) -> str:
 
 
 def bits_sweep(task: Task, setting: Setting, sigmas, bits, *, eps=(0.5, 1.0), sigma_q: float = 0.5,
-               config: RunConfig | None = None, **overrides) -> pd.DataFrame:
+               config: RunConfig | None = None) -> pd.DataFrame:
     """Per (ε, b): the best median accuracy over the σ grid and the q Theorem 1 gives at σ = ``sigma_q``.
 
-    ``config`` (a :class:`.experiments.RunConfig`; None: its defaults) and keyword overrides of its
-    fields (``runs=3``, ``seed=500``) say how the runs are made; case i of the (ε, b) grid (ε outer)
+    ``config`` (a :class:`.experiments.RunConfig`; None: its defaults; e.g. ``RunConfig(runs=3,
+    seed=500)``) says how the runs are made; case i of the (ε, b) grid (ε outer)
     runs from seed ``config.seed + 7 i``."""
-    cfg = resolve_config(RunConfig, config, overrides)
+    cfg = resolve_config(RunConfig, config)
     sigmas = check_sigmas("sigmas", sigmas)
     bits = check_int_sequence("bits", bits, low=1, high=30)
     check_float_sequence("eps", eps, low=0.0, low_open=True)
     check_positive("sigma_q", sigma_q)  # the value itself names a column: kept as given
     cases = [(b, e) for e in eps for b in bits]
-    bs = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b, config=cfg, seed=cfg.seed + 7 * i)
+    bs = pd.concat([rqp_sweep(task, setting, eps=e, sigmas=sigmas, b=b,
+                              config=dataclasses.replace(cfg, seed=cfg.seed + 7 * i))
                     for i, (b, e) in enumerate(cases)], ignore_index=True)
     med = bs.groupby(["eps", "b", "sigma"])["acc"].median().reset_index()
     best = med.groupby(["eps", "b"]).agg(best_median=("acc", "max")).reset_index()

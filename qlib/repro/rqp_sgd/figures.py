@@ -1,6 +1,6 @@
 """The figures of the RQP-SGD chapters (``chapters/rqp-sgd/``), one function per figure: each takes the
 frame its chapter computed and returns the :class:`matplotlib.figure.Figure`, drawn in the book's style
-(:mod:`qlib.book.style`) and left open for the notebook to show.
+(:mod:`qlib.plotting.style`) and left open for the notebook to show.
 
 * :func:`mse_figure` — Step 1 of the proof of Theorem 2 of paper 004: Algorithm 1's exact error
   against the bound E_Q/d (chapter 01);
@@ -15,7 +15,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from ...book import style
+from ...plotting import style
 from ...rqp_privacy import check_bits
 from ...validation import check_float_sequence, check_frame, check_positive
 from ._args import check_frames

@@ -7,6 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from qlib.repro.rqp_sgd.experiments import RunConfig
+
 from ... import rqp_privacy as P
 from ...dpsgd import Task
 from ...validation import check_bool, check_int, check_seed
@@ -75,8 +77,9 @@ def tune_sigmas(tasks: dict, grids: dict, runs: dict, *, seed: int, c_mode: str,
     """RQP-SGD's σ per column: a sweep over ``grids[column]`` with q from Theorem 1 at ε = 1; the σ with
     the best median test accuracy ("tuned on test"). Returns (sweeps, chosen (σ, q, median))."""
     seed = check_seed("seed", seed)
-    sweeps = {col: rqp_sweep(task, st, eps=EPS, sigmas=grids[col], runs=runs[col], seed=seed, c_mode=c_mode,
-                             sampling=sampling, device=device) for col, (task, st) in tasks.items()}
+    sweeps = {col: rqp_sweep(task, st, eps=EPS, sigmas=grids[col],
+                             config=RunConfig(runs=runs[col], seed=seed, c_mode=c_mode, sampling=sampling,
+                                              device=device)) for col, (task, st) in tasks.items()}
     return sweeps, {col: best_sigma(sw) for col, sw in sweeps.items()}
 
 
@@ -101,8 +104,9 @@ def run_table1(tasks: dict, chosen: dict, *, runs: int, seed: int, sampling: str
     """The four methods per column: ({column: per-(method, run) frame}, {column: median/std per method})."""
     runs = check_int("runs", runs, low=1)
     seed = check_seed("seed", seed)
-    results = {col: run_methods(task, st, eps=EPS, rqp_sigma=chosen[col][0], runs=runs, seed=seed, sampling=sampling,
-                             device=device, c_mode=c_mode) for col, (task, st) in tasks.items()}
+    results = {col: run_methods(task, st, eps=EPS, rqp_sigma=chosen[col][0],
+                                config=RunConfig(runs=runs, seed=seed, sampling=sampling, device=device,
+                                                 c_mode=c_mode)) for col, (task, st) in tasks.items()}
     return results, {col: summarise(df, "method") for col, df in results.items()}
 
 
@@ -306,12 +310,13 @@ def gap_probe(chosen: dict, *, runs: int, seed: int, sampling: str, device, c_mo
             model, sigma = _DIAG_MODELS[col], float(ch[0])
             if variant == GAP_VARIANTS[1]:
                 df = pd.concat([run_methods(diagnostic_task(model, split_seed=i), DIAGNOSTIC, eps=EPS, rqp_sigma=sigma,
-                                            runs=1, seed=seed + i, **kw).assign(run=i) for i in range(runs)],
+                                            config=RunConfig(runs=1, seed=seed + i,
+                                                             **kw)).assign(run=i) for i in range(runs)],
                                ignore_index=True)
             else:
                 cal = "gaussian" if variant == GAP_VARIANTS[2] else "accountant"
-                df = run_methods(diagnostic_task(model), DIAGNOSTIC, eps=EPS, rqp_sigma=sigma, runs=runs, seed=seed,
-                                 baseline_calibration=cal, **kw)
+                df = run_methods(diagnostic_task(model), DIAGNOSTIC, eps=EPS, rqp_sigma=sigma,
+                                 config=RunConfig(runs=runs, seed=seed, **kw), baseline_calibration=cal)
             sm = summarise(df, "method")
             med = sm["median"]
             within = int(sum(abs(med[m] - PAPER_TABLE1.loc[m, col]) <= TABLE1_ATOL for m in PAPER_TABLE1.index))

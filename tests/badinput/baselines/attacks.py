@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from qlib.discriminator import DiscriminatorConfig
+from qlib.repro.attacks.protocol import AnalysisConfig
+
 BASELINES: dict = {}
 A = "qlib.attacks."
 
@@ -39,15 +42,15 @@ def _pool():
 
 
 def _lin():
-    from qlib import engine
+    from qlib import engine_models
 
-    return engine.Linear(3)
+    return engine_models.Linear(3)
 
 
 def _theta():
-    from qlib import engine
+    from qlib import engine_models
 
-    return engine.init_params(_lin(), 4, 0, dtype=torch.float64)
+    return engine_models.init_params(_lin(), 4, 0, dtype=torch.float64)
 
 
 BASELINES.update({
@@ -80,8 +83,8 @@ BASELINES.update({
                                       "shadow_keep": _keep()},
     A + "shadow.paired_keep": lambda: {"n_models": 4, "n_examples": 6, "seed": 0},
     A + "shadow.train_shadows": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), keep=_keep()[:4],
-                                             config=__import__("qlib.engine", fromlist=["x"]).TrainConfig(epochs=2),
-                                             seed=0, device="cpu", backend="torch"),
+                                             config=__import__("qlib.engine", fromlist=["x"]).TrainConfig(
+                                                 epochs=2, device="cpu", backend="torch"), seed=0),
     A + "shadow.binary_scores": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
     A + "shadow.binary_losses": lambda: dict(zip(("X", "y"), _pool()), model=_lin(), theta=_theta()),
 })
@@ -90,9 +93,20 @@ BASELINES.update({
 R = "qlib.repro.attacks."
 
 
-def _toy():
+def _analysis_config():
+    from qlib.repro.attacks import protocol
+
+    return protocol.AnalysisConfig(reps=3, level=0.9, draws=20, alpha=0.05, seed=0)
+
+
+def _toys():
     from qlib.repro.attacks import toys
 
+    return toys
+
+
+def _toy():
+    toys = _toys()
     return toys.empirical_toy(toys.zipf_law(4))
 
 
@@ -103,7 +117,8 @@ def _study():
     from qlib.repro.attacks import toys
 
     if "s" not in _STUDY:
-        _STUDY["s"] = toys.attack_study(_toy(), [10, 20, 40], shadows=4, pairs=400, min_targets=4, reps=5, seed=0)
+        _STUDY["s"] = toys.attack_study(_toy(), [10, 20, 40],
+                                        toys.AttackStudyConfig(shadows=4, pairs=400, min_targets=4, reps=5, seed=0))
     return _STUDY["s"]
 
 
@@ -111,8 +126,8 @@ BASELINES.update({
     R + "toys.zipf_law": lambda: {"m": 4, "exponent": 1.0},
     R + "toys.empirical_toy": lambda: {"p": np.array([0.5, 0.3, 0.2]), "alpha": 0.5},
     R + "toys.erm_toy": lambda: {"beta": 1.0, "weights": (0.0, 1.0, 2.0)},
-    R + "toys.attack_study": lambda: {"toy": _toy(), "ns": [10, 20], "shadows": 4, "pairs": 200, "min_targets": 4,
-                                      "reps": 3, "seed": 0},
+    R + "toys.attack_study": lambda: {"toy": _toy(), "ns": [10, 20], "config": _toys().AttackStudyConfig(
+        shadows=4, pairs=200, min_targets=4, reps=3, seed=0)},
     **{R + f"claims.{f}": (lambda: {"study": _study()}) for f in (
         "oracle_rows", "theorem31_rows", "gap_rows", "rate_rows", "bound_rows", "gap_table", "gap_text",
         "metrics_table", "best_attack")},
@@ -168,7 +183,9 @@ def _dp_audit():
     from qlib.repro.attacks import dp_audit
 
     if "audit" not in _DP:
-        _DP["audit"] = dp_audit.audit(_dp_task(), eps_values=[1.0], runs=6, rqp_sigma=1.0, seed=0, device="cpu")
+        _DP["audit"] = dp_audit.audit(_dp_task(),
+                                      dp_audit.AuditConfig(eps_values=[1.0], runs=6, rqp_sigma=1.0, seed=0),
+                                      device="cpu")
     return _DP["audit"]
 
 
@@ -176,9 +193,10 @@ BASELINES.update({
     R + "dp_audit.diagnostic_task": lambda: {"split_seed": 0, "test_size": 0.2},
     R + "dp_audit.canary": lambda: {"task": _dp_task(), "kind": "worst", "scale": 2.0},
     R + "dp_audit.noise": lambda: {"method": "rqp", "eps": 1.0, "n": 455, "rqp_sigma": 1.0},
-    R + "dp_audit.audit": lambda: {"task": _dp_task(), "eps_values": [1.0], "runs": 3, "rqp_sigma": 1.0,
-                                   "methods": ("dpsgd",), "canaries": ("worst",), "seed": 0, "level": 0.95,
-                                   "device": "cpu"},
+    R + "dp_audit.audit": lambda: {"task": _dp_task(), "config": __import__(
+        "qlib.repro.attacks.dp_audit", fromlist=["x"]).AuditConfig(eps_values=[1.0], runs=3, rqp_sigma=1.0,
+                                                                    methods=("dpsgd",), canaries=("worst",), seed=0,
+                                                                    level=0.95), "device": "cpu"},
     **{R + f"dp_claims.{f}": (lambda: {"audit": _dp_audit()}) for f in (
         "bound_rows", "gap_rows", "audit_table", "audit_text", "setup_text")},
 })
@@ -189,7 +207,7 @@ SY = "qlib.repro.attacks.synthetic."
 SC = "qlib.repro.attacks.synthetic_claims."
 #: a tiny synthetic study: two laws, three quantizers, 8 models of 3 epochs on 8 points
 _SYN_TINY = dict(n=8, n_val=4, models=8, epochs=3, seeds=(0,), names=("sign", "bits2", "bits3"),
-                 grid=((1.5, 6), (2.0, 8)), disc_epochs=1)
+                 grid=((1.5, 6), (2.0, 8)), discriminator=DiscriminatorConfig(epochs=1))
 _SYN = {}
 
 
@@ -204,7 +222,7 @@ def _syn_analysis():
 
     if "a" not in _SYN:
         st = synthetic.synthetic_attacks(_syn_config(), device="cpu")
-        _SYN["a"] = synthetic.analyse(st, reps=5, draws=50, seed=0)
+        _SYN["a"] = synthetic.analyse(st, AnalysisConfig(reps=5, draws=50, seed=0))
     return _SYN["a"]
 
 
@@ -221,12 +239,11 @@ BASELINES.update({
     SY + "SyntheticConfig.as_dict": lambda: {"self": _syn_config()},
     SY + "SyntheticConfig.describe": lambda: {"self": _syn_config()},
     SY + "synthetic_attacks": lambda: {"config": _syn_config(), "device": "cpu"},
-    SY + "analyse": lambda: {"study": _syn_study(), "reps": 3, "level": 0.9, "draws": 20, "alpha": 0.05, "seed": 0},
+    SY + "analyse": lambda: {"study": _syn_study(), "config": _analysis_config()},
     **{SC + f: (lambda: {"analysis": _syn_analysis()}) for f in (
         "rank_agreement_rows", "law_rank_rows", "discriminator_rows", "quantization_rows", "summary_table",
         "law_table", "answer_text")},
     SC + "critical_rho": lambda: {"analysis": _syn_analysis(), "which": "attack"},
-    SC + "reductions_text": lambda: {"config": _syn_config(), "reps": 10, "draws": 100, "seed": 0},
 })
 
 
@@ -269,7 +286,7 @@ def _mol_analysis():
     from qlib.repro.attacks import molecular
 
     if "a" not in _MOL:
-        _MOL["a"] = molecular.analyse(_mol_study(), reps=5, draws=50, seed=0)
+        _MOL["a"] = molecular.analyse(_mol_study(), AnalysisConfig(reps=5, draws=50, seed=0))
     return _MOL["a"]
 
 
@@ -282,6 +299,7 @@ def _phi_keep():
 
 BASELINES.update({
     PR + "halves": lambda: {"K": 8},
+    PR + "reductions_text": lambda: {"config": _syn_config(), "reps": 10, "draws": 100},
     PR + "finite_scores": lambda: {"s": np.array([0.5, -1.0, 2.0])},
     PR + "attack_scores": lambda: dict(zip(("phi", "keep"), _phi_keep())),
     PR + "held_out_correct": lambda: dict(zip(("scores", "keep"), _phi_keep())),
@@ -309,7 +327,7 @@ BASELINES.update({
     MO + "weighted_tpr": lambda: {"scores": _phi_keep()[0], "members": _phi_keep()[1],
                                   "weights": np.ones((2, 8)), "levels": (0.01, 0.1)},
     MO + "exposure": lambda: {"scores": _phi_keep()[0], "members": _phi_keep()[1], "level": 0.01},
-    MO + "analyse": lambda: {"study": _mol_study(), "reps": 3, "level": 0.9, "draws": 20, "alpha": 0.05, "seed": 0},
+    MO + "analyse": lambda: {"study": _mol_study(), "config": _analysis_config()},
     **{MC + f: (lambda: {"analysis": _mol_analysis()}) for f in (
         "chance_rows", "quantization_rows", "rank_rows", "summary_table", "task_table")},
     MC + "exposure_rows": lambda: {"analysis": _mol_analysis(), "study": _mol_study()},
@@ -319,7 +337,6 @@ BASELINES.update({
                                   "quantizer": "sign"},
     MC + "exposed_molecules": lambda: {"analysis": _mol_analysis(), "study": _mol_study(), "task": "Carcinogens_Lagunin",
                                        "top": 3, "width": 20},
-    MC + "reductions_text": lambda: {"config": _mol_config(), "reps": 10, "draws": 100, "seed": 0},
 })
 BASELINES[PR + "percentile_interval"] = lambda: {"x": np.random.default_rng(0).normal(size=(20, 3)), "level": 0.9,
                                                  "axis": 0}

@@ -102,10 +102,10 @@ BASELINES["qlib.rqn.batched_rates"] = lambda: {"B": torch.rand(4, 3, 5, generato
 
 
 def _recorder():
-    from qlib import engine
+    from qlib import engine_models, recorder
 
-    return {"model": engine.Linear(2), "names": ["sign", "bits2"], "X_val": torch.randn(2, 4, 2, generator=_g()),
-            "y_val": _labels01(2, 4), "epochs": 3, "every": 1, "ddof": 1, "device": "cpu", "block": 2}
+    return {"model": engine_models.Linear(2), "names": ["sign", "bits2"], "X_val": torch.randn(2, 4, 2, generator=_g()),
+            "y_val": _labels01(2, 4), "config": recorder.RecorderConfig(epochs=3, every=1, ddof=1, device="cpu", block=2)}
 
 
 BASELINES["qlib.recorder.RQRecorder"] = _recorder
@@ -142,18 +142,18 @@ BASELINES["qlib.discriminator.DiscriminatorConfig"] = lambda: {"hidden": 4, "lr"
 
 
 def _model():
-    from qlib import engine
+    from qlib import engine_models
 
-    return engine.Linear(3)
+    return engine_models.Linear(3)
 
 
-BASELINES["qlib.engine.Linear"] = lambda: {"in_features": 3}
-BASELINES["qlib.engine.MLP"] = lambda: {"in_features": 3, "hidden": 4}
-BASELINES["qlib.engine.loss_functions"] = lambda: {"loss": "mse"}
-BASELINES["qlib.engine.per_sample_loss"] = lambda: {"loss": "logistic", "out": torch.randn(2, 5, generator=_g()),
+BASELINES["qlib.engine_models.Linear"] = lambda: {"in_features": 3}
+BASELINES["qlib.engine_models.MLP"] = lambda: {"in_features": 3, "hidden": 4}
+BASELINES["qlib.losses.loss_functions"] = lambda: {"loss": "mse"}
+BASELINES["qlib.losses.per_sample_loss"] = lambda: {"loss": "logistic", "out": torch.randn(2, 5, generator=_g()),
                                                     "y": _labels01(2, 5)}
-BASELINES["qlib.engine.param_sizes"] = lambda: {"model": _model()}
-BASELINES["qlib.engine.init_params"] = lambda: {"model": _model(), "K": 2, "seed": 0}
+BASELINES["qlib.engine_models.param_sizes"] = lambda: {"model": _model()}
+BASELINES["qlib.engine_models.init_params"] = lambda: {"model": _model(), "K": 2, "seed": 0}
 BASELINES["qlib.engine.check_data"] = lambda: {"X": torch.randn(2, 5, 3, generator=_g()), "y": _labels01(2, 5),
                                                "K": 2}
 BASELINES["qlib.engine.compiled_backend"] = lambda: {"model": _model(), "device": "cpu", "dtype": torch.float32}
@@ -164,12 +164,12 @@ BASELINES["qlib.engine.default_chunk_size"] = lambda: {"device": torch.device("c
 
 
 def _train():
-    from qlib import engine
+    from qlib import engine, engine_models
 
-    m = engine.Linear(3)
-    return {"model": m, "theta0": engine.init_params(m, 2, 0), "X": torch.randn(2, 5, 3, generator=_g()),
-            "y": _labels01(2, 5), "epochs": 3, "lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8,
-            "device": "cpu", "chunk_size": 1}
+    m = engine_models.Linear(3)
+    return {"model": m, "theta0": engine_models.init_params(m, 2, 0), "X": torch.randn(2, 5, 3, generator=_g()),
+            "y": _labels01(2, 5),
+            "config": engine.TrainConfig(epochs=3, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, device="cpu", chunk_size=1)}
 
 
 BASELINES["qlib.engine.train"] = _train
@@ -205,10 +205,10 @@ BASELINES["qlib.synthetic.check_grid"] = lambda: {"grid": [(1.5, 6), (3.0, 8)]}
 
 def _linear_method(method):
     def make():
-        from qlib import engine
+        from qlib import engine_models
 
-        m = engine.Linear(3)
-        theta = engine.init_params(m, 2, 0)
+        m = engine_models.Linear(3)
+        theta = engine_models.init_params(m, 2, 0)
         X = torch.randn(2, 5, 3, generator=_g())
         return {"self": m, **{
             "init": {"K": 2, "generator": _g(), "dtype": torch.float32},
@@ -223,10 +223,10 @@ def _linear_method(method):
 
 def _mlp_method(method):
     def make():
-        from qlib import engine
+        from qlib import engine_models
 
-        m = engine.MLP(3, 4)
-        theta = engine.init_params(m, 2, 0)
+        m = engine_models.MLP(3, 4)
+        theta = engine_models.init_params(m, 2, 0)
         X = torch.randn(2, 5, 3, generator=_g())
         w = torch.zeros(6, 2)
         w[:3, 0], w[3:, 1] = 1 / 3, 1 / 3
@@ -243,9 +243,9 @@ def _mlp_method(method):
 
 
 for _m in ("init", "unflatten", "prepare", "apply", "vjp", "forward"):
-    BASELINES[f"qlib.engine.Linear.{_m}"] = _linear_method(_m)
+    BASELINES[f"qlib.engine_models.Linear.{_m}"] = _linear_method(_m)
 for _m in ("init", "unflatten", "prepare", "apply", "forward", "shared_loss_grad"):
-    BASELINES[f"qlib.engine.MLP.{_m}"] = _mlp_method(_m)
+    BASELINES[f"qlib.engine_models.MLP.{_m}"] = _mlp_method(_m)
 BASELINES["qlib.quantizers.Quantizer.batched"] = lambda: {"self": __import__("qlib.quantizers").quantizers.get("bits2"),
                                                           "thetas": torch.randn(3, 6, generator=_g())}
 
@@ -261,11 +261,11 @@ BASELINES["qlib.synthetic.MixtureLaw.sample"] = _law_sample
 
 def _recorder_hook(method):
     def make():
-        from qlib import engine, recorder
+        from qlib import engine_models, recorder
 
         rec = recorder.RQRecorder(**_recorder())
         models = slice(0, 2)
-        theta = engine.init_params(engine.Linear(2), 2, 0)
+        theta = engine_models.init_params(engine_models.Linear(2), 2, 0)
         if method == "on_chunk_start":
             return {"self": rec, "models": models}
         rec.on_chunk_start(models)

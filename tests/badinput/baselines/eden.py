@@ -145,7 +145,7 @@ B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, 
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
 B["qlib.eden.sent_mask"] = lambda: {"seed": 0, "D": 16, "sent": 5}
-B["qlib.eden.coin_mask"] = lambda: {"seed": 0, "D": 16, "bits": 1.5}
+B["qlib.eden_quantizer.coin_mask"] = lambda: {"seed": 0, "D": 16, "bits": 1.5}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
 B["qlib.compressors.EDEN"] = lambda: {"bits": 2.0}
@@ -268,10 +268,12 @@ B["qlib.fedavg.rolling_mean"] = lambda: {"values": np.array([0.1, 0.2, 0.4, 0.5]
 
 
 def _logreg():
+    from qlib import distributed
+
     X = _randn(12, 4, dtype=torch.float64)
     y = torch.where(torch.arange(12) % 2 == 0, 1.0, -1.0).double()
-    return {"X": X, "y": y, "parts": [np.arange(0, 6), np.arange(6, 12)], "method": "EDEN", "bits": 1.0,
-            "rounds": 1, "lr": 0.5, "l2": 0.01, "seed": 0}
+    return {"X": X, "y": y, "parts": [np.arange(0, 6), np.arange(6, 12)],
+            "config": distributed.LogisticRegressionConfig(method="EDEN", bits=1.0, rounds=1, lr=0.5, l2=0.01, seed=0)}
 
 
 B["qlib.distributed.logistic_regression"] = _logreg
@@ -299,6 +301,14 @@ def _rows():
 
 
 RE = "qlib.repro.eden."
+
+
+def _mod(name: str):
+    """The module ``qlib.repro.eden.<name>`` (imported when a baseline is made, not at collection)."""
+    import importlib
+
+    return importlib.import_module(RE + name)
+
 B[RE + "estimator.outcome_text"] = lambda: {"rows": _rows()}
 B[RE + "estimator.constants_table"] = lambda: {"bits": [1, 2]}
 B[RE + "estimator.lemma_rows"] = lambda: {"bits": [1, 2], "ee_bits": (2.0,)}
@@ -315,8 +325,8 @@ B[RE + "rotation.figure6"] = lambda: {"bits": [1], "logd": [4], "laws": ["normal
 B[RE + "rotation.figure6_rows"] = lambda: {"fig6": _table("fig6"), "large_d": 16}
 B[RE + "rotation.unbiasedness"] = lambda: {"d": 16, "trials": 2, "seed": 0, "rotations": (1, 2)}
 B[RE + "rotation.unbiasedness_rows"] = lambda: {"ub": _table("ub")}
-B[RE + "rotation.figure8"] = lambda: {"bits": [1], "d": 16, "clients": 2, "laws": ["normal"], "reps": 1, "seed": 0,
-                                      "methods": ("EDEN",)}
+B[RE + "rotation.figure8"] = lambda: {"bits": [1], "d": 16, "clients": 2, "laws": ["normal"], "reps": 1,
+                                      "config": _mod("rotation").Figure8Config(seed=0, methods=("EDEN",))}
 B[RE + "rotation.figure8_scale_note"] = lambda: {"d": 100, "reps": 2}
 B[RE + "rotation.figure8_rows"] = lambda: {"fig8": _table("fig8"), "d": 16, "clients": 2, "theory_bits": (1, 2),
                                            "rtol": 0.05}
@@ -347,10 +357,10 @@ B[RE + "subbit.homogeneous_rows"] = lambda: {"homog": _homog(), "rtol": 0.05}
 
 # -- qlib.repro.eden.sweeps ----------------------------------------------------------------------------------
 B[RE + "sweeps.input_law"] = lambda: {"name": "normal", "shape": (2, 8), "seed": 0}
-B[RE + "sweeps.vnmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "dims": [16], "law": "normal", "trials": 2,
-                                        "seed": 0, "timing_trials": 1}
-B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16, "n_clients": 2,
-                                       "laws": ("normal",), "reps": 1, "seed": 0}
+B[RE + "sweeps.vnmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "dims": [16], "config": _mod(
+    "sweeps").VnmseSweepConfig(law="normal", trials=2, seed=0, timing_trials=1)}
+B[RE + "sweeps.nmse_sweep"] = lambda: {"methods": ["EDEN"], "bits": [2], "d": 16, "config": _mod(
+    "sweeps").NmseSweepConfig(n_clients=2, laws=("normal",), reps=1, seed=0)}
 B[RE + "sweeps.variable_length_sweep"] = lambda: {"bits": [2], "d": 64, "laws": ("normal",), "trials": 2, "seed": 0}
 B[RE + "sweeps.loss_subbit_sweep"] = lambda: {"d": 16, "fractions": [0.5, 1.0], "trials": 2, "seed": 0}
 
@@ -363,8 +373,8 @@ B[LE + "a9a_tensors"] = lambda: {"data_dir": data_dir()}
 B[LE + "available"] = lambda: {"name": "MNIST", "data_dir": data_dir()}
 B[LE + "figure10"] = lambda: {"bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2, "data_dir": data_dir(),
                              "seed": 0}
-B[LE + "figure12"] = lambda: {"dataset": "MNIST", "bits": [1.0], "methods": ["EDEN"], "rounds": 1, "clients": 2,
-                             "lr": 0.1, "data_dir": data_dir(), "seed": 0, "rows": 20}
+B[LE + "figure12"] = lambda: {"dataset": "MNIST", "data_dir": data_dir(), "config": _mod("learning").Figure12Config(
+    bits=[1.0], methods=["EDEN"], rounds=1, clients=2, lr=0.1, seed=0, rows=20)}
 
 
 def _federated_runs():
@@ -373,18 +383,18 @@ def _federated_runs():
     X = _randn(8, 4)
     y = torch.arange(8) % 2
     return {"model_fn": lambda: fl_models.MLP(4, 3, 2), "data": fedavg.client_data(X, y, [np.arange(0, 4), np.arange(4, 8)]),
-            "runs": [("EDEN", 1.0)], "test": (X, y), "rounds": 1, "clients_per_round": 2, "batch_size": 2,
-            "device": "cpu"}
+            "runs": [("EDEN", 1.0)], "test": (X, y),
+            "config": fedavg.FedAvgConfig(rounds=1, clients_per_round=2, batch_size=2, device="cpu")}
 
 
 B[LE + "federated_runs"] = _federated_runs
 _FL_SMALL = {"rounds": 1, "batch_size": 1, "methods": ("EDEN",), "eval_every": 0, "seed": 0, "device": "cpu",
              "eval_size": 10}
-B[LE + "figure14"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[LE + "figure13"] = lambda: {**_FL_SMALL, "data_dir": data_dir()}
-B[LE + "figure3_standin"] = lambda: {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0,
-                                    "local_steps": 1, "hidden": 4, "data_dir": data_dir(), "seed": 0,
-                                    "device": "cpu", "eval_size": 10}
+_FL_STANDIN = {"rounds": 1, "bits": (1.0,), "methods": ("EDEN",), "n_clients": 10, "alpha": 2.0, "local_steps": 1,
+               "hidden": 4, "seed": 0, "device": "cpu", "eval_size": 10}
+B[LE + "figure14"] = lambda: {"config": _mod("learning").FederatedFigureConfig(**_FL_SMALL), "data_dir": data_dir()}
+B[LE + "figure13"] = lambda: {"config": _mod("learning").FederatedFigureConfig(**_FL_SMALL), "data_dir": data_dir()}
+B[LE + "figure3_standin"] = lambda: {"config": _mod("learning").Figure3StandinConfig(**_FL_STANDIN), "data_dir": data_dir()}
 
 
 def _runs_table():
@@ -460,7 +470,7 @@ def _header_bits():
 B[DI + "header_text"] = lambda: {"hb": _header_bits()}
 # the drivers' settings records (the defaults, except where a default is a valid value the harness would try)
 B[LE + "FederatedFigureConfig"] = lambda: {k: v for k, v in _FL_SMALL.items()}  # eval_every 0: at the last round
-B[LE + "Figure3StandinConfig"] = lambda: {k: v for k, v in B[LE + "figure3_standin"]().items() if k != "data_dir"}
+B[LE + "Figure3StandinConfig"] = lambda: dict(_FL_STANDIN)
 
 # -- qlib.repro.eden.figures (one figure per call, drawn from the tables above) -----------------------------
 FG = RE + "figures."

@@ -86,8 +86,9 @@ def _toy_studies():
 
     if "toys" not in _CACHE:
         kw = dict(shadows=4, pairs=200, min_targets=4, reps=3, seed=0)
-        _CACHE["toys"] = {"empirical": toys.attack_study(toys.empirical_toy(toys.zipf_law(4)), [10, 20], **kw),
-                          "erm": toys.attack_study(toys.erm_toy(), [5, 10], **kw)}
+        _CACHE["toys"] = {"empirical": toys.attack_study(toys.empirical_toy(toys.zipf_law(4)), [10, 20],
+                                                         toys.AttackStudyConfig(**kw)),
+                          "erm": toys.attack_study(toys.erm_toy(), [5, 10], toys.AttackStudyConfig(**kw))}
     return _CACHE["toys"]
 
 

@@ -75,8 +75,9 @@ def _b1_rows():
 def _acc_frame():
     from qlib.repro.mia_limits import mnist
 
-    return mnist.table1_accuracies(_X(60), _labels(60), _X(20, seed=2), _labels(20, seed=2), _disc(), n_list=[10],
-                               raw_n_list=[10], reps=1, iters=1, lr=0.01, hidden=4, seed=0, device="cpu")
+    return mnist.table1_accuracies(_X(60), _labels(60), _X(20, seed=2), _labels(20, seed=2), _disc(),
+                                   mnist.Table1Config(n_list=[10], raw_n_list=[10], reps=1, iters=1, lr=0.01, hidden=4,
+                                                      seed=0), device="cpu")
 
 
 def _game_args():
@@ -173,7 +174,8 @@ BASELINES.update({
 
 # ---- qlib.mia.game --------------------------------------------------------------------------
 BASELINES.update({
-    M + "game.simulate_mia_game": lambda: dict(_game_args(), n=5, nu=0.5, trials=100, seed=0, chunk=50),
+    M + "game.simulate_mia_game": lambda: dict(_game_args(), config=__import__("qlib.mia.game", fromlist=["x"]).GameConfig(
+        n=5, nu=0.5, trials=100, seed=0, chunk=50)),
     M + "game.GameConfig": lambda: dict(n=5, nu=0.5, trials=100, seed=0, chunk=50),
     M + "game.discrete_sampler": lambda: {"p": _p()},
     M + "game.count_algorithm": lambda: {"K": 3},
@@ -210,9 +212,9 @@ BASELINES.update({
     M + "overfit.loss_threshold_accuracy": lambda: {"train_loss": np.array([0.0, 0.1, 0.2, 5.0]),
                                                     "fresh_loss": np.array([0.05, 1.0, 2.0, 3.0]), "eps": 0.15},
     M + "overfit.ols_threshold_game": lambda: {"d": 3, "n": 5, "trials": 10, "seed": 0},
-    M + "overfit.train_overfit_mlp": lambda: {
-        "n": 8, "d": 3, "width": 8, "iters": 3, "lr": 0.1, "n_val": 16, "noise_sd": 0.1,
-        "thresholds": (0.5, 1e-2), "seeds": (0,), "eval_every": 1, "device": "cpu"},
+    M + "overfit.train_overfit_mlp": lambda: {"config": __import__("qlib.mia.overfit", fromlist=["x"]).OverfitConfig(
+        n=8, d=3, width=8, iters=3, lr=0.1, n_val=16, noise_sd=0.1, thresholds=(0.5, 1e-2), seeds=(0,), eval_every=1),
+        "device": "cpu"},
     M + "overfit.OverfitConfig": lambda: {
         "n": 8, "d": 3, "width": 8, "iters": 3, "lr": 0.1, "n_val": 16, "noise_sd": 0.1,
         "thresholds": (0.5, 1e-2), "seeds": (0,), "eval_every": 1},
@@ -239,8 +241,8 @@ BASELINES.update({
     R + "mnist.table1_delta_rows": lambda: {"cp": {20: 4.31}},
     R + "mnist.table1_accuracies": lambda: {
         "X": _X(60), "y": _labels(60), "Xt": _X(20, seed=2), "yt": _labels(20, seed=2), "disc": _disc(),
-        "n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01, "hidden": 4, "seed": 0,
-        "device": "cpu"},
+        "config": __import__("qlib.repro.mia_limits.mnist", fromlist=["x"]).Table1Config(
+            n_list=[10], raw_n_list=[10], reps=1, iters=1, lr=0.01, hidden=4, seed=0), "device": "cpu"},
     R + "mnist.Table1Config": lambda: {"n_list": [10], "raw_n_list": [10], "reps": 1, "iters": 1, "lr": 0.01,
                                        "hidden": 4, "seed": 0},
     R + "mnist.table1_acc_rows": lambda: {"acc": _acc_frame()},

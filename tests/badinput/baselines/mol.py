@@ -137,7 +137,7 @@ QC = "qlib.repro.quantized_mis.quantizer_claims"
 TH = "qlib.repro.quantized_mis.theory"
 SC = "qlib.repro.quantized_mis.synthetic_claims"
 RC = "qlib.repro.quantized_mis.ranking_claims"
-_TINY = dict(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=False, device="cpu")
+_TINY = dict(runs=4, epochs=3, n=4, n_val=4, lr=1e-2, grid=[(1.5, 6)], discriminator=None, device="cpu")
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,7 +149,8 @@ def _tiny_study():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return study.run_study(**_TINY)
+        return study.run_study(study.StudyConfig(**{k: v for k, v in _TINY.items() if k != "device"}),
+                               device=_TINY["device"])
 
 
 @functools.lru_cache(maxsize=None)
@@ -166,7 +167,7 @@ def _stab():
 
 
 BASELINES[f"{S}.study_key"] = lambda: {"config": {"runs": 3, "epochs": 2}}
-BASELINES[f"{S}.run_study"] = lambda: dict(_TINY, names=["sign", "bits2"])
+BASELINES[f"{S}.run_study"] = lambda: {"config": _tiny_config(names=["sign", "bits2"]), "device": _TINY["device"]}
 BASELINES[f"{S}.StudyConfig"] = lambda: {k: v for k, v in _TINY.items() if k != "device"}
 BASELINES[f"{S}.load_study"] = lambda: {"results_dir": _saved_study_dir()}
 BASELINES[f"{S}.table2"] = lambda: {"res": _tiny_study()}
@@ -269,6 +270,13 @@ BASELINES[f"{RC}.confusion"] = lambda: {"stab": _stab(), "k": 2}
 
 # ---------------------------------------------------- quantized_mis.molecular and .molecular_claims
 MM = "qlib.repro.quantized_mis.molecular"
+
+
+def _mm():
+    from qlib.repro.quantized_mis import molecular
+
+    return molecular
+
 MC = "qlib.repro.quantized_mis.molecular_claims"
 _QUANTIZERS = ("sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5")
 
@@ -310,16 +318,17 @@ BASELINES[f"{MM}.r2"] = lambda: {"pred": _rng(2).normal(size=(3, 20)), "y": _rng
 BASELINES[f"{MM}.spearman_to_labels"] = lambda: {"pred": _rng(2).normal(size=(3, 20)), "y": _rng(3).normal(size=20)}
 BASELINES[f"{MM}.split_indices"] = lambda: {"n": 20, "runs": 2, "val_frac": 0.4, "subsample": 0.9, "seed": 0}
 BASELINES[f"{MM}.train_task"] = lambda: {"X": _rng(4).normal(size=(20, 4)), "y": _labels01(), "kind": "classification",
-                                         "runs": 2, "epochs": 2, "hidden": 4, "lr": 1e-2, "val_frac": 0.4,
-                                         "subsample": 0.9, "seed": 0, "quantizers": ("sign", "bits2")}
+                                         "config": _mm().TaskConfig(runs=2, epochs=2, hidden=4, lr=1e-2, val_frac=0.4,
+                                                                    subsample=0.9, seed=0,
+                                                                    quantizers=("sign", "bits2"))}
 BASELINES[f"{MM}.TaskConfig"] = lambda: {"runs": 2, "epochs": 2, "hidden": 4, "lr": 1e-2, "val_frac": 0.4,
                                          "subsample": 0.9, "seed": 0, "quantizers": ("sign", "bits2")}
 BASELINES[f"{MM}.flops_per_task"] = lambda: {"n": 100, "d": 10, "runs": 2, "epochs": 3, "hidden": 4,
                                              "val_frac": 0.4, "subsample": 0.9, "n_quantizers": 8}
 BASELINES[f"{MM}.Study"] = lambda: {"frame": _fake_mol_study().frame, "missing": {}, "inputs": pd.DataFrame()}
-BASELINES[f"{MM}.run_study"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
-                                        "lr": 1e-2, "max_molecules": 20, "data_dir": data_dir(),
-                                        "cache_dir": _tmp(), "seed": 0}
+BASELINES[f"{MM}.run_study"] = lambda: {"config": _mm().MolecularConfig(tasks=[SMALL_TASK], embedders=["maccs"], runs=2,
+                                                                        epochs=2, lr=1e-2, max_molecules=20, seed=0),
+                                        "data_dir": data_dir(), "cache_dir": _tmp()}
 BASELINES[f"{MM}.MolecularConfig"] = lambda: {"tasks": [SMALL_TASK], "embedders": ["maccs"], "runs": 2, "epochs": 2,
                                               "lr": 1e-2, "hidden": 4, "val_frac": 0.4, "subsample": 0.9,
                                               "max_molecules": 20, "keep_losses_for": [SMALL_TASK], "seed": 0}
@@ -393,14 +402,16 @@ def _warm_maccs() -> str:
     molecules.embed_cached(SMALL_TASK, task.smiles, "maccs", cache_dir=_tmp())
     from qlib.repro.quantized_mis import table3_probe  # first call: one-time imports and warm-up
 
-    table3_probe.probe([SMALL_TASK], "maccs", runs=2, epochs=1, variants=["default", "deep"], data_dir=data_dir(),
-                       cache_dir=_tmp(), hidden=4)
+    table3_probe.probe([SMALL_TASK],
+                       table3_probe.ProbeConfig("maccs", runs=2, epochs=1, variants=["default", "deep"], hidden=4),
+                       data_dir=data_dir(), cache_dir=_tmp())
     return _tmp()
 
 
-BASELINES[f"{TP}.probe"] = lambda: {"tasks": [SMALL_TASK], "embedder": "maccs", "runs": 2, "epochs": 1,
-                                    "variants": ["default", "deep"], "seed": 0, "data_dir": data_dir(),
-                                    "cache_dir": _warm_maccs(), "hidden": 4}
+BASELINES[f"{TP}.probe"] = lambda: {"tasks": [SMALL_TASK], "config": __import__(
+    "qlib.repro.quantized_mis.table3_probe", fromlist=["x"]).ProbeConfig(
+        embedder="maccs", runs=2, epochs=1, variants=["default", "deep"], seed=0, hidden=4),
+    "data_dir": data_dir(), "cache_dir": _warm_maccs()}
 BASELINES[f"{TP}.ProbeConfig"] = lambda: {"embedder": "maccs", "runs": 2, "epochs": 1, "variants": ["default", "deep"],
                                           "seed": 0, "hidden": 4}
 BASELINES[f"{TP}.pattern_test"] = lambda: {"df": _probe_frame()}

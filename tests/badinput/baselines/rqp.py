@@ -120,22 +120,29 @@ B["qlib.dpsgd.predict"] = lambda: dict(model="logreg", w=torch.randn(2, 5, gener
 B["qlib.dpsgd.accuracy"] = lambda: dict(model="logreg", w=torch.randn(2, 5, generator=torch.Generator().manual_seed(0)),
                                         X=torch.as_tensor(_xy(n=6)[0], dtype=torch.float32),
                                         y=torch.as_tensor(_xy(n=6)[1]))
-B["qlib.dpsgd.train"] = lambda: dict(task=_task(), method="rqp", runs=2, T=3, m=5, eta=1.0, clip=0.45, sigma=0.5,
-                                     q=0.9, b=4, M=0.3, seed=0, device="cpu")
+B["qlib.dpsgd.train"] = lambda: dict(task=_task(), method="rqp", config=__import__("qlib.dpsgd", fromlist=["x"]).DPSGDConfig(
+    runs=2, T=3, m=5, eta=1.0, clip=0.45, sigma=0.5, q=0.9, b=4, M=0.3, seed=0, device="cpu"))
 B["qlib.dpsgd.DPSGDConfig"] = lambda: dict(runs=2, T=3, m=5, eta=1.0, clip=0.45, sigma=0.5, q=0.9, b=4, M=0.3, seed=0,
                                            device="cpu")
 
 # ------------------------------------------------------------------------------------- qlib.repro.rqp_sgd
 _RS = "qlib.repro.rqp_sgd."
+
+
+def _run_config(**fields):
+    from qlib.repro.rqp_sgd.experiments import RunConfig
+
+    return RunConfig(**fields)
+
 B[_RS + "settings.Setting"] = lambda: dict(m=10, T=46, eta=1.0, clip=0.45, M=0.3, b=4, delta=1e-7)
 
 B[_RS + "experiments.mnist_task"] = lambda: dict(data_dir=data_dir(), n_train=100, n_test=50, subset_seed=0)
 B[_RS + "experiments.baseline_sigma"] = lambda: dict(eps=1.0, setting=_setting(), n=100)
 B[_RS + "experiments.rqp_q"] = lambda: dict(eps=1.0, sigma=np.array([0.5, 1.0]), setting=_setting(), n=100, b=4)
 B[_RS + "experiments.rqp_sweep"] = lambda: dict(task=_task(), setting=_setting(), eps=1.0, sigmas=[0.5, 1.0], b=4,
-                                                runs=2, seed=0, device="cpu")
-B[_RS + "experiments.run_methods"] = lambda: dict(task=_task(), setting=_setting(), eps=1.0, rqp_sigma=0.5, runs=2,
-                                                  seed=0, device="cpu")
+                                                config=_run_config(runs=2, seed=0, device="cpu"))
+B[_RS + "experiments.run_methods"] = lambda: dict(task=_task(), setting=_setting(), eps=1.0, rqp_sigma=0.5,
+                                                  config=_run_config(runs=2, seed=0, device="cpu"))
 B[_RS + "experiments.summarise"] = lambda: dict(df=_sweep(), by="sigma")
 B[_RS + "experiments.best_sigma"] = lambda: dict(sweep=_sweep())
 B[_RS + "experiments.sigma_at_q"] = lambda: dict(sweep=_sweep(), q_target=0.3)
@@ -150,7 +157,7 @@ B[_RS + "figure2.figure2_rows"] = lambda: dict(claims=pd.DataFrame([{
     "panel": "a", "b": 4, "ε": 0.5, "σ at q≈0.3": 0.8, "q": 0.3, "acc at q≈0.3": 62.0, "acc at max q": 90.0,
     "max q": 1.0, "std at min q": 20.0, "std at max q": 3.0, "q non-decreasing": True}]), majority=58.8, runs=3)
 B[_RS + "figure2.bits_sweep"] = lambda: dict(task=_task(), setting=_setting(), sigmas=[0.5], bits=[3], eps=(1.0,),
-                                             runs=1, seed=0, device="cpu", sigma_q=0.5)
+                                             config=_run_config(runs=1, seed=0, device="cpu"), sigma_q=0.5)
 B[_RS + "figure2.bits_rows"] = lambda: dict(best=pd.DataFrame({"eps": [1.0] * 3, "b": [2, 3, 4],
                                                                "best_median": [90.0, 91.0, 92.5],
                                                                "q at σ = 0.5": [0.5, 0.4, 0.3]}), sigma_q=0.5)

@@ -1,4 +1,4 @@
-"""One plotting style for the whole book, and the figure checks.
+"""One plotting style for every figure of the reproduction, and the figure checks.
 
 Figures are drawn at the width of the book's content column (:data:`COLUMN_IN` inches at
 ``figure.dpi`` 100, i.e. the column's ~784 px), so that text is printed at the size it was set in and
@@ -6,24 +6,36 @@ is never shrunk by the browser. A figure a notebook makes wider is scaled down t
 it is shown (aspect kept, its layout engine re-run), and every figure shown is checked (:func:`overlaps`):
 any two of its text boxes that collide (every axes' titles, labels, major and minor tick labels,
 annotations and legends, and the figure's own texts and legends), a legend on plotted data, text
-below :data:`MIN_FONT_PT`. The checks of a notebook are written to ``<out_dir>/figure-checks.json``;
-the book's build (:func:`qlib.book.build.build`) and its tests read them and fail on a collision.
+below :data:`MIN_FONT_PT`. :func:`apply` with ``checks_to`` writes the checks of a notebook to
+``<checks_to>/figure-checks.json`` (the book's build and its tests fail on a collision) and, with
+``figures_to``, the data behind each figure shown (:func:`qlib.plotting.capture.save_figure_data`):
+the caller names the folders, this module knows no book.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+from matplotlib import ticker
+from matplotlib.collections import PathCollection
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 
 from ..atomic import write_text
+from . import capture
 
 __all__ = ["PALETTE", "COLUMN_IN", "METHOD_COLORS", "MIN_FONT_PT", "unchecked", "apply", "legend_outside", "tidy_log_axis", "fit_to_column", "overlaps", "check_figure"]
 
 PALETTE = "colorblind"
 COLUMN_IN = 7.7  # the content column of the book's HTML theme, in inches at 100 dpi
-_STATE: dict = {"log": None, "records": [], "paused": False}
+_STATE: dict = {"log": None, "figures": None, "records": [], "paused": False}
 
 
 class unchecked:
@@ -40,10 +52,12 @@ class unchecked:
         return False
 
 
-def apply(context: str = "notebook", *, checks_to: str | Path | None = None) -> None:
+def apply(context: str = "notebook", *, checks_to: str | Path | None = None,
+          figures_to: str | Path | None = None) -> None:
     """Set the seaborn/matplotlib style every chapter uses; with ``checks_to`` (a folder), also fit
-    every figure shown to the column and record its overlap checks there."""
-    import seaborn as sns
+    every figure shown to the column and record its overlap checks there, and with ``figures_to`` (a
+    folder) save the data behind each figure shown there as ``fig-<k>.npz``."""
+    import seaborn as sns  # deferred: seaborn loads SciPy and pandas (seconds); only a notebook sets a style
 
     sns.set_theme(context=context, style="whitegrid", palette=PALETTE)
     matplotlib.rcParams.update(
@@ -57,6 +71,7 @@ def apply(context: str = "notebook", *, checks_to: str | Path | None = None) -> 
     )
     if checks_to is not None:
         _STATE["log"] = Path(checks_to) / "figure-checks.json"
+        _STATE["figures"] = Path(figures_to) if figures_to is not None else None
         _STATE["records"] = []
         _install_hook()
 
@@ -77,19 +92,16 @@ METHOD_COLORS = {
 }
 
 
-def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None = None, **kwargs):
+def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None = None, title: str | None = None,
+                   fontsize: str | float | None = None):
     """One legend for ``fig`` outside its axes, so that it covers neither data nor text: the entries of
     ``axes`` (default: every axes of the figure; each label once, their own legends removed) in the
     figure's margin at ``loc`` — ``"lower center"`` (below everything; the default), ``"upper
     center"`` (the default when the figure has a ``supxlabel``, which the layout also puts at the
     bottom edge) or ``"center right"`` — in as many balanced columns as fit the figure's width
-    (``ncol`` to choose). The figure's layout becomes constrained, so that its axes make room; the
-    legend is returned. Call it last (after ``supxlabel``), and not ``tight_layout`` after it."""
-    import math
-
-    import numpy as np
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
+    (``ncol`` to choose), with the legend's ``title`` and ``fontsize`` (matplotlib's defaults when None).
+    The figure's layout becomes constrained, so that its axes make room; the legend is returned. Call
+    it last (after ``supxlabel``), and not ``tight_layout`` after it."""
     axs = list(fig.axes) if axes is None else list(np.ravel(np.asarray(axes, dtype=object)))
     handles, labels = [], []
     for ax in axs:
@@ -107,13 +119,13 @@ def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None =
         raise ValueError(f"loc must be 'lower center', 'upper center' or 'center right', got {loc!r}")
     n = max(1, len(labels))
     if loc == "center right":
-        return fig.legend(handles, labels, loc=f"outside {loc}", ncol=ncol or 1, **kwargs)
+        return fig.legend(handles, labels, loc=f"outside {loc}", ncol=ncol or 1, title=title, fontsize=fontsize)
     renderer = fig.canvas.get_renderer()
     width = fig.bbox.width
     fits = ncol or n
     while True:
         cols = ncol or math.ceil(n / math.ceil(n / fits))  # balanced: as few rows, then columns as even
-        leg = fig.legend(handles, labels, loc=f"outside {loc}", ncol=cols, **kwargs)
+        leg = fig.legend(handles, labels, loc=f"outside {loc}", ncol=cols, title=title, fontsize=fontsize)
         if ncol or cols == 1 or leg.get_window_extent(renderer).width <= 0.98 * width:
             return leg
         leg.remove()
@@ -126,11 +138,6 @@ def tidy_log_axis(ax, axis: str = "x") -> None:
     length, else at the powers of ten only, else at 1 and 3 × 10^k (the view holds fewer than two powers), else at a power alone,
     and no minor tick labels (matplotlib labels minor ticks such as ``3×10^0`` on short log axes,
     where they run into each other). Call it after plotting, once the figure has its size."""
-    import math
-
-    from matplotlib import ticker
-    from matplotlib.font_manager import FontProperties
-
     a = ax.xaxis if axis == "x" else ax.yaxis
     lo, hi = sorted(a.get_view_interval())
     if not (lo > 0 and hi > lo):
@@ -252,8 +259,6 @@ def _texts(fig, renderer) -> list[tuple[str, str, object, object]]:
 
 def _font_sizes(fig) -> list[tuple[str, float]]:
     """(text, size in points) of every visible text artist of ``fig`` (legend entries included)."""
-    from matplotlib.text import Text
-
     seen = []
     for t in fig.findobj(Text):
         try:
@@ -267,10 +272,6 @@ def _font_sizes(fig) -> list[tuple[str, float]]:
 def _data_under(box, ax, renderer) -> bool:
     """True when plotted data of ``ax`` (line segments, markers, scatter points, bars) falls inside
     ``box`` (display coordinates), shrunk by :data:`_SLACK_PX`."""
-    import numpy as np
-    from matplotlib.collections import PathCollection
-    from matplotlib.patches import Rectangle
-
     # only what is drawn: the part of the box over the axes' own area (lines are clipped to it)
     ab = ax.get_window_extent(renderer)
     x0, y0 = max(box.x0, ab.x0) + _SLACK_PX, max(box.y0, ab.y0) + _SLACK_PX
@@ -373,10 +374,8 @@ def check_figure(fig) -> dict:
     if _STATE["log"] is not None:
         _STATE["log"].parent.mkdir(parents=True, exist_ok=True)
         write_text(_STATE["log"], json.dumps(_STATE["records"], indent=1))
-        # the data behind the figure, for the archive of long runs (qlib.book.archive.redraw draws it again)
-        from .archive import FIGURES, save_figure_data
-
-        save_figure_data(fig, _STATE["log"].parent / FIGURES / f"fig-{rec['figure']}.npz")
+    if _STATE["figures"] is not None:  # the data behind the figure (capture.redraw draws it again)
+        capture.save_figure_data(fig, _STATE["figures"] / f"fig-{rec['figure']}.npz")
     return rec
 
 
@@ -384,14 +383,13 @@ def _install_hook() -> None:
     """Check every figure as IPython turns it into the PNG the page shows (``plt.show()``, the end of
     a cell, or ``display(fig)`` alike): wrap the inline backend's PNG formatter."""
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # deferred: IPython is there only in a kernel
     except ImportError:  # pragma: no cover
         return
     ip = get_ipython()
     if ip is None:
         return
-    import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt  # deferred: importing pyplot picks a backend, which only a kernel should
 
     # load the (lazily imported) inline backend now: it registers its figure formatters when first
     # imported, which would otherwise replace the wrapper below at the first figure
