@@ -24,17 +24,25 @@ from typing import IO, Iterator
 __all__ = ["atomic_file", "write_bytes", "write_text", "move", "replace_folder"]
 
 
+def _path(name: str, value) -> Path:
+    """``value`` as a :class:`~pathlib.Path`; a ``TypeError`` naming the argument when it is not a path
+    (a string or an ``os.PathLike``), a ``ValueError`` when it is the empty string."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (a string or an os.PathLike), got {type(value).__name__}")
+    if isinstance(value, str) and not value:
+        raise ValueError(f"{name} must be a path, got the empty string")
+    return Path(value)
+
+
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, mode: str = "wb", *, encoding: str | None = None,
                 newline: str | None = None) -> Iterator[IO]:
     """A file opened with ``mode`` (``"wb"`` or ``"w"``; ``encoding`` and ``newline`` as ``open``'s, for
     text) whose content replaces ``path`` atomically when the block ends without an exception. The parent
     folder is created."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a path, got {type(path).__name__}")
+    path = _path("path", path)
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -64,8 +72,11 @@ def move(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
     """Move the file (or folder) ``src`` to ``dest`` in one rename (``os.replace``, within a file system):
     a reader sees the old ``dest`` or the whole ``src``, never a part. A file replaces a file; a folder
     takes the place of none or of an empty one (a full one: :func:`replace_folder`). ``dest``'s parent
-    folder is created; returns ``dest``."""
-    dest = Path(dest)
+    folder is created; returns ``dest``. A ``src`` that does not exist is refused (``ValueError``) before
+    anything is created."""
+    src, dest = _path("src", src), _path("dest", dest)
+    if not src.exists():
+        raise ValueError(f"src must be an existing file or folder, got {str(src)!r}")
     dest.parent.mkdir(parents=True, exist_ok=True)
     os.replace(src, dest)
     return dest
@@ -75,8 +86,17 @@ def replace_folder(staged: str | os.PathLike, dest: str | os.PathLike) -> Path:
     """Put the whole folder ``staged`` at ``dest`` and remove the folder it replaces: ``dest`` holds the
     old folder or the new one, never a mix of both (between the two renames it is absent for an
     instant). The old folder is first renamed to a hidden name beside ``dest``, and renamed back if the
-    new one cannot be put in its place. Returns ``dest``."""
-    dest = Path(dest)
+    new one cannot be put in its place. Returns ``dest``. ``staged`` must be an existing folder and
+    ``dest`` a folder or nothing (``ValueError`` before anything moves): a file put in a folder's place,
+    or a file replaced by a folder, is a caller's mistake that would remove what ``dest`` held."""
+    staged, dest = _path("staged", staged), _path("dest", dest)
+    if not staged.is_dir():
+        raise ValueError(f"staged must be an existing folder, got {str(staged)!r}"
+                         f"{' (a file)' if staged.exists() else ' (nothing there)'}")
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"dest must be a folder or absent, got the file {str(dest)!r}")
+    if staged.resolve() == dest.resolve():
+        raise ValueError(f"staged and dest must differ, got {str(dest)!r} for both")
     dest.parent.mkdir(parents=True, exist_ok=True)
     aside = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
     old = aside / dest.name

@@ -19,15 +19,22 @@ Federated partitions of a labelled data set (:func:`partition_iid`, :func:`parti
 A missing file raises :class:`MissingDataError` naming the file and where to get it. Nothing is
 downloaded unless ``download=True`` is passed (or ``QLIB_DOWNLOAD=1`` is set), so tests and CI
 never touch the network.
+
+Importing this module does not import torch: the functions that check their arguments with
+:mod:`qlib.validation` (which imports torch, about a second) import it when called.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
+import pickle
 import shutil
+import tarfile
 import urllib.request
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -178,8 +185,6 @@ def require_file(
 
 
 def _read_idx(path: Path, url: str = MNIST_URL) -> np.ndarray:
-    import zlib
-
     st = path.stat()
     want = MNIST_RAW_MD5.get(path.name)
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns, ("md5 of the content", want))
@@ -236,7 +241,7 @@ def load_a9a(
     """a9a (LIBSVM binary UCI Adult): sparse X (n, 123) float64 CSR and labels y in {-1, +1}.
 
     The file is checked by content against :data:`A9A_SHA256` (:func:`verify_sha256`; once per process)."""
-    from sklearn.datasets import load_svmlight_file
+    from sklearn.datasets import load_svmlight_file  # deferred: scikit-learn is optional (the book extra)
 
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -262,10 +267,7 @@ def tdc_path(data_dir: str | os.PathLike | None = None) -> Path:
 # CIFAR-10/100 and the LEAF federated data sets (read when a user has placed them; never shipped)
 # ------------------------------------------------------------------------------------------------
 def _load_cifar(kind: str, split: str, data_dir, download):
-    import pickle
-    import tarfile
-
-    from .validation import check_choice
+    from .validation import check_choice  # deferred: torch (via qlib.validation)
 
     check_choice("split", split, ("train", "test"))
     name = f"cifar-{kind}-python.tar.gz"
@@ -296,7 +298,7 @@ def load_cifar100(split: str = "train", *, data_dir: str | os.PathLike | None = 
 
 
 def _leaf_shards(task: str, split: str, data_dir) -> list[Path]:
-    from .validation import check_choice
+    from .validation import check_choice  # deferred: torch (via qlib.validation)
 
     check_choice("split", split, ("train", "test"))
     root = _resolve_dir(data_dir) / task / split
@@ -311,8 +313,6 @@ def _leaf_shards(task: str, split: str, data_dir) -> list[Path]:
 
 
 def _leaf_users(task: str, split: str, data_dir):
-    import json
-
     for f in _leaf_shards(task, split, data_dir):
         with open(f) as fh:
             blob = json.load(fh)
@@ -343,7 +343,7 @@ def load_shakespeare(split: str = "train", *, data_dir: str | os.PathLike | None
     ``shakespeare/<split>/*.json``: token ids X (n, seq_len) and next-character targets Y
     (n, seq_len) int64 over :data:`SHAKESPEARE_CHARS` (0 = left padding), and one index array per
     client. LEAF's ``x`` are 80-character windows and ``y`` the character that follows."""
-    from .validation import check_alloc, check_int
+    from .validation import check_alloc, check_int  # deferred: torch (via qlib.validation)
 
     seq_len = check_int("seq_len", seq_len, low=1)
     table = {c: i + 1 for i, c in enumerate(SHAKESPEARE_CHARS)}
@@ -370,7 +370,7 @@ def load_shakespeare(split: str = "train", *, data_dir: str | os.PathLike | None
 # ------------------------------------------------------------------------------------------------
 def partition_iid(n: int, n_clients: int, seed: int = 0) -> list[np.ndarray]:
     """A uniformly random split of ``range(n)`` into ``n_clients`` parts of sizes differing by ≤ 1."""
-    from .validation import check_alloc, check_int, check_seed
+    from .validation import check_alloc, check_int, check_seed  # deferred: torch (via qlib.validation)
 
     n = check_int("n", n, low=1)
     n_clients = check_int("n_clients", n_clients, low=1, high=n)
@@ -385,7 +385,7 @@ def partition_by_class(labels, n_clients: int, classes_per_client: int = 1, seed
     shards. With ``classes_per_client=1`` and ``n_clients`` a multiple of the number of classes,
     every class is split evenly over ``n_clients / n_classes`` clients, so every client holds a
     single class (the severe label skew of App. I.7)."""
-    from .validation import check_array, check_int, check_seed
+    from .validation import check_array, check_int, check_seed  # deferred: torch (via qlib.validation)
 
     y = check_array("labels", labels, ndim=1, dtype="int")
     n_clients = check_int("n_clients", n_clients, low=1)
@@ -408,7 +408,7 @@ def partition_dirichlet(labels, n_clients: int, alpha: float, seed: int = 0, min
     """Dirichlet(α) label skew (Hsu et al. 2019): for every class, the shares of its examples across
     the clients are drawn from Dirichlet(α·1); small α → each client dominated by few classes,
     large α → i.i.d. Redraws (up to 100 times) until every client has ``min_size`` examples."""
-    from .validation import check_array, check_float, check_int, check_seed
+    from .validation import check_array, check_float, check_int, check_seed  # deferred: torch (via qlib.validation)
 
     y = check_array("labels", labels, ndim=1, dtype="int")
     n_clients = check_int("n_clients", n_clients, low=1, high=len(y))

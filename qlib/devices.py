@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 
@@ -122,9 +124,6 @@ def keep_freed_memory() -> bool:
     ``memory="keep"``) on a machine with that memory to spare, not a long-lived kernel; ``"huge-pages"``
     keeps most of its speed at the live peak.
     Returns whether it applied: False where the C library is not glibc (nothing changes there)."""
-    import ctypes
-    import ctypes.util
-
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
@@ -138,9 +137,6 @@ def return_freed_memory() -> bool:
     """Give the memory this process has freed back to the system now (glibc's ``malloc_trim(0)``: the free
     pages of its heaps, not only the top). Returns whether it applied: False where the C library is not
     glibc."""
-    import ctypes
-    import ctypes.util
-
     try:
         trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # not glibc
@@ -155,7 +151,7 @@ def _worker_init(threads: int, keep_memory: bool) -> None:
         keep_freed_memory()
     torch.set_num_threads(threads)
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # deferred: optional (comes with scikit-learn)
 
         threadpool_limits(threads)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn

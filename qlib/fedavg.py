@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.func import functional_call, grad, vmap
 
 from .compressors import METHODS, make_compressor
 from .devices import resolve
@@ -328,8 +329,6 @@ def _sync(dev):
 
 
 def _evaluate(model, params, X, y, dev, chunk=2048):
-    from torch.func import functional_call
-
     correct, total = 0, 0
     with torch.no_grad():
         for i in range(0, X.shape[0], chunk):
@@ -369,8 +368,6 @@ def run(
     (seconds spent in local training and in compress + decompress). A run whose client updates
     stop being finite, or whose norms overflow (divergence), has NaN in every column from that round on.
     """
-    from torch.func import functional_call, grad, vmap
-
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(data, ClientData):

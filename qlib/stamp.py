@@ -127,11 +127,58 @@ def _kernel_loads(pkg: Path) -> dict[str, list[str]]:
     return {}
 
 
+def _check_rules(rules) -> int:
+    """``rules`` as a version of what a stamp covers (1 to :data:`RULES`): a ``TypeError``/``ValueError``
+    naming it otherwise (a stamp made by unknown rules could never be compared)."""
+    if isinstance(rules, bool) or not isinstance(rules, int):
+        raise TypeError(f"rules must be an integer version from 1 to {RULES}, got {rules!r} ({type(rules).__name__})")
+    if not 1 <= rules <= RULES:
+        raise ValueError(f"rules must be a version from 1 to {RULES}, got {rules}")
+    return rules
+
+
+def _check_sources(name: str, sources) -> list[str]:
+    """``sources`` as a list of code strings: one string is refused (iterating it would read one character
+    per cell and find no import), as is any cell that is not a string."""
+    if isinstance(sources, (str, bytes)) or not hasattr(sources, "__iter__"):
+        raise TypeError(f"{name} must be a list of code strings (one per cell), got {type(sources).__name__}")
+    out = list(sources)
+    bad = [type(c).__name__ for c in out if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"{name} must be a list of code strings (one per cell), got a {bad[0]} among them")
+    return out
+
+
+def _check_stamp(name: str, value) -> dict:
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be an inputs stamp (a dict, see inputs_stamp), got {type(value).__name__}")
+    return value
+
+
+def _file_path(name: str, value) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+        raise TypeError(f"{name} must be a path (a non-empty string or an os.PathLike), got {value!r}")
+    return Path(value)
+
+
+def _package(pkg) -> Path:
+    """The ``qlib`` package folder to read (``pkg``; default the installed one): a folder that is not there
+    is refused, since no module would be found in it and the stamp would silently cover nothing."""
+    if pkg is None:
+        return _PACKAGE
+    pkg = _file_path("pkg", pkg)
+    if not (pkg / "__init__.py").is_file():
+        raise ValueError(f"pkg must be a package folder (with an __init__.py), got {str(pkg)!r}")
+    return pkg
+
+
 def imported_modules(sources: Iterable[str], pkg: Path | None = None, *, rules: int = RULES) -> list[str]:
     """The ``qlib`` modules that code ``sources`` import, transitively, parent packages included, and
     (``rules`` ≥ 2) the kernel modules those load by name (``pkg``: the ``qlib`` package folder;
     default the installed one)."""
-    pkg = Path(pkg) if pkg is not None else _PACKAGE
+    sources = _check_sources("sources", sources)
+    rules = _check_rules(rules)
+    pkg = _package(pkg)
 
     def ours(m: str) -> bool:
         return m == pkg.name or m.startswith(pkg.name + ".")
@@ -172,7 +219,11 @@ _HASHES: dict[tuple, str] = {}  # (path, size, mtime) → sha256: a check of man
 
 def file_hash(path: str | os.PathLike) -> str:
     """The SHA-256 of a file, computed once while it is unchanged (same size and modification time)."""
-    key = _unchanged_key(Path(path))
+    path = _file_path("path", path)
+    try:
+        key = _unchanged_key(path)
+    except FileNotFoundError:
+        raise ValueError(f"path must be an existing file, got {str(path)!r}") from None
     if key not in _HASHES:
         _HASHES[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return _HASHES[key]
@@ -192,7 +243,7 @@ def _tree_hash(folder: Path) -> str | None:
 def source_snapshot(pkg: Path | None = None) -> dict[str, str]:
     """The hash of every ``qlib`` source file now (``{module: sha256}``): taken when a run starts, so that
     its stamps describe the code that ran even if the files change while it runs."""
-    pkg = Path(pkg) if pkg is not None else _PACKAGE
+    pkg = _package(pkg)
     out = {}
     for f in pkg.rglob("*.py"):
         if "__pycache__" in f.parts:
@@ -239,8 +290,16 @@ def inputs_stamp(code: list[str], params: dict, *, parameters_cell: str = "", de
     from ``snapshot`` where it has them (:func:`source_snapshot`), else from today's files of ``pkg``
     (default the installed package); datasets are hashed below ``data_dir`` (default
     ``$QLIB_DATA_DIR``; none: each dataset's hash is None). ``rules``: the version to stamp by."""
-    pkg = Path(pkg) if pkg is not None else _PACKAGE
-    depends = dict(depends or {})
+    code = _check_sources("code", code)
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of the run's parameters, got {type(params).__name__}")
+    if not isinstance(parameters_cell, str):
+        raise TypeError(f"parameters_cell must be the text of the parameters cell, got {type(parameters_cell).__name__}")
+    if depends is not None and not isinstance(depends, dict):
+        raise TypeError(f"depends must be a dict {{name: code cells}} or None, got {type(depends).__name__}")
+    depends = {n: _check_sources(f"depends[{n!r}]", cells) for n, cells in (depends or {}).items()}
+    rules = _check_rules(rules)
+    pkg = _package(pkg)
     texts = [*code, *(s for cells in depends.values() for s in cells)]
     mods = [m for m in imported_modules(texts, pkg, rules=rules) if not _not_stamped(m)]
     snap = snapshot or {}
@@ -262,6 +321,7 @@ def inputs_stamp(code: list[str], params: dict, *, parameters_cell: str = "", de
 
 def stamp_changes(old: dict, new: dict) -> list[str]:
     """What differs between two inputs stamps, in words (empty: nothing the stamps cover changed)."""
+    old, new = _check_stamp("old", old), _check_stamp("new", new)
     out = []
     if old.get("notebook") != new.get("notebook"):
         out.append("the notebook's code")

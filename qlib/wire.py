@@ -72,6 +72,7 @@ from . import eden as _eden
 from . import eden_quantizer as _eden_quantizer
 from . import eden_theory as _eden_theory
 from . import hadamard as _h
+from .compressors import Compressor, Message
 from .validation import (
     check_array,
     check_float,
@@ -434,8 +435,6 @@ def _fields(comp) -> list[tuple[str, object]]:
 def message_to_bytes(message, compressor) -> bytes:
     """The bytes of a :class:`qlib.compressors.Message` of a fixed-length compressor (not EDEN); the
     message is checked first (:meth:`qlib.compressors.Compressor.check_message`)."""
-    from .compressors import Compressor, Message
-
     if not isinstance(compressor, Compressor):
         raise TypeError(f"compressor must be a qlib.compressors.Compressor, got {type(compressor).__name__}")
     fields = _fields(compressor)
@@ -522,8 +521,6 @@ def message_from_bytes(data: bytes, compressor, *, seed: int | None = None, shap
     within their range (QSGD's levels ``<= s``, TernGrad's ternary values). A header that describes
     another valid message (another ``d`` of the same padded length, say) is caught only by ``shape``:
     a receiver that knows it should pass it."""
-    from .compressors import Compressor, Message
-
     seed = check_seed("seed", seed, allow_none=True)
     if not isinstance(compressor, Compressor):
         raise TypeError(f"compressor must be a qlib.compressors.Compressor, got {type(compressor).__name__}")

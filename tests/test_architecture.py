@@ -188,9 +188,12 @@ def test_the_checker_sees_each_kind_of_reach(tmp_path):
         "from qlib import hadamard\nx = hadamard.__doc__": False,
         "from . import hadamard\nx = hadamard.rht": False,
         "from . import _kernels\nk = _kernels.load('wire')": True,  # qlib.eden does not own the wire kernels
-        "from . import _kernels\n_load = _kernels.load\nk = _load('fwht')": False,  # it co-owns the FWHT kernels
+        "from . import _kernels\n_load = _kernels.load\nk = _load('rotation')": False,  # it co-owns the rotation
+        "from . import _kernels\n_load = _kernels.load\nk = _load('fwht')": True,  # qlib.hadamard's alone
         "from . import _kernels\n_load = _kernels.load\nk = _load('eden')": True,  # qlib.eden_quantizer's
-        "from ._kernels import fwht": False,  # qlib.eden co-owns the FWHT kernels
+        "from ._kernels import rotation": False,  # qlib.eden co-owns the rotation kernels
+        "from ._kernels import fwht": True,
+        "from ._kernels import lookup": True,  # loaded by kernel modules only
         "from ._kernels import wire": True,
         "from . import _engine_cpu": True,
         "from .repro.eden import _args": True,

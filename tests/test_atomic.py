@@ -34,3 +34,30 @@ def test_bad_arguments_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"\bmode\b"):
         with atomic.atomic_file(tmp_path / "f", "a"):
             pass
+
+
+def test_move_and_replace_folder_place_whole_and_refuse_what_they_cannot_place(tmp_path):
+    src = atomic.write_text(tmp_path / "a.txt", "a")
+    assert atomic.move(src, tmp_path / "sub" / "b.txt").read_text() == "a" and not src.exists()
+    with pytest.raises(ValueError, match=r"\bsrc\b"):  # nothing to move: refused before dest's folder is made
+        atomic.move(tmp_path / "gone.txt", tmp_path / "new" / "b.txt")
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(TypeError, match=r"\bdest\b"):
+        atomic.move(tmp_path / "sub" / "b.txt", None)
+    old, staged = tmp_path / "site", tmp_path / "staged"
+    atomic.write_text(old / "old.txt", "old")
+    atomic.write_text(staged / "new.txt", "new")
+    assert sorted(p.name for p in atomic.replace_folder(staged, old).iterdir()) == ["new.txt"]
+    assert not staged.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["site", "sub"]
+    # a file in a folder's place (or a folder in a file's) would remove what dest held: refused, dest intact
+    with pytest.raises(ValueError, match=r"\bstaged\b"):
+        atomic.replace_folder(tmp_path / "sub" / "b.txt", old)
+    with pytest.raises(ValueError, match=r"\bstaged\b"):
+        atomic.replace_folder(tmp_path / "nothing", old)
+    with pytest.raises(ValueError, match=r"\bdest\b"):
+        atomic.replace_folder(old, tmp_path / "sub" / "b.txt")
+    with pytest.raises(ValueError, match=r"\bstaged\b"):
+        atomic.replace_folder(old, old)
+    assert (old / "new.txt").read_text() == "new" and (tmp_path / "sub" / "b.txt").read_text() == "a"
+    with pytest.raises(ValueError, match=r"\bpath\b"):
+        atomic.write_text("", "x")

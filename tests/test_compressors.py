@@ -532,7 +532,7 @@ def test_compiled_encoders_send_the_torch_messages(make, dtype, monkeypatch):
 def _decoded_means(n, rows, d, dtype, seed=0):
     """The decode-then-average references of the fused kernels: EDEN-like codes through the inverse
     rotation, SQ through the inverse rotation (Hadamard+SQ) and through the transform times ±1 (Kashin+SQ)."""
-    F, K = _kernels.load("fwht"), _kernels.load("compressor_errors")
+    F, R, K = _kernels.load("fwht"), _kernels.load("rotation"), _kernels.load("compressor_errors")
     rng = np.random.default_rng(seed)
     byts = rng.integers(0, 256, rows * n // 8, dtype=np.uint8)
     idx = rng.integers(0, 4, (rows, n), dtype=np.uint8)
@@ -544,12 +544,12 @@ def _decoded_means(n, rows, d, dtype, seed=0):
     dec = np.empty_like(v)
     K.sq_rows(v, u, lo, span, L, step, dec)
     f = np.where(rng.random((rows, d)) < 0.5, -1, 1).astype(dtype)
-    means = {"eden": F.lookup_irht_rows(idx, 0, tab, S, byts, 1)[:, :d],
-             "hsq": F.irht_rows(dec.copy(), byts, 1)[:, :d],
+    means = {"eden": R.lookup_irht_rows(idx, 0, tab, S, byts, 1)[:, :d],
+             "hsq": R.irht_rows(dec.copy(), byts, 1)[:, :d],
              "kashin": F.fwht_rows(dec.copy())[:, :d] * f}
     means = {k: torch.from_numpy(np.ascontiguousarray(m)).mean(0).double().numpy() for k, m in means.items()}
     ws, acc = np.empty(n, dtype), np.empty(d, dtype)
-    fused = {"eden": lambda ref: F.lookup_irht_mean_dist(idx, 0, tab, S, byts, ref, ws, acc),
+    fused = {"eden": lambda ref: R.lookup_irht_mean_dist(idx, 0, tab, S, byts, ref, ws, acc),
              "hsq": lambda ref: K.sq_transform_mean_dist(v, u, lo, span, L, step, ref, ws, acc, byts=byts),
              "kashin": lambda ref: K.sq_transform_mean_dist(v, u, lo, span, L, step, ref, ws, acc, f=f)}
     return means, fused

@@ -160,6 +160,7 @@ def test_compiled_fwht_applies_bad_input():
 
 def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
     monkeypatch.setitem(_kernels._LOADED, "fwht", None)  # as when numba cannot be imported
+    monkeypatch.setitem(_kernels._LOADED, "rotation", None)
     x = _x((2, 256), torch.float64, 4)
     assert not H.compiled_fwht_applies(x)
     ref = x.numpy() @ scipy.linalg.hadamard(256) / 16
@@ -171,6 +172,17 @@ def test_without_the_kernel_fwht_stays_on_torch(monkeypatch):
     assert torch.equal(s, H.rademacher((3, 100), H.generator(1, "rotation")))
 
 
+def test_without_the_rotation_kernel_the_seeded_rotation_stays_on_torch(monkeypatch):
+    """The seeded rotation has its own kernel module (``rotation``): where it cannot be loaded the transform
+    stays compiled and the rotation, its inverse and the Rademacher signs take the torch path, the same bits."""
+    x = _x((2, 64), torch.float32, 5)
+    want = H.seeded_rht(x, 3, 2), H.seeded_irht(x, 3, 2), H.rademacher((3, 100), H.generator(1, "rotation"))
+    monkeypatch.setitem(_kernels._LOADED, "rotation", None)
+    assert H.compiled_fwht_applies(x) and not H.compiled_rotation_applies(x)
+    got = H.seeded_rht(x, 3, 2), H.seeded_irht(x, 3, 2), H.rademacher((3, 100), H.generator(1, "rotation"))
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
 @pytest.mark.parametrize("n0", [2, 3, 4, 5, 8, 16, 17])
 @pytest.mark.parametrize("n", [3, 8, 61, 4096])
 @pytest.mark.parametrize("cdt, fdt", [(np.uint8, np.float32), (np.uint8, np.float64), (np.int32, np.float32)])
@@ -178,7 +190,7 @@ def test_table_lookup_row_reads_the_table_and_flags_codes_outside_it(n0, n, cdt,
     """``lookup_row`` (the receiver's ``tab[code]·S`` inside the inverse rotation), every path: the 2- and
     4-entry selects, eight codes at a time from a table of <= 16 entries (AVX2 lane permutations where the
     host has them), the general loop; against NumPy indexing, and a code outside the table flagged."""
-    from qlib._kernels import fwht as F
+    from qlib._kernels import lookup as F
 
     rng = np.random.default_rng(n0 * 1000 + n)
     tab = rng.standard_normal(n0).astype(fdt)
@@ -207,7 +219,7 @@ def test_table_lookup_without_avx2_reads_the_same_values(tmp_path):
 
     code = """
 import numpy as np
-from qlib._kernels import fwht as F
+from qlib._kernels import lookup as F
 F.AVX2 = False
 rng = np.random.default_rng(1)
 for n0 in (2, 3, 5, 8, 16):

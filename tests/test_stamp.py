@@ -144,7 +144,9 @@ def test_an_entry_is_compared_by_the_rules_it_was_stamped_under(world):
     v1 = stamp.inputs_stamp(code, {}, pkg=pkg, rules=1)
     v2 = stamp.inputs_stamp(code, {}, pkg=pkg)
     assert "rules" not in v1 and v2["rules"] == stamp.RULES == 2
-    assert set(v2["modules"]) - set(v1["modules"]) == {"qlib._kernels.fwht"}  # hadamard loads it by name
+    # hadamard loads the transform and the rotation by name; the rotation imports the look-up and the distances
+    kernels = {f"qlib._kernels.{k}" for k in ("fwht", "rotation", "lookup", "distances")}
+    assert set(v2["modules"]) - set(v1["modules"]) == kernels
     params = current_params(root, NB, "smoke")
     _archive(root, notebook_stamp(root, NB, params, data_dir=data, pkg=pkg, rules=1))
     def states() -> list[str]:
@@ -156,3 +158,25 @@ def test_an_entry_is_compared_by_the_rules_it_was_stamped_under(world):
     assert states() == ["current"]
     _append(pkg / "_kernels" / "fwht.py", "\n# an edit\n")
     assert states() == ["stale"]
+
+
+def test_bad_arguments_are_named(tmp_path):
+    # one string of code would be read one character per cell and reach no module: refused
+    with pytest.raises(TypeError, match=r"\bsources\b"):
+        stamp.imported_modules("from qlib import eden")
+    with pytest.raises(TypeError, match=r"\bcode\b"):
+        stamp.inputs_stamp("from qlib import eden", {})
+    with pytest.raises(TypeError, match=r"\bsources\b"):
+        stamp.imported_modules(["x = 1", None])
+    for bad, err in ((3, ValueError), (0, ValueError), (float("nan"), TypeError), (True, TypeError)):
+        with pytest.raises(err, match=r"\brules\b"):
+            stamp.imported_modules(["x = 1"], rules=bad)
+    # a package folder that is not there would find no module and stamp nothing
+    with pytest.raises(ValueError, match=r"\bpkg\b"):
+        stamp.imported_modules(["from qlib import eden"], tmp_path / "nothing")
+    with pytest.raises(TypeError, match=r"\bparams\b"):
+        stamp.inputs_stamp(["x = 1"], None)
+    with pytest.raises(TypeError, match=r"\bnew\b"):
+        stamp.stamp_changes({}, None)
+    with pytest.raises(ValueError, match=r"\bpath\b"):
+        stamp.file_hash(tmp_path / "missing.txt")

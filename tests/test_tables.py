@@ -236,3 +236,25 @@ def test_tables_read_as_words_and_maths():
     md = tables.markdown(df)
     assert md.splitlines()[0] == "| final train acc | 0.1 | $r_{Q}^{n}$ |"
     assert "| $r_{Q}^{n}$ at $2^{10}$ |" in md
+
+
+def test_legend_outside_and_tidy_log_axis_name_their_bad_arguments():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from qlib.plotting import style
+
+    fig = Figure(figsize=(4, 3))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([1, 10, 100], [1, 2, 3], label="a")
+    for kwargs, err, name in (({"ncol": 0}, ValueError, "ncol"), ({"ncol": 1.5}, TypeError, "ncol"),
+                              ({"fontsize": "huge"}, ValueError, "fontsize"),
+                              ({"fontsize": float("nan")}, ValueError, "fontsize"),
+                              ({"fontsize": -1}, ValueError, "fontsize")):
+        with pytest.raises(err, match=rf"\b{name}\b"):
+            style.legend_outside(fig, **kwargs)
+    assert style.legend_outside(fig, ncol=1, fontsize="small").get_texts()[0].get_text() == "a"
+    ax.set_xscale("log")
+    with pytest.raises(ValueError, match=r"\baxis\b"):  # "z" would have tidied the y axis
+        style.tidy_log_axis(ax, "z")

@@ -314,6 +314,7 @@ def _r8_flip_top(y, ybits, s, byts, boff, m):
             _flip_groups(ybits, byts, boff, m, o >> 3, (o + _FLIP_CHUNK) >> 3)
 
 
+# -- the one-row driver ------------------------------------------------------------------------------------
 def make_row_x(first):
     """A compiled one-row driver whose first pass (levels 0..2 of each L1 tile) is ``first``, a compiled
     function with the signature of :func:`_first` that writes ``dst[start:stop]`` (for a kernel module that
@@ -362,6 +363,7 @@ def make_row_x(first):
     return row_x
 
 
+# -- the plain transform -----------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _first(mode, src, dst, start, stop, byts, boff, t8, ii, off, tab, sc):
     """The plain transform's first pass (levels 0..2) on [start, stop): of src, whatever the other

@@ -36,6 +36,7 @@ standard deviations + 1e-30 as in the reference):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,8 +129,6 @@ class _quiet:
     """Silences numpy's "All-NaN slice" warnings (an example with no in-shadow gets NaN fits)."""
 
     def __enter__(self):
-        import warnings
-
         self._w = warnings.catch_warnings()
         self._w.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)

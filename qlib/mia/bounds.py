@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 from scipy.special import gammaln, zeta
+from scipy.stats import binom
 
 from qlib.validation import check_alloc, check_choice, check_float, check_int, check_positive, check_probability
 
@@ -51,8 +52,6 @@ def max_delta_discrete(p, n: int, method: str = "binomial", *, max_states: int =
     check_choice("method", method, ("binomial", "demoivre", "enumerate"))
     max_states = check_max_states(max_states)
     if method == "binomial":
-        from scipy.stats import binom
-
         check_alloc("n", len(p) * (n + 1), 8 * 4, value=n, what="the binomial pmfs of the K atoms (K, n + 1)")
 
         b = np.arange(n + 1)
@@ -128,8 +127,6 @@ def bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
 
     Derivation (Lemma C.2 with two output cells): only training sets whose sum is m − 1 or m matter;
     it reduces to Lemma C.3 at m = 1."""
-    from scipy.stats import binom
-
     p = check_probability("p", p, open_low=True, open_high=True)
     n = check_int("n", n, low=1, integral_float=True)
     m = check_int("m", m, low=1, high=n)
@@ -138,8 +135,6 @@ def bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
 
 def log_bernoulli_threshold_delta(p: float, n: int, m: int) -> float:
     """log of :func:`bernoulli_threshold_delta`, exact far below the float range."""
-    from scipy.stats import binom
-
     p = check_probability("p", p, open_low=True, open_high=True)
     n = check_int("n", n, low=1, integral_float=True)
     m = check_int("m", m, low=1, high=n)

@@ -96,6 +96,7 @@ def fit_kmeans(X: np.ndarray, K: int, seed: int = 0):
 
     Runs single-threaded: on a shared 2-core machine the OpenMP pool is 10x slower under load.
     """
+    # deferred: scikit-learn and threadpoolctl are optional (the book extra)
     from sklearn.cluster import MiniBatchKMeans
     from threadpoolctl import threadpool_limits
 

@@ -24,6 +24,7 @@ from math import comb
 
 import numpy as np
 from scipy.special import gammaln
+from scipy.stats import binom
 
 from qlib.validation import check_alloc, check_array, check_callable, check_float, check_int, check_probability
 
@@ -286,8 +287,6 @@ def max_acc_discrete(p, n: int, nu: float) -> float:
     """Best accuracy against the worst (injective) algorithm for any ν (corrected Eq. 23 applied to
     the joint laws of Eq. 31/32, whose cells sum binomially over the atoms):
     1/2 + (1/2) Σ_k E|(1 − ν) B_k/n − ν p_k|, B_k ~ Bin(n, p_k)."""
-    from scipy.stats import binom
-
     p = check_prob_vector("p", p)
     n = check_int("n", n, low=1, integral_float=True)
     nu = check_probability("nu", nu, open_low=True, open_high=True)

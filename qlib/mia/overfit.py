@@ -50,7 +50,7 @@ def single_thread_blas():
     """Context limiting BLAS/OpenMP to one thread: many tiny batched matmuls only contend on a
     shared CPU (20x slower measured). No-op when threadpoolctl is not installed."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # deferred: optional (comes with scikit-learn)
     except ImportError:  # pragma: no cover
         return contextlib.nullcontext()
     return threadpool_limits(1)

@@ -102,6 +102,11 @@ def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None =
     (``ncol`` to choose), with the legend's ``title`` and ``fontsize`` (matplotlib's defaults when None).
     The figure's layout becomes constrained, so that its axes make room; the legend is returned. Call
     it last (after ``supxlabel``), and not ``tight_layout`` after it."""
+    if ncol is not None and (isinstance(ncol, bool) or not isinstance(ncol, int)):
+        raise TypeError(f"ncol must be an integer >= 1 or None, got {ncol!r} ({type(ncol).__name__})")
+    if ncol is not None and ncol < 1:
+        raise ValueError(f"ncol must be an integer >= 1 or None, got {ncol}")
+    _check_fontsize(fontsize)
     axs = list(fig.axes) if axes is None else list(np.ravel(np.asarray(axes, dtype=object)))
     handles, labels = [], []
     for ax in axs:
@@ -132,12 +137,30 @@ def legend_outside(fig, axes=None, *, loc: str | None = None, ncol: int | None =
         fits = cols - 1
 
 
+def _check_fontsize(fontsize) -> None:
+    """A legend's ``fontsize``: None, one of matplotlib's named sizes, or a finite size > 0 in points."""
+    if fontsize is None:
+        return
+    if isinstance(fontsize, str):
+        names = [k for k in matplotlib.font_manager.font_scalings if k]
+        if fontsize not in names:
+            raise ValueError(f"fontsize must be a size in points or one of {', '.join(map(repr, names))}, got "
+                             f"{fontsize!r}")
+        return
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+        raise TypeError(f"fontsize must be a size in points or a named size, got {fontsize!r} ({type(fontsize).__name__})")
+    if not (math.isfinite(fontsize) and fontsize > 0):
+        raise ValueError(f"fontsize must be a finite size > 0 in points, got {fontsize}")
+
+
 def tidy_log_axis(ax, axis: str = "x") -> None:
     """Label a base-10 log ``axis`` of ``ax`` (and of the axes sharing it) so that its labels never
     crowd: plain numbers (``0.5``, ``2``, ``0.0002``) at 1, 2 and 5 × 10^k where they fit the axis'
     length, else at the powers of ten only, else at 1 and 3 × 10^k (the view holds fewer than two powers), else at a power alone,
     and no minor tick labels (matplotlib labels minor ticks such as ``3×10^0`` on short log axes,
     where they run into each other). Call it after plotting, once the figure has its size."""
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
     a = ax.xaxis if axis == "x" else ax.yaxis
     lo, hi = sorted(a.get_view_interval())
     if not (lo > 0 and hi > lo):

@@ -486,7 +486,7 @@ def typing_hints(fn) -> dict:  # pragma: no cover - debugging aid
 AREAS = {
     "core": ("qlib.quantizers", "qlib.rqn", "qlib.recorder", "qlib.mis", "qlib.ranking", "qlib.discriminator",
              "qlib.engine", "qlib.engine_models", "qlib.losses", "qlib.synthetic", "qlib.data", "qlib.devices",
-             "qlib.validation", "qlib.resume", "qlib.atomic"),
+             "qlib.validation", "qlib.resume", "qlib.atomic", "qlib.stamp", "qlib.plotting."),
     "mia": ("qlib.mia.", "qlib.repro.mia_limits."),
     "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_quantizer", "qlib.eden_theory", "qlib.compressors", "qlib.wire",
              "qlib.distributed", "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),

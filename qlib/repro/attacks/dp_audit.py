@@ -98,6 +98,7 @@ def _setting(setting) -> dict:
 def diagnostic_task(*, split_seed: int = 0, test_size: float = RQP_TEST_SIZE) -> dpsgd.Task:
     """Diagnostic (scikit-learn's breast-cancer data) for logistic regression: one 80/20
     ``train_test_split(random_state=split_seed)``, standardised on the training split, bias appended."""
+    # deferred: scikit-learn is optional (the book extra)
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler

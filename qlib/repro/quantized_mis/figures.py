@@ -208,7 +208,7 @@ def figure8(config: Mapping, seed: int = 0, n_points: int = 600) -> Figure:
     of a study (``config``: the study's config dict, ``res.config``: its grid, law seed and centre
     scale), coloured by label; one panel per law. The points are drawn with the generator seeded
     ``seed + 7`` and PCA runs with ``random_state=seed``."""
-    from sklearn.decomposition import PCA
+    from sklearn.decomposition import PCA  # deferred: scikit-learn is optional (the book extra)
 
     if not isinstance(config, Mapping) or not {"grid", "law_seed", "centre_scale"} <= set(config):
         raise TypeError("config must be the study's config dict (res.config: grid, law_seed, centre_scale)")

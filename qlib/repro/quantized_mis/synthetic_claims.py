@@ -25,9 +25,17 @@ import pandas as pd
 from ... import quantizers as QZ
 from ...discriminator import DiscriminatorConfig
 from ...ranking import average_runs, spearman
+from ...synthetic import law_labels
 from ...validation import check_array, check_bool, check_float, resolve_config
 from ..ledger import Item, Null, Row, check, claim, close, not_comparable
-from .paper import PAPER_COST_BASELINE, PAPER_COST_RQ, PAPER_MEAN_SPEARMAN, PAPER_QUANTIZERS
+from .paper import (
+    PAPER_COST_BASELINE,
+    PAPER_COST_RQ,
+    PAPER_MEAN_SPEARMAN,
+    PAPER_QUANTIZERS,
+    PAPER_TABLE2,
+    PAPER_TABLE2_COLUMNS,
+)
 from .study import StudyConfig, StudyResult, run_study, scale_note, table2
 
 __all__ = ["table2_rows", "spearman_table", "FIGURE2_ATOL", "figure2_rows", "figure2_text", "section512_claims",
@@ -81,8 +89,6 @@ def table2_rows(res: StudyResult, atol: float = 0.03) -> tuple[list[Row], dict]:
 def spearman_table(res: StudyResult) -> pd.DataFrame:
     """Per law, Spearman ρ between r_Q^n (mean / median over runs) and the two baseline MIS
     estimates (identity column dropped), with a final 'mean' row."""
-    from ...synthetic import law_labels
-
     r_mean, r_med = res.r_summary("mean"), res.r_summary("median")
     disc, thr = res.disc_mis[:, 1:], res.thr_mis[:, 1:]
     rho = pd.DataFrame({
@@ -184,7 +190,7 @@ def section512_rows(res: StudyResult) -> tuple[list[Row], pd.DataFrame]:
             table.append({"estimate": what, "claim": "—", "laws where it holds": "not run"})
             if what == "discriminator MIS":
                 rows += [not_comparable(Item("§5.1.2 / Figure 2", f"{c} ({what})", "all 9 laws"), None,
-                                        reason="this run did not train the discriminator (discriminator=False)",
+                                        reason="this run did not train the discriminator (discriminator=None)",
                                         kind="paper-claim")
                          for c in section512_claims(res.r_summary("mean"), res.names)]
             continue
@@ -239,8 +245,6 @@ def _reading_names(reading: str) -> list[str]:
 
 def _paper_better_sparse() -> tuple[int, int]:
     """Laws of the paper's Table 2 where 1.58b 90% is strictly more accurate than 1.58b 33% and 50%."""
-    from .paper import PAPER_TABLE2, PAPER_TABLE2_COLUMNS
-
     c = {q: PAPER_TABLE2_COLUMNS.index(q) for q in ("ternary33", "ternary50", "ternary90")}
     ok = [v[c["ternary90"]] > max(v[c["ternary33"]], v[c["ternary50"]]) for v in PAPER_TABLE2.values()]
     return int(sum(ok)), len(ok)
@@ -348,8 +352,6 @@ def figure2_readings(res: StudyResult) -> pd.DataFrame:
     runs) and the discriminator MIS (the paper's pairing; NaN where the study ran without the
     discriminator) and the threshold MIS, with the 1.58b columns under §5.1's text and under
     Table 1; a final 'mean' row (over the laws where ρ is defined), as :func:`spearman_table`."""
-    from ...synthetic import law_labels
-
     if not isinstance(res, StudyResult):
         raise TypeError(f"res must be a StudyResult, got {type(res).__name__}")
     missing_q = [q for q in _reading_names("text") + _reading_names("table") if q not in res.names]

@@ -17,9 +17,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ...mia import chernoff_rate, erm, erm_log_delta, gap_statistics
+from ...mia.exact import check_prob_vector
 from ...rqn import r_q
 from ...validation import check_array, check_callable, check_float, check_int, check_int_sequence, check_seed
 from ..ledger import Item, Row, claim, close
+from . import erm_facts
 
 __all__ = ["eq11_rows", "rate_table", "theorem31_rows", "adaptive_table", "theorem33_rows", "proof_fact_rows",
            "algorithm1_rows"]
@@ -28,8 +31,6 @@ __all__ = ["eq11_rows", "rate_table", "theorem31_rows", "adaptive_table", "theor
 def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
     """Eq. 11 computed literally against the per-candidate Chernoff exponent (our reduction by the
     contraction principle): theory-check rows, and the table of exponents."""
-    from ...mia import chernoff_rate, erm
-
     rows, table = [], []
     for name, (L, p) in toys.items():
         ch, lit = chernoff_rate(L, p), erm.cramer_rate_eq11(L, p)
@@ -41,16 +42,12 @@ def eq11_rows(toys: dict) -> tuple[list[Row], pd.DataFrame]:
 
 
 def _law(p) -> np.ndarray:
-    from ...mia.exact import check_prob_vector
-
     return check_prob_vector("p", p)
 
 
 def rate_table(L, p, ns) -> pd.DataFrame:
     """−log Δ_n / n (exact) and its (½ log n)/n-corrected version for each n: ``L`` (candidates,
     atoms) the losses, ``p`` (atoms,) the law, ``ns`` the sample sizes (integers >= 1)."""
-    from ...mia import erm_log_delta
-
     L = check_array("L", L, ndim=2)
     p = _law(p)
     if L.shape[1] != p.size:
@@ -85,8 +82,6 @@ def adaptive_table(adaptive, p, ns, gap_exponent: float) -> tuple[pd.DataFrame, 
     ``adaptive(n)``: the loss matrix at sample size n; ``p`` the law; ``ns`` sample sizes (integers
     >= 1); δ_2 = n^−gap_exponent with ``gap_exponent`` in (0, 1/2) — Theorem 3.3's hypotheses
     δ_2 → 0 and √n δ_2 → ∞."""
-    from ...mia import chernoff_rate, erm_log_delta, gap_statistics
-
     check_callable("adaptive", adaptive)
     p = _law(p)
     ns = check_int_sequence("ns", ns, low=1)
@@ -119,8 +114,6 @@ def theorem33_rows(ad: pd.DataFrame, target: float) -> list[Row]:
 def proof_fact_rows(b1_draws: int, bound_draws: int, c4_draws: int, seed: int) -> tuple[list[Row], pd.DataFrame]:
     """Lemmas B.1, B.2, the bound Δ_n ≤ 2(1 − p_1) and Prop. C.4 (erratum 001-C4) on random instances
     (the checks: :mod:`qlib.repro.quantized_mis.erm_facts`)."""
-    from . import erm_facts
-
     b1_draws = check_int("b1_draws", b1_draws, low=1)
     bound_draws = check_int("bound_draws", bound_draws, low=1)
     c4_draws = check_int("c4_draws", c4_draws, low=1)
@@ -138,8 +131,6 @@ def algorithm1_rows(toys: dict, p, val_copies: Sequence[int], seed: int) -> list
     population variance (ddof=0) and the default unbiased one (exact factor (M−1)/M).
     ``val_copies`` (atoms,): how many copies of each atom the validation set holds, integers >= 1
     proportional to ``p``."""
-    from ...mia import gap_statistics
-
     p = _law(p)
     copies = check_array("val_copies", val_copies, ndim=1, dtype="int", low=1)
     if copies.shape != p.shape or not np.allclose(copies / copies.sum(), p, rtol=0, atol=1e-9):

@@ -59,6 +59,7 @@ def _with_bias(X: np.ndarray) -> np.ndarray:
 
 def diagnostic_task(model: str = "logreg", *, split_seed: int = 0, test_size: float = DIAGNOSTIC_TEST_SIZE) -> Task:
     """Breast Cancer Wisconsin (Diagnostic) from scikit-learn: 80/20 split, standardised, bias appended."""
+    # deferred: scikit-learn is optional (the book extra)
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
@@ -229,6 +230,7 @@ def sklearn_reference(model: str = "logreg", split_seeds=(0,)) -> np.ndarray:
     """Test accuracy (%) of scikit-learn's converged, non-private fit on the same preprocessing, one
     value per split seed: a ceiling for one epoch of clipped SGD (LogisticRegression or LinearSVC,
     default C, the bias as the appended feature)."""
+    # deferred: scikit-learn is optional (the book extra)
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import LinearSVC
 

@@ -304,3 +304,108 @@ BASELINES["qlib.resume.check_units"] = lambda: {"name": "units", "units": _units
 BASELINES["qlib.atomic.write_bytes"] = lambda: {"path": _units_dir() / "atomic.bin", "data": b"x"}
 BASELINES["qlib.atomic.write_text"] = lambda: {"path": _units_dir() / "atomic.txt", "text": "x"}
 BASELINES["qlib.atomic.atomic_file"] = lambda: {"path": _units_dir() / "atomic.ctx"}
+
+
+def _move():
+    fd, src = tempfile.mkstemp(dir=_units_dir(), prefix="move-", suffix=".bin")  # a fresh file for each call
+    with open(fd, "wb") as fh:
+        fh.write(b"x")
+    return {"src": Path(src), "dest": _units_dir() / "moved" / "atomic.bin"}
+
+
+def _replace_folder():
+    staged = Path(tempfile.mkdtemp(dir=_units_dir(), prefix="staged-"))  # a fresh folder for each call
+    (staged / "entry.txt").write_text("x")
+    return {"staged": staged, "dest": _units_dir() / "replaced"}
+
+
+BASELINES["qlib.atomic.move"] = _move
+BASELINES["qlib.atomic.replace_folder"] = _replace_folder
+
+
+# ---------------------------------------------------------------------------------------------- stamp
+_CODE = ["import qlib.atomic\nx = 1", "%matplotlib inline\nfrom qlib import stamp"]
+
+
+def _stamp(n: int = 3) -> dict:
+    from qlib import stamp
+
+    return stamp.inputs_stamp(_CODE, {"n": n}, parameters_cell="n = 3", data_dir=_units_dir())
+
+
+BASELINES["qlib.stamp.imported_modules"] = lambda: {"sources": _CODE, "rules": 2}
+def _hashed_file() -> Path:
+    path = _units_dir() / "hashed.txt"
+    path.write_text("x")
+    return path
+
+
+BASELINES["qlib.stamp.file_hash"] = lambda: {"path": _hashed_file()}
+BASELINES["qlib.stamp.inputs_stamp"] = lambda: {"code": _CODE, "params": {"n": 3, "device": "cpu"},
+                                                "parameters_cell": "n = 3", "depends": {"other": ["x = 2"]},
+                                                "data_dir": _units_dir(), "rules": 2}
+BASELINES["qlib.stamp.stamp_changes"] = lambda: {"old": _stamp(3), "new": _stamp(4)}
+
+
+# ---------------------------------------------------------------------------------------------- plotting
+@functools.lru_cache(maxsize=1)
+def _agg_figure_class():
+    """A matplotlib ``Figure`` on an Agg canvas that keeps one when copied: the harness deep-copies a baseline's
+    arguments, and a copied figure otherwise gets matplotlib's base canvas, which draws nothing (a pyplot
+    figure would be re-registered with pyplot, and left open, at every copy)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    class AggFigure(Figure):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            FigureCanvasAgg(self)
+
+        def __setstate__(self, state):
+            super().__setstate__(state)
+            FigureCanvasAgg(self)
+
+    return AggFigure
+
+
+def _figure(width: float = 4.0, log: bool = False):
+    """A small figure drawn off screen (no pyplot: nothing is left open): a line, points, a bar and a band,
+    labelled."""
+    fig = _agg_figure_class()(figsize=(width, 3.0))
+    ax = fig.add_subplot()
+    x = np.array([1.0, 2.0, 5.0, 10.0, 20.0])
+    ax.plot(x, x**0.5, label="line")
+    ax.scatter(x, x**0.4, label="points")
+    ax.bar([3.0], [1.0], width=0.5, label="bar")
+    ax.fill_between(x, x**0.3, x**0.5, alpha=0.2, label="band")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title("t")
+    if log:
+        ax.set_xscale("log")
+    return fig
+
+
+def _figure_file() -> Path:
+    from qlib.plotting import capture
+
+    return capture.save_figure_data(_figure(), _units_dir() / "figure.npz")
+
+
+BASELINES["qlib.plotting.capture.figure_data"] = lambda: {"fig": _figure()}
+def _figure_arrays() -> dict:
+    from qlib.plotting import capture
+
+    return capture.figure_data(_figure())
+
+
+BASELINES["qlib.plotting.capture.compact"] = lambda: {"arrays": _figure_arrays()}
+BASELINES["qlib.plotting.capture.save_figure_data"] = lambda: {"fig": _figure(), "path": _units_dir() / "saved.npz"}
+BASELINES["qlib.plotting.capture.compact_file"] = lambda: {"path": _figure_file()}
+BASELINES["qlib.plotting.capture.redraw"] = lambda: {"path": _figure_file(), "title": "again"}
+BASELINES["qlib.plotting.style.legend_outside"] = lambda: {"fig": _figure(), "loc": "lower center", "ncol": 2,
+                                                          "title": "legend", "fontsize": 9.0}
+BASELINES["qlib.plotting.style.tidy_log_axis"] = lambda: {"ax": _figure(log=True).axes[0], "axis": "x"}
+BASELINES["qlib.plotting.style.fit_to_column"] = lambda: {"fig": _figure(width=10.0)}
+BASELINES["qlib.plotting.style.overlaps"] = lambda: {"fig": _figure()}
+BASELINES["qlib.plotting.style.check_figure"] = lambda: {"fig": _figure(width=10.0)}
