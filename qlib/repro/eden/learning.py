@@ -359,30 +359,31 @@ def figure14(config: FederatedFigureConfig | None = None, *, data_dir=None, unit
     test images) and the global model's accuracy on 2,000 training images every ``eval_every``
     rounds, plus the clients' local training accuracy every round. The settings are ``config`` (a
     :class:`FederatedFigureConfig`; None: its defaults); ``units`` and ``processes`` as :func:`federated_runs`."""
-    cfg = resolve_config(FederatedFigureConfig, config)
-    cd, test, tr = _mnist_clients("one class", FIG14["clients"], data_dir, cfg.seed)
-    test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
-    runs = [(m, FIG14["bits"]) for m in cfg.methods]
-    return federated_runs(fl_models.LeNet5, cd, runs,
-                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=FIG14["clients_per_round"],
-                                              local_steps=FIG14["local_steps"], batch_size=cfg.batch_size,
-                                              client_lr=FIG14["MNIST"]["client_lr"], eval_every=cfg.eval_every,
-                                              seed=cfg.seed, device=cfg.device), units=units,
-                          processes=processes, test=test, train_eval=tr)
+    return _lenet_runs(resolve_config(FederatedFigureConfig, config), "one class", FIG14["clients"],
+                       FIG14["clients_per_round"], FIG14["local_steps"], FIG14["bits"], FIG14["MNIST"]["client_lr"],
+                       data_dir=data_dir, units=units, processes=processes)
 
 
 def figure13(config: FederatedFigureConfig | None = None, *, data_dir=None, units=None, processes: int = 1) -> pd.DataFrame:
     """Figure 13's protocol on MNIST (stand-in for CIFAR-10): 10 i.i.d. clients, all of them every
     round, one SGD step (lr 0.1) of ``batch_size`` per round, b = 0.1, LeNet-5. The settings are
     ``config`` (a :class:`FederatedFigureConfig`; None: its defaults); ``units`` and ``processes`` as :func:`federated_runs`."""
-    cfg = resolve_config(FederatedFigureConfig, config)
-    cd, test, tr = _mnist_clients("iid", FIG13["clients"], data_dir, cfg.seed)
+    return _lenet_runs(resolve_config(FederatedFigureConfig, config), "iid", FIG13["clients"], FIG13["clients"],
+                       FIG13["local_steps"], FIG13["CIFAR-10"]["bits"], FIG13["CIFAR-10"]["client_lr"],
+                       data_dir=data_dir, units=units, processes=processes)
+
+
+def _lenet_runs(cfg, split, clients, per_round, local_steps, bits, lr, *, data_dir, units, processes):
+    """Figures 13 and 14's shared protocol: LeNet-5 on MNIST clients split ``split`` (``clients`` of
+    them, ``per_round`` each round, ``local_steps`` SGD steps at ``lr``), every method of ``cfg`` at
+    ``bits``, the test accuracy on the first ``cfg.eval_size`` test images."""
+    cd, test, tr = _mnist_clients(split, clients, data_dir, cfg.seed)
     test = (test[0][:cfg.eval_size], test[1][:cfg.eval_size])
-    runs = [(m, FIG13["CIFAR-10"]["bits"]) for m in cfg.methods]
+    runs = [(m, bits) for m in cfg.methods]
     return federated_runs(fl_models.LeNet5, cd, runs,
-                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=FIG13["clients"],
-                                              local_steps=FIG13["local_steps"], batch_size=cfg.batch_size,
-                                              client_lr=FIG13["CIFAR-10"]["client_lr"], eval_every=cfg.eval_every,
+                          fedavg.FedAvgConfig(rounds=cfg.rounds, clients_per_round=per_round,
+                                              local_steps=local_steps, batch_size=cfg.batch_size,
+                                              client_lr=lr, eval_every=cfg.eval_every,
                                               seed=cfg.seed, device=cfg.device), units=units,
                           processes=processes, test=test, train_eval=tr)
 
