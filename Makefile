@@ -17,7 +17,7 @@ TORCH    ?= torch==2.13.0
 SITE     ?= _build/site
 BOOK_OUT ?= _build/book
 
-.PHONY: install book test lab clean publish pdf archive archive-check archive-revalidate
+.PHONY: install book test lab clean publish pdf archive archive-check archive-revalidate archive-spot
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,18 +42,25 @@ test: install
 	QLIB_DATA_DIR="$(DATA_DIR)" tests/netns-run $(PY) -m pytest --durations=20
 
 # The archive of long runs (README, "The archive"): run notebooks at PROFILE (ONLY: space-separated
-# selections) and store their results with provenance under archive/<profile>/; check every entry's
-# schema and stamp (runs nothing; CI runs it through make test); carry stale entries forward when
-# their smoke rows are unchanged.
+# selections) and store their results with provenance under archive/<profile>/ (refused from a tree with
+# uncommitted changes); check every entry's schema and stamp (runs nothing; CI runs it through make test);
+# carry stale entries forward when their smoke rows and their paper-sized spot unit (qlib/book/spot.py)
+# give the archived rows (DRY=1: report only); archive-spot: the spot units alone, against any entry.
+# ARCHIVE_DIR: another archive folder (a copy).
 archive: install
 	$(PY) -m qlib.book archive --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \
 		$(foreach o,$(ONLY),--only $(o))
 
 archive-check: install
-	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m qlib.book archive-check
+	QLIB_DATA_DIR="$(DATA_DIR)" $(PY) -m qlib.book archive-check $(if $(ARCHIVE_DIR),--archive "$(ARCHIVE_DIR)")
 
 archive-revalidate: install
-	$(PY) -m qlib.book archive-revalidate --data-dir "$(DATA_DIR)"
+	$(PY) -m qlib.book archive-revalidate --data-dir "$(DATA_DIR)" $(foreach o,$(ONLY),--only $(o)) \
+		$(if $(DRY),--dry-run) $(if $(ARCHIVE_DIR),--archive "$(ARCHIVE_DIR)")
+
+archive-spot: install
+	$(PY) -m qlib.book archive-spot --data-dir "$(DATA_DIR)" $(foreach o,$(ONLY),--only $(o)) \
+		$(if $(ARCHIVE_DIR),--archive "$(ARCHIVE_DIR)")
 
 publish: install
 	$(PY) -m qlib.book publish --profile $(PROFILE) --device $(DEVICE) --data-dir "$(DATA_DIR)" \

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -101,6 +102,44 @@ def test_book_builds_without_warnings(smoke, html):
         text = re.sub(r'<(span|div) class="math[^"]*">.*?</\1>', "", text, flags=re.S)
         assert not raw.search(text), f"{page.relative_to(site)} shows unparsed MyST: {raw.search(text).group(0)}"
     assert (site / "_static/mathjax/tex-chtml.js").is_file(), "MathJax is not bundled"
+
+
+_CLAIM_VERDICT = "holds in part|holds|consistent|not reproduced|refuted|untested"
+
+
+def _page_verdicts(out: Path) -> list[tuple[str, str, str]]:
+    """``(page, paper/claim id, verdict)`` for every claim a page of the executed tree shows: the landing
+    page's findings, each paper's summary and each chapter's glance (the stage rewrote them)."""
+    V = _CLAIM_VERDICT
+    seen = []
+    for line in (out / "chapters/intro/findings-info.md").read_text().splitlines():
+        v, ids = re.search(rf"— \*\*({V})\*\* \(", line), re.findall(r"(\d{3})/(\d{3}-[\w.-]+)", line)
+        if v and ids:
+            seen.append(("landing", "/".join(ids[-1]), v.group(1)))
+    for paper, part in (("001", "quantized-mis"), ("003", "mia-limits"), ("002", "eden"), ("004", "rqp-sgd")):
+        for line in (out / "chapters" / part / "summary-info.md").read_text().splitlines():
+            m = re.match(rf"\* \*\*(\d{{3}}-[\w.-]+)\*\* \(.*, ({V})\): “", line)
+            if m:
+                seen.append((f"{part}/summary", f"{paper}/{m.group(1)}", m.group(2)))
+    for nb in sorted((out / "chapters").rglob("*.ipynb")):
+        cell = next((c for c in json.loads(nb.read_text())["cells"] if c.get("id") == "qlib-at-a-glance"), None)
+        text = "".join(cell["source"]) if cell else ""
+        for m in re.finditer(rf"^\* \*\*({V})\*\* — (\d{{3}}/\d{{3}}-[\w.-]+) \(", text, flags=re.M):
+            seen.append((nb.relative_to(out).as_posix(), m.group(2), m.group(1)))
+    return seen
+
+
+def test_every_page_gives_each_claim_the_verdict_of_findings_csv(smoke, html):
+    out, _, _ = smoke
+    frame = pd.read_csv(out / "_results" / "findings.csv", dtype=str, keep_default_na=False)
+    truth = {f"{p}/{i}": v for p, i, v in zip(frame["paper"], frame["id"], frame["verdict"])}
+    seen = _page_verdicts(out)
+    pages = {p for p, _, _ in seen}
+    # the landing page, the four summaries and the glances of chapters whose rows test claims all name claims
+    assert "landing" in pages and sum(p.endswith("/summary") for p in pages) == 4
+    assert sum(p.endswith(".ipynb") for p in pages) >= 10, sorted(pages)
+    wrong = [(page, cid, v, truth.get(cid)) for page, cid, v in seen if truth.get(cid) != v]
+    assert not wrong, wrong[:10]
 
 
 def _serve(directory: Path):

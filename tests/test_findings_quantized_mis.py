@@ -1,7 +1,8 @@
 """The findings of paper 001 (qlib.repro.quantized_mis.findings): the claims' registry, their quotes
 against the paper's text, their selections against the book's chapters and rows, the derived verdicts
-on hand-built ledgers, the causes of differing rows; and figure6_rows' choice of the least private
-quantizer when a run's r_Q^n is undefined."""
+on hand-built ledgers; the causes of differing rows checked against their evidence rows on constructed
+ledgers (each falls back to ``unexplained`` when its evidence changes); and figure6_rows' choice of the
+least private quantizer when a run's r_Q^n is undefined."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import paper_texts
 import pytest
 
 from qlib.repro.findings import (
-    CAUSES,
     CLAIM_VERDICTS,
     Cause,
     Claim,
@@ -28,7 +28,9 @@ from qlib.repro.findings import (
 from qlib.repro.quantized_mis import findings as F
 
 REPO = Path(__file__).resolve().parents[1]
-MOLECULAR_CSV = REPO / "benchmarks" / "results" / "cpu-2026-11-26" / "molecular-default-comparisons.csv"
+MOLECULAR_CSV = REPO / "archive" / "paper" / "quantized-mis" / "05-molecular" / "comparisons.csv"
+#: claims whose rows the archived molecular run predates (chapter 05's new §5.2.2 rows)
+NEWER_THAN_ARCHIVE = ("001-C26", "001-C27")
 
 
 
@@ -46,7 +48,7 @@ def test_ids_unique_and_registry_clean():
     ids = [c.id for c in F.CLAIMS]
     assert len(ids) == len(set(ids))
     assert check_registry(F.CLAIMS) == []
-    assert 10 <= len(F.CLAIMS) <= 25
+    assert 10 <= len(F.CLAIMS) <= 30
     assert all(c.paper == "001" and re.fullmatch(r"001-C\d+", c.id) for c in F.CLAIMS)
     assert all(0 <= c.weight <= 10 for c in F.CLAIMS)
     heads = [c for c in F.CLAIMS if c.headline]
@@ -84,7 +86,7 @@ def test_every_select_names_an_existing_chapter():
 def test_row_causes_use_the_vocabulary():
     assert F.ROW_CAUSES
     for s, c in F.ROW_CAUSES:
-        assert isinstance(s, Select) and isinstance(c, Cause) and c.kind in CAUSES
+        assert isinstance(s, Select) and isinstance(c, Cause)
         assert s.chapter.startswith("quantized-mis/"), "causes are given for the quantized-MIS chapters' rows"
 
 
@@ -96,11 +98,13 @@ def test_summary_keys():
 
 
 # --- the selections hit real rows ---------------------------------------------------------------------
-def test_molecular_selections_hit_rows_of_the_recorded_ledger():
+def test_molecular_selections_hit_rows_of_the_archived_ledger():
     if not MOLECULAR_CSV.is_file():
-        pytest.skip("the recorded molecular ledger is absent")
-    df = pd.read_csv(MOLECULAR_CSV)
+        pytest.skip("the archived molecular ledger is absent")
+    df = pd.read_csv(MOLECULAR_CSV, dtype=str, keep_default_na=False)
     for c in F.CLAIMS:
+        if c.id in NEWER_THAN_ARCHIVE:
+            continue
         for s in c.rows:
             if s.chapter == "quantized-mis/05-*":
                 assert s.mask(df).any(), f"{c.id}: {s} selects no row of {MOLECULAR_CSV.name}"
@@ -109,34 +113,101 @@ def test_molecular_selections_hit_rows_of_the_recorded_ledger():
     t3 = df[df["where"].str.startswith("Table 3, ") & ~df["quantity"].str.contains("original")]
     a, b = set(claim_rows(c18, t3).index), set(claim_rows(c19, t3).index)
     assert a and b and not (a & b) and a | b == set(t3.index)
+    # every Table 4 / 5 relative cell the archive differs on is matched by a cause that needs evidence rows
+    dif = df[df["where"].str.match(r"^Table [45], ") & df["quantity"].str.startswith("relative")
+             & df["verdict"].isin(["differs"])]
+    assert len(dif)
+    out = assign_causes(dif.assign(id=[f"r{i}" for i in range(len(dif))]), F.ROW_CAUSES, pool=_pool([]),
+                        stand_ins=F.STAND_INS)
+    assert (out.cause == "unexplained").all()            # no probe row in the pool: no cause can hold
+    assert out.cause_why.str.contains("none of its evidence rows").all()
 
 
-def test_molecular_differing_rows_get_the_recorded_causes():
-    if not MOLECULAR_CSV.is_file():
-        pytest.skip("the recorded molecular ledger is absent")
-    df = assign_causes(pd.read_csv(MOLECULAR_CSV), F.ROW_CAUSES)
-    d = df[df.verdict.isin(["differs", "disagrees", "erratum not confirmed"])]
-    assert len(d) and (d.cause != "").all()
+# --- causes against their evidence, on constructed ledgers -----------------------------------------------
+_MOL = "quantized-mis/05-molecular"
+_COLS = ["chapter", "kind", "where", "quantity", "paper_value", "ours", "verdict", "scale"]
 
-    def cause(where, quantity):
-        row = df[(df["where"] == where) & (df["quantity"] == quantity)]
-        assert len(row) == 1, (where, quantity)
-        return row.cause.iloc[0]
 
-    assert cause("Table 3, hERG_Karim", "relative AUROC, bits2") == "scale"
-    assert cause("Table 3, AMES", "relative AUROC, sign") == "finding"
-    assert cause("Table 3, AMES", "relative AUROC, ternary50") == "scale"
-    assert cause("Table 3, AMES", "relative AUROC, ternary90") == "finding"
-    assert cause("Table 4, Solubility_AqSolDB", "relative R², bits3") == "finding"  # the average is not why
-    assert cause("Table 5, LD50_Zhu", "relative Spearman ρ, bits3") == "scale"
-    assert cause("Table 5, PPBR_AZ", "relative Spearman ρ, ternary90") == "paper"
-    # the finding's own why (the investigation), not the default one of assign_causes
-    why = df[(df["where"] == "Table 3, AMES") & (df["quantity"] == "relative AUROC, sign")].cause_why.iloc[0]
-    assert "independent implementation" in why
-    # the same rows read at a scale below the paper's are not explained by it (the recorded CSV is default)
-    at_default = assign_causes(pd.read_csv(MOLECULAR_CSV).assign(scale="default"), F.ROW_CAUSES)
-    row = at_default[(at_default["where"] == "Table 3, AMES") & (at_default["quantity"] == "relative AUROC, sign")]
-    assert row.cause.iloc[0] == "unexplained" and "paper's scale" in row.cause_why.iloc[0]
+def _ledger(rows) -> pd.DataFrame:
+    """A ledger from (chapter, kind, where, quantity, paper_value, ours, verdict[, scale]) tuples; ids r0, r1…"""
+    df = pd.DataFrame([r if len(r) == 8 else (*r, "paper (archived)") for r in rows], columns=_COLS)
+    return df.assign(paper="001", id=[f"r{i}" for i in range(len(df))])
+
+
+def _pool(rows) -> pd.DataFrame:
+    return _ledger(rows) if rows else pd.DataFrame(columns=[*_COLS, "paper", "id"])
+
+
+def _causes(rows, evidence):
+    """``rows`` with their causes, ``evidence`` the pool beside them."""
+    df = _ledger(rows)
+    pool = pd.concat([df, _ledger(evidence).assign(id=lambda d: "e" + d.id)], ignore_index=True)
+    return assign_causes(df, F.ROW_CAUSES, pool=pool, stand_ins=F.STAND_INS)
+
+
+def _spread(task, col, spread, table="4", metric="R²", verdict=None):
+    passes = verdict or ("probe passes" if spread >= 0.5 else "probe fails")
+    return (_MOL, "probe", f"Table {table} probe, {task}", f"embedder spread of relative {metric}, {col}", "gap 0.5",
+            str(spread), passes)
+
+
+def test_a_table4_cell_is_a_stand_in_only_while_the_embedder_spread_covers_its_gap():
+    row = (_MOL, "paper-number", "Table 4, LD50_Zhu", "relative R², bits4", "0.67", "0.17", "differs")   # gap 0.5
+    held = _causes([row], [_spread("LD50_Zhu", "bits4", 0.8)]).iloc[0]
+    assert held.cause == "stand-in" and held.cause_evidence == "er0"
+    assert "ours 0.8" in held.cause_why and "Evidence:" in held.cause_why      # the numbers come from the row
+    shrunk = _causes([row], [_spread("LD50_Zhu", "bits4", 0.3)]).iloc[0]      # the spread shrinks below the gap
+    assert shrunk.cause == "unexplained" and "less than the gap" in shrunk.cause_why
+    # another task's or another column's spread is never this cell's evidence
+    other = _causes([row], [_spread("PPBR_AZ", "bits4", 9.0), _spread("LD50_Zhu", "bits5", 9.0)]).iloc[0]
+    assert other.cause == "unexplained" and other.cause_evidence == ""
+    # a smoke run with one embedder: the probe is not comparable, the spread is no number
+    one = _causes([row], [(*_spread("LD50_Zhu", "bits4", 0.8)[:5], "", "not comparable")]).iloc[0]
+    assert one.cause == "unexplained" and "not a number" in one.cause_why
+
+
+def test_a_table5_cell_reads_the_spread_of_its_own_table():
+    row = (_MOL, "paper-number", "Table 5, Caco2_Wang", "relative Spearman ρ, sign", "0.89", "0.94", "differs")
+    t4 = _causes([row], [_spread("Caco2_Wang", "sign", 1.0)]).iloc[0]                      # a Table 4 probe
+    t5 = _causes([row], [_spread("Caco2_Wang", "sign", 1.0, table="5", metric="Spearman ρ")]).iloc[0]
+    assert t4.cause == "unexplained" and t5.cause == "stand-in"
+
+
+def test_the_other_reading_explains_a_table5_ternary90_cell_only_where_it_closes_the_gap():
+    row = (_MOL, "paper-number", "Table 5, PPBR_AZ", "relative Spearman ρ, ternary90", "0.97", "0.36", "differs")
+    probe = lambda v, ok: (_MOL, "probe", "Table 5 probe, PPBR_AZ", "relative Spearman ρ, ternary90 under Table 1's "  # noqa: E731
+                           "reading", "0.97", v, "probe passes" if ok else "probe fails")
+    assert _causes([row], [probe("0.95", True)]).iloc[0].cause == "method"
+    failed = _causes([row], [probe("0.60", False)]).iloc[0]
+    assert failed.cause == "unexplained" and "no variant of ours" in failed.cause_why
+
+
+def test_no_finding_on_the_chapters_whose_inputs_are_stand_ins():
+    finding = Cause("finding", "An alternative was tried and did not close the gap.",
+                    (Select("quantized-mis/0*", r"^alternative$"),))
+    probe = lambda ch: (ch, "probe", "alternative", "q", "1", "0", "probe fails")  # noqa: E731
+    for ch, declared in (("quantized-mis/05-molecular", True), ("quantized-mis/03-synthetic-study", True),
+                         ("quantized-mis/04-synthetic-ranking", True), ("quantized-mis/02-theory", False)):
+        df = _ledger([(ch, "paper-claim", "claim", "q", "1", "0", "differs")])
+        pool = pd.concat([df, _ledger([probe(ch)]).assign(id="e0")], ignore_index=True)
+        out = assign_causes(df, [(Select(ch, "claim"), finding)], pool=pool, stand_ins=F.STAND_INS).iloc[0]
+        assert (out.cause == "unexplained") == declared, ch
+        if declared:
+            assert "declared stand-in" in out.cause_why
+
+
+def test_the_synthetic_sparse_claim_is_a_method_cause_only_with_a_probe_row():
+    syn = "quantized-mis/03-synthetic-study"
+    row = (syn, "paper-claim", "§5.2.2 (on the synthetic laws)", "1.58b 90% more accurate than the other sparse "
+           "quantizers (1.58b 33%, 50%)", "almost all datasets", "2/9 laws", "differs")
+    ablation = lambda kind, v: (syn, kind, "§5.2.2 (ablation: Table 1 reading)", row[3], "almost all datasets",  # noqa: E731
+                                "9/9 laws", v)
+    assert _causes([row], [ablation("probe", "probe passes")]).iloc[0].cause == "method"
+    # the archived run recorded the same variant as a theory-check: not a probe, so no method cause
+    old = _causes([row], [ablation("theory-check", "agrees")]).iloc[0]
+    assert old.cause == "unexplained" and "not all probes" in old.cause_why
+    # and when our variant fails too, the reading is not why
+    assert _causes([row], [ablation("probe", "probe fails")]).iloc[0].cause == "unexplained"
 
 
 # --- derived verdicts on hand-built ledgers -------------------------------------------------------------

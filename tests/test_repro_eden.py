@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -101,6 +102,9 @@ def test_figure4_rows_gap_differs():
     assert gap.kind == "paper-claim" and gap.verdict == "differs" and 0.25 < gap.ours < 0.2547
     assert rows["no-EE EDEN: bits above the RD bound (max over b)"].verdict == "consistent"  # no null stated: cannot fail
     assert rows["every EDEN curve ≥ RD bound"].kind == "theory-check"
+    (erratum,) = [r for r in rows.values() if r.kind == "erratum"]
+    assert erratum.verdict == "erratum confirmed" and erratum.ours == pytest.approx(0.2546143, abs=1e-6)
+    assert "from b = 2 on this grid" in erratum.note  # the exact gap at b = 1 is below 0.25, at b = 2 above
 
 
 def test_figure5_rows():
@@ -115,9 +119,37 @@ def test_figure6_and_unbiasedness_rows():
     f6 = R.figure6([1, 2], [4, 10], ["normal"], trials=3, seed=0)
     rows = R.figure6_rows(f6)
     assert [r.where for r in rows] == ["App. H, Figure 6", "App. H"]
+    small = R.small_d_probe([1, 4], ["normal"], trials=200, seed=0)
+    assert set(small["rotations"]) == {1, 2} and (small["d"] == 16).all() and (small["trials"] == 200).all()
+    probes = R.figure6_probe_rows(f6, 3, small)
+    assert [r.kind for r in probes] == ["probe"] * 3
+    assert [r.where for r in probes] == ["App. H, Figure 6 (probe, ours)"] + ["App. H (probe, ours)"] * 2
     ub = R.unbiasedness(16, 2000, seed=0)
     r2, r1 = R.unbiasedness_rows(ub)
     assert r2.kind == "paper-claim" and r2.ours == pytest.approx(ub.iloc[1]["ratio"]) and r1.passed is None
+    assert r1.kind == "probe" and r1.verdict == "not comparable"
+
+
+def test_figure6_probes_on_made_up_points():
+    # two points beyond 10 % at d = 1024: 1.5 and 1.3 standard errors away (sd 0.4 over 4 trials: SE 0.2)
+    f6 = pd.DataFrame({"d": [16, 1024, 1024, 1024], "ratio": [0.8, 1.3, 0.74, 1.05], "sd": 0.4, "theory": 1.0})
+    (within,) = R.figure6_probe_rows(f6, 4)
+    assert within.verdict == "probe passes" and within.ours.startswith("2/3 points beyond")
+    (beyond,) = R.figure6_probe_rows(f6.assign(sd=0.1), 4)  # SE 0.05: 6 standard errors away
+    assert beyond.verdict == "probe fails" and "6.00 SE" in beyond.ours
+    small = pd.DataFrame({"rotations": [1, 1, 1, 2, 2, 2], "d": 16, "trials": 50,
+                          "ratio": [0.8, 0.9, 1.2, 1.1, 1.2, 0.9]})
+    one, two = R.figure6_probe_rows(f6, 4, small)[1:]
+    assert one.verdict == "probe fails" and two.verdict == "probe passes"  # median 0.9 and 1.1 against "higher"
+    assert "one RHT" in one.quantity and "2 chained RHTs" in two.quantity
+
+
+def test_qsgd_law_erratum():
+    (row,) = R.qsgd_law_rows(d=2**12, bits=(1, 2), trials=2, seed=0)
+    assert row.kind == "erratum" and row.verdict == "erratum confirmed" and 0.6 < row.ours < 0.95
+    assert "0.760" in row.note  # e^(-1/2)/√(2/π)
+    with pytest.raises(ValueError, match="bits"):
+        R.qsgd_law_rows(d=2**12, bits=(0,))
 
 
 def test_figure8_rows_and_note():

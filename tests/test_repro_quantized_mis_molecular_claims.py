@@ -135,5 +135,5 @@ def test_figure34_readings_pick_the_most_private_reading():
     assert t.loc[("1.58b 90%", "text (§5.1)"), "share of tasks most private"] == 0.0
     assert t.loc[("1.58b 90%", "Table 1"), "mean rank of r_Q^n"] == 1.0
     (row,) = MC.figure34_reading_rows(st)
-    assert row.passed and row.kind == "theory-check"
+    assert row.passed and row.kind == "probe"                                      # our variant, not a claim row
     assert "holds under the Table 1 reading" in MC.figure34_readings_text(st)

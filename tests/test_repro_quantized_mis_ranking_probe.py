@@ -43,3 +43,21 @@ def test_variant_table_properties():
     assert (t.loc["stable", "Sign < 1.58b 33 % (laws)"] == "2/2").all()
     with pytest.raises(ValueError, match="k"):
         RP.variant_table({"stable": stable}, NAMES, k=31)
+
+
+def test_variant_rows_are_probes_passing_above_the_papers_level():
+    rng = np.random.default_rng(1)
+    base = np.arange(1, len(NAMES) + 1, dtype=float)[None, :, None]
+    stable = base + 0.01 * rng.random((2, len(NAMES), 30))
+    noisy = rng.random((2, len(NAMES), 30))                    # no order: ρ near 0
+    zeros = np.zeros((2, len(NAMES), 30))
+    t = RP.variant_table({"stable": stable, "noisy": noisy, "zeros": zeros}, NAMES, k=5, n_subsets=5)
+    rows = RP.variant_rows(t, note="a test", skip=[("stable", "mean")])
+    assert len(rows) == 5 and all(r.kind == "probe" and "a test" in r.note for r in rows)
+    by = {(r.quantity.split(", ")[1], r.quantity.split(", ")[2].split(" over")[0]): r for r in rows}
+    assert ("stable", "mean") not in by                        # the paper's own estimator: a claim row elsewhere
+    assert by[("stable", "median")].verdict == "probe passes" and by[("noisy", "mean")].verdict == "probe fails"
+    assert by[("zeros", "mean")].verdict == "not comparable"   # every ρ undefined
+    assert all(r.quantity.endswith("> 0.95 at k_run = 5") for r in rows)
+    with pytest.raises(TypeError, match="table"):
+        RP.variant_rows(t.drop(columns="variant"), note="x")

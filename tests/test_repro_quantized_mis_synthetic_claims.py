@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -40,22 +42,36 @@ def test_figure2_paper_pairing_and_ablation_kinds(tiny):
     rho = synthetic_claims.spearman_table(tiny)
     assert list(rho.law)[-1] == "mean" and len(rho) == 3
     rows = synthetic_claims.figure2_rows(rho, tiny)
-    assert [r.kind for r in rows] == ["paper-number", "theory-check"]
+    assert [r.kind for r in rows] == ["paper-number", "probe"]                  # our estimator pair is a probe
     assert rows[0].paper_value == P.PAPER_MEAN_SPEARMAN
     assert "discriminator" in rows[0].quantity and "threshold" in rows[1].quantity
     claims, table = synthetic_claims.section512_rows(tiny)
-    assert len(claims) == 6 and all(r.kind == "paper-claim" for r in claims) and len(table) == 12
+    paper = [r for r in claims if r.kind == "paper-claim"]
+    probes = [r for r in claims if r.kind == "probe"]
+    assert len(paper) == 6 and len(probes) == 6 and len(claims) == 12 and len(table) == 12
+    # the paper's estimates are claims; the median of r_Q^n and the threshold attack are our variants
+    assert all(re.search(r"\((?:r_Q\^n \(mean\)|discriminator MIS)\)$", r.quantity) for r in paper)
+    assert all(re.search(r"\((?:r_Q\^n \(median\)|threshold MIS)\)$", r.quantity) for r in probes)
+    # each probe row passes exactly where its table line holds in every law
+    held = {(t["estimate"], t["claim"]): t["laws where it holds"] for _, t in table.iterrows()}
+    for r in probes:
+        claim_, est = re.match(r"^(.*) \((r_Q\^n \(median\)|threshold MIS)\)$", r.quantity).groups()
+        k, n = held[(est, claim_)].split("/")
+        assert r.passed == (k == n) and r.ours == f"{k}/{n} laws"
     assert all(r.passed is None for r in synthetic_claims.cost_rows(tiny))
 
 
 def test_figure2_text_follows_the_verdicts(tiny):
     from qlib.repro.ledger import Item, Null, close, not_comparable
 
-    ok = [close(Item("Figure 2", "q", 0.86), 0.8, atol=0.1, null=Null(0.0)), close(Item("Figure 2 (ablation)", "q", 0.8), 0.5, atol=0.1, kind="theory-check")]
+    ok = [close(Item("Figure 2", "q", 0.86), 0.8, atol=0.1, null=Null(0.0)),
+          close(Item("Figure 2 (ablation)", "q", 0.8), 0.5, atol=0.1, kind="probe", note="our variant")]
     t = synthetic_claims.figure2_text(ok)
-    assert "0.800" in t and "reproduced" in t and "disagrees" in t
+    assert "0.800" in t and "reproduced" in t and "outside ±0.1 of the paper's pairing" in t
+    ok[1] = close(Item("Figure 2 (ablation)", "q", 0.8), 0.75, atol=0.1, kind="probe", note="our variant")
+    assert "within ±0.1 of the paper's pairing" in synthetic_claims.figure2_text(ok)
     nc = [not_comparable(Item("Figure 2", "q", 0.86), reason="ρ undefined"),
-          not_comparable(Item("Figure 2 (ablation)", "q", None), None, reason="ρ undefined", kind="theory-check")]
+          not_comparable(Item("Figure 2 (ablation)", "q", None), None, reason="ρ undefined", kind="probe")]
     assert "cannot be compared" in synthetic_claims.figure2_text(nc) and "None" not in synthetic_claims.figure2_text(nc)
 
 
@@ -104,7 +120,7 @@ def test_section512_rows_without_discriminator(tiny):
     rows, table = synthetic_claims.section512_rows(no_disc)                      # crashed on the all-NaN discriminator MIS
     disc = [r for r in rows if "discriminator" in r.quantity]
     assert disc and all(r.verdict == "not comparable" for r in disc)   # not run is not "differs"
-    assert len(disc) == len([r for r in rows if "r_Q^n" in r.quantity])
+    assert len(disc) == len([r for r in rows if r.quantity.endswith("(r_Q^n (mean))")])
     assert "not run" in set(table["laws where it holds"])
 
 
@@ -117,7 +133,7 @@ def test_readings_study_tiny():
     assert set(rt["claims"]["reading"]) == {"text", "Table 1"}
     rows = synthetic_claims.reading_rows(rt, rt["res"])
     better = [r for r in rows if r.quantity.startswith("1.58b 90% more accurate")]
-    assert [r.kind for r in better] == ["paper-claim", "theory-check"] and better[0].null_fails
+    assert [r.kind for r in better] == ["paper-claim", "probe"] and better[0].null_fails   # Table 1's: our variant
     assert math.isfinite(rt["columns"]["mean |Δ|, text reading"].iloc[0])
     assert "Table 1" in synthetic_claims.reading_text(rt) or "not resolved" in synthetic_claims.reading_text(rt)
 
@@ -131,7 +147,7 @@ def test_figure2_under_both_readings_tiny():
     f2r = synthetic_claims.figure2_readings(rt["res"])
     assert list(f2r.law)[-1] == "mean" and len(f2r) == 4
     rows = synthetic_claims.figure2_reading_rows(f2r, rt["res"])
-    assert [r.kind for r in rows] == ["theory-check", "theory-check"]       # never a second paper-number row
+    assert [r.kind for r in rows] == ["probe", "probe"]       # our variant: never a second paper-number row
     assert all(r.passed is not None and "fixed before" in r.tolerance for r in rows)
     assert rows[1].paper_value == 0.86 and math.isfinite(rows[0].paper_value)
     # the discriminator changes no accuracy or r_Q^n; without it the rows are not comparable

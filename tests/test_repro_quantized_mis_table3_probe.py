@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from qlib.repro.quantized_mis import _table3_train as T3
 from qlib.repro.quantized_mis import molecular
 from qlib.repro.quantized_mis import table3_probe as tp
 from qlib.repro.quantized_mis.paper import PAPER_TABLE3
@@ -63,15 +64,23 @@ def test_pattern_test_bad_input():
         tp.pattern_test(pd.DataFrame({"task": ["A"]}))
 
 
-def test_probe_rows_kinds_and_nulls():
+def test_probe_rows_are_probes():
     df = pd.concat([_frame(PAPER_LIKE, tasks=("hERG", "DILI"), variant="probability"),
                     _frame(OURS, tasks=("hERG", "DILI"), variant="default"),
                     _frame(OURS, tasks=("hERG", "DILI"), variant="plain")])
     rows = tp.probe_rows(df)
     by = {r.where: r for r in rows}
-    assert by["Table 3 pattern, variant probability"].verdict == "reproduced"
-    assert by["Table 3 pattern, variant default"].verdict == "differs"
-    assert all(r.null_fails for r in rows if r.kind == "paper-claim")
+    assert by["Table 3 pattern, variant probability"].verdict == "probe passes"
+    assert by["Table 3 pattern, variant default"].verdict == "probe fails"
+    pattern = [r for r in rows if r.where.startswith("Table 3 pattern")]
+    assert {r.kind for r in pattern} == {"probe"} and all(r.null is None and r.null_fails is None for r in pattern)
+    # the note judges the paper's own Table 3 and the no-loss null by the same test
+    assert "the paper's Table 3 on these tasks passes" in by["Table 3 pattern, variant default"].note
+    assert "(every column 1.00) fails" in by["Table 3 pattern, variant default"].note
+    # what a variant changes comes from `changes` when given
+    assert "my change" in tp.probe_rows(df, changes={"probability": "my change"})[0].note
+    with pytest.raises(TypeError, match="changes"):
+        tp.probe_rows(df, changes=["probability"])
     chk = by["Table 3 probe, trainer check"]
     assert chk.kind == "theory-check" and chk.verdict == "agrees"
     assert "AUROC of the float32 sigmoid" in by["Table 3 pattern, variant probability"].note
@@ -144,7 +153,11 @@ def test_plain_trainer_matches_the_engine_on_a_tiny_task():
     val, tr = molecular.split_indices(30, runs=2, seed=0)
     train_part = np.setdiff1d(np.arange(30), val)
     Xs = molecular._standardise(X, X[train_part]).astype(np.float32)
-    th0, th, shapes = tp._plain_fit(Xs, y, tr, layers=1, hidden=4, lr=1e-2, batch_size=None, epochs=5, seed=0)
+    seen = []
+    th0, th, shapes = T3.plain_fit(Xs, y, tr, layers=1, hidden=4, lr=1e-2, batch_size=None, epochs=5, seed=0,
+                                    on_epoch=lambda e, t: seen.append((e, t.clone())))
+    assert [e for e, _ in seen] == [1, 2, 3, 4, 5] and torch.equal(seen[-1][1], th)     # told after every epoch
+    assert not torch.equal(seen[0][1], th)
     from qlib.engine import train
     from qlib.engine_models import MLP
 
@@ -153,7 +166,7 @@ def test_plain_trainer_matches_the_engine_on_a_tiny_task():
     torch.testing.assert_close(th, res.theta, rtol=1e-4, atol=1e-5)
     # and the forward pass is the engine's
     xv = torch.from_numpy(Xs[val]).unsqueeze(0).expand(2, -1, -1)
-    torch.testing.assert_close(tp._forward(th, xv, shapes), MLP(5, 4).forward(th, xv))
+    torch.testing.assert_close(T3.forward(th, xv, shapes), MLP(5, 4).forward(th, xv))
 
 
 def test_probe_tiny(tmp_path):

@@ -19,11 +19,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from . import findings
 from .check import status_frame
 from .gathering import IncompleteResultsWarning, gather
+from .glance import restamp
 from .provenance import build_costs, provenance_markdown, status_markdown
 from .scale import archived_ledger, rows_at_largest_scale
 from .toc import find_root
@@ -86,10 +88,16 @@ def stage_findings(root: Path, out: Path) -> None:
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
     profiles = sorted({c["profile"] for c in build_costs(out)}) or ["none"]
     claims, causes, summaries = findings.registry()
-    judged = findings.with_causes(rows_at_largest_scale(rows, build_profile=", ".join(profiles), root=root), causes,
-                                  archived=archived_ledger(root))
-    frame = findings.findings_frame(judged, claims)
+    arch = archived_ledger(root)
+    largest = rows_at_largest_scale(rows, build_profile=", ".join(profiles), root=root)
+    # the evidence a cause may name: the rows judged, this build's rows of every chapter (a probe the archive
+    # lacks; never evidence for a paper-scale row: qlib.repro.findings.cause_check) and the archived runs'
+    pool = findings.evidence_pool(largest, pd.concat([rows.assign(scale=", ".join(profiles), id=findings.F.row_ids(rows)),
+                                                      arch], ignore_index=True) if len(rows) else arch)
+    judged = findings.with_causes(largest, causes, archived=arch, pool=pool)
+    frame = findings.findings_frame(judged, claims, pool=pool)
     findings.write_findings(frame, out / "_results" / findings.FINDINGS_FILE)
+    restamp(out, frame, judged)  # every chapter's glance reads the same claims and causes as the pages below
     (out / "chapters" / "intro" / "findings-info.md").write_text(findings.landing_markdown(frame, judged))
     for paper, part in findings.PAPER_PART.items():
         dest = out / "chapters" / part / "summary-info.md"

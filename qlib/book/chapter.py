@@ -183,8 +183,8 @@ class Chapter:
         notes once, the rows that need attention, and the settled rows folded away."""
         from IPython.display import Markdown, display  # deferred: IPython is there only in a kernel
 
-        df = self.cmp.frame()
         profile = _profile_of_run()
+        df = self.cmp.frame(scale=profile)
         # a build at another scale shows the archived run at the largest scale beside its own: `paper`, else
         # the chapter's own reduced profile (a chapter whose paper run does not fit a session), so labelled
         shown = shown_profile(self.id, exclude=profile) if profile != "paper" else None

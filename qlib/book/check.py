@@ -2,9 +2,13 @@
 against the one today's code, parameters and data give (nothing executes).
 
 An entry is **current** when nothing its stamp covers changed, **stale** when something did (the
-status names what: which modules, which parameters, the code, the data) and **invalid** when its files
-do not follow the schema. A stale entry is shown as stale and not counted in the book's headline;
-:func:`qlib.book.archive.revalidate` re-runs its ``smoke`` rows to carry it forward. An entry is
+status names what: which modules, which parameters, the code, the data) or when its provenance records a
+parameter as an object's ``repr`` instead of its value, **dirty** when it ran from a working tree with
+uncommitted changes (``provenance.json`` says ``"dirty": true``: the commit it names is not the code that
+ran, so only a run from a clean commit replaces it) and **invalid** when its files do not follow the
+schema. An entry that is not current is shown marked and not counted in the book's headline or the
+findings; :func:`qlib.book.archive.revalidate` re-runs a stale entry's ``smoke`` rows and one paper-sized
+unit (:mod:`qlib.book.spot`) to carry it forward. An entry is
 compared under the rules it was stamped by (:data:`qlib.stamp.RULES`): covering more files marks no
 entry stale by itself. ``python -m qlib.book archive-check`` is :func:`main_check`.
 """
@@ -23,20 +27,22 @@ import pandas as pd
 from ..stamp import stamp_changes
 from .layout import FIGURES, MAX_BYTES, PROVENANCE, SCHEMA, SMOKE_ROWS, archive_root, entries, entry_dir, size_bytes
 from .schema import COLUMNS, FILENAME, OPTIONAL_COLUMNS
-from .stamps import current_params, notebook_stamp
+from .stamps import current_params, notebook_stamp, object_reprs
 from .toc import find_root, notebooks
 
-__all__ = ["REQUIRED", "EntryStatus", "check", "status_frame", "main_check"]
+__all__ = ["REQUIRED", "STATES", "EntryStatus", "check", "status_frame", "main_check"]
 
 #: the fields of ``provenance.json`` and their types
 REQUIRED = {"schema": int, "chapter": str, "notebook": str, "profile": str, "params": dict, "commit": str,
             "device": dict, "started": str, "finished": str, "wall_s": (int, float), "packages": dict,
             "data": dict, "stamp": dict, "archived": str}
+#: the states of an entry (see the module docstring)
+STATES = ("current", "stale", "dirty", "invalid")
 
 
 @dataclass
 class EntryStatus:
-    """One archived entry against today's code: ``state`` is ``current``, ``stale`` or ``invalid``."""
+    """One archived entry against today's code: ``state`` is one of :data:`STATES`."""
 
     profile: str
     chapter: str
@@ -112,6 +118,11 @@ def check(root: Path | None = None, *, archive: Path | None = None, data_dir: st
             out.append(EntryStatus(profile, cid, "invalid", problems=probs, provenance=prov if isinstance(prov, dict) else {}))
             continue
         nb = prov["notebook"]
+        if prov.get("dirty") is True:
+            out.append(EntryStatus(profile, cid, "dirty", provenance=prov, changes=[
+                f"it ran from a working tree with uncommitted changes (commit {str(prov['commit'])[:10]} plus edits): "
+                "re-run it from a clean commit"]))
+            continue
         if nb not in known:
             out.append(EntryStatus(profile, cid, "stale", changes=[f"the notebook {nb} is no longer in the book"],
                                    provenance=prov))
@@ -119,6 +130,10 @@ def check(root: Path | None = None, *, archive: Path | None = None, data_dir: st
         now = notebook_stamp(root, nb, current_params(root, nb, profile), data_dir=data_dir, pkg=pkg,
                              rules=int(prov["stamp"].get("rules", 1)))  # by the rules it was stamped under
         changes = stamp_changes(prov["stamp"], now)
+        unrecorded = object_reprs(prov["params"])
+        if unrecorded:
+            changes.append(f"parameters {', '.join(f'`{k}`' for k in unrecorded)} recorded as an object's repr, "
+                           "not the value that ran")
         out.append(EntryStatus(profile, cid, "stale" if changes else "current", changes=changes, provenance=prov))
     return out
 
@@ -138,12 +153,12 @@ def status_frame(root: Path | None = None, *, archive: Path | None = None) -> pd
                                        "wall_s", "finished", "commit", "revalidated"])
 
 
-def main_check(root: Path | None = None, *, strict: bool = False, log=print) -> int:
-    """``archive-check``: every entry's schema and stamp, and the archive's size; exit status 1 on an
-    invalid entry or an archive over :data:`~qlib.book.layout.MAX_BYTES` (and, with ``strict``, on a
-    stale entry)."""
+def main_check(root: Path | None = None, *, archive: Path | None = None, strict: bool = False, log=print) -> int:
+    """``archive-check``: every entry's schema and stamp, and the archive's size (``archive``: the archive
+    folder, default :func:`~qlib.book.layout.archive_root`); exit status 1 on an invalid entry or an archive
+    over :data:`~qlib.book.layout.MAX_BYTES` (and, with ``strict``, on a stale or dirty entry)."""
     root = find_root(root)
-    arch = archive_root(root)
+    arch = Path(archive) if archive is not None else archive_root(root)
     statuses = check(root, archive=arch)
     size = size_bytes(arch)
     bad = 0
@@ -152,10 +167,9 @@ def main_check(root: Path | None = None, *, strict: bool = False, log=print) -> 
         if s.changes or s.problems:
             line += ": " + "; ".join(s.changes or s.problems)
         log(line)
-        bad += s.state == "invalid" or (strict and s.state == "stale")
-    log(f"{len(statuses)} entries ({sum(s.current for s in statuses)} current, "
-        f"{sum(s.state == 'stale' for s in statuses)} stale, {sum(s.state == 'invalid' for s in statuses)} invalid); "
-        f"{size / 1e6:.2f} MB of {MAX_BYTES / 1e6:.0f} MB")
+        bad += s.state == "invalid" or (strict and s.state in ("stale", "dirty"))
+    counts = ", ".join(f"{sum(s.state == k for s in statuses)} {k}" for k in STATES)
+    log(f"{len(statuses)} entries ({counts}); {size / 1e6:.2f} MB of {MAX_BYTES / 1e6:.0f} MB")
     if size > MAX_BYTES:
         log(f"error: the archive is {size / 1e6:.2f} MB, over {MAX_BYTES / 1e6:.0f} MB")
         bad += 1

@@ -16,7 +16,9 @@ Examples::
     python -m qlib.book archive --profile paper --only attacks/03         # run at paper, store in archive/paper/
     python -m qlib.book archive --profile paper --from _build/gpu         # store notebooks executed elsewhere
     python -m qlib.book archive-check                                     # every entry's schema and stamp
-    python -m qlib.book archive-revalidate                                # carry stale entries forward (smoke rows)
+    python -m qlib.book archive-revalidate                                # carry stale entries forward (smoke + spot rows)
+    python -m qlib.book archive-revalidate --dry-run --archive /tmp/copy  # report only, on a copy of the archive
+    python -m qlib.book archive-spot --only rqp-sgd/03                    # one paper-sized unit against the archive
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
 3 the output directory is unusable or in use by another runner; 4 publish refused a broken site
@@ -130,15 +132,23 @@ def main(argv: list[str] | None = None) -> int:
                      help="run nothing at the profile: add this machine's smoke rows to the existing entries")
     chk = sub.add_parser("archive-check", help="check every archive entry's schema and stamp (runs nothing)")
     _add_place_args(chk, top=False)
-    chk.add_argument("--strict", action="store_true", help="a stale entry fails the check too")
+    chk.add_argument("--strict", action="store_true", help="a stale or dirty entry fails the check too")
     rev = sub.add_parser("archive-revalidate",
-                         help="recompute the smoke rows of stale archive entries; carry forward those that are identical")
-    _add_place_args(rev, top=False)
-    rev.add_argument("--only", nargs="*", action="extend", default=None, metavar="NB")
-    rev.add_argument("--data-dir", default=None)
+                         help="recompute the smoke rows and one paper-sized unit (qlib.book.spot) of stale archive "
+                              "entries; carry forward those whose rows are identical")
+    spt = sub.add_parser("archive-spot", help="run the paper-sized spot unit of archive entries (any state) and "
+                                              "compare its rows with the archive's (writes nothing)")
+    for q in (rev, spt):
+        _add_place_args(q, top=False)
+        q.add_argument("--only", nargs="*", action="extend", default=None, metavar="NB")
+        q.add_argument("--data-dir", default=None)
+    rev.add_argument("--dry-run", action="store_true", help="compute and report; write nothing in the archive")
+    for q in (chk, rev, spt):
+        q.add_argument("--archive", type=Path, default=None, metavar="DIR",
+                       help="the archive folder (default: $QLIB_ARCHIVE_DIR, else <root>/archive)")
     args = ap.parse_args(argv)
 
-    if args.cmd in ("archive", "archive-check", "archive-revalidate"):
+    if args.cmd in ("archive", "archive-check", "archive-revalidate", "archive-spot"):
         return _archive(args)
     if args.cmd == "publish":
         return _publish(args)
@@ -178,10 +188,15 @@ def main(argv: list[str] | None = None) -> int:
 def _archive(args) -> int:
     try:
         if args.cmd == "archive-check":
-            return check.main_check(args.root, strict=args.strict)
+            return check.main_check(args.root, archive=args.archive, strict=args.strict)
         if args.cmd == "archive-revalidate":
-            archive.revalidate(args.root, data_dir=args.data_dir, only=args.only)
-            return check.main_check(args.root)
+            archive.revalidate(args.root, archive=args.archive, data_dir=args.data_dir, only=args.only,
+                               dry_run=args.dry_run)
+            return check.main_check(args.root, archive=args.archive)
+        if args.cmd == "archive-spot":
+            results = archive.spot_checks(args.root, archive=args.archive, data_dir=args.data_dir, only=args.only)
+            print(f"{sum(r.ok for r in results)} of {len(results)} spot checks gave the archived rows")
+            return 0 if results and all(r.ok for r in results) else EXIT_FAILED
         if args.smoke_only:
             done = archive.attach_smoke(root=args.root, profile=args.profile, only=args.only, data_dir=args.data_dir)
             return 0 if done else EXIT_FAILED

@@ -26,9 +26,37 @@ from qlib.repro.ledger import Row
 
 from . import findings
 from .render import paper_vs_ours_markdown, style_table
+from .scale import archived_ledger
 from .schema import COLUMNS, FILENAME, PART_PAPER
 
 __all__ = ["Comparisons"]
+
+
+def _book_rows(out_dir: Path | None, chapter: str) -> pd.DataFrame | None:
+    """The rows a chapter's causes may name besides its own: the other chapters' rows already in this
+    run's results folder, and the current archived ``paper`` runs' (None outside a book)."""
+    frames = []
+    if out_dir is not None and len(out_dir.parents) > chapter.count("/") + 1:
+        results = out_dir.parents[chapter.count("/")]
+        for f in sorted(results.rglob(FILENAME)) if results.is_dir() else []:
+            if f.parent == out_dir or f.parent.relative_to(results).as_posix() == chapter:
+                continue
+            try:
+                other = pd.read_csv(f, dtype=str, keep_default_na=False)
+            except (OSError, ValueError, pd.errors.EmptyDataError):
+                continue
+            if len(other) and set(COLUMNS[:9]) <= set(other.columns):
+                frames.append(other.assign(id=findings.F.row_ids(other)))
+    for d in ([out_dir, *out_dir.resolve().parents] if out_dir is not None else []) + [Path.cwd(), *Path.cwd().parents]:
+        if (d / "_toc.yml").is_file() and (d / "archive").is_dir():
+            try:
+                a = archived_ledger(d)
+            except (OSError, ValueError, FileNotFoundError):
+                break
+            if len(a):
+                frames.append(a)
+            break
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 class Comparisons:
@@ -65,19 +93,32 @@ class Comparisons:
         return [r.verdict for r in rows]
 
     # -- output --------------------------------------------------------------------------------
-    def frame(self) -> pd.DataFrame:
+    def frame(self, *, scale: str | None = None) -> pd.DataFrame:
+        """The chapter's rows (the ``comparisons.csv`` schema). Causes: checked on this chapter's rows only,
+        unless ``scale`` (the run's profile) is given — then on the other chapters' rows of this run and the
+        current archived runs' too, as the book's ledger checks them (for the page)."""
         recs = [
             {"chapter": self.chapter, "paper": r.paper, "kind": r.kind, "where": r.where, "quantity": r.quantity,
              "paper_value": ledger.fmt(r.paper_value), "ours": ledger.fmt(r.ours), "tolerance": r.tolerance,
              "verdict": r.verdict, "note": r.note, "null": ledger.fmt(r.null),
-             "null_fails": "" if r.null_fails is None else str(r.null_fails), "cause": ""}
+             "null_fails": "" if r.null_fails is None else str(r.null_fails), "cause": "", "evidence": ""}
             for r in self.rows
         ]
         df = pd.DataFrame(recs, columns=COLUMNS)
         if df.empty:
             return df
-        # the cause of every differing row, from the wings' typed causes (the findings' other columns stay out)
-        return df.assign(cause=findings.with_causes(df)["cause"].to_numpy())
+        # the cause of every differing row, from the wings' typed causes checked on their evidence rows (the
+        # book's ledger checks them again on every chapter's rows and the archived runs')
+        df = df.assign(id=findings.F.row_ids(df))
+        if scale is None:
+            judged = findings.with_causes(df)
+        else:
+            others = _book_rows(self.out_dir, self.chapter)
+            arch = others[others["id"].str.endswith("@paper")] if others is not None else None
+            pool = findings.evidence_pool(df.assign(scale=scale), others)
+            judged = findings.with_causes(df.assign(scale=scale), archived=arch, pool=pool)
+        return df.drop(columns=["id"]).assign(cause=judged["cause"].to_numpy(),
+                                              evidence=judged["cause_evidence"].to_numpy())
 
     def save(self) -> None:
         if self.out_dir is None:

@@ -31,7 +31,7 @@ from qlib.repro.ledger import DIFFERING, PASSING, UNJUDGED
 from .render import round_like, section_label
 from .tables import markdown, md_math
 
-__all__ = ["WINGS", "registry", "with_causes", "findings_frame", "write_findings",
+__all__ = ["WINGS", "registry", "stand_ins", "evidence_pool", "with_causes", "findings_frame", "write_findings",
            "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
            "PAPER_PART", "PAPER_ORDER", "PAPER_TITLE", "LABELS", "counts_table", "consequential", "difference_line",
@@ -45,8 +45,8 @@ PAPER_ORDER = ("001", "003", "002", "004")
 PAPER_TITLE = {"001": "quantized-model MIS", "003": "limits of MIA", "002": "EDEN", "004": "RQP-SGD"}
 FINDINGS_FILE = "findings.csv"
 SCHEMA_FILE = Path(__file__).with_name("findings.schema.json")
-FINDINGS_COLUMNS = ["paper", "id", "quote", "where", "verdict", "scale", "cause", "why", "rows", "judged",
-                    "passed", "differ", "chapters", "untested"]
+FINDINGS_COLUMNS = ["paper", "id", "quote", "where", "verdict", "scale", "cause", "why", "evidence", "rows", "judged",
+                    "passed", "differ", "reproduced", "chapters", "untested"]
 #: the paper's labels of the quantizers, for tables a reader meets (the ledger keeps our ids)
 LABELS = {"ternary33": "1.58b 33 %", "ternary50": "1.58b 50 %", "ternary90": "1.58b 90 %", "sign": "Sign",
           "bits2": "2 bits", "bits3": "3 bits", "bits4": "4 bits", "bits5": "5 bits"}
@@ -60,16 +60,19 @@ def paper_label(text: Any) -> str:
     return s
 
 
-def registry() -> tuple[list, list, dict]:
-    """``(claims, row_causes, summaries)`` of every wing that has a ``findings`` module."""
-    claims, causes, summaries = [], [], {}
+def _modules():
     for w in WINGS:
         try:
-            mod = importlib.import_module(f"qlib.repro.{w}.findings")
+            yield importlib.import_module(f"qlib.repro.{w}.findings")
         except ModuleNotFoundError as exc:
             if exc.name != f"qlib.repro.{w}.findings":
                 raise
-            continue
+
+
+def registry() -> tuple[list, list, dict]:
+    """``(claims, row_causes, summaries)`` of every wing that has a ``findings`` module."""
+    claims, causes, summaries = [], [], {}
+    for mod in _modules():
         claims += list(getattr(mod, "CLAIMS", ()))
         causes += list(getattr(mod, "ROW_CAUSES", ()))
         s = getattr(mod, "SUMMARY", None)
@@ -81,23 +84,49 @@ def registry() -> tuple[list, list, dict]:
     return claims, causes, summaries
 
 
-def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.DataFrame | None = None) -> pd.DataFrame:
-    """``rows`` with ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row: the wings'
-    typed causes, except where ``archived`` (the current archived ``paper`` runs' rows,
-    :func:`qlib.book.scale.archived_ledger`) holds the same row passing — then the cause is ``scale``, the archived row
-    its evidence (an experiment: the same code at the paper's scale)."""
+def stand_ins() -> dict:
+    """The stand-ins each chapter's inputs include (chapter glob → names), from every wing's
+    ``STAND_INS``."""
+    out: dict = {}
+    for mod in _modules():
+        out.update(getattr(mod, "STAND_INS", {}))
+    return out
+
+
+def evidence_pool(rows: pd.DataFrame, archived: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The rows a cause may name as evidence: ``rows`` (with ids) and the current archived ``paper`` runs'
+    rows (ids ``…@paper``) that ``rows`` does not already hold."""
+    pool = rows if "id" in rows.columns else rows.assign(id=F.row_ids(rows) if len(rows) else [])
+    if archived is None or archived.empty:
+        return pool
+    a = archived if "id" in archived.columns else archived.assign(id=F.row_ids(archived, "paper"))
+    a = a[~a["id"].isin(set(pool["id"]))]
+    return pd.concat([pool, a], ignore_index=True) if len(a) else pool
+
+
+def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.DataFrame | None = None,
+                pool: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``rows`` with ``id`` and ``cause`` / ``cause_why`` / ``cause_evidence`` on every differing row: the
+    wings' typed causes, each kept only while its predicate holds on its evidence rows (the rows and
+    ``archived``, the current archived ``paper`` runs' rows, :func:`qlib.book.scale.archived_ledger`),
+    except where ``archived`` holds the same row passing — then the cause is ``scale``, the archived
+    row its evidence (the same code at the paper's scale). ``pool``: the evidence rows (default ``rows``
+    and ``archived``)."""
     if causes is None:
         causes = registry()[1]
-    out = F.assign_causes(rows, causes)
+    rows = rows if "id" in rows.columns or rows.empty else rows.assign(id=F.row_ids(rows))
+    pool = evidence_pool(rows, archived) if pool is None else pool
+    out = F.assign_causes(rows, causes, pool=pool, stand_ins=stand_ins())
     if archived is None or archived.empty or out.empty:
         return out
+    a = archived if "id" in archived.columns else archived.assign(id=F.row_ids(archived, "paper"))
 
     def keyed(d):
         k = ["chapter", "where", "quantity"]
         return d.assign(_n=d.groupby(k).cumcount().to_numpy())
 
-    a = keyed(archived)[["chapter", "where", "quantity", "_n", "ours", "verdict"]].rename(
-        columns={"ours": "ours_paper", "verdict": "verdict_paper"})
+    a = keyed(a)[["chapter", "where", "quantity", "_n", "ours", "verdict", "id"]].rename(
+        columns={"ours": "ours_paper", "verdict": "verdict_paper", "id": "id_paper"})
     m = keyed(out.reset_index(drop=True)[["chapter", "where", "quantity", "verdict"]]).merge(
         a, on=["chapter", "where", "quantity", "_n"], how="left")
     at_paper = (out["scale"].astype(str).str.startswith("paper (").to_numpy(dtype=bool) if "scale" in out.columns
@@ -105,45 +134,70 @@ def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.
     hit = (m["verdict"].isin(DIFFERING) & m["verdict_paper"].isin(PASSING)).to_numpy() & ~at_paper
     out = out.reset_index(drop=True)
     out.loc[hit, "cause"] = "scale"
-    out.loc[hit, "cause_why"] = [f"passes at the paper's scale: ours {o} ({v}) in the archived run"
-                                 for o, v in zip(m.loc[hit, "ours_paper"], m.loc[hit, "verdict_paper"])]
-    out.loc[hit, "cause_evidence"] = [f"archive/paper/{c}" for c in m.loc[hit, "chapter"]]
+    out.loc[hit, "cause_why"] = [f"the same row passes at the paper's scale. Evidence: {i} ours {o} ({v})."
+                                 for i, o, v in zip(m.loc[hit, "id_paper"], m.loc[hit, "ours_paper"],
+                                                    m.loc[hit, "verdict_paper"])]
+    out.loc[hit, "cause_evidence"] = m.loc[hit, "id_paper"].to_numpy()
     return out
 
 
-def findings_frame(rows: pd.DataFrame, claims: list | None = None) -> pd.DataFrame:
+def _claim_cause(c, judged: pd.DataFrame, pool: pd.DataFrame | None) -> tuple[str, str, str]:
+    """A claim's own cause (``Claim.cause``), checked on its evidence: ``(kind, why, evidence ids)``, or
+    ``unexplained`` with the reason."""
+    if pool is None or pool.empty:
+        return "unexplained", f"the claim's {c.cause.kind} cause has no rows to check it on", ""
+    ev = F.evidence_rows(c.cause, pool)
+    dif = judged[judged["verdict"].isin(DIFFERING)] if len(judged) else judged
+    targets = [r for _, r in dif.iterrows()] or [None]
+    for r in targets:
+        ok, reason = F.cause_check(c.cause, r, ev, stand_ins())
+        if not ok:
+            return ("unexplained", f"the {c.cause.kind} cause typed for this claim does not hold: {reason} "
+                    f"(it read: {c.cause.why})", "; ".join(ev["id"].astype(str)))
+    return c.cause.kind, F.render_why(c.cause, ev), "; ".join(ev["id"].astype(str))
+
+
+def findings_frame(rows: pd.DataFrame, claims: list | None = None, *, pool: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per claim (:data:`FINDINGS_COLUMNS`), its verdict derived from ``rows`` (with causes and
-    a ``scale`` column, as :func:`qlib.book.scale.rows_at_largest_scale` and :func:`with_causes` give them)."""
+    a ``scale`` column, as :func:`qlib.book.scale.rows_at_largest_scale` and :func:`with_causes` give them);
+    ``pool``: the rows a claim's own cause may name as evidence (default ``rows``)."""
     if claims is None:
         claims = registry()[0]
+    if pool is None:
+        pool = rows if "id" in rows.columns or rows.empty else rows.assign(id=F.row_ids(rows))
     recs = []
     for c in claims:
         verdict, tally = F.claim_verdict(c, rows)
         sel = F.claim_rows(c, rows)
         judged = sel[~sel["verdict"].isin(UNJUDGED)] if len(sel) else sel
-        cause, why = "", ""
-        if verdict not in ("holds", "untested"):
+        cause, why, evidence = "", "", ""
+        if verdict not in ("holds", "consistent", "untested"):
             if c.cause is not None:
-                cause, why = c.cause.kind, c.cause.why
+                cause, why, evidence = _claim_cause(c, judged, pool)
             elif len(judged) and "cause" in judged:
                 dif = judged[judged["verdict"].isin(DIFFERING)]
                 if len(dif):
                     top = dif["cause"].replace("", "unexplained").value_counts()
                     cause = str(top.index[0])
-                    whys = dif[dif["cause"].replace("", "unexplained") == cause]["cause_why"].astype(str)
-                    why = next((w for w in whys if w.strip()), "no experiment has explained this difference yet")
+                    pick = dif[dif["cause"].replace("", "unexplained") == cause]
+                    why = next((w for w in pick["cause_why"].astype(str) if w.strip()),
+                               "no experiment has explained this difference yet")
                     if len(top) > 1:
                         why += " (" + ", ".join(f"{n} row(s) {k}" for k, n in top.items()) + ")"
+                    if "cause_evidence" in pick:
+                        evidence = "; ".join(dict.fromkeys(e for es in pick["cause_evidence"].astype(str)
+                                                           for e in es.split("; ") if e))
             if verdict == "refuted" and not cause:
-                cause, why = "paper", "an erratum of the paper's statement is confirmed (the erratum row)"
+                cause, why = "unexplained", "an erratum row refutes the claim, but no cause names it"
         untested = c.untested if verdict == "untested" else ""
         if verdict == "untested" and not untested:
             untested = "its rows cannot be judged (" + ", ".join(sorted(set(sel["verdict"]))) + ")" if len(sel) \
                 else "no row of this build tests it"
         scales = sorted(set(judged["scale"])) if len(judged) and "scale" in judged else []
         recs.append({"paper": c.paper, "id": c.id, "quote": c.quote, "where": c.where, "verdict": verdict,
-                     "scale": "; ".join(scales), "cause": cause, "why": why, "rows": tally["rows"],
-                     "judged": tally["judged"], "passed": tally["pass"], "differ": tally["differ"],
+                     "scale": "; ".join(scales), "cause": cause, "why": why, "evidence": evidence,
+                     "rows": tally["rows"], "judged": tally["judged"], "passed": tally["pass"],
+                     "differ": tally["differ"], "reproduced": tally["reproduced"],
                      "chapters": "; ".join(sorted(set(sel["chapter"]))) if len(sel) else "", "untested": untested})
     df = pd.DataFrame(recs, columns=FINDINGS_COLUMNS)
     df.attrs["claims"] = {(c.paper, c.id): c for c in claims}
@@ -208,7 +262,7 @@ def counts_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _sentence(r, claim, *, why: bool = True) -> str:
     tally = f"{r['passed']} of {r['judged']} rows pass" if r["judged"] else "no row judged"
-    head = claim.headline if claim is not None and claim.headline else f"“{r['quote']}”"
+    head = f"“{r['quote']}”"  # the claim itself (a headline says why it matters, never what was judged)
     cause = ""
     if r["cause"]:
         cause = f" Cause: *{r['cause']}*" + (f" — {r['why']}" if why else ".")
@@ -312,6 +366,7 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
         t = counts_table(sub).drop(columns=["paper"])
         lines += [f"## Claims ({len(sub)})", "", markdown(t), ""]
         for title, verdicts in (("What holds", ("holds",)),
+                                ("What is only consistent (every row's null passes the same test)", ("consistent",)),
                                 ("What holds in part, or does not, and why", ("holds in part", "not reproduced", "refuted")),
                                 ("What we could not test", ("untested",))):
             part = sub[sub["verdict"].isin(verdicts)]

@@ -118,10 +118,14 @@ def status_markdown(root: Path, out: Path, arch) -> str:
             recs.append({"notebook": cid, "run": "archived", "profile": a["profile"], "device": a["device"],
                          "seconds": a["wall_s"], "date": str(a["finished"])[:10],
                          "state": a["state"] + (f": {a['changes']}" if a["changes"] else ""), "commit": a["commit"]})
+    def n(state: str) -> int:
+        return int((arch["state"] == state).sum()) if len(arch) else 0
+
     lines = [f"{sum(1 for r in recs if r['run'] == 'this build')} notebooks ran in this build; "
-             f"{len(arch)} archived runs ({int((arch['state'] == 'current').sum()) if len(arch) else 0} current, "
-             f"{int((arch['state'] == 'stale').sum()) if len(arch) else 0} stale). A stale archived run is shown "
-             "in its chapter, marked, and not counted in the findings.", "", tables.markdown(pd.DataFrame(recs)), ""]
+             f"{len(arch)} archived runs ({n('current')} current, {n('stale')} stale"
+             + (f", {n('dirty')} run from uncommitted code" if n("dirty") else "") + "). A stale archived run, "
+             "or one run from uncommitted code, is shown in its chapter, marked, and not counted in the findings.",
+             "", tables.markdown(pd.DataFrame(recs)), ""]
     if len(arch):
         mach = arch[["profile", "chapter", "cpu", "threads", "device"]]
         lines += ["```{dropdown} The machines of the archived runs", tables.markdown(mach), "```", ""]

@@ -214,7 +214,8 @@ def ledger_rows(build_dir: Path):
     ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
     (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``, and those of the
     current archived runs at a chapter's own reduced profile (``scale`` "<profile> (archived …)":
-    :func:`qlib.book.scale.reduced_scale_ledger`)."""
+    :func:`qlib.book.scale.reduced_scale_ledger`). Every row has its id, and every differing row its
+    cause, checked on its evidence rows (``evidence``: their ids) as the findings check it."""
     rows = gather(Path(build_dir) / "_results")
     rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
     profiles = ", ".join(sorted({c["profile"] for c in build_costs(build_dir)})) or "none"
@@ -224,8 +225,17 @@ def ledger_rows(build_dir: Path):
     extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
     root = Path(build_dir).parent.parent if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None
     reduced = reduced_scale_ledger(root)
+    if len(reduced):
+        reduced = reduced.assign(id=[f"{i}@{s.split(' ')[0]}" for i, s in
+                                     zip(findings.F.row_ids(reduced), reduced["scale"].astype(str))])
+    rows = rows.assign(id=findings.F.row_ids(rows) if len(rows) else [])
     parts = [f for f in (rows, extra, reduced) if len(f)]
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
+    if out.empty:
+        return out
+    judged = findings.with_causes(out.drop(columns=["cause"], errors="ignore"), archived=extra)
+    return out.assign(cause=judged["cause"].to_numpy(), evidence=judged["cause_evidence"].to_numpy(),
+                      cause_why=judged["cause_why"].to_numpy())
 
 
 def manifest(root: Path, build_dir: Path) -> dict:

@@ -155,8 +155,10 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
                      f"machine, and `profiles/{scale}.yml` gives the largest one that does (its parameters are in the "
                      f"archive's `provenance.json`).")
         if st.state != "current":
-            line += (f" **It is stale** — changed since: {prose_math('; '.join(st.changes or st.problems))} — so it is "
-                     "shown for reference and not counted in the findings.")
+            why = ("ran from a working tree with uncommitted changes" if st.state == "dirty"
+                   else "changed since: " + prose_math('; '.join(st.changes or st.problems)))
+            line += (f" **It is not current** ({st.state}: {why}), so it is shown for reference and not counted in "
+                     "the findings.")
         pv = df.get("verdict_archived")
         if pv is not None and st.state == "current":
             flips = df[(pv.astype(str) != "") & (pv.astype(str) != df["verdict"].astype(str))]

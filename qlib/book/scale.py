@@ -4,9 +4,11 @@ A build at a reduced profile (``smoke``, ``default``) shows, on each chapter's p
 at the largest scale beside its own rows (:func:`shown_profile`, :func:`paper_scale_rows`): ``paper``
 where the chapter has such an entry, else its own reduced profile (a chapter whose ``paper`` run does
 not fit a session). The findings judge the papers' claims on the rows of the archived ``paper`` runs
-whose entries are current, and on this build's rows elsewhere (:func:`rows_at_largest_scale`); every
-row says which (``scale``). The rows of current runs at a chapter's own reduced profile are shown and
-published beside the build's (:func:`reduced_scale_ledger`), not counted as the paper's scale.
+whose entries are current, else on the current run at a chapter's own reduced profile (labelled so), and
+on this build's rows elsewhere (:func:`rows_at_largest_scale`); every row says which (``scale``) and has
+an id (``<chapter>#<k>``, ``@<profile>`` for an archived run's). The rows of current runs at a chapter's
+own reduced profile are also published beside the build's (:func:`reduced_scale_ledger`); a ``finding``
+(a difference at the paper's scale) is never given on them.
 """
 
 from __future__ import annotations
@@ -100,30 +102,55 @@ def _archived_scale(profile: str, s: EntryStatus) -> str:
            f"{dev.get('gpu') or dev.get('cpu') or dev.get('resolved', '?')})"
 
 
+def _ids(df: pd.DataFrame, tag: str = "") -> list[str]:
+    k = df.groupby("chapter", sort=False).cumcount().to_numpy() + 1
+    return [f"{c}#{n}" + (f"@{tag}" if tag else "") for c, n in zip(df["chapter"].astype(str), k)]
+
+
 def rows_at_largest_scale(rows: pd.DataFrame, *, build_profile: str, archive: Path | None = None,
                           root: Path | None = None) -> pd.DataFrame:
     """The ledger rows the findings judge: per chapter, the archived ``paper`` run's rows where its
-    entry is current (``scale`` "paper (archived <date>, <device>)"), else this build's (``scale`` its
-    profile). ``attrs["stale"]``: the chapters whose archived entry is stale (left out)."""
+    entry is current (``scale`` "paper (archived <date>, <device>)", ids ``<chapter>#<k>@paper``), else
+    the current archived run at the chapter's own reduced profile with the longest run where there is
+    one (eden/05's ``eden05-no-shakespeare``: ``scale`` "<profile> (archived …)", ids ``…@<profile>``),
+    else this build's (``scale`` its profile, ids ``<chapter>#<k>``). ``attrs["stale"]``: the chapters
+    whose archived entry is stale (left out)."""
     df = rows.copy()
     df["scale"] = build_profile
+    if "id" not in df.columns:
+        df["id"] = _ids(df) if len(df) else []
     stale = {}
     if build_profile == "paper":
         df.attrs["stale"] = stale
         return df
     arch_dir = Path(archive) if archive is not None else archive_root(root)
     frames = [df]
-    for s in (s for s in _statuses(root, arch_dir) if s.profile == "paper"):
+    statuses = _statuses(root, arch_dir)
+    taken: set[str] = set()
+    reduced: dict[str, tuple[float, EntryStatus]] = {}
+    for s in statuses:
+        if s.profile in _NOT_SHOWN or s.state != "current":
+            continue
+        w = float(s.provenance.get("wall_s") or 0)
+        if s.chapter not in reduced or w > reduced[s.chapter][0]:
+            reduced[s.chapter] = (w, s)
+    chosen = [s for s in statuses if s.profile == "paper"]
+    for s in chosen:
         if s.state != "current":
             stale[s.chapter] = "; ".join(s.changes or s.problems)
+    chosen = [s for s in chosen if s.state == "current"]
+    have = {s.chapter for s in chosen}
+    chosen += [s for c, (_, s) in sorted(reduced.items()) if c not in have]
+    for s in chosen:
+        a = pd.read_csv(entry_dir(arch_dir, s.profile, s.chapter) / FILENAME, dtype=str, keep_default_na=False)
+        if a.empty or s.chapter in taken:
             continue
-        a = pd.read_csv(entry_dir(arch_dir, "paper", s.chapter) / FILENAME, dtype=str, keep_default_na=False)
-        if a.empty:
-            continue
+        taken.add(s.chapter)
         for c in df.columns:
             if c not in a.columns:
                 a[c] = ""
-        a["scale"] = _archived_scale("paper", s)
+        a["scale"] = _archived_scale(s.profile, s)
+        a["id"] = _ids(a, s.profile)
         frames[0] = frames[0][frames[0]["chapter"] != s.chapter]
         frames.append(a[df.columns])
     out = pd.concat(frames, ignore_index=True)
@@ -154,7 +181,7 @@ def reduced_scale_ledger(root: Path | None = None, *, archive: Path | None = Non
 
 def archived_ledger(root: Path | None = None, *, archive: Path | None = None) -> pd.DataFrame:
     """The rows of every *current* archived ``paper`` run, with a ``scale`` column ("paper (archived …)")."""
-    empty = pd.DataFrame(columns=[*COLUMNS, "scale"])
+    empty = pd.DataFrame(columns=[*COLUMNS, "scale", "id"])
     both = rows_at_largest_scale(empty, build_profile="none", archive=archive, root=root)
     return both[both["scale"].str.startswith("paper (")].reset_index(drop=True) if len(both) else both
 

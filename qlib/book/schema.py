@@ -10,9 +10,9 @@ from __future__ import annotations
 __all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "FILENAME", "PART_PAPER"]
 
 COLUMNS = ["chapter", "paper", "kind", "where", "quantity", "paper_value", "ours", "tolerance", "verdict", "note",
-           "null", "null_fails", "cause"]
+           "null", "null_fails", "cause", "evidence"]
 #: columns a comparisons file may lack (read as empty)
-OPTIONAL_COLUMNS = ("null", "null_fails", "cause")
+OPTIONAL_COLUMNS = ("null", "null_fails", "cause", "evidence")
 #: the file of a chapter's rows, in its results folder
 FILENAME = "comparisons.csv"
 #: the paper of each part of the book (the default ``paper`` of its rows)

@@ -12,18 +12,24 @@ scale the book has for them:
 * *refuted* — one of its rows is an ``erratum`` the book confirms (the paper's own statement is shown
   wrong) and ``Claim.erratum_refutes`` is set;
 * *holds* — every judged row passes (``reproduced``, ``consistent``, ``agrees``, ``erratum confirmed``
-  of an erratum that does not refute the claim);
+  of an erratum that does not refute the claim) and at least one of them could have failed (a row whose
+  null fails, or a theory check, arithmetic or erratum row);
+* *consistent* — every judged row passes, but each is a ``consistent`` row, whose null passes too;
 * *holds in part* — some judged rows pass, some do not;
 * *not reproduced* — none passes;
 * *untested* — no row of it can be judged (none selected, or all ``not comparable`` / not implemented).
 
+``probe`` rows (our own variants and ablations) never test a claim: they are evidence for causes.
+
 A :class:`Cause` says why a row differs (or a claim does not hold), from one vocabulary
-(:data:`CAUSES`): ``scale`` (the row at a larger scale is the evidence), ``stand-in`` (which data or
-model), ``paper`` (the paper's own inconsistency: which two statements), ``method`` (our method
-differs: which choice), ``test`` (our test was ill-posed), ``finding`` (same method, same scale, still
-different), ``unexplained``. Each wing's ``findings`` module types its claims (``CLAIMS``) and the
-causes of its differing rows (``ROW_CAUSES``: (Select, Cause) pairs, the first match wins); a
-differing row no pair matches reads ``unexplained`` — allowed, shown and counted.
+(:data:`CAUSES`): ``scale``, ``stand-in``, ``paper``, ``method``, ``test``, ``finding``, ``unexplained``.
+A cause is a claim about evidence: it names its evidence rows (:class:`Select` objects over the build's rows
+and the current archived runs') and the predicate its kind must meet on them (:func:`cause_check`); its
+text is its reasoning followed by the evidence rows' own numbers (:func:`render_why`), never a typed
+number. Each wing's ``findings`` module types its claims (``CLAIMS``), the causes of its differing rows
+(``ROW_CAUSES``: (Select, Cause) pairs, the first match wins) and the stand-ins its chapters' inputs
+include (``STAND_INS``: chapter glob → names); :func:`assign_causes` keeps a row's cause only while its
+predicate holds, and gives the row ``unexplained`` with the reason otherwise — or where no pair matches.
 
 ``finding`` says the difference survives the paper's own scale, so it is given only to rows *at* that
 scale: where the rows carry a ``scale`` column (the book's), a ``finding`` whose ``Cause.scale_free`` is
@@ -42,13 +48,13 @@ from typing import Iterable
 
 import numpy as np
 
-from .ledger import DIFFERING, PAPERS, PASSING, UNJUDGED
+from .ledger import CONSISTENT, DIFFERING, PAPERS, PASSING, UNJUDGED, VERDICTS
 
 CAUSES = ("scale", "stand-in", "paper", "method", "test", "finding", "unexplained")
-CLAIM_VERDICTS = ("holds", "holds in part", "not reproduced", "refuted", "untested")
+CLAIM_VERDICTS = ("holds", "consistent", "holds in part", "not reproduced", "refuted", "untested")
 
-__all__ = ["CAUSES", "CLAIM_VERDICTS", "Select", "Cause", "Claim",
-           "claim_verdict", "assign_causes", "claim_rows", "check_registry"]
+__all__ = ["CAUSES", "CLAIM_VERDICTS", "Select", "Cause", "Claim", "claim_verdict", "assign_causes", "claim_rows",
+           "check_registry", "row_ids", "gap", "evidence_rows", "cause_check", "render_why"]
 
 
 def _frame(name: str, df, cols=("chapter", "where", "quantity", "verdict")):
@@ -101,24 +107,69 @@ class Select:
         if df.empty:
             return pd.Series([], dtype=bool, index=df.index)
         m = df["chapter"].astype(str).map(lambda c: fnmatch.fnmatchcase(c, self.chapter))
-        if self.where:
-            m &= df["where"].astype(str).str.contains(self.where, regex=True)
-        if self.quantity:
-            m &= df["quantity"].astype(str).str.contains(self.quantity, regex=True)
+        for field in ("where", "quantity"):  # named groups (a cause's placeholders) match like plain ones
+            rx = getattr(self, field)
+            if rx:
+                pat = re.compile(rx)
+                m &= df[field].astype(str).map(lambda t, pat=pat: pat.search(t) is not None)
         if self.verdicts:
             m &= df["verdict"].isin(self.verdicts)
         return m
 
 
+#: typed numbers a cause's prose may not hold (its numbers are rendered from its evidence rows): decimals
+#: (``0.765``; the label ``1.58b`` aside), percentages (``35 %``; ``1.58b 90 %`` aside) and counts ("7 of 9")
+_TYPED_NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\d*\s?b\b)|(?<!1\.58b )(?<![\w.])\d+(?:\.\d+)?\s?%"
+                           r"|\b\d+\s+of\s+(?:the\s+)?\d+\b")
+
+
+#: words after which a number names a place in a paper (§4.1, Theorem 2.3, Table 3), not a result
+_PLACE = re.compile(r"(?:§|\b(?:Theorem|Corollary|Lemma|Proposition|Prop\.|Remark|Example|Definition|Algorithm|"
+                    r"Figure|Fig\.|Table|Tables|Eq\.|Equation|Section|Sec\.|App\.|Appendix|Step))\s*$")
+
+
+def _typed_result(text: str) -> str:
+    """The first typed result in ``text`` (see :data:`_TYPED_NUMBER`) that is not a place in a paper; ""."""
+    for m in _TYPED_NUMBER.finditer(text):
+        if not _PLACE.search(text[:m.start()]):
+            return m.group(0)
+    return ""
+
+
 @dataclass(frozen=True)
 class Cause:
-    """Why rows differ: ``kind`` in :data:`CAUSES`, ``why`` one sentence saying what shows it (the
-    experiment and its numbers, the two statements of the paper, the stand-in), ``evidence`` where the
-    reader sees it (a chapter and section, or the rows at a larger scale)."""
+    """Why rows differ — a claim about evidence, checked by :func:`cause_check` at every build.
+
+    ``kind`` in :data:`CAUSES`; ``why`` the reasoning in words, with no typed result (a decimal, a
+    percentage, a count "k of n": the numbers are rendered from the evidence rows); ``evidence`` the
+    rows that show it (:class:`Select` objects over the build's rows and the current archived runs; their
+    ``where`` / ``quantity`` may hold ``{name}`` placeholders, filled with ``re.escape`` of the named
+    groups that the row's own selection captured, and ``{where}`` / ``{quantity}``, the row's own
+    fields); ``stand_in`` the declared stand-in a ``stand-in`` cause names (a key of the wing's
+    ``STAND_INS``); ``scale_free`` a ``finding`` of an exact computation (no scale changes it).
+
+    The predicate each kind must meet on its evidence rows (:func:`cause_check`):
+
+    * ``scale`` — the row is not at the paper's scale, and every evidence row passes at a larger one;
+    * ``method`` — every evidence row is a ``probe`` (a named variant of ours) and at least one passes
+      (brings our value within the row's tolerance of the paper's, or passes the row's pre-registered
+      test: the probe's own test);
+    * ``paper`` — an evidence row is an ``erratum`` the book confirms;
+    * ``stand-in`` — the row's chapter declares the stand-in ``stand_in``, and an evidence row (a probe:
+      the spread of the quantity across stand-ins) is at least the row's gap ``|ours − paper|``;
+    * ``test`` — every evidence row is a probe that passes (a computed standard error, power or null
+      showing that the test cannot discriminate);
+    * ``finding`` — the row is at the paper's scale (or the cause is ``scale_free``), its chapter declares
+      no stand-in, and each alternative tried is an evidence probe row, none of which passes.
+
+    A cause whose predicate fails leaves its row ``unexplained``, saying why: a cause cannot outlive
+    its evidence.
+    """
 
     kind: str
     why: str
-    evidence: str = ""
+    evidence: tuple = ()
+    stand_in: str = ""
     #: a ``finding`` of an exact computation, which holds at any scale (see the module's note)
     scale_free: bool = False
 
@@ -126,8 +177,21 @@ class Cause:
         if self.kind not in CAUSES:
             raise ValueError(f"kind must be one of {', '.join(CAUSES)}; got {self.kind!r}")
         _text("why", self.why)
-        if not isinstance(self.evidence, str):
-            raise TypeError(f"evidence must be a string, got {type(self.evidence).__name__}")
+        typed = _typed_result(self.why)
+        if typed:
+            raise ValueError(f"why must not type a result ({typed!r} in {self.why[:80]!r}…): render "
+                             "numbers from the evidence rows")
+        if isinstance(self.evidence, Select):
+            object.__setattr__(self, "evidence", (self.evidence,))
+        if not isinstance(self.evidence, tuple) or not all(isinstance(s, Select) for s in self.evidence):
+            raise TypeError(f"evidence must be a tuple of Select (the evidence rows), got {self.evidence!r}")
+        if self.kind != "unexplained" and not self.evidence:
+            raise ValueError(f"a {self.kind!r} cause must name its evidence rows (evidence=(Select(...),))")
+        if not isinstance(self.stand_in, str):
+            raise TypeError(f"stand_in must be a string, got {type(self.stand_in).__name__}")
+        if (self.kind == "stand-in") != bool(self.stand_in.strip()):
+            raise ValueError("stand_in names the declared stand-in of a 'stand-in' cause, and only of one; "
+                             f"got kind {self.kind!r}, stand_in {self.stand_in!r}")
         if not isinstance(self.scale_free, bool):
             raise TypeError(f"scale_free must be a bool, got {type(self.scale_free).__name__}")
         if self.scale_free and self.kind != "finding":
@@ -170,7 +234,8 @@ class Claim:
 
 
 def claim_rows(claim: Claim, df):
-    """The rows of ``df`` that test ``claim`` (any of its selections)."""
+    """The rows of ``df`` that test ``claim`` (any of its selections); ``probe`` rows (our own variants)
+    never test a claim."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim must be a Claim, got {type(claim).__name__}")
     _frame("df", df)
@@ -179,31 +244,196 @@ def claim_rows(claim: Claim, df):
     m = np.zeros(len(df), dtype=bool)
     for s in claim.rows:
         m |= s.mask(df).to_numpy()
+    if "kind" in df.columns:
+        m &= (df["kind"].astype(str) != "probe").to_numpy()
     return df[m]
+
+
+def _check_verdicts(df) -> None:
+    """Every ``verdict`` of ``df`` is a word of the ledger's vocabulary (a NaN or "mostly" is refused)."""
+    bad = sorted({repr(v) for v in df["verdict"] if not isinstance(v, str) or v not in VERDICTS})
+    if bad:
+        raise ValueError(f"df['verdict'] holds {', '.join(bad[:5])}, not verdicts of the ledger "
+                         f"({', '.join(VERDICTS)})")
 
 
 def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
     """The derived verdict of ``claim`` from ``df`` (the ledger rows at the scale chosen for them) and
-    its tally ``{"rows": n selected, "judged": n, "pass": n, "differ": n, "erratum": n}``."""
+    its tally ``{"rows": n selected, "judged": n, "pass": n, "differ": n, "erratum": n, "reproduced": n}``
+    (``reproduced``: passing rows that could have failed — every passing row but a ``consistent`` one).
+
+    *holds* needs every judged row to pass and at least one of them to be a row whose null fails (or a
+    theory check, arithmetic or erratum row, which has no null); when every passing row's null passes
+    too the claim is only *consistent* with the paper."""
     rows = claim_rows(claim, _frame("df", df, ("chapter", "where", "quantity", "verdict", "kind")))
+    if len(rows):
+        _check_verdicts(rows)
     verdicts = rows["verdict"].astype(str) if len(rows) else []
     judged = [v for v in verdicts if v not in UNJUDGED]
     n_pass = sum(v in PASSING for v in judged)
+    n_real = sum(v in PASSING and v != CONSISTENT for v in judged)
     errata = int(((rows["kind"] == "erratum") & (rows["verdict"] == "erratum confirmed")).sum()) if len(rows) else 0
     tally = {"rows": len(rows), "judged": len(judged), "pass": n_pass, "differ": len(judged) - n_pass,
-             "erratum": errata}
+             "erratum": errata, "reproduced": n_real}
     if not judged:
         return "untested", tally
     if claim.erratum_refutes and errata:
         return "refuted", tally
     if n_pass == len(judged):
-        return "holds", tally
+        return ("holds" if n_real else "consistent"), tally
     return ("holds in part" if n_pass else "not reproduced"), tally
 
 
-def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
-    """``df`` with ``cause`` / ``cause_why`` / ``cause_evidence`` filled for every differing row (the
-    first matching pair of ``row_causes``; ``unexplained`` when none matches) and empty elsewhere."""
+# ---------------------------------------------------------------------------------------------
+# Causes, checked against their evidence
+# ---------------------------------------------------------------------------------------------
+def row_ids(df, tag: str = ""):
+    """Stable ids of ledger rows: ``<chapter>#<k>`` (``k`` the row's place among its chapter's rows,
+    from 1), with ``@<tag>`` for rows of an archived run (``@paper``)."""
+    _frame("df", df, ("chapter",))
+    k = df.groupby("chapter", sort=False).cumcount().to_numpy() + 1
+    suffix = f"@{tag}" if tag else ""
+    return [f"{c}#{n}{suffix}" for c, n in zip(df["chapter"].astype(str), k)]
+
+
+def _num(x) -> float:
+    try:
+        v = float(str(x).strip())
+    except (TypeError, ValueError):
+        return float("nan")
+    return v
+
+
+def gap(row) -> float:
+    """``|ours − paper|`` of a ledger row (NaN where either is not a finite number)."""
+    o, p = _num(row["ours"]), _num(row["paper_value"])
+    return abs(o - p) if np.isfinite(o) and np.isfinite(p) else float("nan")
+
+
+def _at_paper_scale(row) -> bool:
+    return str(row.get("scale", "paper")).startswith("paper")
+
+
+def _declared(chapter: str, stand_ins: dict) -> tuple[str, ...]:
+    out = []
+    for glob, names in stand_ins.items():
+        if fnmatch.fnmatchcase(chapter, glob):
+            out += [names] if isinstance(names, str) else list(names)
+    return tuple(out)
+
+
+def _fill(sel: Select, fields: dict) -> Select:
+    if not fields or ("{" not in sel.where and "{" not in sel.quantity):
+        return sel
+    esc = {k: re.escape(str(v)) for k, v in fields.items() if v is not None}
+    try:
+        return Select(sel.chapter, sel.where.format(**esc) if "{" in sel.where else sel.where,
+                      sel.quantity.format(**esc) if "{" in sel.quantity else sel.quantity, sel.verdicts)
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"evidence {sel!r} names the placeholder {exc}, which the row's selection does not "
+                         "capture") from None
+
+
+def evidence_rows(cause: Cause, pool, fields: dict | None = None):
+    """The rows of ``pool`` (the build's rows and the current archived runs', with an ``id`` column)
+    that ``cause`` names as its evidence, its placeholders filled from ``fields``."""
+    if not isinstance(cause, Cause):
+        raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
+    _frame("pool", pool, ("chapter", "where", "quantity", "verdict", "kind", "id"))
+    if pool.empty or not cause.evidence:
+        return pool.iloc[0:0]
+    m = np.zeros(len(pool), dtype=bool)
+    for sel in cause.evidence:
+        m |= _fill(sel, fields or {}).mask(pool).to_numpy()
+    return pool[m]
+
+
+def _shown(ev, n: int = 4) -> str:
+    parts = [f"{r['id']} {r['quantity']}: ours {r['ours'] or '—'}"
+             + (f", paper {r['paper_value']}" if str(r["paper_value"]).strip() else "") + f" ({r['verdict']}"
+             + (f", {str(r['scale']).split(' (')[0]} scale" if str(r.get("scale", "")).strip() else "") + ")"
+             for _, r in ev.head(n).iterrows()]
+    more = f"; {len(ev) - n} more" if len(ev) > n else ""
+    return "; ".join(parts) + more
+
+
+def cause_check(cause: Cause, row, ev, stand_ins: dict | None = None) -> tuple[bool, str]:
+    """Whether ``cause``'s predicate (see :class:`Cause`) holds for ``row`` (a ledger row, or None for
+    a claim's own cause) on its evidence rows ``ev``; and, when it does not, why."""
+    if not isinstance(cause, Cause):
+        raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
+    k = cause.kind
+    if k == "unexplained":
+        return True, ""
+    if ev is None or len(ev) == 0:
+        return False, "none of its evidence rows is in this build or a current archived run"
+    kinds = ev["kind"].astype(str)
+    verdicts = ev["verdict"].astype(str)
+    probes = kinds == "probe"
+    declared = _declared(str(row["chapter"]), stand_ins or {}) if row is not None else ()
+    if k in ("scale", "stand-in", "finding") and row is None:
+        return False, f"a {k} cause explains a row, not a claim"
+    if (k in ("method", "stand-in", "test", "finding") and row is not None and not cause.scale_free
+            and "scale" in ev.columns and _at_paper_scale(row) and "scale" in row.index
+            and not ev["scale"].astype(str).str.startswith("paper").all()):
+        return False, "the row is at the paper's scale and not every evidence row is (a smaller run cannot explain it)"
+    if k == "scale":
+        if _at_paper_scale(row):
+            return False, "the row is itself at the paper's scale"
+        if "scale" in ev.columns and not ev["scale"].astype(str).str.contains("paper|archived").all():
+            return False, "not every evidence row is at a larger, archived scale"
+        if not verdicts.isin(PASSING).all():
+            return False, "not every evidence row passes at the larger scale"
+        return True, ""
+    if k == "paper":
+        if not ((kinds == "erratum") & (verdicts == "erratum confirmed")).any():
+            return False, "no evidence row is a confirmed erratum"
+        return True, ""
+    if k == "method":
+        if not probes.all():
+            return False, "its evidence rows are not all probes (variants of ours)"
+        if not (verdicts == "probe passes").any():
+            return False, "no variant of ours (probe row) passes"
+        return True, ""
+    if k == "test":
+        if not probes.all() or not (verdicts == "probe passes").all():
+            return False, "not every computed quantity (probe row) shows that the test cannot discriminate"
+        return True, ""
+    if k == "stand-in":
+        if cause.stand_in not in declared:
+            return False, f"the row's chapter declares no stand-in {cause.stand_in!r}"
+        g = gap(row)
+        spreads = [v for v in (_num(x) for x in ev["ours"]) if np.isfinite(v)]
+        spread = max(spreads) if spreads else float("nan")
+        if not np.isfinite(g) or not np.isfinite(spread):
+            return False, "the gap or the spread across stand-ins is not a number"
+        if spread < g:
+            return False, f"the spread across stand-ins ({spread:.3g}) is less than the gap ({g:.3g})"
+        return True, ""
+    # finding
+    if not cause.scale_free and not _at_paper_scale(row):
+        return False, f"a finding at the paper's scale, and this row is at the {row.get('scale')} scale"
+    if declared:
+        return False, f"the row's inputs include a declared stand-in ({', '.join(declared)})"
+    if not probes.all():
+        return False, "its alternatives are not all probe rows"
+    if (verdicts == "probe passes").any():
+        return False, "an alternative tried (probe row) closes the gap: a method cause, not a finding"
+    return True, ""
+
+
+def render_why(cause: Cause, ev) -> str:
+    """A cause's text: its reasoning, then its evidence rows' own numbers."""
+    return f"{cause.why} Evidence: {_shown(ev)}." if ev is not None and len(ev) else cause.why
+
+
+def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, stand_ins: dict | None = None):
+    """``df`` with ``cause`` / ``cause_why`` / ``cause_evidence`` (the evidence rows' ids) filled for every
+    differing row and empty elsewhere: the first pair of ``row_causes`` whose selection matches the row,
+    kept only if its predicate holds on its evidence rows in ``pool`` (default: ``df``), else
+    ``unexplained`` with the reason; ``unexplained`` too where no pair matches. ``df`` and ``pool`` get an
+    ``id`` column (:func:`row_ids`) where they lack one; ``stand_ins`` maps chapter globs to the stand-ins
+    their rows' inputs include."""
     _frame("df", df)
     if isinstance(row_causes, (str, bytes)) or not hasattr(row_causes, "__iter__"):
         raise TypeError(f"row_causes must be an iterable of (Select, Cause) pairs, got {type(row_causes).__name__}")
@@ -212,32 +442,48 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]]):
         if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Select)
                 and isinstance(pair[1], Cause)):
             raise TypeError(f"row_causes[{i}] must be a (Select, Cause) pair, got {pair!r}")
+    if stand_ins is not None and not isinstance(stand_ins, dict):
+        raise TypeError(f"stand_ins must be a dict of chapter glob → stand-in names, got {type(stand_ins).__name__}")
     out = df.copy()
+    if "id" not in out.columns:
+        out["id"] = row_ids(out) if len(out) else []
+    if not out.empty:
+        _check_verdicts(out)
+    if pool is None:
+        pool = out
+    else:
+        _frame("pool", pool, ("chapter", "where", "quantity", "verdict", "kind"))
+        if "id" not in pool.columns:
+            pool = pool.assign(id=row_ids(pool) if len(pool) else [])
     for c in ("cause", "cause_why", "cause_evidence"):
         out[c] = ""
     if out.empty:
         return out
-    differing = out["verdict"].isin(DIFFERING).to_numpy()
-    todo = differing.copy()
-    scale = out["scale"].astype(str) if "scale" in out.columns else None
+    todo = out["verdict"].isin(DIFFERING).to_numpy().copy()
     for sel, cause in pairs:
         m = sel.mask(out).to_numpy() & todo
         if not m.any():
             continue
-        if cause.kind == "finding" and not cause.scale_free and scale is not None:
-            small = m & ~scale.str.startswith("paper").to_numpy(dtype=bool)
-            if small.any():  # a finding of the paper's scale does not explain a smaller run's row
-                out.loc[small, "cause"] = "unexplained"
-                out.loc[small, "cause_why"] = [
-                    f"a finding at the paper's scale (\"{cause.why}\"), but this row is at the {s} profile and the "
-                    f"chapter has no current archived run at the paper's scale" for s in scale[small]]
-                out.loc[small, "cause_evidence"] = cause.evidence
-                todo &= ~small
-                m &= ~small
-        out.loc[m, "cause"] = cause.kind
-        out.loc[m, "cause_why"] = cause.why
-        out.loc[m, "cause_evidence"] = cause.evidence
         todo &= ~m
+        wrx, qrx = re.compile(sel.where), re.compile(sel.quantity)
+        for i in np.flatnonzero(m):
+            row = out.iloc[i]
+            fields = {"where": row["where"], "quantity": row["quantity"]}
+            for rx, text in ((wrx, row["where"]), (qrx, row["quantity"])):
+                hit = rx.search(str(text))
+                if hit:
+                    fields.update({k: v for k, v in hit.groupdict().items() if v is not None})
+            ev = evidence_rows(cause, pool, fields)
+            ok, reason = cause_check(cause, row, ev, stand_ins)
+            j = out.index[i]
+            out.at[j, "cause_evidence"] = "; ".join(ev["id"].astype(str))
+            if ok:
+                out.at[j, "cause"] = cause.kind
+                out.at[j, "cause_why"] = render_why(cause, ev)
+            else:
+                out.at[j, "cause"] = "unexplained"
+                out.at[j, "cause_why"] = (f"the {cause.kind} cause typed for this row does not hold: {reason} "
+                                          f"(it read: {cause.why})")
     out.loc[todo, "cause"] = "unexplained"
     out.loc[todo, "cause_why"] = "no experiment has explained this difference yet"
     return out

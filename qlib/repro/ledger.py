@@ -10,7 +10,12 @@ the tolerance and whether it passed. The kind says what the comparison is worth:
 * ``arithmetic`` — the paper's own numbers recomputed from its own inputs;
 * ``erratum`` — a printed statement shown to be wrong (``passed`` = the erratum is confirmed);
 * ``not-implemented`` / ``not-available-offline`` — an item of the paper the book does not reproduce,
-  with the reason.
+  with the reason;
+* ``probe`` — one of *our* variants or ablations (another reading, another setting, a sensitivity run):
+  shown and recorded, and the evidence a cause names (:mod:`qlib.repro.findings`), but never a difference
+  from the paper, never a reproduction, never in a claim's verdict. Its verdict is ``probe passes`` /
+  ``probe fails`` (the probe's own stated test: "within the row's tolerance of the paper's value", "the
+  spread across embedders is at least the gap", …).
 
 Only ``paper-number`` and ``paper-claim`` rows can count as reproductions, and only when they could
 have failed: every such row names its **null** (:class:`Null`) — what a trivial or broken implementation
@@ -52,6 +57,7 @@ KINDS = (
     "erratum",
     "not-implemented",
     "not-available-offline",
+    "probe",
 )
 REPRODUCING_KINDS = ("paper-number", "paper-claim")
 MISSING_KINDS = ("not-implemented", "not-available-offline")
@@ -68,12 +74,15 @@ _WORDS = {
     "erratum": ("erratum confirmed", "erratum not confirmed", "not comparable"),
     "not-implemented": (None, None, "not implemented"),
     "not-available-offline": (None, None, "not available offline"),
+    "probe": ("probe passes", "probe fails", "not comparable"),
 }
+#: the verdicts of our own probes (kind ``probe``): neither passing nor differing from the paper
+PROBE_VERDICTS = _WORDS["probe"][:2]
 VERDICTS = tuple(dict.fromkeys([*(w for ws in _WORDS.values() for w in ws if w), CONSISTENT]))
 #: the verdicts by outcome: a row that passes (``consistent`` too: it passes, its null as well), a row that
 #: differs from the paper (each carries a cause), a row that cannot be judged
-PASSING = tuple(dict.fromkeys([*(ws[0] for ws in _WORDS.values() if ws[0]), CONSISTENT]))
-DIFFERING = tuple(dict.fromkeys(ws[1] for ws in _WORDS.values() if ws[1]))
+PASSING = tuple(dict.fromkeys([*(ws[0] for k, ws in _WORDS.items() if ws[0] and k != "probe"), CONSISTENT]))
+DIFFERING = tuple(dict.fromkeys(ws[1] for k, ws in _WORDS.items() if ws[1] and k != "probe"))
 UNJUDGED = tuple(dict.fromkeys(ws[2] for ws in _WORDS.values() if ws[2]))
 
 
@@ -150,6 +159,8 @@ class Row:
             raise TypeError(f"null must be a real number, text or None, got the complex number {self.null!r}")
         if self.kind in MISSING_KINDS and self.passed is not None:
             raise ValueError(f"a {self.kind!r} row has no outcome (passed=None)")
+        if self.kind == "probe" and not str(self.note).strip():
+            raise ValueError("a probe row needs a note saying which variant of ours it runs")
         if self.passed is None and not str(self.note).strip():
             raise ValueError("a row that is not judged needs a note saying why")
         for name in ("paper_value", "ours"):

@@ -5,6 +5,7 @@
   figures), typed once;
 * :mod:`.estimator` — claims of §2–§3, Figure 4 and Appendix G (chapter 01);
 * :mod:`.rotation` — one randomized Hadamard transform and the NMSE of many clients (chapter 02);
+* :mod:`.kashin_probe` — why our Kashin+SQ grows with d, and its probe rows (chapter 02);
 * :mod:`.subbit` — sub-bit budgets, packet loss and heterogeneous clients (chapter 03);
 * :mod:`.learning` — the drivers of distributed and federated learning (Figures 3/9, 10, 12, 13, 14) and
   their data (chapters 04, 05);
@@ -19,6 +20,6 @@ many settings takes one frozen record of them (``config``; CONTRIBUTING's settin
 """
 
 #: chapter (notebook of ``chapters/eden/``) → its claims modules
-CLAIMS = {"01-estimator-vnmse": ("estimator",), "02-rotation-and-scale": ("rotation",),
+CLAIMS = {"01-estimator-vnmse": ("estimator",), "02-rotation-and-scale": ("rotation", "kashin_probe"),
           "03-subbit-loss-heterogeneous": ("subbit",), "04-distributed": ("distributed_claims",),
           "05-federated": ("federated",)}

@@ -301,7 +301,28 @@ def figure4_rows(fig4: pd.DataFrame) -> list[Row]:
                    "paper's 'at most 0.25'"),
         claim(Item("App. G.1, Figure 4", "every EDEN curve ≥ RD bound", "≥ bound"), "all" if above else "not all", above,
               kind="theory-check", note="reference = the rate–distortion bound 4^-b/(1 − 4^-b) (Cover 1999)"),
+        _ee_gap_erratum(fig4),
     ]
+
+
+#: the high-rate gap of an entropy-coded uniform scalar quantizer to the rate–distortion bound (Gish & Pierce
+#: 1968): ½·log2(πe/6) bit
+HIGH_RATE_GAP = 0.5 * math.log2(math.pi * math.e / 6)
+
+
+def _ee_gap_erratum(fig4: pd.DataFrame) -> Row:
+    """Appendix G.1's "at most 0.25 bits" for 𝓘_Δb against the closed form its curve tends to: the gap of an
+    entropy-coded uniform quantizer, ½·log2(πe/6) bit at high rate (confirmed when that exceeds the printed
+    bound); the note names the first b of ``fig4``'s grid whose exact gap is above the bound."""
+    bound = paper.APP_G1["ee_gap_bits"]
+    above = fig4.loc[fig4["gap EE (bits)"] > bound, "b"]
+    return claim(Item("App. G.1, Figure 4", f"printed 'at most {bound:g} bits' for 𝓘_Δb vs the high-rate gap "
+                                            "½·log2(πe/6) of entropy-coded uniform quantization", f"≤ {bound:g}"),
+                 HIGH_RATE_GAP, HIGH_RATE_GAP > bound, kind="erratum",
+                 tolerance="the printed bound against the closed form (confirmed when the closed form exceeds it)",
+                 note="𝓘_Δb is a uniform quantizer with entropy coding, whose gap tends to ½·log2(πe/6) bit as b grows "
+                      "(Gish & Pierce 1968); our exact curve is above the printed bound "
+                      + (f"from b = {float(above.min()):g} on this grid" if len(above) else "nowhere on this grid"))
 
 
 # -- Figure 5 --------------------------------------------------------------------------------------

@@ -28,9 +28,10 @@ import torch
 from ... import hadamard as _h
 from ...compressors import KashinSQ
 from ...validation import check_float, check_int, check_int_sequence, check_seed, check_tensor
+from ..ledger import Item, Row, claim
 from .sweeps import input_law
 
-__all__ = ["SETTINGS", "drive_kashin_sq", "iterations_change_nothing", "kashin_probe", "growth"]
+__all__ = ["SETTINGS", "drive_kashin_sq", "iterations_change_nothing", "kashin_probe", "growth", "growth_rows"]
 
 #: the settings probed: the library's KashinSQ at its default (TF-MOT: 3 iterations, the last
 #: unclipped, eta 0.9, delta 1), the same with 30 iterations, and the DRIVE authors' variant
@@ -117,3 +118,19 @@ def growth(df: pd.DataFrame) -> pd.DataFrame:
         out.append({"setting": s, "bits": b, "d_min": int(g["d"].iloc[0]), "d_max": int(g["d"].iloc[-1]),
                     "ratio": float(g["vnmse"].iloc[-1] / g["vnmse"].iloc[0])})
     return pd.DataFrame(out)
+
+
+def growth_rows(g: pd.DataFrame, tol: float = 0.2) -> list[Row]:
+    """One ``probe`` row per (setting, b) of :func:`growth`'s frame: the growth of Kashin+SQ's vNMSE from the
+    smallest to the largest d, under the test of chapter eden/01's row "Kashin+SQ vNMSE bounded in d"
+    (growth below ``tol``); the probe passes where a setting keeps Kashin+SQ bounded."""
+    if not isinstance(g, pd.DataFrame) or not {"setting", "bits", "d_min", "d_max", "ratio"} <= set(g.columns) or g.empty:
+        raise ValueError("g must be the non-empty frame growth() returns (columns setting, bits, d_min, d_max, ratio)")
+    tol = check_float("tol", tol, low=0.0, low_open=True)
+    return [claim(Item("App. I.1, Figures 2, 7 (Kashin+SQ probe, ours)",
+                       f"Kashin+SQ vNMSE growth d = {int(r.d_min)} → {int(r.d_max)}, b = {int(r.bits)}: {r.setting}",
+                       "bounded"),
+                  f"×{r.ratio:.3f}", bool(r.ratio < 1 + tol), kind="probe",
+                  tolerance=f"growth < {100 * tol:g}% (the test of eden/01's row on Kashin+SQ)",
+                  note="our variant of Kashin+SQ (LogNormal(0, 1) vectors, qlib.repro.eden.kashin_probe)")
+            for r in g.itertuples(index=False)]

@@ -12,8 +12,11 @@ values, the two study drivers, and one claims module per chapter (functions retu
   :mod:`.theory` (02, §3) with :mod:`.erm_facts` (the proof facts of §3: Lemmas B.1, B.2, Prop. C.3's
   bound, Prop. C.4, checked on random instances; their library, :mod:`qlib.mia.erm`, is shared with
   paper 003), :mod:`.synthetic_claims` (03, Table 2, Figure 2, §5.1.2), :mod:`.ranking_claims` (04,
-  rank stability), :mod:`.molecular_claims` (05, Tables 3–5, §5.2), :mod:`.table3_probe` (06, the
-  Table 3 investigation: driver and claims in one module). A claims module is named after its
+  rank stability) with :mod:`.ranking_probe` (its estimator variants, as probe rows),
+  :mod:`.molecular_claims` (05, Tables 3–5, §5.2) with :mod:`.molecular_probes` (the probes the causes
+  of Tables 3–5 name: the embedder spread, the other reading, the unquantized R²'s conditioning),
+  :mod:`.table3_probe` (06, the Table 3 investigation, one change at a time: driver and claims in one
+  module) with :mod:`.table3_combos` (the changes combined, and the best on every task). A claims module is named after its
   chapter's topic, with ``_claims`` where the bare name is a library module (``qlib.quantizers``,
   ``qlib.synthetic``, ``qlib.ranking``) or the wing's driver (:mod:`.molecular`).
 """
@@ -25,7 +28,7 @@ CLAIMS = {
     "01-quantizers": ("quantizer_claims",),
     "02-theory": ("theory", "erm_facts"),
     "03-synthetic-study": ("synthetic_claims",),
-    "04-synthetic-ranking": ("ranking_claims",),
-    "05-molecular": ("molecular_claims",),
-    "06-table3-investigation": ("table3_probe",),
+    "04-synthetic-ranking": ("ranking_claims", "ranking_probe"),
+    "05-molecular": ("molecular_claims", "molecular_probes"),
+    "06-table3-investigation": ("table3_probe", "table3_combos"),
 }

@@ -46,7 +46,7 @@ from .paper import (
 )
 
 __all__ = [
-    "COLUMNS", "REL_ATOL", "tradeoff", "table", "paper_table", "scale_note", "table_rows",
+    "COLUMNS", "REL_ATOL", "PAPER_TABLES", "METRIC_LABEL", "cell_means", "tradeoff", "table", "paper_table", "scale_note", "table_rows",
     "section522_rows", "lambda_profiles", "lambda_rows", "readings_table", "reading_rows", "figure34_readings",
     "figure34_reading_rows", "figure34_readings_text", "describe", "inputs_table", "dropped_text", "tables_note",
     "table_with_paper", "readings_text", "claims_text", "AGGREGATIONS", "paper_ratio_check", "aggregation_table",
@@ -58,9 +58,9 @@ COLUMNS = PAPER_TABLES345_COLUMNS
 #: what every molecular row says of the scale and the embedders (filled by the study's notes)
 _EMBEDDER_NOTE = "offline embedders (MiniMol, Morgan, RDKit 2-D, MACCS) stand in for the paper's four"
 
-_PAPER = {"auroc": ("Table 3", PAPER_TABLE3), "r2": ("Table 4", PAPER_TABLE4),
+PAPER_TABLES = {"auroc": ("Table 3", PAPER_TABLE3), "r2": ("Table 4", PAPER_TABLE4),
           "spearman": ("Table 5", PAPER_TABLE5)}
-_METRIC_LABEL = {"auroc": "AUROC", "r2": "R²", "spearman": "Spearman ρ"}
+METRIC_LABEL = {"auroc": "AUROC", "r2": "R²", "spearman": "Spearman ρ"}
 
 #: tolerance (absolute, on the relative performance m_Q / m_original) of a Tables 3–5 cell: our
 #: embedders and training details differ from the paper's, so only agreement to a few percentage
@@ -72,8 +72,8 @@ REL_ATOL = {"auroc": 0.05, "spearman": 0.05, "r2": 0.15}
 def tradeoff(study: Study, metric: str, by: Sequence[str] = ("task", "quantizer")) -> pd.DataFrame:
     """Figures 3, 4 and 9: mean r_Q^n and mean relative performance per ``by`` group (quantized
     models only; means over runs and over whatever ``by`` leaves out, e.g. embedders)."""
-    if metric not in _PAPER:
-        raise ValueError(f"metric must be one of {', '.join(_PAPER)}; got {metric!r}")
+    if metric not in PAPER_TABLES:
+        raise ValueError(f"metric must be one of {', '.join(PAPER_TABLES)}; got {metric!r}")
     f = study.frame[(study.frame.metric == metric) & study.frame.quantizer.isin(QUANTIZERS)]
     return f.groupby(list(by), sort=False)[["r_q", "relative", "value"]].mean().reset_index()
 
@@ -81,7 +81,7 @@ def tradeoff(study: Study, metric: str, by: Sequence[str] = ("task", "quantizer"
 # ---------------------------------------------------------------------------------------------
 # Tables 3–5
 # ---------------------------------------------------------------------------------------------
-def _cell_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+def cell_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean value, mean relative and mean value of the untrained quantized network (over embedders
     and runs) per (task, quantizer)."""
     f = frame[frame.metric == metric]
@@ -105,10 +105,10 @@ def metric_inf(v: float) -> bool:
 def table(study: Study, metric: str) -> pd.DataFrame:
     """Our Table 3 / 4 / 5 (``metric`` auroc / r2 / spearman): task × column, 'value (relative %)';
     R² below −1 printed −inf as the paper does. Missing tasks get an empty row."""
-    if metric not in _PAPER:
-        raise ValueError(f"metric must be one of {', '.join(_PAPER)}; got {metric!r}")
-    c = _cell_means(study.frame, metric)
-    paper_tasks = list(_PAPER[metric][1])
+    if metric not in PAPER_TABLES:
+        raise ValueError(f"metric must be one of {', '.join(PAPER_TABLES)}; got {metric!r}")
+    c = cell_means(study.frame, metric)
+    paper_tasks = list(PAPER_TABLES[metric][1])
     rows = {}
     for t in paper_tasks:
         sub = c[c.task == t].set_index("quantizer")
@@ -119,9 +119,9 @@ def table(study: Study, metric: str) -> pd.DataFrame:
 
 def paper_table(metric: str) -> pd.DataFrame:
     """The paper's Table 3 / 4 / 5 in the same layout as :func:`table`."""
-    if metric not in _PAPER:
-        raise ValueError(f"metric must be one of {', '.join(_PAPER)}; got {metric!r}")
-    tab = _PAPER[metric][1]
+    if metric not in PAPER_TABLES:
+        raise ValueError(f"metric must be one of {', '.join(PAPER_TABLES)}; got {metric!r}")
+    tab = PAPER_TABLES[metric][1]
     return pd.DataFrame.from_dict({t: {q: _fmt(v, p / 100) for q, (v, p) in zip(COLUMNS, cells)}
                                    for t, cells in tab.items()}, orient="index")
 
@@ -147,9 +147,9 @@ def table_rows(study: Study) -> list[Row]:
     """
     rows: list[Row] = []
     scale = scale_note(study)
-    for metric, (tname, tab) in _PAPER.items():
-        c = _cell_means(study.frame, metric)
-        lab = _METRIC_LABEL[metric]
+    for metric, (tname, tab) in PAPER_TABLES.items():
+        c = cell_means(study.frame, metric)
+        lab = METRIC_LABEL[metric]
         for task, cells in tab.items():
             where = f"{tname}, {task}"
             if task in study.missing:
@@ -254,7 +254,7 @@ def section522_rows(study: Study) -> list[Row]:
             # probability 1/2 (the null); the claim needs a one-sided p < 0.05 and a negative median
             p_sign = float(stats.binomtest(neg, rhos.size, 0.5, alternative="greater").pvalue)
             rows.append(claim(Item("§5.2.2 / Figs. 3–4",
-                                   f"privacy–performance trade-off ({_METRIC_LABEL[metric]}): "
+                                   f"privacy–performance trade-off ({METRIC_LABEL[metric]}): "
                                    "larger r_Q^n, lower relative performance",
                                    "median over tasks of Spearman(r_Q^n, relative) < 0, sign test p < 0.05"),
                               f"median {med:.2f}; {neg}/{rhos.size} tasks negative, p = {p_sign:.2g}",
@@ -351,8 +351,8 @@ def _sparse_performance_rows(fr: pd.DataFrame) -> list[Row]:
     """§5.2.2: "the 1.58b 90 % quantizer … obtaining better performance than other sparse quantizers,
     notably on ClinTox, Carcinogens_Lagunin and CYP2C9 substrate" — the share of classification
     tasks where its mean relative AUROC beats both 1.58b 33 % and 50 %, under §5.1's reading (the
-    default) and under Table 1's (:data:`TABLE_READING`). Null: the three sparse quantizers
-    interchangeable (each is best on a third of the tasks)."""
+    default: a ``paper-claim`` row; null: the three sparse quantizers interchangeable, each best on a
+    third of the tasks) and under Table 1's (:data:`TABLE_READING`: a ``probe`` row, our variant)."""
     rows = []
     f = fr[fr.metric == "auroc"]
     if f.empty:
@@ -368,13 +368,16 @@ def _sparse_performance_rows(fr: pd.DataFrame) -> list[Row]:
         best = (t[names[2]] > t[names[0]]) & (t[names[2]] > t[names[1]])
         share = float(best.mean())
         notable = [x for x in ("ClinTox", "Carcinogens_Lagunin", "CYP2C9_Substrate_CarbonMangels") if x in t.index]
+        variant = label != "§5.1's text"
         rows.append(claim(Item("§5.2.2 / Table 3", f"1.58b 90 % performs better than the other sparse quantizers ({label})",
                                "share of classification tasks where its relative AUROC beats 1.58b 33 % and 50 % ≥ 1/2"),
-                          share, bool(share >= 0.5),
+                          share, bool(share >= 0.5), kind="probe" if variant else "paper-claim",
                           tolerance="≥ 0.5 (our reading of 'performs better': on at least half the tasks)",
-                          note=f"{len(t)} tasks; on the three the paper names: "
+                          note=("our variant (Table 1's reading of 1.58b x %): " if variant else "")
+                               + f"{len(t)} tasks; on the three the paper names: "
                                + (", ".join(f"{x} {'yes' if best[x] else 'no'}" for x in notable) or "none ran"),
-                          null=Null("the three sparse quantizers interchangeable: share 1/3", fails=True)))
+                          null=None if variant else Null("the three sparse quantizers interchangeable: share 1/3",
+                                                         fails=True)))
     return rows
 
 
@@ -433,8 +436,8 @@ def readings_table(study: Study) -> pd.DataFrame:
     Table 1 as typeset (keep them, zero the rest): mean |ours − paper| over the cells and the share
     of cells within :data:`REL_ATOL`; one row per (metric, column, reading)."""
     out = []
-    for metric, (_tname, tab) in _PAPER.items():
-        c = _cell_means(study.frame, metric).set_index(["task", "quantizer"])
+    for metric, (_tname, tab) in PAPER_TABLES.items():
+        c = cell_means(study.frame, metric).set_index(["task", "quantizer"])
         for pct, ci in (("33", 1), ("50", 2), ("90", 3)):
             for reading, q in (("text (§5.1)", f"ternary{pct}"), ("Table 1", f"ternary{pct}_table")):
                 diffs = []
@@ -530,7 +533,7 @@ def figure34_readings(study: Study) -> pd.DataFrame:
 
 def figure34_reading_rows(study: Study) -> list[Row]:
     """§5.2.2's "1.58b 90 % is the most private quantizer on almost all datasets" (Figures 3/4) under
-    Table 1's reading of 1.58b x %: one ``theory-check`` row (an ablation; the text reading's row is
+    Table 1's reading of 1.58b x %: one ``probe`` row (our variant; the text reading's row is
     :func:`section522_rows`'), with the same test, or not comparable when the study did not record
     r_Q^n of that reading (``record_table_reading`` off, the default)."""
     if not isinstance(study, Study):
@@ -541,15 +544,15 @@ def figure34_reading_rows(study: Study) -> list[Row]:
     m = study.frame[study.frame.quantizer.isin(eight)].drop_duplicates(["task", "embedder", "quantizer", "run"])
     pt = m.groupby(["task", "quantizer"])["r_q"].mean().unstack()
     if pt.empty or not set(eight) <= set(pt.columns) or pt[list(TABLE_READING)].isna().all(axis=None):
-        return [not_comparable(Item(where, q, "share of tasks ≥ 2/3"), None, kind="theory-check",
-                               reason="r_Q^n of the Table 1 reading was not recorded in this run "
+        return [not_comparable(Item(where, q, "share of tasks ≥ 2/3"), None, kind="probe",
+                               reason="our variant (Table 1's reading); its r_Q^n was not recorded in this run "
                                       "(MolecularConfig(record_table_reading=False), the default)")]
     top = pt[eight].idxmax(axis=1)
     share = float((top == TABLE_READING[2]).mean())
     return [claim(Item(where, q, "share of tasks where it has the largest mean r_Q^n ≥ 2/3"), share,
-                  bool(share >= _MOST_PRIVATE_SHARE), kind="theory-check",
+                  bool(share >= _MOST_PRIVATE_SHARE), kind="probe",
                   tolerance="≥ 0.67 (the text reading's row's reading of 'almost all')",
-                  note=f"{len(top)} tasks; the 1.58b columns under Table 1's reading, the other five unchanged")]
+                  note=f"our variant: the 1.58b columns under Table 1's reading, the other five unchanged; {len(top)} tasks")]
 
 
 def figure34_readings_text(study: Study) -> str:
@@ -699,7 +702,7 @@ def paper_ratio_check(tolerance_pp: float = 1.0) -> pd.DataFrame:
     cells that differ (task, column: printed % vs value ratio %)."""
     tolerance_pp = check_float("tolerance_pp", tolerance_pp, low=0.0)
     out = []
-    for metric, (tname, tab) in _PAPER.items():
+    for metric, (tname, tab) in PAPER_TABLES.items():
         n = k = 0
         gaps, off = [], []
         for task, cells in tab.items():
@@ -714,7 +717,7 @@ def paper_ratio_check(tolerance_pp: float = 1.0) -> pd.DataFrame:
                     k += 1
                 else:
                     off.append(f"{task} {q}: {p:g} % vs {r:.1f} %")
-        out.append({"table": tname, "metric": _METRIC_LABEL[metric], "cells": n, "equal": k,
+        out.append({"table": tname, "metric": METRIC_LABEL[metric], "cells": n, "equal": k,
                     "largest gap (pp)": round(max(gaps), 1) if gaps else float("nan"), "differ": "; ".join(off)})
     return pd.DataFrame(out)
 
@@ -723,12 +726,12 @@ def aggregation_table(study: Study, metric: str) -> pd.DataFrame:
     """Per (task, quantizer) of Table 3 / 4 / 5 (``metric`` auroc / r2 / spearman): the paper's relative
     performance and ours under both :data:`AGGREGATIONS` (over embedders and runs), each with whether it
     is within :data:`REL_ATOL` of the paper's. Cells the paper prints as −inf are left out."""
-    if metric not in _PAPER:
-        raise ValueError(f"metric must be one of {', '.join(_PAPER)}; got {metric!r}")
+    if metric not in PAPER_TABLES:
+        raise ValueError(f"metric must be one of {', '.join(PAPER_TABLES)}; got {metric!r}")
     if not isinstance(study, Study):
         raise TypeError(f"study must be a molecular Study, got {type(study).__name__}")
     f = study.frame[study.frame.metric == metric]
-    tab = _PAPER[metric][1]
+    tab = PAPER_TABLES[metric][1]
     rows = []
     for task, cells in tab.items():
         sub = f[f.task == task]
@@ -751,16 +754,18 @@ def aggregation_table(study: Study, metric: str) -> pd.DataFrame:
 
 
 def aggregation_rows() -> list[Row]:
-    """The paper's own Tables 3–5 read for their aggregation (:func:`paper_ratio_check`): one
-    theory-check per table, whether every printed percentage is its printed value over its printed
-    unquantized value (the ratio of the means)."""
+    """The paper's own Tables 3–5 read for their aggregation (:func:`paper_ratio_check`): one ``probe``
+    per table (our hypothesis about the paper's unstated average, not a difference from it), whether
+    every printed percentage is its printed value over its printed unquantized value (the ratio of the
+    means)."""
     rows: list[Row] = []
     for r in paper_ratio_check().itertuples(index=False):
         gap, differ = r[4], r[5]
         rows.append(claim(Item(f"{r.table} (aggregation)", "printed % = printed value / printed unquantized value", "the ratio of the means"),
-                          f"{r.equal}/{r.cells} cells within 1 pp", bool(r.equal == r.cells), kind="theory-check",
+                          f"{r.equal}/{r.cells} cells within 1 pp", bool(r.equal == r.cells), kind="probe",
                           tolerance="every cell within 1 pp (the printed rounding)",
-                          note=f"largest gap {gap:g} pp" + (f"; {differ}" if differ else "")))
+                          note="our hypothesis: the paper's percentages are the ratio of its means; "
+                               f"largest gap {gap:g} pp" + (f"; {differ}" if differ else "")))
     return rows
 
 
@@ -768,12 +773,12 @@ def aggregation_text(study: Study) -> str:
     """One paragraph: per table, how many of our cells are within tolerance of the paper's under each
     aggregation, on this run."""
     parts = []
-    for metric, (tname, _) in _PAPER.items():
+    for metric, (tname, _) in PAPER_TABLES.items():
         t = aggregation_table(study, metric)
         if t.empty:
             continue
         a, b = int(t["within (per-run ratios)"].sum()), int(t["within (ratio of the means)"].sum())
-        parts.append(f"{tname} ({_METRIC_LABEL[metric]}, ±{REL_ATOL[metric]:g}): {a} of {len(t)} cells within "
+        parts.append(f"{tname} ({METRIC_LABEL[metric]}, ±{REL_ATOL[metric]:g}): {a} of {len(t)} cells within "
                      f"tolerance as the mean of per-run ratios, {b} as the ratio of the means")
     if not parts:
         return "No task of Tables 3–5 ran."

@@ -27,11 +27,13 @@ from ...ranking import average_runs, rq_rank_stability
 from ...recorder import RecorderConfig, RQRecorder
 from ...rqn import RQUndefinedWarning
 from ...synthetic import features, make_laws, sample
-from ...validation import check_array, check_int, check_int_sequence, check_seed, resolve_config
+from ...validation import check_array, check_int, check_int_sequence, check_seed, check_str, resolve_config
+from ..ledger import Item, Row, claim, not_comparable
+from .paper import PAPER_RHO_LEVEL
 from .study import StudyConfig
 from .synthetic_claims import section512_claims
 
-__all__ = ["copies_study", "variant_table"]
+__all__ = ["copies_study", "variant_table", "variant_rows"]
 
 _SIGN_CLAIM = "Sign is less private than 1.58b 33%"
 
@@ -162,3 +164,34 @@ def variant_table(variants: dict, names: Sequence[str], *, k: int = 20, n_subset
                         "Sign < 1.58b 33 % (laws)": f"{int(sign.sum())}/{len(sign)}",
                         "runs with r = 0 (share)": float(np.mean(r == 0))})
     return pd.DataFrame(out)
+
+
+def variant_rows(table: pd.DataFrame, *, note: str, skip: Sequence[tuple[str, str]] = ()) -> list[Row]:
+    """The rows of :func:`variant_table` as ``probe`` rows (our variants of the estimator, evidence for the
+    causes of Figure 1's difference, never a difference themselves): per (variant, run average) not in
+    ``skip`` (e.g. the paper's own estimator, already a paper-claim row), the mean Spearman ρ of the
+    ``k``-run ranking to the all-run ranking, passing above the paper's level 0.95; ``note`` says which
+    runs the table ranked. Not comparable where every ρ is undefined."""
+    if not isinstance(table, pd.DataFrame) or not {"variant", "run average"} <= set(table.columns):
+        raise TypeError("table must be the frame variant_table returns")
+    note = check_str("note", note)
+    col = next((c for c in table.columns if str(c).startswith("ρ at k = ")), None)
+    if col is None:
+        raise ValueError("table lacks its 'ρ at k = …' column (variant_table's)")
+    k = str(col)[len("ρ at k = "):]
+    skip = {tuple(x) for x in skip}
+    rows: list[Row] = []
+    for _, t in table.iterrows():
+        if (t["variant"], t["run average"]) in skip:
+            continue
+        item = Item("Figure 1 / §5.1.2 (probe: estimator variants)",
+                    f"r_Q^n ranking, {t['variant']}, {t['run average']} over runs: mean Spearman ρ to the full ranking "
+                    f"> {PAPER_RHO_LEVEL} at k_run = {k}", f"> {PAPER_RHO_LEVEL}")
+        rho = float(t[col])
+        why = f"our variant of the estimator ({t['variant']}, {t['run average']} over runs); {note}"
+        if not np.isfinite(rho):
+            rows.append(not_comparable(item, None, kind="probe", reason=f"{why}; every ρ undefined"))
+            continue
+        rows.append(claim(item, f"{rho:.3f}", bool(rho > PAPER_RHO_LEVEL), kind="probe",
+                          tolerance=f"> {PAPER_RHO_LEVEL} (the paper's level)", note=why))
+    return rows

@@ -39,8 +39,10 @@ reading):
 The bands are the paper's own range (its sparse column means over the 14 tasks are 0.887–0.901,
 its cells 0.79–0.95; its b-bit column means 0.984–0.998) widened by about 0.04 for run-to-run
 noise and for our stand-in embedder; the paper's Table 3 passes the test and the "no quantization
-loss" null (every column 1.00) fails it (tests). Only a variant that passes is called the paper's
-likely procedure.
+loss" null (every column 1.00) fails it (tests). Each variant's test is a ledger row of kind ``probe``
+(:func:`probe_rows`: "probe passes" iff the test passes; a variant of ours is never a difference from the
+paper). :mod:`.table3_combos` combines the hypotheses (pairs, a triple) and names a procedure the paper's
+likely one only if it passes the test on most tasks and embedders.
 
 The subset
 ----------
@@ -55,19 +57,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 
 from qlib import molecules
-from qlib.engine_models import MLP, init_params
 from qlib.quantizers import quantize_many
 from qlib.repro import ledger
 from qlib.validation import check_callable, check_float, check_int, check_seed, resolve_config
 
+from ._table3_train import forward, plain_fit
 from .molecular import QUANTIZERS, TABLE_READING, TaskConfig, auroc, split_indices, train_task
 from .paper import PAPER_TABLE3, PAPER_TABLES345_COLUMNS
 
@@ -121,75 +122,6 @@ def _check_variants(variants) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"variants must be names from {', '.join(VARIANTS)}; got {bad}")
     return tuple(dict.fromkeys(variants))
-
-
-# ---------------------------------------------------------------------------------------------
-# The autograd trainer (minibatch, deeper head)
-# ---------------------------------------------------------------------------------------------
-def _shapes(d: int, hidden: int, layers: int) -> list[tuple[int, ...]]:
-    out, fan = [], d
-    for _ in range(layers):
-        out += [(hidden, fan), (hidden,)]
-        fan = hidden
-    return out + [(1, fan), (1,)]
-
-
-def _forward(theta: torch.Tensor, X: torch.Tensor, shapes) -> torch.Tensor:
-    """theta (..., R, p) flattened [W1, b1, …, w_out, b_out]; X (R, n, d) -> logits (..., R, n)."""
-    lead = theta.shape[:-2]
-    R = theta.shape[-2]
-    th = theta.reshape(-1, theta.shape[-1])
-    Q = th.shape[0] // R
-    h = X.unsqueeze(0).expand(Q, *X.shape).reshape(Q * R, X.shape[1], X.shape[2])
-    i = 0
-    for k in range(0, len(shapes), 2):
-        (o, f), size = shapes[k], shapes[k][0] * shapes[k][1]
-        W = th[:, i:i + size].reshape(-1, o, f)
-        b = th[:, i + size:i + size + o]
-        i += size + o
-        h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
-        if k + 2 < len(shapes):
-            h = h.relu()
-    return h.squeeze(-1).reshape(*lead, R, X.shape[1])
-
-
-def _plain_fit(Xs: np.ndarray, y: np.ndarray, tr: np.ndarray, *, layers: int, hidden: int, lr: float,
-               batch_size: int | None, epochs: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, list]:
-    """Adam (``torch.optim.Adam``, autograd) on each run's rows ``tr[k]``: full batch
-    (``batch_size=None``) or shuffled minibatches (the last one smaller). One hidden layer starts
-    from :func:`qlib.engine_models.init_params` (the default's initial parameters, same seed); deeper heads
-    from torch.nn.Linear's uniform init. Returns (initial θ, final θ (R, p), shapes)."""
-    runs, d = tr.shape[0], Xs.shape[1]
-    shapes = _shapes(d, hidden, layers)
-    g = torch.Generator().manual_seed(seed)
-    if layers == 1:
-        theta0 = init_params(MLP(d, hidden), runs, seed)
-    else:
-        parts, prev_fan = [], d  # a bias takes the bound of the weight before it (torch.nn.Linear's init)
-        for s in shapes:
-            bound = 1.0 / np.sqrt(s[1] if len(s) == 2 else prev_fan)
-            prev_fan = s[1] if len(s) == 2 else prev_fan
-            parts.append(((torch.rand(runs, int(np.prod(s)), generator=g, dtype=torch.float64) * 2 - 1)
-                          * bound).float())
-        theta0 = torch.cat(parts, dim=1)
-    theta = theta0.clone().requires_grad_(True)
-    opt = torch.optim.Adam([theta], lr=lr)
-    Xt, yt = torch.from_numpy(Xs), torch.from_numpy(y.astype(np.float32))
-    rows = torch.from_numpy(tr)
-    m = rows.shape[1]
-    for _ in range(epochs):
-        if batch_size is None or batch_size >= m:
-            batches = [rows]
-        else:
-            perm = torch.argsort(torch.rand(runs, m, generator=g), dim=1)
-            batches = rows.gather(1, perm).split(batch_size, dim=1)
-        for b in batches:
-            out = _forward(theta, Xt[b], shapes)
-            loss = F.softplus(out * (1 - 2 * yt[b])).mean(dim=1).sum()   # Σ over runs of each run's mean
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-    return theta0, theta.detach(), shapes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,14 +229,14 @@ def probe(tasks: Sequence[str], config: ProbeConfig | None = None, *, data_dir=N
                 train_part = np.setdiff1d(np.arange(X.shape[0]), val)
                 mu, sd = X[train_part].mean(axis=0), X[train_part].std(axis=0)
                 Xs = ((X - mu) / np.where(sd > 0, sd, 1.0)).astype(np.float32)
-                _, theta, shapes = _plain_fit(Xs, y, tr, layers=layers, hidden=hidden, lr=lr, batch_size=bs,
+                _, theta, shapes = plain_fit(Xs, y, tr, layers=layers, hidden=hidden, lr=lr, batch_size=bs,
                                               epochs=epochs, seed=s)
                 sec = time.perf_counter() - t0
                 split = [int(np.prod(sh)) for sh in shapes]
                 with torch.no_grad():
                     xv = torch.from_numpy(Xs[val]).unsqueeze(0).expand(runs, -1, -1)
-                    o_ = auroc(_forward(theta, xv, shapes).numpy(), y[val], allow_nonfinite=True)
-                    q_ = auroc(_forward(quantize_many(list(QUANTIZERS), theta, split=split), xv, shapes).numpy(),
+                    o_ = auroc(forward(theta, xv, shapes).numpy(), y[val], allow_nonfinite=True)
+                    q_ = auroc(forward(quantize_many(list(QUANTIZERS), theta, split=split), xv, shapes).numpy(),
                                y[val], allow_nonfinite=True)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     rel = q_ / o_
@@ -385,14 +317,19 @@ def _means_text(r) -> str:
     return ", ".join(f"{q} {r[q]:.3f}" for q in QUANTIZERS)
 
 
-def probe_rows(df: pd.DataFrame, *, plain_atol: float = 0.02) -> list[ledger.Row]:
-    """Ledger rows of :func:`probe`'s frame: per variant but ``plain`` one ``paper-claim`` row "the
-    paper's Table 3 pattern (sparse columns lose 6–20 %, b bits ≈ 1) holds under this procedure"
-    (the fixed test; null: no quantization loss, every column 1.00, which fails it), its note saying
-    what the variant changes; and for ``plain`` a ``theory-check`` row: the autograd trainer's column
+def probe_rows(df: pd.DataFrame, *, plain_atol: float = 0.02, changes: Mapping[str, str] | None = None) -> list[ledger.Row]:
+    """Ledger rows of :func:`probe`'s frame (or of :func:`.table3_combos.means`): per variant but ``plain``
+    one ``probe`` row "the paper's Table 3 pattern (sparse columns lose 6–20 %, b bits ≈ 1) holds under
+    this procedure of ours" — *probe passes* iff the fixed test passes; the paper's own Table 3 on the same
+    tasks and the "no quantization loss" null (every column 1.00) are judged by the same test in the note
+    (a probe carries no null) —, its note saying what the variant changes (``changes``: variant → text;
+    None: :data:`HYPOTHESES`); and for ``plain`` a ``theory-check`` row: the autograd trainer's column
     means against ``default``'s within ``plain_atol``."""
     df = _check_frame(df)
     plain_atol = check_float("plain_atol", plain_atol, low=0.0)
+    if changes is not None and not isinstance(changes, Mapping):
+        raise TypeError(f"changes must be a mapping variant -> what it changes, or None; got {type(changes).__name__}")
+    changes = HYPOTHESES if changes is None else changes
     tasks = sorted(df.task.unique())
     paper = pattern_test(paper_means(tasks)).iloc[0] if any(t in PAPER_TABLE3 for t in tasks) else None
     pt = pattern_test(df)
@@ -403,15 +340,17 @@ def probe_rows(df: pd.DataFrame, *, plain_atol: float = 0.02) -> list[ledger.Row
             "(fixed before the runs)")
     runs = int(df.runs.iloc[0]) if "runs" in df.columns else None
     scale = f"{len(tasks)} task(s) ({', '.join(tasks)}), {runs} runs" if runs else f"{len(tasks)} task(s)"
+    judged = (f"On the same test the paper's Table 3 on these tasks {'passes' if paper is not None and paper['passes'] else 'fails'}"
+              f" and the no-quantization-loss null (every column 1.00) {'passes' if null['passes'] else 'fails'}.")
     rows = []
     for v, r in pt.iterrows():
         if v == "plain":
             continue
         paper_text = _means_text(paper) if paper is not None else "sparse ≈ 0.86–0.94, b bits ≈ 0.98–1.00"
         rows.append(ledger.claim(ledger.Item(f"Table 3 pattern, variant {v}", "relative AUROC column means (Sign, 1.58b 33/50/90 %, 2–5 bits)",
-                                             paper_text), _means_text(r), bool(r["passes"]), tolerance=test,
-                                 note=f"Changes: {HYPOTHESES.get(v, v)}. {scale}; sparse cells in band {r['sparse_cells_in_band']:.0%}.",
-                                 null=ledger.Null("no quantization loss (every column 1.00)", fails=not bool(null["passes"]))))
+                                             paper_text), _means_text(r), bool(r["passes"]), kind="probe", tolerance=test,
+                                 note=f"Our variant, changes: {changes.get(v, v)}. {scale}; sparse cells in band "
+                                      f"{r['sparse_cells_in_band']:.0%}. {judged}"))
     if "plain" in pt.index and "default" in pt.index:
         a, b = pt.loc["plain"], pt.loc["default"]
         diff = max(abs(a[q] - b[q]) for q in QUANTIZERS)

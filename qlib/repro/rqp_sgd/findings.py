@@ -5,20 +5,22 @@ from __future__ import annotations
 
 from ..findings import Cause, Claim, Select
 
-__all__ = ["CLAIMS", "ROW_CAUSES", "SUMMARY"]
+__all__ = ["CLAIMS", "ROW_CAUSES", "STAND_INS", "SUMMARY"]
 
 _TH = "rqp-sgd/01-*"
 _T1 = "rqp-sgd/02-*"
 _F2 = "rqp-sgd/03-*"
 _ATT = "attacks/04-*"
 
-#: Table 1's gap probe: the experiment the Table 1 rows' causes point to
-_GAP = "rqp-sgd/02, 'What moves the gap: the split and the baselines' noise' (archived at the paper's scale)"
-
-#: Theorem 1's erratum: the evidence the privacy rows' cause points to
-_ERRATUM = ("rqp-sgd/01, 'Theorem 1's per-step bound fails inside Algorithm 1's range': erratum rows (smallest "
-            "counterexample b = 4, q = 0.1, σ = 0.1: printed ε_t = 0.4925, one coordinate loses 0.5108 replace-one, "
-            "0.4982 add-remove) and the certified corrected bound")
+#: Theorem 1's erratum under one adjacency: the confirmed erratum row the privacy rows' causes name as evidence
+#: (``{adj}`` is the adjacency the row's own selection captures)
+_ERRATUM = Select(_TH, r"^Theorem 1$", r"smallest-q counterexample$")
+_ERRATUM_ADJ = Select(_TH, r"^Theorem 1$", r", {adj}: smallest-q counterexample$")
+_ADJ = r"(?P<adj>replace-one|add-remove)"
+#: Table 1's gap probe (our variants, chapter 02): the probe repeating the row's own quantity under a variant
+_GAP = r"^Table 1 \(gap probe\)$"
+_SPLIT = "a new split per run"
+_GAUSS = "baselines' σ from the Gaussian formula"
 
 
 def _c(id_, quote, where, rows=(), **kw) -> Claim:
@@ -65,8 +67,7 @@ CLAIMS = (
     _c("004-C15", "the test accuracy decreases to around 62.5%", "§4, Figure 2",
        [Select(_F2, r"^Figure 2$", r"^the text's example")], weight=3),
     _c("004-C16", "attributed more to the randomness from quantization than from noise addition", "§4, Figure 2",
-       untested="no experiment separates the accuracy lost to quantization randomness from that lost to noise "
-                "(Figure 2 moves q and σ together along Theorem 1's curve)", weight=2),
+       [Select(_T1, r"^Figure 2\([a-d]\) \(σ = 0 / q = 1 ablation\)$")], weight=2),
     _c("004-C17", "the standard deviation of test accuracy is higher when the projection randomness coefficient",
        "§4, Figure 2", [Select(_F2, r"^Figure 2\([a-d]\)$", r"std of accuracy")], weight=2),
     _c("004-C18", "the test accuracy does not increase as increasing the quantization bits", "§4, impact of bits",
@@ -76,48 +77,64 @@ CLAIMS = (
 )
 
 ROW_CAUSES = (
-    # chapter 01: the printed ε_t below the exact one-step loss (inside Algorithm 1's range)
-    (Select(_TH, r"^Theorem 1$", r"ε_t ≥ loss"),
+    # chapter 01: the printed ε_t below the exact one-step loss (inside Algorithm 1's range), per adjacency
+    (Select(_TH, r"^Theorem 1$", rf"^ε_t ≥ loss of one step on one coordinate, {_ADJ} "),
      Cause("paper", "Theorem 1's proof bounds the numerator by a finite cell centred on f_sgd and the denominator at "
                     "distance M + C with C = M − ηρ, while eq. (9)'s end cells are semi-infinite and f_sgd ranges to "
-                    "M + ηρ, so the printed ε_t is below the exact loss of one coordinate", _ERRATUM)),
-    (Select(_TH, r"^Figure 2\(c\)$", r"operating point"),
-     Cause("paper", "q is solved from Theorem 1's ε_t, which is below the exact one-step loss (the erratum), so at "
-                    "these operating points one coordinate already leaks more than ε_t", _ERRATUM)),
-    (Select(_TH, r"^(?:Figure 2\([a-d]\)|Table 1 \(MNIST\))$", r"ε actually spent"),
-     Cause("paper", "the runs calibrate q with Theorem 1's ε_t, which is below the exact one-step loss, so composed "
-                   "as the paper composes they spend more than the stated budget", _ERRATUM)),
-    (Select(_TH, r"^Figure 1\(b\), m = "),
-     Cause("method", "Figure 1 does not state m; with our m = 1 RQP-SGD's bound is below Proj-DP-SGD's, with "
-                     "m = 10 σ must grow by m and E_N = ησ²d (no η/m scaling) puts it above",
-           "rqp-sgd/01, Figure 1: the m-sensitivity table (bound 32.35 vs 7.24 at ε = 1, q = 0.95, m = 10)")),
+                    "M + ηρ, so the printed ε_t is below the exact loss of one coordinate under this adjacency.",
+           (_ERRATUM_ADJ,))),
+    (Select(_TH, r"^Figure 2\(c\)$", rf"operating point, {_ADJ} "),
+     Cause("paper", "q is solved from Theorem 1's ε_t, which is below the exact one-step loss under this adjacency "
+                    "(the erratum), so at these operating points one coordinate already leaks more than ε_t.",
+           (_ERRATUM_ADJ,))),
+    (Select(_TH, r"^(?:Figure 2\([a-d]\)|Table 1 \(MNIST\))$", rf"^ε actually spent .*, {_ADJ}$"),
+     Cause("paper", "The runs calibrate q with Theorem 1's ε_t, which is below the exact one-step loss under this "
+                    "adjacency, so composed as the paper composes they spend more than the stated budget.",
+           (_ERRATUM_ADJ,))),
     # the attack of attacks/04 against RQP-SGD's stated budget
     (Select(_ATT, r"RQP", verdicts=("disagrees",)),
-     Cause("paper", "the budget RQP-SGD states comes from Theorem 1's ε_t, which the exact one-step loss exceeds, "
-                   "so an attack can prove more than the stated ε", _ERRATUM)),
-    # chapter 02: Table 1 at the paper's scale (10 runs; MNIST with every example, m = 64, η = 1, T = 938)
+     Cause("paper", "The budget RQP-SGD states comes from Theorem 1's ε_t, which the exact one-step loss exceeds under "
+                    "either adjacency, so an attack can prove more than the stated ε.", (_ERRATUM,))),
+    # chapter 02, Table 1 at the paper's scale. Cells a new split per run brings within the band:
     (Select(_T1, r"^Table 1$", r"^Diagnostic \((?:LogReg\): (?:Non-Private|DP-SGD|Proj-DP-SGD)|SVM\): (?:Non-Private|"
-                               r"DP-SGD)), median acc"),
-     Cause("method", "The paper does not state its Diagnostic split; ours is one fixed 80/20 split. With a new split per "
-                     "run (the gap probe, the same 10 runs) this cell comes within 2 pp of the paper: LogReg "
-                     "Non-Private 96.49 (paper 97.37), DP-SGD 95.61 (96.92), Proj-DP-SGD 93.42 (94.30); SVM "
-                     "Non-Private 97.37 (98.68), DP-SGD 94.74 (96.49).",
-           _GAP)),
-    (Select(_T1, r"^Table 1$", r"^MNIST \(LogReg\): RQP-SGD, median acc"),
-     Cause("finding", "With the paper's §4 settings (m = 64, η = 1, M = 0.3, b = 4, clip 0.45, T = 938) and at its scale, "
-                      "Theorem 1 at ε = 1 allows q = 1 only from σ ≥ 6.75, a per-step noise of 0.1055 per weight "
-                      "against a level spacing of 0.040, and every σ of the sweep leaves RQP-SGD near chance (best "
-                      "14.11 % at σ = 7): the printed 84.81 % is out of reach under the paper's own theorem and settings.",
-           "rqp-sgd/02-table1, the MNIST paragraph and the σ sweep (archived at the paper's scale)")),
-    (Select(_T1, r"^Table 1"),
-     Cause("finding", "With the paper's method and at its scale neither unstated choice the chapter tests explains these "
-                      "rows (10 runs, RQP σ as tuned): a new split per run lifts the cells by 1-3 pp (5/8 within 2 pp, "
-                      "ours 0/8) but the SVM gain stays negative (-3.07 pp; paper +25.00); the baselines' σ from the "
-                      "paper's Gaussian formula per step (z = 5.72 vs the accountant's 1.47) drops SVM Proj-DP-SGD to "
-                      "75.88 % (std 21.75; paper 69.74, 18.37) and gives a +11.84 pp gain, but also drops DP-SGD to "
-                      "84.21 % (paper 96.49) and LogReg Proj-DP-SGD to 80.26 % (paper 94.30): 0/8 cells within 2 pp.",
-           _GAP)),
+                               r"DP-SGD)), median acc\. \(%\)$"),
+     Cause("method", "The paper does not say whether its 80/20 split of Diagnostic is drawn once or per run; ours is "
+                     "one fixed split. Run i on split i (the gap probe, the same runs otherwise) brings this cell "
+                     "within the band of the paper's median.",
+           (Select(_T1, _GAP, r"^{quantity} with " + _SPLIT + "$"),))),
+    # the §4 claims the paper's own Gaussian-mechanism σ for the baselines meets
+    (Select(_T1, r"^Table 1(?: / §4)?$", r"^(?:SVM: RQP-SGD median gain over Proj-DP-SGD \(relative\)|SVM: Proj-DP-SGD "
+                                         r"spread larger than RQP-SGD's|Diagnostic \((?:LogReg|SVM)\): RQP-SGD better "
+                                         r"than Proj-DP-SGD)$"),
+     Cause("method", "The paper states the Gaussian mechanism's classic σ in §2 and names no accountant; ours comes from "
+                     "an RDP accountant over the subsampled steps. With the classic σ applied to every step (the gap "
+                     "probe) Proj-DP-SGD degrades enough for this row's test to pass, though the same σ also takes "
+                     "the DP-SGD cell far below the paper's.",
+           (Select(_T1, _GAP, r"^{quantity} with " + _GAUSS + "$"),
+            Select(_T1, _GAP, r"^Diagnostic \(SVM\): DP-SGD, median acc\. \(%\) with " + _GAUSS + "$")))),
+    # cells neither variant brings within the band
+    (Select(_T1, r"^Table 1$", r"^Diagnostic \((?:LogReg\): RQP-SGD|SVM\): (?:Proj-DP-SGD|RQP-SGD)), median acc\. "
+                               r"\(%\)$"),
+     Cause("finding", "At the paper's scale (its settings, ten runs, RQP-SGD's σ tuned on the test set) neither unstated "
+                      "choice the chapter varies brings this cell within the band: not a new split per run, nor, for "
+                      "the baselines, the classic Gaussian-mechanism σ.",
+           (Select(_T1, _GAP, r"^{quantity} with "),))),
+    # MNIST: RQP-SGD near chance at every σ Theorem 1 allows
+    (Select(_T1, r"^Table 1$", r"^MNIST \(LogReg\): RQP-SGD(?:, median acc\. \(%\)| better than Proj-DP-SGD)$"),
+     Cause("finding", "With the paper's MNIST settings (its batch, step, range, bits, clip and iterations) Theorem 1 at "
+                      "the budget allows q = 1 only once the noise per weight and step is several level spacings; below "
+                      "that, q < 1 re-draws a share of all weights at every step. No σ of the sweep, each with its q "
+                      "from Theorem 1, brings RQP-SGD near the paper's cell: every one leaves it near chance, far "
+                      "under our Proj-DP-SGD as well (the sweep's medians below).",
+           (Select(_T1, r"^Table 1 \(MNIST σ sweep\)$"),))),
+    (Select(_T1, r"^Table 1$", r"^MNIST \(LogReg\): Proj-DP-SGD, median acc\. \(%\)$"),
+     Cause("unexplained", "No variant was tried on MNIST: the gap probe varies the split and the baselines' σ on "
+                          "Diagnostic only, so nothing yet explains this cell.")),
 )
+
+#: the stand-ins each chapter's inputs include: none (Diagnostic is scikit-learn's copy of UCI WDBC, the
+#: paper's data; MNIST is MNIST; the unstated settings are choices, named in the causes that vary them)
+STAND_INS: dict = {}
 
 SUMMARY = {
     "paper": "004",

@@ -330,6 +330,11 @@ B[RE + "rotation.figure8"] = lambda: {"bits": [1], "d": 16, "clients": 2, "laws"
 B[RE + "rotation.figure8_scale_note"] = lambda: {"d": 100, "reps": 2}
 B[RE + "rotation.figure8_rows"] = lambda: {"fig8": _table("fig8"), "d": 16, "clients": 2, "theory_bits": (1, 2),
                                            "rtol": 0.05}
+B[RE + "rotation.small_d_probe"] = lambda: {"bits": [1], "laws": ["normal"], "trials": 2, "seed": 0, "rotations": (1, 2)}
+B[RE + "rotation.figure6_probe_rows"] = lambda: {
+    "fig6": _table("fig6"), "trials": 2, "small": _mod("rotation").small_d_probe([1], ["normal"], trials=2),
+    "large_d": 16, "rtol": 0.1}
+B[RE + "rotation.qsgd_law_rows"] = lambda: {"d": 16, "bits": (1,), "trials": 1, "seed": 0}
 
 # -- qlib.repro.eden.subbit --------------------------------------------------------------------------------
 B[RE + "subbit.figure11_scale_note"] = lambda: {"d": 1024, "trials": 2}
@@ -435,6 +440,7 @@ B[F + "figure9_rows"] = lambda: {"standin": "MNIST"}
 B[F + "compress_share_rows"] = lambda: {"share": 0.05, "device": "cpu"}
 B[DI + "figure12_rows"] = lambda: {"df": _df12()}
 B[F + "figure3_rows"] = lambda: {"fin": _fin(), "low_bits": (0.1, 0.5), "close_bits": 4.0, "close_tol": 0.01}
+B[F + "figure3_resolution_rows"] = lambda: {"fin": _fin().assign(rounds=3), "window": 2, "local_steps": 1, "bits": 4.0}
 B[F + "figure14_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.05, 0.05)), "close_tol": 0.05,
                                     "min_baseline": 0.5}
 B[F + "figure13_rows"] = lambda: {"fin": _fin(("Float32", "EDEN", "QSGD"), (32, 0.1, 0.1)), "data_dir": data_dir()}
@@ -658,3 +664,5 @@ B[f"{KP}.drive_kashin_sq"] = lambda: {"x": torch.randn(2, 16, dtype=torch.float6
 B[f"{KP}.growth"] = lambda: {"df": __import__("pandas").DataFrame(
     {"setting": ["a", "a"], "bits": [2, 2], "d": [16, 64], "vnmse": [0.5, 0.6]})}
 B[f"{KP}.kashin_probe"] = lambda: {"bits": (2,), "logd": (4,), "trials": 1}
+B[f"{KP}.growth_rows"] = lambda: {"g": __import__("pandas").DataFrame(
+    {"setting": ["a"], "bits": [2], "d_min": [16], "d_max": [64], "ratio": [1.1]}), "tol": 0.2}

@@ -229,7 +229,7 @@ BASELINES.update({
 BASELINES.update({
     R + "overfitting.figure1_table": lambda: {"run": _fake_run(), "marks": (0, 50, 100)},
     R + "overfitting.figure1_summary": lambda: {"run": _fake_run()},
-    R + "overfitting.figure1_rows": lambda: {"run": _fake_run()},
+    R + "overfitting.figure1_rows": lambda: {"run": _fake_run(), "seeds": [0]},
     R + "overfitting.figure1_reductions": lambda: {"iters": 100, "eval_every": 10, "seeds": [0]},
     R + "mnist.table1_c_tolerance": lambda: {"K": 20},
     R + "mnist.fit_discretisations": lambda: {"X": _X(60), "y": _labels(60), "K_list": [2], "n_fit": 10,

@@ -111,18 +111,29 @@ def _claim():
 def _cause():
     from qlib.repro.findings import Cause
 
-    return Cause("stand-in", "MACCS for the paper's embedders")
+    return Cause("stand-in", "MACCS for the paper's embedders", (_select(),), stand_in="embedder")
+
+
+def _pool():
+    return _ledger_frame().assign(id=["quantized-mis/05-molecular#1"], ours=["0.5"], paper_value=["0.9"])
 
 
 BASELINES[f"{FD}.Select"] = lambda: {"chapter": "quantized-mis/05-*", "where": "Table 3", "quantity": "q"}
 BASELINES[f"{FD}.Select.mask"] = lambda: {"self": _select(), "df": _ledger_frame()}
-BASELINES[f"{FD}.Cause"] = lambda: {"kind": "stand-in", "why": "MACCS for the paper's embedders"}
+BASELINES[f"{FD}.Cause"] = lambda: {"kind": "stand-in", "why": "MACCS for the paper's embedders",
+                                    "evidence": (_select(),), "stand_in": "embedder"}
 BASELINES[f"{FD}.Claim"] = lambda: {"paper": "001", "id": "001-C1", "quote": "a claim", "where": "§5",
                                     "rows": (_select(),)}
 BASELINES[f"{FD}.claim_rows"] = lambda: {"claim": _claim(), "df": _ledger_frame()}
 BASELINES[f"{FD}.claim_verdict"] = lambda: {"claim": _claim(), "df": _ledger_frame()}
 BASELINES[f"{FD}.assign_causes"] = lambda: {"df": _ledger_frame(), "row_causes": [(_select(), _cause())]}
 BASELINES[f"{FD}.check_registry"] = lambda: {"claims": [_claim()]}
+BASELINES[f"{FD}.row_ids"] = lambda: {"df": _ledger_frame(), "tag": "paper"}
+BASELINES[f"{FD}.gap"] = lambda: {"row": _pool().iloc[0]}
+BASELINES[f"{FD}.evidence_rows"] = lambda: {"cause": _cause(), "pool": _pool(), "fields": {"where": "Table 3"}}
+BASELINES[f"{FD}.cause_check"] = lambda: {"cause": _cause(), "row": _pool().iloc[0], "ev": _pool(),
+                                          "stand_ins": {"quantized-mis/05-*": ("embedder",)}}
+BASELINES[f"{FD}.render_why"] = lambda: {"cause": _cause(), "ev": _pool()}
 
 INV = "qlib.repro.inventory"
 _PAPER_TEXT = "As Figure 1 shows (see Fig. 2) and Table 1 lists.\nLemma D.1. Let x.\nTheorem 3.1 (Key). Then.\n"
@@ -364,6 +375,21 @@ def _mol_claims():
 
 
 BASELINES[f"{MC}.claims_text"] = lambda: {"rows": _mol_claims()}
+BASELINES[f"{MC}.cell_means"] = lambda: {"frame": _fake_mol_study().frame, "metric": "auroc"}
+MP = "qlib.repro.quantized_mis.molecular_probes"
+BASELINES[f"{MP}.embedder_spread"] = lambda: {"study": _fake_mol_study(), "metric": "auroc"}
+for _name in ("spread_rows", "conditioning_rows", "reading_cell_rows", "section522_more_rows", "probe_rows"):
+    BASELINES[f"{MP}.{_name}"] = lambda: {"study": _fake_mol_study()}
+
+
+def _mp_rows():
+    from qlib.repro.quantized_mis import molecular_probes
+
+    return molecular_probes.spread_rows(_fake_mol_study())
+
+
+BASELINES[f"{MP}.rows_table"] = lambda: {"rows": _mp_rows()}
+BASELINES[f"{MP}.probes_text"] = lambda: {"rows": _mp_rows()}
 BASELINES[f"{RC}.verdict_table"] = lambda: {"rows": _figure2_pair()}
 
 # ------------------------------------------------------------------------------- methods (issue 30)
@@ -434,6 +460,16 @@ def _rp_config():
 
 
 BASELINES[f"{RP}.copies_study"] = lambda: dict(config=_rp_config(), laws=[0], device="cpu")
+BASELINES[f"{RP}.variant_rows"] = lambda: dict(table=_rp_variant_table(), note="tiny runs")
+
+
+def _rp_variant_table():
+    from qlib.repro.quantized_mis import ranking_probe
+
+    return ranking_probe.variant_table({"a": _rp_r()}, ["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3",
+                                                        "bits4", "bits5"], k=2, n_subsets=2, seed=0)
+
+
 BASELINES[f"{RP}.variant_table"] = lambda: dict(
     variants={"a": _rp_r()}, names=["sign", "ternary33", "ternary50", "ternary90", "bits2", "bits3", "bits4", "bits5"],
     k=2, n_subsets=2, seed=0)
