@@ -429,9 +429,10 @@ def render_why(cause: Cause, ev) -> str:
 
 def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, stand_ins: dict | None = None):
     """``df`` with ``cause`` / ``cause_why`` / ``cause_evidence`` (the evidence rows' ids) filled for every
-    differing row and empty elsewhere: the first pair of ``row_causes`` whose selection matches the row,
-    kept only if its predicate holds on its evidence rows in ``pool`` (default: ``df``), else
-    ``unexplained`` with the reason; ``unexplained`` too where no pair matches. ``df`` and ``pool`` get an
+    differing row and empty elsewhere: the first pair of ``row_causes`` whose selection matches the row and
+    whose predicate holds on its evidence rows in ``pool`` (default: ``df``); where the row's pairs all
+    fail (or one typed ``unexplained`` comes first), ``unexplained`` with each tried cause's reason;
+    ``unexplained`` too where no pair matches. ``df`` and ``pool`` get an
     ``id`` column (:func:`row_ids`) where they lack one; ``stand_ins`` maps chapter globs to the stand-ins
     their rows' inputs include."""
     _frame("df", df)
@@ -459,31 +460,41 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, 
         out[c] = ""
     if out.empty:
         return out
-    todo = out["verdict"].isin(DIFFERING).to_numpy().copy()
-    for sel, cause in pairs:
-        m = sel.mask(out).to_numpy() & todo
-        if not m.any():
-            continue
-        todo &= ~m
-        wrx, qrx = re.compile(sel.where), re.compile(sel.quantity)
-        for i in np.flatnonzero(m):
-            row = out.iloc[i]
+    differing = out["verdict"].isin(DIFFERING).to_numpy()
+    masks = [sel.mask(out).to_numpy() & differing for sel, _ in pairs]
+    compiled = [(re.compile(sel.where), re.compile(sel.quantity)) for sel, _ in pairs]
+    todo = differing.copy()
+    for i in np.flatnonzero(differing):
+        row = out.iloc[i]
+        tried = []
+        for k, (sel, cause) in enumerate(pairs):
+            if not masks[k][i]:
+                continue
             fields = {"where": row["where"], "quantity": row["quantity"]}
-            for rx, text in ((wrx, row["where"]), (qrx, row["quantity"])):
+            for rx, text in zip(compiled[k], (row["where"], row["quantity"])):
                 hit = rx.search(str(text))
                 if hit:
-                    fields.update({k: v for k, v in hit.groupdict().items() if v is not None})
+                    fields.update({n: v for n, v in hit.groupdict().items() if v is not None})
             ev = evidence_rows(cause, pool, fields)
             ok, reason = cause_check(cause, row, ev, stand_ins)
-            j = out.index[i]
-            out.at[j, "cause_evidence"] = "; ".join(ev["id"].astype(str))
+            tried.append((cause, ev, reason))
             if ok:
-                out.at[j, "cause"] = cause.kind
-                out.at[j, "cause_why"] = render_why(cause, ev)
-            else:
-                out.at[j, "cause"] = "unexplained"
-                out.at[j, "cause_why"] = (f"the {cause.kind} cause typed for this row does not hold: {reason} "
-                                          f"(it read: {cause.why})")
+                break
+        if not tried:
+            continue
+        todo[i] = False
+        j = out.index[i]
+        cause, ev, _ = tried[-1]
+        out.at[j, "cause_evidence"] = "; ".join(dict.fromkeys(e for _, v, _ in tried for e in v["id"].astype(str)))
+        if cause.kind != "unexplained" and not tried[-1][2]:
+            out.at[j, "cause"] = cause.kind
+            out.at[j, "cause_why"] = render_why(cause, ev)
+            out.at[j, "cause_evidence"] = "; ".join(ev["id"].astype(str))
+        else:
+            out.at[j, "cause"] = "unexplained"
+            out.at[j, "cause_why"] = " ".join(
+                render_why(c, v) if c.kind == "unexplained" else
+                f"The {c.kind} cause typed for this row does not hold: {r} (it read: {c.why})" for c, v, r in tried)
     out.loc[todo, "cause"] = "unexplained"
     out.loc[todo, "cause_why"] = "no experiment has explained this difference yet"
     return out
