@@ -467,7 +467,7 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, 
     for i in np.flatnonzero(differing):
         row = out.iloc[i]
         tried = []
-        for k, (sel, cause) in enumerate(pairs):
+        for k, (_sel, cause) in enumerate(pairs):
             if not masks[k][i]:
                 continue
             fields = {"where": row["where"], "quantity": row["quantity"]}
