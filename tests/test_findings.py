@@ -290,3 +290,11 @@ def test_a_smaller_run_cannot_explain_a_paper_scale_row():
     assert out.loc[0, "cause"] == "unexplained" and "smaller run cannot explain" in out.loc[0, "cause_why"]
     df["scale"] = "default"                         # a default-scale row may be explained by a default-scale probe
     assert F.assign_causes(df, [_METHOD]).loc[0, "cause"] == "method"
+
+
+def test_evidence_of_a_chapter_held_at_two_scales_is_read_at_the_paper_scale():
+    df = _cells()
+    small = df.iloc[[2]].assign(scale="smoke", ours="0.5", verdict="probe fails")   # the same probe, a smoke run
+    pool = pd.concat([df.assign(id=F.row_ids(df, "paper")), small.assign(id=F.row_ids(small))], ignore_index=True)
+    out = F.assign_causes(df, [_METHOD], pool=pool)
+    assert out.loc[0, "cause"] == "method" and out.loc[0, "cause_evidence"] == "x/06-b#1@paper"

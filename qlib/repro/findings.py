@@ -336,7 +336,8 @@ def _fill(sel: Select, fields: dict) -> Select:
 
 def evidence_rows(cause: Cause, pool, fields: dict | None = None):
     """The rows of ``pool`` (the build's rows and the current archived runs', with an ``id`` column)
-    that ``cause`` names as its evidence, its placeholders filled from ``fields``."""
+    that ``cause`` names as its evidence, its placeholders filled from ``fields``; of a chapter whose rows
+    the pool holds at the paper's scale and a smaller one, those at the paper's scale."""
     if not isinstance(cause, Cause):
         raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
     _frame("pool", pool, ("chapter", "where", "quantity", "verdict", "kind", "id"))
@@ -345,7 +346,12 @@ def evidence_rows(cause: Cause, pool, fields: dict | None = None):
     m = np.zeros(len(pool), dtype=bool)
     for sel in cause.evidence:
         m |= _fill(sel, fields or {}).mask(pool).to_numpy()
-    return pool[m]
+    ev = pool[m]
+    if "scale" in ev.columns and len(ev):  # a chapter's rows at the paper's scale, where the pool has them
+        at_paper = ev["scale"].astype(str).str.startswith("paper")
+        larger = set(ev.loc[at_paper, "chapter"])
+        ev = ev[at_paper | ~ev["chapter"].isin(larger)]
+    return ev
 
 
 def _shown(ev, n: int = 4) -> str:
