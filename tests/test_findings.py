@@ -16,7 +16,7 @@ from qlib.repro import findings as F
 
 
 def _rows(*specs):
-    base = {c: "" for c in COLUMNS}  # noqa: the ledger's columns, empty
+    base = {c: "" for c in COLUMNS}  # every ledger column, empty
     return pd.DataFrame([{**base, "paper": "001", "kind": k, "chapter": ch, "where": w, "quantity": q,
                           "verdict": v, "paper_value": p, "ours": o}
                          for ch, w, q, k, v, p, o in specs])
