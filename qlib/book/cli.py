@@ -17,7 +17,7 @@ Examples::
     python -m qlib.book archive --profile paper --from _build/gpu         # store notebooks executed elsewhere
     python -m qlib.book archive-check                                     # every entry's schema and stamp
     python -m qlib.book archive-revalidate                                # carry stale entries forward (smoke + spot rows)
-    python -m qlib.book archive-revalidate --dry-run --archive /tmp/copy  # report only, on a copy of the archive
+    python -m qlib.book archive-revalidate --dry-run --archive ARCHIVE_COPY  # report only, on a copy of the archive
     python -m qlib.book archive-spot --only rqp-sgd/03                    # one paper-sized unit against the archive
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
