@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .atomic import atomic_file, write_text
-from .devices import cpu_pool
+from .atomic import atomic_file, check_folder_target, write_text
+from .devices import MEMORY_POLICIES, cpu_pool
 from .stamp import STAMP_VARIABLE, library_stamp
-from .validation import check_callable, check_int
+from .validation import check_callable, check_choice, check_int
 
 __all__ = ["Units", "UnitsInterrupted", "check_units", "fingerprint", "run_units", "SUMMARY_FILE", "units_from_env"]
 
@@ -129,12 +129,16 @@ class Units:
     and measure resuming); ``stamp``: the run's stamp (None: :func:`qlib.stamp.library_stamp`).
     ``reused`` and ``computed`` count this object's units; each
     :meth:`run` also updates ``folder/summary.json`` (``{"reused": …, "computed": …}``), which the
-    runner reads to report what a notebook reused."""
+    runner reads to report what a notebook reused.
+
+    ``folder`` is checked when built, not at the first save: a path (``TypeError`` naming ``folder``
+    otherwise), not empty, not an existing file, whose nearest existing ancestor is a folder (``ValueError``)
+    in which this process may write (:class:`qlib.atomic.PathNotWritableError`). It is created at the
+    first save."""
 
     def __init__(self, folder: str | os.PathLike, *, reuse: bool = True, stop_after: int | None = None,
                  stamp: str | None = None):
-        if not isinstance(folder, (str, os.PathLike)):
-            raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+        folder = check_folder_target("folder", folder)
         if not isinstance(reuse, bool):
             raise TypeError(f"reuse must be a bool, got {type(reuse).__name__}")
         self.folder = Path(folder)
@@ -215,7 +219,8 @@ def check_units(name: str, units) -> Units | None:
 
 def units_from_env(folder: str | os.PathLike) -> Units:
     """A :class:`Units` in ``folder`` with the environment's settings (``QLIB_RESUME``,
-    ``QLIB_UNITS_STOP_AFTER``, ``QLIB_STAMP``; see the module docstring)."""
+    ``QLIB_UNITS_STOP_AFTER``, ``QLIB_STAMP``; see the module docstring); ``folder`` checked as
+    :class:`Units` checks it (an error naming ``folder``)."""
     reuse = os.environ.get("QLIB_RESUME", "1").strip() not in ("0", "false", "no")
     stop = os.environ.get("QLIB_UNITS_STOP_AFTER", "").strip()
     if stop and not stop.isdigit():
@@ -230,7 +235,8 @@ def run_units(name: str, jobs: list, *, units: Units | None = None, processes: i
     unit ``name`` with ``inputs`` when ``units`` is given (a saved one is read, not computed). With
     ``processes > 1`` the jobs not saved run in that many spawned CPU workers
     (:func:`qlib.devices.cpu_pool`, with its ``memory`` policy; ``fn`` and ``args`` must pickle) while this
-    process saves the results in order: the same values as one process, for jobs seeded by their own inputs."""
+    process saves the results in order: the same values as one process, for jobs seeded by their own inputs.
+    ``memory`` must be one of :data:`qlib.devices.MEMORY_POLICIES` whatever ``processes`` is."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string (the units' folder), got {name!r}")
     if not isinstance(jobs, (list, tuple)) or not all(
@@ -239,6 +245,7 @@ def run_units(name: str, jobs: list, *, units: Units | None = None, processes: i
         raise TypeError(f"jobs must be a list of (inputs, fn, args) with fn callable and args a tuple, got {jobs!r}"[:300])
     check_units("units", units)
     processes = check_int("processes", processes, low=1)
+    check_choice("memory", memory, MEMORY_POLICIES)  # also where one process runs: a typo is never ignored
     pool = cpu_pool(min(processes, len(jobs)), memory) if processes > 1 and jobs else None
     try:
         work = {}  # job index -> a worker's future (the jobs not saved)

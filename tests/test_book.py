@@ -113,7 +113,7 @@ def _page_verdicts(out: Path) -> list[tuple[str, str, str]]:
     V = _CLAIM_VERDICT
     seen = []
     for line in (out / "chapters/intro/findings-info.md").read_text().splitlines():
-        v, ids = re.search(rf"— \*\*({V})\*\* \(", line), re.findall(r"(\d{3})/(\d{3}-[\w.-]+)", line)
+        v, ids = re.match(rf"\d+\. \*\*({V})\*\* — ", line), re.findall(r"(\d{3})/(\d{3}-[\w.-]+)", line)
         if v and ids:
             seen.append(("landing", "/".join(ids[-1]), v.group(1)))
     for paper, part in (("001", "quantized-mis"), ("003", "mia-limits"), ("002", "eden"), ("004", "rqp-sgd")):
@@ -124,8 +124,8 @@ def _page_verdicts(out: Path) -> list[tuple[str, str, str]]:
     for nb in sorted((out / "chapters").rglob("*.ipynb")):
         cell = next((c for c in json.loads(nb.read_text())["cells"] if c.get("id") == "qlib-at-a-glance"), None)
         text = "".join(cell["source"]) if cell else ""
-        for m in re.finditer(rf"^\* \*\*({V})\*\* — (\d{{3}}/\d{{3}}-[\w.-]+) \(", text, flags=re.M):
-            seen.append((nb.relative_to(out).as_posix(), m.group(2), m.group(1)))
+        for m in re.finditer(rf"^\| \*\*({V})\*\* \| ((\d{{3}})-[\w.-]+) · ", text, flags=re.M):
+            seen.append((nb.relative_to(out).as_posix(), f"{m.group(3)}/{m.group(2)}", m.group(1)))
     return seen
 
 
@@ -386,6 +386,69 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
                         pass
                 res = phone.evaluate(_LAYOUT_JS)
                 problems += [f"{rel} @390: maths clipped: {c!r}" for c in res["clipped"]]
+            browser.close()
+    finally:
+        srv.shutdown()
+    assert not problems, "\n".join(problems)
+
+
+def test_every_evidence_link_lands_on_a_row(html):
+    """Issue 53: each claim on a summary page and in a glance links to the ledger rows that decide it; every
+    such link (``…#row-k``) names a page of the site and an anchor that page has."""
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    ids = {}
+    links, broken = 0, []
+    for page in sorted((site / "chapters").rglob("*.html")):
+        for href in re.findall(r'href="([^"#]*)#(row-\d+)"', page.read_text()):
+            links += 1
+            target = (page.parent / href[0]).resolve() if href[0] else page
+            if target not in ids:
+                ids[target] = set(re.findall(r'id="(row-\d+)"', target.read_text())) if target.is_file() else set()
+            if href[1] not in ids[target]:
+                broken.append(f"{page.relative_to(site)} -> {href[0] or '(itself)'}#{href[1]}")
+    summaries = [p for p in (site / "chapters").glob("*/summary.html")]
+    assert len(summaries) == 4 and all('#row-' in p.read_text() for p in summaries), "a summary links no row"
+    assert links >= 50 and not broken, (links, broken[:10])
+
+
+@pytest.mark.browser
+def test_first_screens_at_1280_px(html):
+    """Issue 53 at 1280 × 900: every chapter's glance is at most 600 px tall, and the landing page's claim
+    table and its five findings end inside the first 900 px."""
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    from playwright.sync_api import sync_playwright
+
+    srv = _serve(site)
+    base = f"http://127.0.0.1:{srv.server_port}/"
+    problems: list[str] = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+            page.goto(base + "chapters/intro/index.html", wait_until="networkidle")
+            ends = page.evaluate("""() => {
+                const t = document.querySelector('table.qlib-claims-table');
+                const items = [...document.querySelectorAll('main ol > li')].slice(0, 5);
+                const b = e => e.getBoundingClientRect().bottom + window.scrollY;
+                return {table: t ? b(t) : null, n: items.length, last: items.length ? b(items[items.length - 1]) : null};
+            }""")
+            if ends["table"] is None or ends["table"] > 900:
+                problems.append(f"landing: the claim table ends at {ends['table']} px")
+            if ends["n"] != 5 or ends["last"] is None or ends["last"] > 900:
+                problems.append(f"landing: {ends['n']} findings, the fifth ends at {ends['last']} px")
+            for rel in sorted(q.relative_to(site).as_posix() for q in (site / "chapters").rglob("*.html")):
+                if not re.match(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-", rel):
+                    continue
+                page.goto(base + rel, wait_until="networkidle")
+                h = page.evaluate("""() => { const a = document.querySelector('div.admonition.qlib-glance');
+                                             return a ? a.getBoundingClientRect().height : null; }""")
+                if h is not None and h > 600:
+                    problems.append(f"{rel}: the glance is {h:.0f} px tall")
             browser.close()
     finally:
         srv.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -395,7 +396,9 @@ def test_rows_read_as_words_and_maths_with_the_verdict_second(tmp_path):
     c.record(ledger.missing(ledger.Item("T2", "table"), reason="offline", offline=True))
     md = paper_vs_ours_markdown(c.frame())
     assert "| quantity | verdict | paper | ours |" in md
-    assert "| T1: $r_{Q}^{n}$ of Sign | **reproduced** · paper number" in md and "| 0.99 | 0.995 |" in md
+    # each row carries the anchor a claim's evidence link lands on: row k of the chapter is #row-k
+    assert '| <span id="row-1"></span>T1: $r_{Q}^{n}$ of Sign | **reproduced** · paper number' in md \
+        and "| 0.99 | 0.995 |" in md and '<span id="row-2"></span>T2' in md
     assert "not-available-offline" not in md
 
 
@@ -417,6 +420,6 @@ def test_a_long_paper_vs_ours_section_folds_each_verdict(tmp_path):
     titles = [ln for ln in long.splitlines() if ln.startswith(":::{admonition}")]
     assert titles == [":::{admonition} 4 rows: differs", ":::{admonition} 2 rows: not available offline",
                       ":::{admonition} 1 rows reproduced, agreeing or confirmed"], titles
-    assert long.count("| T") == 4 and long.count("| M") == 2       # every row is still there
+    assert len(re.findall(r"\| <span id=\"row-\d+\"></span>T", long)) == 4 and long.count("></span>M") == 2   # every row, anchored
     with pytest.raises(ValueError, match="fold_open_over"):
         paper_vs_ours_markdown(df, fold_open_over=-1)

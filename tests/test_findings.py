@@ -62,9 +62,9 @@ def test_probe_rows_never_test_a_claim_nor_count_as_differences():
 def test_rows_with_a_verdict_outside_the_vocabulary_are_refused(bad):
     df = _rows(("quantized-mis/05-molecular", "Table 3, AMES", "rel AUROC", "paper-number", "differs", "0.9", "0.5"))
     df.loc[0, "verdict"] = bad
-    with pytest.raises(ValueError, match="not verdicts of the ledger"):
+    with pytest.raises(ValueError, match=r"^df\['verdict'\] holds .* at row 0 \(index 0\): a verdict must be one of"):
         F.claim_verdict(CLAIM, df)
-    with pytest.raises(ValueError, match="not verdicts of the ledger"):
+    with pytest.raises(ValueError, match=r"^df\['verdict'\] holds .* at row 0 \(index 0\): a verdict must be one of"):
         F.assign_causes(df, [])
 
 

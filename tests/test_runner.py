@@ -439,9 +439,9 @@ def test_result_at_a_glance_sits_under_the_title(book):
     assert cells[0].source.startswith("# ") and "qlib-at-a-glance" in cells[1].metadata["tags"]
     glance = cells[1].source
     assert glance.startswith(":::{admonition} Result at a glance")
-    assert "1 rows compared with the paper: **1** differs" in glance      # x = 2 against the paper's 1.0
-    assert "* T1: x — paper 1, ours 2" in glance
-    assert "Scale: profile `smoke` — `x` 2 (paper profile: 5)." in glance
+    assert "Its 1 rows: **1** differs" in glance      # x = 2 against the paper's 1.0
+    assert "1 rows differ from the paper" in glance and "T1: x — paper 1, ours 2" in glance
+    assert "This page's run: profile `smoke`, below the paper's scale in `x` 2 (*What ran*)." in glance
     # a notebook that records no rows gets no block
     pm = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).metadata["papermill"]
     assert pm["input_path"] == pm["output_path"] == "chapters/a/01-ok.ipynb"  # no temporary build paths
@@ -453,7 +453,7 @@ def test_glance_says_when_a_run_is_at_the_paper_scale(book):
     rep = _run(book, only=["a/01"], profile="paper")
     assert not rep.failures
     glance = nbformat.read(book / "out/chapters/a/01-ok.ipynb", as_version=4).cells[1].source
-    assert "Scale: profile `paper`, every parameter at the `paper` profile's value." in glance
+    assert "This page's run: profile `paper`, every parameter at the `paper` profile's value." in glance
 
 
 def test_figure_collisions_are_read_from_every_chapter(tmp_path):

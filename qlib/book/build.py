@@ -27,7 +27,7 @@ from .check import status_frame
 from .gathering import IncompleteResultsWarning, gather
 from .glance import restamp
 from .provenance import build_costs, provenance_markdown, status_markdown
-from .scale import archived_ledger, rows_at_largest_scale
+from .scale import archived_ledger, reduced_scale_ledger, rows_at_largest_scale
 from .toc import find_root
 
 __all__ = ["STATIC", "STATIC_DIRS", "stage", "stage_findings", "build", "figure_collisions"]
@@ -128,6 +128,8 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", "--all", "-W", "-n", "--keep-going",
            "--path-output", str(parent), str(out)]
     status = subprocess.call(cmd)
+    if status == 0:
+        data_files(out, html)
     collisions = figure_collisions(out) if check_figures else []
     if collisions:
         print(f"error: {len(collisions)} figure(s) with colliding or too small text (qlib.plotting.style.overlaps):",
@@ -136,6 +138,45 @@ def build(*, root: Path | None = None, output_dir: str | os.PathLike | None = No
             print(f"  {line}", file=sys.stderr)
         return status or 1
     return status
+
+
+def ledger_rows(build_dir: Path):
+    """Every chapter's comparison rows of the executed tree (the appendix's own excluded), with a
+    ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
+    (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``, and those of the
+    current archived runs at a chapter's own reduced profile (``scale`` "<profile> (archived …)":
+    :func:`qlib.book.scale.reduced_scale_ledger`). Every row has its id, and every differing row its
+    cause, checked on its evidence rows (``evidence``: their ids) as the findings check it."""
+    rows = gather(Path(build_dir) / "_results")
+    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
+    profiles = ", ".join(sorted({c["profile"] for c in build_costs(build_dir)})) or "none"
+    both = rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
+                                 if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
+    rows = rows.assign(scale=profiles)
+    extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
+    root = Path(build_dir).parent.parent if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None
+    reduced = reduced_scale_ledger(root)
+    if len(reduced):
+        reduced = reduced.assign(id=[f"{i}@{s.split(' ')[0]}" for i, s in
+                                     zip(findings.F.row_ids(reduced), reduced["scale"].astype(str))])
+    rows = rows.assign(id=findings.F.row_ids(rows) if len(rows) else [])
+    parts = [f for f in (rows, extra, reduced) if len(f)]
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
+    if out.empty:
+        return out
+    judged = findings.with_causes(out.drop(columns=["cause"], errors="ignore"), archived=extra)
+    return out.assign(cause=judged["cause"].to_numpy(), evidence=judged["cause_evidence"].to_numpy(),
+                      cause_why=judged["cause_why"].to_numpy())
+
+
+def data_files(out: Path, html: Path) -> None:
+    """The data the landing page links, at the HTML's root as on the published site: ``findings.csv`` (one
+    row per claim, with its schema) and ``ledger.csv`` (every row, as :func:`ledger_rows`)."""
+    found = Path(out) / "_results" / findings.FINDINGS_FILE
+    if found.is_file():
+        shutil.copy2(found, Path(html) / findings.FINDINGS_FILE)
+        shutil.copy2(findings.SCHEMA_FILE, Path(html) / findings.SCHEMA_FILE.name)
+    ledger_rows(Path(out)).to_csv(Path(html) / "ledger.csv", index=False)
 
 
 def figure_collisions(out: Path) -> list[str]:

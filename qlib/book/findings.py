@@ -11,6 +11,9 @@ JSON Schema is :data:`SCHEMA_FILE`), written into every build and published besi
 **Scale.** A chapter's rows are taken from the archived ``paper`` run when its entry is current, else
 from this build (:func:`qlib.book.scale.rows_at_largest_scale`); every claim and row says which
 (``scale``).
+
+**Inputs.** Each function taking ``rows`` (ledger rows) or ``frame`` (claims) checks it first: the columns it reads,
+the verdicts' words (:func:`qlib.repro.ledger.check_ledger`); ``k`` is a positive integer.
 """
 
 from __future__ import annotations
@@ -26,13 +29,15 @@ import pandas as pd
 
 from qlib.atomic import atomic_file
 from qlib.repro import findings as F
-from qlib.repro.ledger import DIFFERING, PASSING, UNJUDGED
+from qlib.repro.ledger import DIFFERING, PAPERS, PASSING, UNJUDGED, check_ledger
+from qlib.validation import check_int
 
+from . import evidence
 from .render import round_like, section_label
 from .tables import markdown, md_math
 
 __all__ = ["WINGS", "registry", "stand_ins", "evidence_pool", "with_causes", "findings_frame", "write_findings",
-           "validate_findings", "landing_markdown", "chapter_claims_markdown", "summary_markdown",
+           "validate_findings", "landing_markdown", "summary_markdown",
            "largest_differences", "paper_label", "FINDINGS_FILE", "SCHEMA_FILE", "FINDINGS_COLUMNS",
            "PAPER_PART", "PAPER_ORDER", "PAPER_TITLE", "LABELS", "counts_table", "consequential", "difference_line",
            "cause_counts", "causes_by_paper"]
@@ -50,6 +55,13 @@ FINDINGS_COLUMNS = ["paper", "id", "quote", "where", "verdict", "scale", "cause"
 #: the paper's labels of the quantizers, for tables a reader meets (the ledger keeps our ids)
 LABELS = {"ternary33": "1.58b 33 %", "ternary50": "1.58b 50 %", "ternary90": "1.58b 90 %", "sign": "Sign",
           "bits2": "2 bits", "bits3": "3 bits", "bits4": "4 bits", "bits5": "5 bits"}
+#: the columns of a findings frame that one sentence about a claim reads
+_CLAIM_LINE = ("paper", "id", "quote", "verdict", "scale", "cause", "why", "passed", "judged")
+
+
+def _frame(frame: Any, cols: tuple, name: str = "frame") -> pd.DataFrame:
+    """``frame`` checked: a findings frame (:func:`findings_frame`) holding ``cols``, its verdicts a claim's."""
+    return check_ledger(frame, name, ("paper", "verdict", *cols), verdicts=F.CLAIM_VERDICTS, what="claims")
 
 
 def paper_label(text: Any) -> str:
@@ -96,6 +108,9 @@ def stand_ins() -> dict:
 def evidence_pool(rows: pd.DataFrame, archived: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows a cause may name as evidence: ``rows`` (with ids) and the current archived ``paper`` runs'
     rows (ids ``…@paper``) that ``rows`` does not already hold."""
+    check_ledger(rows, "rows", F.CLAIM_COLUMNS)
+    if archived is not None:
+        check_ledger(archived, "archived", F.CLAIM_COLUMNS)
     pool = rows if "id" in rows.columns else rows.assign(id=F.row_ids(rows) if len(rows) else [])
     if archived is None or archived.empty:
         return pool
@@ -112,8 +127,15 @@ def with_causes(rows: pd.DataFrame, causes: list | None = None, *, archived: pd.
     except where ``archived`` holds the same row passing — then the cause is ``scale``, the archived
     row its evidence (the same code at the paper's scale). ``pool``: the evidence rows (default ``rows``
     and ``archived``)."""
-    if causes is None:
-        causes = registry()[1]
+    check_ledger(rows, "rows", F.CLAIM_COLUMNS)
+    if archived is not None:
+        check_ledger(archived, "archived", (*F.CLAIM_COLUMNS, "ours"))
+    if pool is not None:
+        check_ledger(pool, "pool", F.POOL_COLUMNS)
+    causes = registry()[1] if causes is None else causes
+    if not isinstance(causes, (list, tuple)) or not all(
+            isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], F.Select) and isinstance(c[1], F.Cause) for c in causes):
+        raise TypeError(f"causes must be a list of (Select, Cause) pairs or None, got {causes!r:.200}")
     rows = rows if "id" in rows.columns or rows.empty else rows.assign(id=F.row_ids(rows))
     pool = evidence_pool(rows, archived) if pool is None else pool
     out = F.assign_causes(rows, causes, pool=pool, stand_ins=stand_ins())
@@ -161,8 +183,12 @@ def findings_frame(rows: pd.DataFrame, claims: list | None = None, *, pool: pd.D
     """One row per claim (:data:`FINDINGS_COLUMNS`), its verdict derived from ``rows`` (with causes and
     a ``scale`` column, as :func:`qlib.book.scale.rows_at_largest_scale` and :func:`with_causes` give them);
     ``pool``: the rows a claim's own cause may name as evidence (default ``rows``)."""
-    if claims is None:
-        claims = registry()[0]
+    check_ledger(rows, "rows", F.CLAIM_COLUMNS)
+    if pool is not None:
+        check_ledger(pool, "pool", F.POOL_COLUMNS)
+    claims = registry()[0] if claims is None else claims
+    if not isinstance(claims, (list, tuple)) or not all(isinstance(c, F.Claim) for c in claims):
+        raise TypeError(f"claims must be a list of Claim or None, got {claims!r:.200}")
     if pool is None:
         pool = rows if "id" in rows.columns or rows.empty else rows.assign(id=F.row_ids(rows))
     recs = []
@@ -219,6 +245,7 @@ def validate_findings(records: list[dict]) -> None:
 
 def write_findings(frame: pd.DataFrame, path: Path) -> Path:
     """Write ``frame`` (:func:`findings_frame`) to ``path`` after validating it against the schema."""
+    _frame(frame, tuple(FINDINGS_COLUMNS))
     recs = json.loads(frame[FINDINGS_COLUMNS].to_json(orient="records"))
     validate_findings(recs)
     path = Path(path)
@@ -229,6 +256,7 @@ def write_findings(frame: pd.DataFrame, path: Path) -> Path:
 
 def cause_counts(rows: pd.DataFrame) -> pd.Series:
     """Differing rows per cause (every cause of the vocabulary, zeros included)."""
+    check_ledger(rows, "rows", ("verdict", "cause"))
     dif = rows[rows["verdict"].isin(DIFFERING)] if len(rows) else rows
     vc = dif["cause"].replace("", "unexplained").value_counts() if len(dif) else pd.Series(dtype=int)
     return pd.Series({c: int(vc.get(c, 0)) for c in F.CAUSES})
@@ -250,6 +278,7 @@ def _section_ref(chapter: str) -> str:
 
 def counts_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Claims per paper and verdict (the papers in book order)."""
+    _frame(frame, ())
     rows = []
     for p in PAPER_ORDER:
         sub = frame[frame["paper"] == p]
@@ -260,18 +289,11 @@ def counts_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper", *F.CLAIM_VERDICTS, "claims"])
 
 
-def _sentence(r, claim, *, why: bool = True) -> str:
-    tally = f"{r['passed']} of {r['judged']} rows pass" if r["judged"] else "no row judged"
-    head = f"“{r['quote']}”"  # the claim itself (a headline says why it matters, never what was judged)
-    cause = ""
-    if r["cause"]:
-        cause = f" Cause: *{r['cause']}*" + (f" — {r['why']}" if why else ".")
-    return f"{head} — **{r['verdict']}** ({tally}; {r['scale'] or 'no scale'}).{cause}"
-
-
 def consequential(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     """The ``k`` most consequential findings: claims that do not hold (refuted, not reproduced, holds in
     part) by weight, then the heaviest that hold."""
+    _frame(frame, ("id",))
+    k = check_int("k", k, low=1)
     claims = frame.attrs.get("claims", {})
     w = frame.apply(lambda r: getattr(claims.get((r["paper"], r["id"])), "weight", 0), axis=1) if len(frame) else []
     f = frame.assign(_w=w, _bad=frame["verdict"].isin(["refuted", "not reproduced", "holds in part"]))
@@ -282,14 +304,17 @@ def consequential(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
 def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> str:
     """The landing page's first screen: claims per paper and verdict, and the ``k`` most consequential
     findings, one sentence each, linked to their chapter's *Paper vs ours* section."""
+    _frame(frame, (*_CLAIM_LINE, "chapters"))
+    check_ledger(rows, "rows", ("verdict", "cause"))
+    k = check_int("k", k, low=1)
     if frame.empty:
         return "No claim of the papers is typed in this build yet."
     claims = frame.attrs.get("claims", {})
     t = counts_table(frame)
-    t["paper"] = [f"[{p} — {PAPER_TITLE.get(p, p)}](../{PAPER_PART[p]}/summary.md)" for p in t["paper"]]
-    lines = ["**The papers' claims, judged** — each verdict derived from the ledger rows that test the claim, at "
-             "the largest scale the book has for them; each paper's summary page gives every claim and why:", "",
-             markdown(t), ""]
+    t["paper"] = [f"[{p} {PAPER_TITLE.get(p, p)}](../{PAPER_PART[p]}/summary.md)" for p in t["paper"]]
+    lines = ["**The papers' claims, judged** from the rows that test them, at the largest scale the book has "
+             "(each paper's summary gives every claim and its evidence):", "",
+             ":::{table}\n:class: qlib-claims-table\n" + markdown(t) + "\n:::", ""]
     top = consequential(frame, k)
     if len(top):
         lines += [f"**The {len(top)} most consequential findings:**", ""]
@@ -297,28 +322,18 @@ def landing_markdown(frame: pd.DataFrame, rows: pd.DataFrame, *, k: int = 5) -> 
             ch = r["chapters"].split("; ")[0] if r["chapters"] else ""
             ref = _section_ref(ch) if ch else ""
             link = f" ({{ref}}`{r['paper']}/{r['id']} <{ref}>`)" if ref else f" ({r['paper']}/{r['id']})"
-            lines.append(f"{i}. {_md(_sentence(r, claims.get((r['paper'], r['id'])), why=False))}{link}")
+            c = claims.get((r["paper"], r["id"]))
+            words = _md(getattr(c, "short", "") or r["quote"])
+            cause = f"; cause *{r['cause']}*" if r["cause"] else ""
+            lines.append(f"{i}. **{r['verdict']}** — {words} ({r['passed']} of {r['judged']} rows pass{cause}){link}")
         lines.append("")
     cc = cause_counts(rows)
     n = int(cc.sum())
     if n:
         lines.append(f"Of the {n} differing rows, " + ", ".join(f"{v} *{c}*" for c, v in cc.items() if v)
                      + " (the cause of each is in its chapter's table).")
-    return "\n".join(lines) + "\n"
-
-
-def chapter_claims_markdown(chapter: str, frame: pd.DataFrame) -> str:
-    """The claims a chapter's rows test, with their verdicts (over all their rows) and causes."""
-    if frame.empty:
-        return ""
-    sub = frame[frame["chapters"].str.split("; ").apply(lambda cs: chapter in cs)]
-    if sub.empty:
-        return ""
-    lines = [f"Claims of the paper these rows test ({len(sub)}):", ""]
-    for _, r in sub.iterrows():
-        cause = f"; cause *{r['cause']}*: {r['why']}" if r["cause"] else ""
-        lines.append(f"* **{r['verdict']}** — {r['paper']}/{r['id']} ({r['where']}): “{_md(r['quote'])}” "
-                     f"({r['passed']}/{r['judged']} rows pass, {r['scale']}{_md(cause)})")
+    lines += ["", 'The data behind this page: <a href="../../findings.csv">findings.csv</a> (one row per claim, its '
+              'verdict, cause and evidence rows) and <a href="../../ledger.csv">ledger.csv</a> (every ledger row).']
     return "\n".join(lines) + "\n"
 
 
@@ -334,6 +349,8 @@ def _relative_gap(paper: str, ours: str) -> float:
 
 def largest_differences(rows: pd.DataFrame, k: int = 3) -> pd.DataFrame:
     """The ``k`` differing rows farthest from the paper (relative gap), numeric ones first."""
+    check_ledger(rows, "rows", ("verdict", "paper_value", "ours"))
+    k = check_int("k", k, low=1)
     dif = rows[rows["verdict"].isin(DIFFERING)].copy() if len(rows) else rows
     if dif.empty:
         return dif
@@ -357,7 +374,13 @@ def difference_line(r) -> str:
 def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summaries: dict) -> str:
     """One paper's reproducibility summary: scope, what holds, what does not and why, what was hard,
     the stand-ins — from its claims' derived verdicts."""
-    s = summaries.get(paper, {})
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    _frame(frame, (*_CLAIM_LINE, "where", "untested"))
+    check_ledger(rows, "rows", ("paper", "verdict", "cause"))
+    if not isinstance(summaries, dict):
+        raise TypeError(f"summaries must be a dict of paper → summary, got {type(summaries).__name__}")
+    s, claims = summaries.get(paper, {}), frame.attrs.get("claims", {})
     sub = frame[frame["paper"] == paper]
     lines = []
     if s.get("scope"):
@@ -377,7 +400,9 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
                 tail = (f" — {r['untested']}" if r["verdict"] == "untested" else
                         f" — {r['passed']}/{r['judged']} rows pass ({r['scale']})"
                         + (f"; cause *{r['cause']}*: {r['why']}" if r["cause"] else ""))
-                lines.append(f"* **{r['id']}** ({r['where']}, {r['verdict']}): “{_md(r['quote'])}”{_md(tail)}")
+                ev = evidence.links_html(evidence.deciding_ids(claims.get((paper, r["id"])), rows), f"{PAPER_PART[paper]}/summary")
+                lines.append(f"* **{r['id']}** ({r['where']}, {r['verdict']}): “{_md(r['quote'])}”{_md(tail)}"
+                             + (f" Evidence: {ev}." if ev else ""))
             lines.append("")
     prow = rows[rows["paper"] == paper] if len(rows) else rows
     cc = cause_counts(prow)
@@ -395,6 +420,7 @@ def summary_markdown(paper: str, frame: pd.DataFrame, rows: pd.DataFrame, summar
 def causes_by_paper(rows: pd.DataFrame) -> pd.DataFrame:
     """Differing rows per paper (the index, named ``paper``) and cause (every cause of the vocabulary a
     column; the cause ``paper`` is a column like the others)."""
+    check_ledger(rows, "rows", ("paper", "verdict", "cause"))
     out, ids = [], []
     for p in PAPER_ORDER:
         sub = rows[rows["paper"] == p] if len(rows) else rows

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from qlib.repro.ledger import DIFFERING, VERDICTS
+from qlib.repro.ledger import DIFFERING, VERDICTS, check_ledger
 
-from . import findings
+from . import evidence, findings
 from .profiles import COMMON, ProfileError, cell_parameters, load
 from .render import section_label
 from .scale import archived_ledger, rows_at_largest_scale
@@ -88,25 +88,62 @@ def _claims(rows: pd.DataFrame, cid: str, src: Path, profile: str) -> tuple[pd.D
         return rows.assign(cause=""), f"The claims could not be judged in this build: {first}."
 
 
+#: the order a glance lists claims in: what does not hold first
+_ORDER = ("refuted", "not reproduced", "holds in part", "untested", "consistent", "holds")
+
+
+def _claim_words(c, r) -> str:
+    """A claim in our words for one line: its ``short`` text, else its headline or quote cut to 90 characters."""
+    text = (getattr(c, "short", "") or getattr(c, "headline", "") or str(r["quote"])).strip()
+    return text if len(text) <= 90 else text[:87].rstrip() + "…"
+
+
+def claims_table(cid: str, frame: pd.DataFrame, judged: pd.DataFrame) -> str:
+    """The claims chapter ``cid``'s rows test, one line each (what does not hold first): the verdict, the
+    claim's id and its words, the rows that pass out of those judged, linked to the first deciding row of
+    this page's *Paper vs ours* table (``#row-k``). Empty when its rows test no claim."""
+    if not isinstance(cid, str) or not cid.strip():
+        raise (ValueError if isinstance(cid, str) else TypeError)(f"cid must be a chapter id (a non-empty string), "
+                                                                  f"got {cid!r}")
+    findings._frame(frame, (*findings._CLAIM_LINE, "chapters"))
+    check_ledger(judged, "judged", ("chapter", "verdict"))
+    if frame.empty:
+        return ""
+    sub = frame[frame["chapters"].astype(str).str.split("; ").apply(lambda cs: cid in cs)]
+    if sub.empty:
+        return ""
+    sub = sub.assign(_o=sub["verdict"].map({v: i for i, v in enumerate(_ORDER)}).fillna(len(_ORDER)))
+    claims = frame.attrs.get("claims", {})
+    lines = ["| verdict | claim of the paper | passing |", "|---|---|---|"]
+    for _, r in sub.sort_values("_o", kind="stable").iterrows():
+        c = claims.get((r["paper"], r["id"]))
+        tally = f"{r['passed']} of {r['judged']}" if str(r["judged"]) not in ("", "0") else "—"
+        ids = [i for i in evidence.deciding_ids(c, judged) if i.startswith(cid + "#")]
+        cell = f'<a href="{evidence.href(ids[0], cid)}">{tally}</a>' if ids else tally
+        lines.append(f"| **{r['verdict']}** | {r['id']} · {findings._md(_claim_words(c, r))} | {cell} |")
+    scales = sorted({s for v in sub["scale"].astype(str) for s in v.split("; ") if s})
+    if scales:
+        lines += ["", "Judged at: " + "; ".join(f"`{s}`" if " " not in s else s for s in scales) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def findings_block(cid: str, frame: pd.DataFrame | str, judged: pd.DataFrame, max_differences: int = 3) -> str:
-    """The glance's findings for chapter ``cid``: the claims its rows test, with their verdicts from
-    ``frame`` (:func:`qlib.book.findings.findings_frame`, or a sentence saying why there is none), and its
-    ``max_differences`` rows farthest from the paper with their causes, from ``judged``."""
+    """The glance's findings for chapter ``cid``: the claims its rows test, one line each with its verdict
+    from ``frame`` (:func:`qlib.book.findings.findings_frame`, or a sentence saying why there is none) and a
+    link to its deciding row, then its ``max_differences`` rows farthest from the paper with their causes,
+    from ``judged``, each cause named once."""
     lines = []
-    claims_md = frame if isinstance(frame, str) else findings.chapter_claims_markdown(cid, frame)
+    claims_md = frame if isinstance(frame, str) else claims_table(cid, frame, judged)
     if claims_md:
         lines += [claims_md.rstrip()]
     rows = judged[judged["chapter"] == cid] if len(judged) and "chapter" in judged else judged
     diff = rows[rows["verdict"].isin(DIFFERING)] if len(rows) else rows
     if len(diff):
-        lines.append("")
-        lines.append(f"Where ours differs from the paper ({len(diff)} rows"
-                     + (f"; the {max_differences} farthest from the paper" if len(diff) > max_differences else "")
-                     + "; causes: " + ", ".join(f"{n} {c}" for c, n in findings.cause_counts(diff).items() if n)
-                     + "):")
-        lines.append("")
-        for _, r in findings.largest_differences(diff, max_differences).iterrows():
-            lines.append(f"* {findings.difference_line(r)}")
+        far = findings.largest_differences(diff, max_differences)
+        shown = "; ".join(findings.difference_line(r) for _, r in far.iterrows())
+        causes = ", ".join(f"{n} *{c}*" for c, n in findings.cause_counts(diff).items() if n)
+        lines += ["", f"{len(diff)} rows differ from the paper (causes: {causes}); "
+                      + ("the farthest: " if len(diff) > max_differences else "") + shown + "."]
     return "\n".join(lines)
 
 
@@ -159,19 +196,18 @@ def glance_markdown(*, nb: str, src: Path, params: dict, results: Path, max_diff
     tally = rows.loc[~probes, "verdict"].value_counts()
     counts = ", ".join(f"**{int(tally[v])}** {v}" for v in VERDICTS if v in tally)
     counts += "".join(f", **{int(n)}** {v}" for v, n in tally.items() if v not in VERDICTS)
-    extra = f"; and **{int(probes.sum())}** probes, variants of ours that are evidence, not comparisons" \
+    extra = f"; **{int(probes.sum())}** probes (our variants: evidence, not comparisons)" \
         if probes.any() else ""
-    lines = [f"{int((~probes).sum())} rows compared with the paper: {counts}{extra} (every row in {link} below)."]
     prof = params.get("profile", "?")
     judged, frame = _claims(rows, cid, src, str(prof))
-    lines += ["", FINDINGS_START, findings_block(cid, frame, judged, max_differences), FINDINGS_END]
+    lines = [FINDINGS_START, findings_block(cid, frame, judged, max_differences), FINDINGS_END, ""]
     scale = scale_against_paper(nb, src, params)
-    lines.append("")
     if scale:
-        shown = "; ".join(f"`{k}` {param_text(ran)} (paper profile: {param_text(pap)})" for k, ran, pap in scale[:6])
-        more = f"; {len(scale) - 6} more in *What ran*" if len(scale) > 6 else ""
-        lines.append(f"Scale: profile `{prof}` — {shown}{more}.")
+        shown = ", ".join(f"`{k}` {param_text(ran)}" for k, ran, _ in scale[:3])
+        more = f" and {len(scale) - 3} more" if len(scale) > 3 else ""
+        ran = f"This page's run: profile `{prof}`, below the paper's scale in {shown}{more} (*What ran*)."
     else:
-        lines.append(f"Scale: profile `{prof}`, every parameter at the `paper` profile's value.")
+        ran = f"This page's run: profile `{prof}`, every parameter at the `paper` profile's value."
+    lines.append(f"{ran} Its {int((~probes).sum())} rows: {counts}{extra} (all in {link}).")
     body = "\n".join(lines)
-    return ":::{admonition} Result at a glance\n:class: tip\n" + body + "\n:::\n"
+    return ":::{admonition} Result at a glance\n:class: tip qlib-glance\n" + body + "\n:::\n"

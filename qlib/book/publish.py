@@ -31,16 +31,13 @@ import tomllib
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import pandas as pd
-
 from ..atomic import replace_folder
 from . import build, findings, launch, runner, summary
-from .gathering import gather
+from .build import ledger_rows
 from .jobs import kernel_env, read_stamp
 from .machine import git
 from .options import RunOptions, check_unused, options_record
 from .provenance import build_costs
-from .scale import reduced_scale_ledger, rows_at_largest_scale
 from .toc import find_root, notebooks, toc_pages
 
 __all__ = ["MANIFEST", "LEDGER", "EXECUTED", "EXIT_REFUSED", "PDF_NAME", "MIN_LANDING_TEXT", "PublishRefused",
@@ -207,35 +204,6 @@ def git_commit(root: Path) -> dict:
     sha = git(root, "rev-parse", "HEAD")
     dirty = bool(git(root, "status", "--porcelain", "--untracked-files=no"))
     return {"commit": sha or "unknown", "dirty": dirty}
-
-
-def ledger_rows(build_dir: Path):
-    """Every chapter's comparison rows of the executed tree (the appendix's own excluded), with a
-    ``scale`` column (the build's profile), followed by the rows of the current archived ``paper`` runs
-    (``scale`` "paper (archived …)") of the chapters this build did not run at ``paper``, and those of the
-    current archived runs at a chapter's own reduced profile (``scale`` "<profile> (archived …)":
-    :func:`qlib.book.scale.reduced_scale_ledger`). Every row has its id, and every differing row its
-    cause, checked on its evidence rows (``evidence``: their ids) as the findings check it."""
-    rows = gather(Path(build_dir) / "_results")
-    rows = rows[~rows["chapter"].str.startswith("appendix/")] if len(rows) else rows
-    profiles = ", ".join(sorted({c["profile"] for c in build_costs(build_dir)})) or "none"
-    both = rows_at_largest_scale(rows, build_profile=profiles, root=Path(build_dir).parent.parent
-                                 if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None)
-    rows = rows.assign(scale=profiles)
-    extra = both[both["scale"].str.startswith("paper (")] if len(both) else both
-    root = Path(build_dir).parent.parent if (Path(build_dir).parent.parent / "_toc.yml").is_file() else None
-    reduced = reduced_scale_ledger(root)
-    if len(reduced):
-        reduced = reduced.assign(id=[f"{i}@{s.split(' ')[0]}" for i, s in
-                                     zip(findings.F.row_ids(reduced), reduced["scale"].astype(str))])
-    rows = rows.assign(id=findings.F.row_ids(rows) if len(rows) else [])
-    parts = [f for f in (rows, extra, reduced) if len(f)]
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else rows
-    if out.empty:
-        return out
-    judged = findings.with_causes(out.drop(columns=["cause"], errors="ignore"), archived=extra)
-    return out.assign(cause=judged["cause"].to_numpy(), evidence=judged["cause_evidence"].to_numpy(),
-                      cause_why=judged["cause_why"].to_numpy())
 
 
 def manifest(root: Path, build_dir: Path) -> dict:

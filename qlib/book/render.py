@@ -132,12 +132,14 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
                 extra += f" {_md_cell(round_like(a, r['paper_value']) + (f' ({av})' if av else '') if a else '')} |"
             if causes:
                 extra += f" {_md_cell(r.get('cause', '') or '')} |"
-            lines.append(f"| {_md_cell(prose_math(q))} | "
+            anchor = f'<span id="row-{r["_k"]}"></span>' if "_k" in r else ""   # a claim's link lands here
+            lines.append(f"| {anchor}{_md_cell(prose_math(q))} | "
                          f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} | "
                          f"{_text_cell(r['paper_value'])} | {_text_cell(round_like(r['ours'], r['paper_value']))} |"
                          f"{extra} {_null_cell(r)} | {_md_cell(note) if note else ''} |")
         return "\n".join(lines)
 
+    df = df.assign(_k=range(1, len(df) + 1))   # the row's place in its chapter: its id's k (`<chapter>#<k>`)
     tally = df["verdict"].value_counts()
     parts = [", ".join(f"{int(tally[v])} {v}" for v in VERDICTS if v in tally)]
     out = [f"{len(df)} rows: {parts[0]}. Each row's kind follows its verdict; only paper numbers and paper "

@@ -162,11 +162,16 @@ def remark51_n(c: float, d: int, eps: float) -> int:
 
 
 def remark51_n_exact(c: float, d: int, eps: float) -> float:
-    """Exact threshold n* solving c x + (√d/2) x² = ε with x = n^{-1/2}."""
-    c, eps, d = check_positive("c", c), check_positive("eps", eps), _dim(d)
-    sd = math.sqrt(d)
-    x = (-c + math.sqrt(c * c + 2 * eps * sd)) / sd
-    return 1.0 / (x * x)
+    """Exact threshold n* solving c x + (√d/2) x² = ε with x = n^{-1/2} (Appendix G of paper 003, the proof of
+    Remark 5.1): Δ_n ≤ ε, a security of at least 1 − ε, for every n ≥ n*. ``c`` > 0, ``d`` ≥ 1 and ``eps`` in
+    (0, 1), as :func:`remark51_n` (ε ≥ 1 asks nothing, since Δ_n ≤ 1 always, and ε = 0 no finite n meets);
+    ``math.inf`` where n* exceeds the float range. Computed as ((c + √(c² + 2ε√d)) / (2ε))², the root
+    x = 2ε / (c + √(c² + 2ε√d)) without the cancellation of (−c + √(c² + 2ε√d)) / √d when ε√d ≪ c²."""
+    c, d = check_positive("c", c), _dim(d)
+    eps = check_probability("eps", eps, open_low=True, open_high=True)
+    root = math.hypot(c, math.sqrt(2 * eps * math.sqrt(d)))   # √(c² + 2ε√d), without overflow of c²
+    t = (c + root) / (2 * eps)
+    return t * t
 
 
 def remark51_lhs(c: float, d: int, n: float) -> float:

@@ -4,7 +4,9 @@ difference.
 A :class:`Claim` is a statement a paper makes about its results (abstract, contributions, a theorem,
 a figure's caption, the conclusion): an id, a short quote, where it is made, and the ledger rows that
 test it, chosen by :class:`Select` (a chapter glob and regular expressions on a row's ``where`` and
-``quantity``). A claim no row tests says why (``untested``).
+``quantity``). A claim no row tests says why (``untested``). Every function here that takes a ledger
+frame checks it first (:func:`qlib.repro.ledger.check_ledger`: a DataFrame with the columns it reads, every
+verdict a word of the ledger), so a NaN or unknown verdict is refused, never counted as a difference.
 
 Its **verdict is derived, never typed** (:func:`claim_verdict`), from its judged rows at the largest
 scale the book has for them:
@@ -48,7 +50,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .ledger import CONSISTENT, DIFFERING, PAPERS, PASSING, UNJUDGED, VERDICTS
+from .ledger import CONSISTENT, DIFFERING, LEDGER_COLUMNS, PAPERS, PASSING, UNJUDGED, VERDICTS, check_ledger
 
 CAUSES = ("scale", "stand-in", "paper", "method", "test", "finding", "unexplained")
 CLAIM_VERDICTS = ("holds", "consistent", "holds in part", "not reproduced", "refuted", "untested")
@@ -57,16 +59,9 @@ __all__ = ["CAUSES", "CLAIM_VERDICTS", "Select", "Cause", "Claim", "claim_verdic
            "check_registry", "row_ids", "gap", "evidence_rows", "cause_check", "render_why"]
 
 
-def _frame(name: str, df, cols=("chapter", "where", "quantity", "verdict")):
-    """``df`` checked: a pandas DataFrame holding the ledger columns ``cols``."""
-    import pandas as pd  # deferred: pandas (~0.2 s); the claim registries import this module without it
-
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame of ledger rows, got {type(df).__name__}")
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{name} lacks the ledger columns {missing}")
-    return df
+#: the columns a claim's verdict reads (a claim's rows are chosen by their kind too) and those of an evidence pool
+CLAIM_COLUMNS = (*LEDGER_COLUMNS, "kind")
+POOL_COLUMNS = (*CLAIM_COLUMNS, "id")
 
 
 def _text(name: str, v) -> str:
@@ -79,7 +74,9 @@ def _text(name: str, v) -> str:
 class Select:
     """Ledger rows: ``chapter`` a glob on the chapter id (``quantized-mis/05-*``), ``where`` and
     ``quantity`` regular expressions searched in the row's fields, ``verdicts`` (optional) the row
-    verdicts it keeps."""
+    verdicts it keeps. The filters are checked when the selection is made: ``chapter`` a non-empty string,
+    ``where`` / ``quantity`` strings that compile as regular expressions, ``verdicts`` a tuple of words of
+    the ledger (:data:`qlib.repro.ledger.VERDICTS`; another word would select nothing)."""
 
     chapter: str
     where: str = ""
@@ -87,9 +84,15 @@ class Select:
     verdicts: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if not isinstance(self.chapter, str):
+            raise TypeError(f"chapter must be a glob on chapter ids (str), got {type(self.chapter).__name__}")
         _text("chapter", self.chapter)
         if not isinstance(self.verdicts, tuple) or not all(isinstance(v, str) for v in self.verdicts):
             raise TypeError(f"verdicts must be a tuple of verdict words, got {self.verdicts!r}")
+        bad = [v for v in self.verdicts if v not in VERDICTS]
+        if bad:
+            raise ValueError(f"verdicts holds {', '.join(map(repr, bad))}, not a verdict of the ledger (it would "
+                             f"select no row): a verdict must be one of {', '.join(VERDICTS)}")
         for name in ("where", "quantity"):
             v = getattr(self, name)
             if not isinstance(v, str):
@@ -101,9 +104,9 @@ class Select:
 
     def mask(self, df):
         """Boolean mask of the rows of ``df`` (a ledger frame) this selects."""
-        import pandas as pd  # deferred: pandas (~0.2 s), as in _frame
+        import pandas as pd  # deferred: pandas (~0.2 s); the claim registries import this module without it
 
-        _frame("df", df)
+        check_ledger(df, "df")
         if df.empty:
             return pd.Series([], dtype=bool, index=df.index)
         m = df["chapter"].astype(str).map(lambda c: fnmatch.fnmatchcase(c, self.chapter))
@@ -212,6 +215,8 @@ class Claim:
     erratum_refutes: bool = False
     headline: str = ""
     weight: int = 0
+    #: the claim in our words, one line (≤ 90 characters): what a chapter's glance shows beside the verdict
+    short: str = ""
 
     def __post_init__(self):
         if self.paper not in PAPERS:
@@ -222,6 +227,8 @@ class Claim:
             raise TypeError("rows must be a tuple of Select")
         if not self.rows and not self.untested.strip():
             raise ValueError(f"claim {self.id}: a claim no row tests must say why (untested=…)")
+        if not isinstance(self.short, str) or len(self.short) > 90 or "\n" in self.short:
+            raise ValueError(f"claim {self.id}: short must be one line of at most 90 characters, got {self.short!r}")
         for name in ("untested", "headline"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
@@ -238,7 +245,7 @@ def claim_rows(claim: Claim, df):
     never test a claim."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim must be a Claim, got {type(claim).__name__}")
-    _frame("df", df)
+    check_ledger(df, "df")
     if df.empty or not claim.rows:
         return df.iloc[0:0]
     m = np.zeros(len(df), dtype=bool)
@@ -249,14 +256,6 @@ def claim_rows(claim: Claim, df):
     return df[m]
 
 
-def _check_verdicts(df) -> None:
-    """Every ``verdict`` of ``df`` is a word of the ledger's vocabulary (a NaN or "mostly" is refused)."""
-    bad = sorted({repr(v) for v in df["verdict"] if not isinstance(v, str) or v not in VERDICTS})
-    if bad:
-        raise ValueError(f"df['verdict'] holds {', '.join(bad[:5])}, not verdicts of the ledger "
-                         f"({', '.join(VERDICTS)})")
-
-
 def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
     """The derived verdict of ``claim`` from ``df`` (the ledger rows at the scale chosen for them) and
     its tally ``{"rows": n selected, "judged": n, "pass": n, "differ": n, "erratum": n, "reproduced": n}``
@@ -265,9 +264,9 @@ def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
     *holds* needs every judged row to pass and at least one of them to be a row whose null fails (or a
     theory check, arithmetic or erratum row, which has no null); when every passing row's null passes
     too the claim is only *consistent* with the paper."""
-    rows = claim_rows(claim, _frame("df", df, ("chapter", "where", "quantity", "verdict", "kind")))
-    if len(rows):
-        _check_verdicts(rows)
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim must be a Claim, got {type(claim).__name__}")
+    rows = claim_rows(claim, check_ledger(df, "df", CLAIM_COLUMNS))
     verdicts = rows["verdict"].astype(str) if len(rows) else []
     judged = [v for v in verdicts if v not in UNJUDGED]
     n_pass = sum(v in PASSING for v in judged)
@@ -290,7 +289,9 @@ def claim_verdict(claim: Claim, df) -> tuple[str, dict]:
 def row_ids(df, tag: str = ""):
     """Stable ids of ledger rows: ``<chapter>#<k>`` (``k`` the row's place among its chapter's rows,
     from 1), with ``@<tag>`` for rows of an archived run (``@paper``)."""
-    _frame("df", df, ("chapter",))
+    check_ledger(df, "df", ("chapter",))
+    if not isinstance(tag, str):
+        raise TypeError(f"tag must be a string (\"\" for this build's rows), got {type(tag).__name__}")
     k = df.groupby("chapter", sort=False).cumcount().to_numpy() + 1
     suffix = f"@{tag}" if tag else ""
     return [f"{c}#{n}{suffix}" for c, n in zip(df["chapter"].astype(str), k)]
@@ -306,6 +307,11 @@ def _num(x) -> float:
 
 def gap(row) -> float:
     """``|ours − paper|`` of a ledger row (NaN where either is not a finite number)."""
+    if not hasattr(row, "keys") or not hasattr(row, "__getitem__"):
+        raise TypeError(f"row must be a ledger row (a pandas Series or a mapping), got {type(row).__name__}")
+    lacks = [c for c in ("ours", "paper_value") if c not in row.keys()]
+    if lacks:
+        raise ValueError(f"row lacks {', '.join(map(repr, lacks))}: gap compares ours with paper_value")
     o, p = _num(row["ours"]), _num(row["paper_value"])
     return abs(o - p) if np.isfinite(o) and np.isfinite(p) else float("nan")
 
@@ -340,7 +346,9 @@ def evidence_rows(cause: Cause, pool, fields: dict | None = None):
     the pool holds at the paper's scale and a smaller one, those at the paper's scale."""
     if not isinstance(cause, Cause):
         raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
-    _frame("pool", pool, ("chapter", "where", "quantity", "verdict", "kind", "id"))
+    check_ledger(pool, "pool", POOL_COLUMNS)
+    if fields is not None and not isinstance(fields, dict):
+        raise TypeError(f"fields must be a dict of placeholder → text or None, got {type(fields).__name__}")
     if pool.empty or not cause.evidence:
         return pool.iloc[0:0]
     m = np.zeros(len(pool), dtype=bool)
@@ -363,11 +371,28 @@ def _shown(ev, n: int = 4) -> str:
     return "; ".join(parts) + more
 
 
+def _check_row(row) -> None:
+    """``row``: None or one ledger row (a pandas Series) holding its chapter."""
+    import pandas as pd  # deferred: pandas (~0.2 s); the claim registries import this module without it
+
+    if row is None:
+        return
+    if not isinstance(row, pd.Series):
+        raise TypeError(f"row must be one ledger row (a pandas Series) or None, got {type(row).__name__}")
+    if "chapter" not in row.index:
+        raise ValueError("row lacks 'chapter': a cause is checked against the chapter's declared stand-ins")
+
+
 def cause_check(cause: Cause, row, ev, stand_ins: dict | None = None) -> tuple[bool, str]:
     """Whether ``cause``'s predicate (see :class:`Cause`) holds for ``row`` (a ledger row, or None for
     a claim's own cause) on its evidence rows ``ev``; and, when it does not, why."""
     if not isinstance(cause, Cause):
         raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
+    _check_row(row)
+    if ev is not None:
+        check_ledger(ev, "ev", ("kind", "verdict"))
+    if stand_ins is not None and not isinstance(stand_ins, dict):
+        raise TypeError(f"stand_ins must be a dict of chapter glob → stand-in names, got {type(stand_ins).__name__}")
     k = cause.kind
     if k == "unexplained":
         return True, ""
@@ -409,7 +434,7 @@ def cause_check(cause: Cause, row, ev, stand_ins: dict | None = None) -> tuple[b
         if cause.stand_in not in declared:
             return False, f"the row's chapter declares no stand-in {cause.stand_in!r}"
         g = gap(row)
-        spreads = [v for v in (_num(x) for x in ev["ours"]) if np.isfinite(v)]
+        spreads = [v for v in (_num(x) for x in check_ledger(ev, "ev", ("ours",))["ours"]) if np.isfinite(v)]
         spread = max(spreads) if spreads else float("nan")
         if not np.isfinite(g) or not np.isfinite(spread):
             return False, "the gap or the spread across stand-ins is not a number"
@@ -430,6 +455,10 @@ def cause_check(cause: Cause, row, ev, stand_ins: dict | None = None) -> tuple[b
 
 def render_why(cause: Cause, ev) -> str:
     """A cause's text: its reasoning, then its evidence rows' own numbers."""
+    if not isinstance(cause, Cause):
+        raise TypeError(f"cause must be a Cause, got {type(cause).__name__}")
+    if ev is not None:
+        check_ledger(ev, "ev", ("id", "quantity", "ours", "paper_value", "verdict"))
     return f"{cause.why} Evidence: {_shown(ev)}." if ev is not None and len(ev) else cause.why
 
 
@@ -441,7 +470,7 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, 
     ``unexplained`` too where no pair matches. ``df`` and ``pool`` get an
     ``id`` column (:func:`row_ids`) where they lack one; ``stand_ins`` maps chapter globs to the stand-ins
     their rows' inputs include."""
-    _frame("df", df)
+    check_ledger(df, "df", CLAIM_COLUMNS)
     if isinstance(row_causes, (str, bytes)) or not hasattr(row_causes, "__iter__"):
         raise TypeError(f"row_causes must be an iterable of (Select, Cause) pairs, got {type(row_causes).__name__}")
     pairs = list(row_causes)
@@ -454,12 +483,10 @@ def assign_causes(df, row_causes: Iterable[tuple[Select, Cause]], *, pool=None, 
     out = df.copy()
     if "id" not in out.columns:
         out["id"] = row_ids(out) if len(out) else []
-    if not out.empty:
-        _check_verdicts(out)
     if pool is None:
         pool = out
     else:
-        _frame("pool", pool, ("chapter", "where", "quantity", "verdict", "kind"))
+        check_ledger(pool, "pool", CLAIM_COLUMNS)
         if "id" not in pool.columns:
             pool = pool.assign(id=row_ids(pool) if len(pool) else [])
     for c in ("cause", "cause_why", "cause_evidence"):

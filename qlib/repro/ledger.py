@@ -39,13 +39,21 @@ records a NaN (or infinite) ``ours`` as a failed comparison (verdict "differs", 
 a row built with ``passed=True`` whose ``paper_value`` or ``ours`` is NaN or ``None`` is refused
 (``ValueError`` naming the field), so a computation that produced NaN can never read "reproduced".
 Complex values are refused (``TypeError``).
+
+**Ledger frames** (the rows a chapter records, as a pandas DataFrame: ``comparisons.csv``, the book's
+``ledger.csv``) enter the findings through one door, :func:`check_ledger`: every function of
+:mod:`qlib.repro.findings` and :mod:`qlib.book.findings` that takes such a frame calls it first, so a frame
+that is not a DataFrame, lacks a column the function reads, or holds a ``verdict`` outside
+:data:`VERDICTS` (NaN, ``None``, "mostly") or a ``kind`` outside :data:`KINDS` is refused with a
+``TypeError``/``ValueError`` naming the argument, the column, the row and the allowed words — never
+counted as a difference.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -84,6 +92,68 @@ VERDICTS = tuple(dict.fromkeys([*(w for ws in _WORDS.values() for w in ws if w),
 PASSING = tuple(dict.fromkeys([*(ws[0] for k, ws in _WORDS.items() if ws[0] and k != "probe"), CONSISTENT]))
 DIFFERING = tuple(dict.fromkeys(ws[1] for k, ws in _WORDS.items() if ws[1] and k != "probe"))
 UNJUDGED = tuple(dict.fromkeys(ws[2] for ws in _WORDS.values() if ws[2]))
+
+
+#: the columns of a ledger frame that every findings function reads (a :class:`~qlib.repro.findings.Select`'s
+#: chapter glob and patterns, and the verdict)
+LEDGER_COLUMNS = ("chapter", "where", "quantity", "verdict")
+
+
+def _shown_value(v: Any) -> str:
+    return "NaN" if isinstance(v, (float, np.floating)) and math.isnan(v) else repr(v)
+
+
+def _vocabulary(name: str, words: Any) -> frozenset:
+    if isinstance(words, str) or not isinstance(words, (tuple, list, frozenset, set)) or not words \
+            or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"{name} must be a non-empty tuple of words, got {words!r}")
+    return frozenset(words)
+
+
+def check_ledger(df: Any, name: str = "df", columns: Iterable[str] = LEDGER_COLUMNS, *,
+                 verdicts: tuple[str, ...] = VERDICTS, what: str = "ledger rows"):
+    """``df``, checked at the door of every function that reads a ledger frame: a pandas DataFrame (else a
+    ``TypeError`` naming ``name`` and the type: ``None``, a list, a dict…) holding ``columns`` (else a
+    ``ValueError`` naming ``name`` and the columns it lacks; an empty frame needs them too), whose ``verdict``
+    column, where it has one, holds only words of ``verdicts`` (the ledger's :data:`VERDICTS`; the findings
+    frame of :mod:`qlib.book.findings` passes the claim verdicts) and whose ``kind`` column, where it has one,
+    only :data:`KINDS` (``what`` says what the rows are, for the message). A bad value (NaN, ``None``, a
+    number, a word such as "mostly") raises a ``ValueError`` naming ``name``, the column, the first bad row
+    (its position and index label), its value, how many rows are bad and the allowed words."""
+    import pandas as pd  # deferred: pandas (~0.2 s); the claim registries import the ledger without it
+
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be the argument's name (a non-empty string), got {name!r}")
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame of {what}, got {type(df).__name__}")
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        raise TypeError(f"columns must be a tuple of column names, got {columns!r}")
+    columns = tuple(columns)
+    if not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns must be a tuple of column names, got {columns!r}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{name} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                         f"(it has {', '.join(map(repr, map(str, df.columns))) or 'no columns'})")
+    for col, words in (("verdict", _vocabulary("verdicts", verdicts)), ("kind", frozenset(KINDS))):
+        if col not in df.columns:
+            continue
+        values = df[col]
+        if isinstance(values, pd.DataFrame):
+            raise ValueError(f"{name} has {values.shape[1]} columns named {col!r}; a ledger frame has one")
+        try:
+            ok = values.isin(words).to_numpy(dtype=bool)
+        except TypeError:  # unhashable entries (a list…): not words either
+            ok = np.array([isinstance(v, str) and v in words for v in values], dtype=bool)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            i = int(bad[0])
+            more = f" ({len(bad)} rows are bad)" if len(bad) > 1 else ""
+            allowed = verdicts if col == "verdict" else KINDS
+            v, label = (x.item() if isinstance(x, np.generic) else x for x in (values.iloc[i], df.index[i]))
+            raise ValueError(f"{name}[{col!r}] holds {_shown_value(v)} at row {i} (index {label!r}){more}: "
+                             f"a {col} must be one of {', '.join(allowed)}")
+    return df
 
 
 def verdict(kind: str, passed: bool | None, null_fails: bool | None = None) -> str:

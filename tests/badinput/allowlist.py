@@ -248,11 +248,13 @@ ALLOW: dict[tuple[str, str, str], str] = {
                                                                              "(reversed rankings) is valid",
     ("qlib.repro.attacks.protocol.pooled_permutation_test", "rho", "nan"): "documented: no cell has a ρ (every cell's "
                                                                            "ρ undefined); p and the critical value are NaN",
-    **{("qlib.repro.attacks.protocol.pooled_permutation_test", a, lab): "documented: a quantizer whose r_Q^n is not "
-       "finite in some cell is left out of the test (NaN r_Q^n: undefined)" for a in ("r", "advantage")
+    **{("qlib.repro.attacks.protocol.pooled_permutation_test", "r", lab): "documented: a quantizer whose r_Q^n is not "
+       "finite in some cell (NaN: undefined; +inf: unbounded) is left out of the test, as the cells' ρ leave it out"
        for lab in ("nan-entry", "inf-entry")},
-    **{("qlib.repro.attacks.protocol.resampled_r", "r", lab): "its purpose: a model's r_Q^n is NaN where undefined, and "
-                                                              "left out of the mean" for lab in ("nan-entry", "inf-entry")},
+    ("qlib.repro.attacks.protocol.resampled_r", "r", "nan-entry"): "its purpose: a model's r_Q^n is NaN where "
+                                                                   "undefined, and left out of the mean",
+    ("qlib.repro.attacks.protocol.resampled_r", "r", "inf-entry"): "documented: +inf is an unbounded r_Q^n "
+                                                                   "(qlib.rqn.r_q); a resample drawing it has mean +inf",
     **{("qlib.repro.attacks.protocol.rank_rho_over", "r", lab): "documented: a resample may leave a defined quantizer "
                                                                 "without a model (its r_Q^n NaN there); ranked, not refused"
        for lab in ("nan-entry", "inf-entry")},

@@ -220,20 +220,38 @@ def resampled_advantage(correct, weights, pairs: int) -> np.ndarray:
     return 2 * accuracy - 1
 
 
+def _check_rates(name: str, r) -> None:
+    """``r`` holds r_Q^n values as Algorithm 1 of paper 001 gives them (the policy of :mod:`qlib.validation`):
+    ≥ 0, NaN where undefined (fewer than two distinct quantized models), +inf where unbounded (every
+    distinct model's loss differs from θ̄_1's by a constant); −inf or a negative value is no rate: a
+    ``ValueError`` naming ``name`` and the first such entry."""
+    if nested():
+        return
+    bad = np.isneginf(r) | (np.isfinite(r) & (r < 0))
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must hold r_Q^n values: >= 0, NaN (undefined) or +inf (unbounded); got "
+                         f"{r[at]} at index {at}")
+
+
 def resampled_r(r, weights) -> np.ndarray:
     """(…, B, Q): each quantizer's r_Q^n in each resample, the weighted mean over the models whose r_Q^n is
-    defined (NaN where none is). ``r`` (…, Q, K) per model (NaN: undefined, fewer than two distinct quantized
-    models along training), ``weights`` (…, B, K) each model's count in each resample
-    (:func:`bootstrap_weights`)."""
+    defined (NaN where none is). ``r`` (…, Q, K) per model: ≥ 0, NaN where undefined (fewer than two distinct
+    quantized models along training: left out of the mean), +inf where unbounded (:func:`qlib.rqn.r_q`: a
+    resample that draws such a model has an unbounded mean, +inf); −inf or a negative value raises, naming
+    ``r``. ``weights`` (…, B, K) each model's count in each resample (:func:`bootstrap_weights`)."""
     r = check_array("r", r, finite=False)
     if r.ndim < 2:
         raise ValueError(f"r must have at least the axes (Q, K), got shape {r.shape}")
+    _check_rates("r", r)
     weights = _check_weights(weights, r.shape[-1], r.shape[:-2], "models (last axis of r)")
-    defined = np.isfinite(r)
-    total = np.einsum("...bk,...qk->...bq", weights, np.where(defined, r, 0.0))
-    count = np.einsum("...bk,...qk->...bq", weights, defined.astype(float))
+    finite, unbounded = np.isfinite(r), np.isposinf(r)
+    total = np.einsum("...bk,...qk->...bq", weights, np.where(finite, r, 0.0))
+    count = np.einsum("...bk,...qk->...bq", weights, finite.astype(float))
+    drawn_unbounded = np.einsum("...bk,...qk->...bq", weights, unbounded.astype(float)) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+        mean = np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+    return np.where(drawn_unbounded, np.inf, mean)
 
 
 def percentile_interval(x, level: float = 0.95, axis: int = 0, *, allow_nonfinite: bool = False):
@@ -319,18 +337,30 @@ def permutation_test(rho, r, advantage, *, draws: int = 10_000, alpha: float = A
 
 def pooled_permutation_test(rho, r, advantage, config: AnalysisConfig) -> tuple[float, float, int]:
     """``(p, critical, quantizers)``: :func:`permutation_test` of the mean ρ ``rho`` over cells, on the
-    quantizers whose r_Q^n is defined in every cell (the columns of ``r`` (C, Q) finite in every row; their
-    number is ``quantizers``), with ``config``'s draws, alpha and seed (an :class:`AnalysisConfig`). p and the
-    critical value are NaN where fewer than 3 quantizers are defined or ``rho`` is NaN (no cell has a ρ)."""
+    quantizers whose r_Q^n is finite in every cell (the columns of ``r`` (C, Q) finite in every row, as the
+    cells' ρ of :func:`rank_rho_over` are taken; their number is ``quantizers``), with ``config``'s draws, alpha
+    and seed (an :class:`AnalysisConfig`). ``r`` holds r_Q^n values (≥ 0, NaN where undefined, +inf where
+    unbounded: such a column is left out; −inf or a negative value raises, naming ``r``). ``advantage`` (C, Q)
+    must be finite, as :func:`permutation_test` requires (NaN or ±inf raises, naming ``advantage``), except
+    where ``rho`` is NaN (no cell has a ρ: nothing is tested, ``advantage`` is not read). p and the critical
+    value are NaN where fewer than 3 quantizers are defined or ``rho`` is NaN."""
     if not isinstance(config, AnalysisConfig):
         raise TypeError(f"config must be an AnalysisConfig, got {type(config).__name__}")
     r = check_array("r", r, ndim=2, finite=False)
+    _check_rates("r", r)
     advantage = check_array("advantage", advantage, ndim=2, finite=False)
     if advantage.shape != r.shape:
         raise ValueError(f"advantage must have the shape of r {r.shape}, got {advantage.shape}")
     rho = float("nan") if isinstance(rho, float) and np.isnan(rho) else check_float("rho", rho, low=-1.0, high=1.0)
     defined = np.isfinite(r).all(axis=0)
-    if defined.sum() < 3 or np.isnan(rho):
+    if np.isnan(rho):
+        return float("nan"), float("nan"), int(defined.sum())
+    if not nested() and not np.isfinite(advantage).all():
+        at = tuple(int(i) for i in np.argwhere(~np.isfinite(advantage))[0])
+        raise ValueError(f"advantage must be finite (no NaN or inf), as permutation_test requires; got "
+                         f"{advantage[at]} at (cell, quantizer) {at} (a NaN advantage is allowed only with rho NaN: "
+                         "no cell has a ρ)")
+    if defined.sum() < 3:
         return float("nan"), float("nan"), int(defined.sum())
     with skip_nested():
         p, critical = permutation_test(rho, r[:, defined], advantage[:, defined], draws=config.draws,

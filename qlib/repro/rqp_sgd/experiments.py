@@ -35,6 +35,7 @@ from ...validation import (
     check_alloc,
     check_choice,
     check_float,
+    check_frame,
     check_int,
     check_int_sequence,
     check_positive,
@@ -206,9 +207,45 @@ def run_methods(task: Task, setting: Setting, *, eps: float, rqp_sigma: float, b
 
 
 def summarise(df: pd.DataFrame, by) -> pd.DataFrame:
-    """Median and (sample) std of ``acc`` per group, as in the paper's "median (std)"."""
-    g = df.groupby(by, sort=False)["acc"]
+    """Median and (sample) std of ``acc`` per group of ``by``, as in the paper's "median (std)", and the
+    group's ``runs``. ``df``: a frame of runs (:func:`run_methods`', :func:`rqp_sweep`'s) with at least one
+    row and a column ``acc`` of finite numbers (a NaN or inf accuracy is no run: refused, with its row);
+    ``by``: a column of ``df`` or a list of them, without NaN (a row without a group would be dropped).
+    Each refusal is a ``ValueError`` (``TypeError`` for a wrong kind) naming ``df`` or ``by``."""
+    cols = _check_by(df, by)
+    acc = df["acc"]
+    if not pd.api.types.is_numeric_dtype(acc) or pd.api.types.is_bool_dtype(acc):
+        raise TypeError(f"df's column 'acc' must hold test accuracies (numbers, %), got dtype {acc.dtype}")
+    bad = ~np.isfinite(acc.to_numpy(dtype=float))
+    if bad.all():
+        raise ValueError(f"df's column 'acc' holds no finite accuracy (all {len(df)} rows NaN or inf): nothing to "
+                         "summarise")
+    if bad.any():
+        raise ValueError(f"df's column 'acc' must hold finite accuracies (a NaN or inf accuracy is no run), got "
+                         f"{acc[bad].iloc[0]} at row {acc.index[bad][0]!r}")
+    for c in cols:
+        if df[c].isna().any():
+            raise ValueError(f"by's column {c!r} of df must have a value in every row (a row without a group "
+                             f"would be dropped), got NaN at row {df.index[df[c].isna()][0]!r}")
+    g = df.groupby(cols if isinstance(by, (list, tuple)) else by, sort=False)["acc"]
     return pd.DataFrame({"median": g.median(), "std": g.std(ddof=1), "runs": g.size()})
+
+
+def _check_by(df, by) -> list:
+    """``by`` as a list of columns of ``df``, after ``df`` is checked: a DataFrame with a column ``acc`` and
+    at least one row (errors naming ``df`` or ``by``)."""
+    check_frame("df", df, ["acc"])
+    cols = list(by) if isinstance(by, (list, tuple)) else [by]
+    if not cols:
+        raise ValueError("by must be a column of df or a non-empty list of them, got an empty list")
+    for c in cols:
+        try:
+            ok = c in df.columns
+        except TypeError:  # unhashable
+            ok = False
+        if not ok:
+            raise ValueError(f"by must name columns of df ({', '.join(map(repr, df.columns))}), got {c!r}")
+    return cols
 
 
 def best_sigma(sweep: pd.DataFrame) -> tuple[float, float, float]:

@@ -72,6 +72,7 @@ BASELINES[f"{L}.check"] = lambda: {"item": _item("> 0"), "ours": 0.5, "test": la
                                    "null": _null()}
 BASELINES[f"{L}.not_comparable"] = lambda: {"item": _item(0.5), "ours": 0.7, "reason": "different data"}
 BASELINES[f"{L}.missing"] = lambda: {"item": _item(), "reason": "not offline"}
+BASELINES[f"{L}.check_ledger"] = lambda: {"df": _ledger_frame(), "name": "rows"}
 
 
 def _item(paper_value=""):
