@@ -348,4 +348,7 @@ def publish(root: Path | None = None, options: RunOptions | None = None, *, site
     r = man["ledger"]["total"]
     log(f"site: {site} — qlib {man['version']}, profile {', '.join(man['profiles'])}, "
         f"{r['reproduced']} reproduced / {r['consistent']} consistent / {r['differs']} differ")
+    url, branch = launch.repository(root)  # the one setting (_config.yml) the buttons, launch cells and CITATION follow
+    log(f"its launch, edit and repository buttons point to {url} (branch {branch}); a fork sets _config.yml's "
+        "repository.url and runs python -m qlib.book.launch")
     return man

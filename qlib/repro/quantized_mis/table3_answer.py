@@ -81,7 +81,7 @@ def conclusion(combos: C.RunResult, best_run: C.RunResult | None = None, *, labe
                                                                                      "no column into it" if none else "") + ".")
     ref = f" against the paper's {cols(paper)} on the same tasks" if paper is not None else ""
     out.append(f"**The best combination** by the rule fixed in advance (the most tasks passing the test, then the "
-               f"column means closest to the paper's) is `{b}` ({C.describe(b)}): it passes on "
+               f"column means closest to the paper's) is `{b}` — {C.describe(b)} — which passes on "
                f"{int(tab.loc[b, 'tasks_passed'])} of {_n(len(tasks), 'task')}, column means {cols(tab.loc[b])}{ref}; "
                f"our default gives {cols(tab.loc['default'])}.")
     outside = [q for q in QUANTIZERS if not _in_band(q, tab.loc["default", q])]
