@@ -11,6 +11,7 @@ import re
 import shutil
 import threading
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -411,6 +412,66 @@ def test_every_evidence_link_lands_on_a_row(html):
     summaries = [p for p in (site / "chapters").glob("*/summary.html")]
     assert len(summaries) == 4 and all('#row-' in p.read_text() for p in summaries), "a summary links no row"
     assert links >= 50 and not broken, (links, broken[:10])
+
+
+#: raw markup a reader must never see in a page's article: TeX commands, a superscript written as text, MyST
+#: roles and fences (issue 53)
+_RAW_MARKUP = {
+    "TeX command": re.compile(r"\\(?:coloneqq|frac|mathbb|mathcal|mathrm|sqrt|sum|leq?|geq?|alpha|beta|varepsilon|"
+                              r"epsilon|delta|Delta|sigma|lambda|cdot|times|infty|approx|operatorname|text|left|right)"
+                              r"(?![A-Za-z])"),
+    "superscript as text": re.compile(r"[A-Za-z0-9_})]\^[({A-Za-z0-9]"),
+    "MyST role": re.compile(r"\{(?:cite|numref|ref|eq|doc|math)(?::[a-z]+)?\}`"),
+    "MyST fence": re.compile(r"^\s*:::", re.M),
+}
+
+
+class _ArticleText(HTMLParser):
+    """The text of a page's ``<article>``, without code, maths, scripts and styles."""
+
+    SKIP = ("script", "style", "code", "pre", "mjx-container")
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.depth, self.inside, self.parts = [], 0, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        cls = (dict(attrs).get("class") or "").split()
+        skip = tag in self.SKIP or "math" in cls or any(c.startswith("highlight") for c in cls)
+        self.stack.append((tag, skip, tag == "article"))
+        self.depth += skip
+        self.inside += tag == "article"
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            t, skip, art = self.stack.pop()
+            self.depth -= skip
+            self.inside -= art
+            if t == tag:
+                break
+
+    def handle_data(self, data):
+        if self.inside and not self.depth:
+            self.parts.append(data)
+
+
+def test_no_raw_markup_on_any_page(html):
+    """Issue 53: no page's article shows raw TeX, a superscript written as text (``r_Q^n``), a MyST role or
+    fence — outside code and maths, which MathJax typesets."""
+    status, site = html
+    if status != 0:
+        pytest.skip("book build failed")
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        if {"_static", "_sources"} & set(page.relative_to(site).parts) or page.name in ("search.html", "genindex.html"):
+            continue
+        p = _ArticleText()
+        p.feed(page.read_text(errors="replace"))
+        text = " ".join(p.parts)
+        for what, rx in _RAW_MARKUP.items():
+            found += [f"{page.relative_to(site)}: {what}: …{text[max(0, m.start() - 40):m.end() + 30]}…"
+                      for m in rx.finditer(text)]
+    assert not found, f"{len(found)} pieces of raw markup:\n" + "\n".join(found[:20])
 
 
 @pytest.mark.browser

@@ -258,3 +258,20 @@ def test_legend_outside_and_tidy_log_axis_name_their_bad_arguments():
     ax.set_xscale("log")
     with pytest.raises(ValueError, match=r"\baxis\b"):  # "z" would have tidied the y axis
         style.tidy_log_axis(ax, "z")
+
+
+def test_exponents_written_as_text_become_maths_in_html_tables_and_pages():
+    # issue 53: no raw superscript on a page — HTML tables get <sup>, the pages' text an inline maths node
+    from qlib.book.sphinx_ext import _RAW_SUP, tex_of
+    from qlib.book.tables import html_math
+
+    assert html_math("e^(−n r_Q^n)") == "e<sup>(−n r<sub>Q</sub><sup>n</sup>)</sup>"
+    assert html_math("O(n^{-1/2}), 2p(1−p)^n") == "O(n<sup>-1/2</sup>), 2p(1−p)<sup>n</sup>"
+    assert html_math("n_draws") == "n_draws"
+
+    def split(t):
+        return [tex_of(p) if i % 2 else p for i, p in enumerate(_RAW_SUP.split(t))]
+
+    assert split("r_Q^n’s interval at d = 2^10") == ["", "r_Q^n", "’s interval at d = ", "2^{10}", ""]
+    assert split("≥ 1 − s^(3 − ln(s)/4), 2p(1−p)^n") == ["≥ 1 − ", "s^{(3 − ln(s)/4)}", ", 2p", "(1−p)^n", ""]
+    assert split("$r_Q^n$ (maths already) and snake_case") == ["$r_Q^n$ (maths already) and snake_case"]

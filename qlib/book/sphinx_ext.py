@@ -8,6 +8,9 @@
   ``{{ qlib_pdf }}``, a sentence linking the book's PDF when the site publishes one (``$QLIB_BOOK_PDF``,
   its file name at the site's root, set by :func:`qlib.book.publish.publish`), else nothing.
 * Lists theorem blocks by name in the proof index, grouped by chapter (sphinx-proof lists bare labels).
+* Typesets superscripts written as text (``r_Q^n``, ``n^{-1/2}``, ``P(A^c)`` in a note, a caption or a
+  computed sentence) as maths, so that no rendered page shows raw TeX (issue 53; code, raw HTML, maths and
+  titles are left as they are).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from collections import defaultdict
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from docutils import nodes
+from docutils.transforms import Transform
 
 
 def _dedup_scripts(app, pagename, templatename, context, doctree) -> None:
@@ -105,7 +111,51 @@ def _proof_index_by_chapter(self, docnames=None):
     return sorted((k, sorted(v)) for k, v in content.items()), True
 
 
+#: a superscript written as text: ``r_Q^n``, or a base and a bracketed, braced or alphanumeric exponent
+#: (``e^(−n r)``, ``2^10``, ``B^c``)
+_RAW_SUP = re.compile(r"((?<![\w$\\{])[A-Za-z0-9]+\^\((?:[^()]|\([^()]*\))*\)"
+                      r"|(?<![\w$\\{])r_\{?Q\}?\^\{?n\}?"
+                      r"|(?<![\w$\\{])[A-Za-z0-9]+\^(?:\{[^{}\s][^{}]*\}|[A-Za-z0-9]+)"
+                      r"|\([^()]*\)\^(?:\{[^{}\s][^{}]*\}|[A-Za-z0-9]+))(?![\w{])")
+#: nodes whose text is never maths: code, raw output, maths itself, titles (the navigation shows them as text)
+_KEEP = (nodes.literal, nodes.literal_block, nodes.raw, nodes.math, nodes.math_block, nodes.title, nodes.comment,
+         nodes.FixedTextElement, nodes.target)
+
+
+def tex_of(token: str) -> str:
+    """A superscript token as TeX: an alphanumeric exponent of several characters braced (``2^10`` →
+    ``2^{10}``); ``r_Q^n`` and braced exponents as they are."""
+    if token.startswith("r_"):
+        return token
+    base, _, exp = token.rpartition("^") if token.startswith("(") and "^(" not in token else token.partition("^")
+    return token if exp.startswith("{") or len(exp) == 1 else f"{base}^{{{exp}}}"
+
+
+class RawSuperscripts(Transform):
+    """Text such as ``r_Q^n`` or ``n^{-1/2}`` outside code and maths becomes an inline maths node."""
+
+    default_priority = 700
+
+    def apply(self, **kwargs) -> None:
+        for text in list(self.document.findall(nodes.Text)):
+            if "^" not in text or any(isinstance(a, _KEEP) for a in _ancestors(text)):
+                continue
+            parts = _RAW_SUP.split(str(text))
+            if len(parts) == 1:
+                continue
+            new = [nodes.math(p, tex_of(p)) if i % 2 else nodes.Text(p) for i, p in enumerate(parts) if p]
+            text.parent.replace(text, new)
+
+
+def _ancestors(node):
+    n = node.parent
+    while n is not None:
+        yield n
+        n = n.parent
+
+
 def setup(app) -> dict[str, Any]:
+    app.add_transform(RawSuperscripts)
     app.set_html_assets_policy("always")
     app.connect("config-inited", _substitutions)
     app.connect("html-page-context", _dedup_scripts, priority=900)

@@ -43,7 +43,14 @@ def html_math(text: str) -> str:
         t = re.sub(r"\^(-?[0-9.]+|[A-Za-z0-9]+)", lambda g: "<sup>" + g.group(1) + "</sup>", t)
         return re.sub(r"_([A-Za-z0-9]+)", lambda g: "<sub>" + g.group(1) + "</sub>", t)
 
+    # a bracketed or braced exponent (e^(−n r_Q^n), n^{-1/2}) and one after a bracket ((1−p)^n), then the tokens
+    text = _EXPONENT.sub(lambda g: "<sup>" + (g.group(1) or g.group(2) or g.group(3)) + "</sup>", str(text))
     return MATH_TOKEN.sub(sub, text)
+
+
+#: an exponent MATH_TOKEN leaves: bracketed (one level of nesting), braced, or after a closing bracket
+_EXPONENT = re.compile(r"(?<=[A-Za-z0-9)])\^(\((?:[^()]|\([^()]*\))*\))|(?<=[A-Za-z0-9)])\^\{([^{}]*)\}"
+                       r"|(?<=\))\^([A-Za-z0-9]+)")
 
 
 def _is_number(v) -> bool:
