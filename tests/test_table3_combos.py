@@ -266,3 +266,15 @@ def test_bad_arguments_raise(tmp_path):
         A.conclusion(_combos(), labels=["Sign"])
     with pytest.raises(TypeError, match="combos"):
         A.figure(_means({"default": OURS}))
+
+
+def test_the_deciding_columns_come_right_after_the_name():
+    # issue 53: the Table 3 chapter's verdict columns stay on screen at 1280 px; quantizers under the paper's labels
+    from qlib.repro.quantized_mis.table3_answer import verdict_first
+
+    df = pd.DataFrame({"variant": ["a"], "ternary33": [0.9], "bits2": [1.0], "tasks passed": [1], "passes": [True]})
+    out = verdict_first(df, {"ternary33": "1.58b 33 %", "bits2": "2 bits"})
+    assert list(out.columns) == ["variant", "passes", "tasks passed", "1.58b 33 %", "2 bits"]
+    assert out.iloc[0].tolist() == ["a", True, 1, 0.9, 1.0]
+    with pytest.raises(TypeError, match="df must be a pandas DataFrame"):
+        verdict_first([1, 2])

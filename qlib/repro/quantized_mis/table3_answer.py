@@ -13,6 +13,7 @@ from typing import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from qlib import quantizers
@@ -23,7 +24,10 @@ from . import table3_probe as tp
 from .molecular import QUANTIZERS
 from .paper import PAPER_TABLE3
 
-__all__ = ["conclusion", "figure"]
+__all__ = ["conclusion", "figure", "verdict_first", "VERDICT_COLUMNS"]
+
+#: the columns that decide a row of the chapter's tables, shown right after its name (on screen at 1280 px)
+VERDICT_COLUMNS = ("verdict", "passes", "tasks passed")
 
 
 def _labels(labels) -> dict:
@@ -145,3 +149,16 @@ def figure(combos: C.RunResult, *, labels: Mapping[str, str] | None = None) -> F
         t.set_fontweight("bold" if t.get_text() == b else "normal")
     style.legend_outside(fig)
     return fig
+
+
+def verdict_first(df, labels: Mapping[str, str] | None = None):
+    """``df`` for display: the quantizer columns under the paper's labels (``labels``; None:
+    :func:`qlib.quantizers.labels`) and the columns that decide a row (:data:`VERDICT_COLUMNS`) right after
+    its first column, so that the verdict stays on screen however many columns follow."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    d = df.rename(columns=_labels(labels))
+    cols = list(d.columns)
+    decide = [c for c in VERDICT_COLUMNS if c in cols]
+    rest = [c for c in cols if c not in decide]
+    return d[rest[:1] + decide + rest[1:]]

@@ -98,3 +98,4 @@ BASELINES[f"{TC}.c19_rows"] = lambda: {"result": _best()}
 BASELINES[f"{TC}.c22_rows"] = lambda: {"result": _best()}
 BASELINES[f"{TA}.conclusion"] = lambda: {"combos": _combos(), "best_run": _best()}
 BASELINES[f"{TA}.figure"] = lambda: {"combos": _combos()}
+BASELINES[f"{TA}.verdict_first"] = lambda: {"df": pd.DataFrame({"variant": ["a"], "passes": [True], "bits2": [1.0]}), "labels": None}
