@@ -1,7 +1,7 @@
 """EDEN: unbiased distributed mean estimation with any bit budget (paper 002, {cite:p}`vargaftik2022eden`).
 
-Sender (§2): pad to ``D = 2^k`` → randomized Hadamard rotation ``r = RHT(x)`` from a
-shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → deterministic Lloyd–Max quantization
+Sender (§2): pad to ``D = 2^k`` (or cut into power-of-two pieces: ``layout="slice"``,
+:mod:`qlib.eden_layout`) → randomized Hadamard rotation ``r = RHT(x)`` from a shared seed → normalize ``u = η r`` with ``η = sqrt(D)/‖x‖`` → deterministic Lloyd–Max quantization
 for N(0, 1) with ``2^b`` values (cell indices sent) → one scalar ``S = ‖x‖²/⟨r, q⟩`` (unbiased scale,
 Theorem 2.1) or the biased MSE-optimal ``⟨r, q⟩/‖q‖²``. Receiver: ``x̂ = S · RHT^{-1}(q)``.
 
@@ -46,6 +46,7 @@ import numpy as np
 import torch
 
 from . import _kernels
+from . import eden_layout as _layout
 from . import eden_quantizer as _q
 from . import eden_theory as _theory
 from . import hadamard as _h
@@ -77,7 +78,7 @@ __all__ = [
     "mean_estimate",
 ]
 
-SCALE_BITS = 64  # the scale S travels as one float64 (paper §2.2: "e.g., 64")
+SCALE_BITS = _layout.SCALE_BITS  # the scale S travels as one float64 (paper §2.2: "e.g., 64")
 
 
 def _check_finite_norms(x: torch.Tensor, norm2: torch.Tensor, name: str = "x") -> None:
@@ -130,67 +131,34 @@ class Payload:
         return int(self.nbits.sum())
 
 
-def _int_tensor(name: str, t, what: str) -> torch.Tensor:
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a tensor of {what}, got {type(t).__name__}")
-    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
-        raise TypeError(f"{name} must be a tensor of {what}, got dtype {t.dtype}")
-    return t
-
-
 def check_payload(payload, name: str = "payload") -> Payload:
     """A :class:`Payload` a receiver can decode: every field of the kind and range :func:`compress` gives
-    it (a decoder trusts no object). ``indices`` an integer tensor ``(*batch, D)``; ``scale`` a
-    floating tensor of shape ``batch``, finite and ``>= 0``; ``nbits`` an integer tensor of shape ``batch``,
-    ``>= 0``; ``seed`` a seed; ``bits`` in ``(0, 8]``; ``quantizer`` ``"lm"`` or ``"ee"``; ``n_rotations`` in
-    ``[1, 8]``; ``d >= 1``, ``m`` the kept coordinates (``round(bits·d)`` at a sub-bit Lloyd–Max budget,
-    else ``d``) and ``D`` the power of two above ``m``. The errors name the field (``payload.scale``).
-    Whether every code is in its codebook is checked where the codes are read (one pass fewer on the
-    compiled path, which finds them as it decodes). Called by a checked caller
+    it (a decoder trusts no object). ``indices`` an integer tensor ``(*batch, D)`` of codes of the codebook
+    (``2^b`` Lloyd–Max cells, of the larger codebook where a fractional budget's coin is set; ``[-n, n]``
+    for ``"ee"``); ``scale`` a floating tensor of shape ``batch``, finite and ``>= 0``; ``nbits`` an integer
+    tensor of shape ``batch``, ``>= 0``; ``seed`` a seed; ``bits`` in ``(0, 8]``; ``quantizer`` ``"lm"`` or
+    ``"ee"``; ``n_rotations`` in ``[1, 8]``; ``d >= 1``, ``m`` the kept coordinates (``round(bits·d)`` at a
+    sub-bit Lloyd–Max budget, else ``d``) and ``D`` the power of two above ``m``. The errors name the field
+    (``payload.scale``); a payload this passes :func:`decompress` decodes, and a code outside its codebook
+    gets the error :func:`decompress` gives. (A sliced message, :class:`qlib.eden_layout.Slices`: each of
+    its ``pieces``; :func:`decompress` checks the whole.) Called by a checked caller
     (:func:`qlib.validation.skip_nested`) only the type is checked."""
+    payload = _check_fields(payload, name)
+    if not nested():
+        _q.check_payload_codes(payload, name)
+    return payload
+
+
+def _check_fields(payload, name: str = "payload") -> Payload:
+    """:func:`check_payload` of a :class:`Payload` but its codes (for the decoders, which check the codes
+    where they read them: one pass fewer on the compiled path, which finds them as it decodes)."""
     if not isinstance(payload, Payload):
         raise TypeError(f"{name} must be a qlib.eden.Payload, got {type(payload).__name__}")
-    if nested():
-        return payload
-    idx = _int_tensor(f"{name}.indices", payload.indices, "integer codes")
-    S = payload.scale
-    if not isinstance(S, torch.Tensor) or not S.is_floating_point():
-        raise TypeError(f"{name}.scale must be a floating-point tensor, got "
-                        f"{S.dtype if isinstance(S, torch.Tensor) else type(S).__name__}")
-    nbits = _int_tensor(f"{name}.nbits", payload.nbits, "bit counts")
-    check_seed(f"{name}.seed", payload.seed)
-    b = check_bits(payload.bits, f"{name}.bits")
-    check_choice(f"{name}.quantizer", payload.quantizer, ("lm", "ee"))
-    check_int(f"{name}.n_rotations", payload.n_rotations, low=1, high=8)
-    d = check_int(f"{name}.d", payload.d, low=1)
-    m = check_int(f"{name}.m", payload.m, low=1)
-    D = check_int(f"{name}.D", payload.D, low=1)
-    want_m, want_D, _ = message_sizes(d, b) if payload.quantizer == "lm" else (d, _h.next_power_of_two(d), 0)
-    if m != want_m:
-        raise ValueError(f"{name}.m must be {want_m} (d={d} at bits={b}), got {m}")
-    if D != want_D:
-        raise ValueError(f"{name}.D must be {want_D} (the power of two above m={m}), got {D}")
-    if idx.dim() < 1 or idx.shape[-1] != D or idx.numel() == 0:
-        raise ValueError(f"{name}.indices must have shape (*batch, D={D}), non-empty, got {tuple(idx.shape)}")
-    batch = tuple(idx.shape[:-1])
-    if tuple(S.shape) != batch:
-        raise ValueError(f"{name}.scale must have the batch shape {batch} of the indices, got {tuple(S.shape)}")
-    if tuple(nbits.shape) != batch:
-        raise ValueError(f"{name}.nbits must have the batch shape {batch} of the indices, got {tuple(nbits.shape)}")
-    if not bool(((S >= 0) & (S <= torch.finfo(S.dtype).max)).all()):  # (False for NaN)
-        raise ValueError(f"{name}.scale must be finite and >= 0 (S = ‖x‖²/⟨r, q⟩), got {_first_bad(S)}")
-    if bool((nbits < 0).any()):
-        raise ValueError(f"{name}.nbits must be >= 0, got {int(nbits.min())}")
-    return payload
+    return payload if nested() else _q.check_fields(payload, name)
 
 
 def _short_type(v) -> str:
     return f"dtype {v.dtype}" if isinstance(v, torch.Tensor) else type(v).__name__
-
-
-def _first_bad(S: torch.Tensor) -> float:
-    bad = ~((S >= 0) & (S <= torch.finfo(S.dtype).max))
-    return float(S[bad].reshape(-1)[0])
 
 
 def sent_mask(seed: int, D: int, sent: int, device="cpu") -> torch.Tensor:
@@ -243,7 +211,8 @@ def compress(
     scale: str = "unbiased",
     quantizer: str = "lm",
     n_rotations: int = 1,
-) -> Payload:
+    layout: str = "pad",
+) -> Payload | _layout.Slices:
     """EDEN sender for a vector or a batch ``(*batch, d)`` (every row its own rotation and sub-bit
     subset; the fractional coins and the sub-bit codes sent are the seed's, shared by the rows).
 
@@ -252,6 +221,14 @@ def compress(
     ``quantizer``: ``"lm"`` (Lloyd–Max, default) or ``"ee"`` (entropy-coded cells of width Δ_b).
     ``n_rotations``: number of chained RHTs (1 in the paper). A zero vector gives ``S = 0`` and
     decodes to exact zeros (the scale doubles as the paper's one-bit zero flag).
+
+    ``layout`` (:mod:`qlib.eden_layout`): ``"pad"`` (the paper's scheme) pads ``d`` to the power of two
+    ``D`` above it and sends a code per padded coordinate: ``b·D/d`` bits per coordinate, **up to 2b just
+    above a power of two** (d = 2^16 + 1,310 at b = 1: 1.96; ``nbits`` counts them;
+    :func:`qlib.eden_layout.bits_per_coordinate` gives them for any ``d``). ``"slice"`` (the authors'
+    package ``srrcomp``) cuts the vector into power-of-two pieces and a short padded rest, each its own
+    message (≈ b bits per coordinate; 1.01 there): a :class:`qlib.eden_layout.Slices` where that makes
+    more than one piece, else the same :class:`Payload` as ``"pad"``.
     """
     x = check_vectors(x, finite=False)  # finiteness: on the squared norms below (one pass less)
     b = check_bits(bits)
@@ -259,6 +236,10 @@ def compress(
     scale = check_choice("scale", scale, ("unbiased", "mse"))
     quantizer = check_choice("quantizer", quantizer, ("lm", "ee"))
     n_rotations = check_int("n_rotations", n_rotations, low=1, high=8)
+    lengths = _layout.piece_lengths(x.shape[-1], check_choice("layout", layout, _layout.LAYOUTS))
+    if len(lengths) > 1:  # every piece its own message, from its own seed stream
+        return _layout.encode_pieces(x, lengths, seed, lambda v, s: compress(v, b, s, scale=scale, quantizer=quantizer,
+                                                                          n_rotations=n_rotations))
     if b < 1 and quantizer == "lm":
         check_vectors(x)  # sub-bit: every entry finite, not only the kept ones
     with skip_nested():  # every argument is checked: the public functions called below trust them
@@ -326,7 +307,7 @@ def rotated_reconstruction(payload: Payload) -> torch.Tensor:
     sub-bit payload), with the same products in the same precision. The rotation is orthonormal, so for
     a payload of a vector of power-of-two length without sub-bit mask ``‖S·q − r‖ = ‖x̂ − x‖`` with
     ``r`` the sender's rotated vector: the error measured without the inverse transform."""
-    payload = check_payload(payload)
+    payload = _check_fields(payload)
     with skip_nested():
         b = payload.bits
         coins = None
@@ -351,7 +332,7 @@ def _encode(r, x, name, b, seed, scale, quantizer, n_rotations, d, m, sent=None,
     when the caller has it)."""
     batch, D, dev, dt = r.shape[:-1], r.shape[-1], r.device, r.dtype
     if norm2 is None:
-        norm2 = torch.linalg.vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal)
+        norm2 = _vecdot(r, r)  # = ‖v‖² (the RHT is orthonormal; vecdot's bits, its product in scratch)
     _check_finite_norms(x, norm2, name)  # an infinite or NaN entry of x makes its row's norm NaN
     zero = norm2 == 0
     any_zero = bool(zero.any())  # rarely: the torch.where below only then (the same values)
@@ -411,8 +392,12 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
 
     ``mode="tail"``: the last ``round(loss·D)`` coordinates are dropped (a deterministic, oblivious
     loss pattern, Lemma 4.3 / Figure 11); ``"random"``: a uniformly random subset of that size,
-    drawn from ``seed`` (an integer, default 0; ``"tail"`` does not use it). ``batch``: the batch
-    shape (a tuple of integers ``>= 0``); the mask has shape ``(*batch, D)``.
+    drawn from ``seed`` (an integer, default 0; ``"tail"`` does not use it): the coordinates of the
+    ``round(loss·D)`` smallest of ``D`` uniform float32 keys, found by selection in O(D) (compiled on CPU, else
+    torch's ``kthvalue``: the same mask), keys tied at the cut lost in order of position. Before issue 54
+    an argsort of the keys, O(D log D): the same set, but where two keys tie at the cut (at D = 2^20 about
+    one mask in sixteen), which one of the pair is lost.
+    ``batch``: the batch shape (a tuple of integers ``>= 0``); the mask has shape ``(*batch, D)``.
     """
     loss = check_loss(loss)
     D = check_int("D", D, low=1)
@@ -422,7 +407,7 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
     batch = tuple(check_int_sequence("batch", batch, low=0, nonempty=False))
     if mode == "random":  # (the tail mask is one row, expanded)
         check_alloc("(*batch, D)", math.prod(batch) * D, 1 + 4 + 8, value=(*batch, D),
-                    what="the mask, its random keys and their order")
+                    what="the mask, its random keys and (off the compiled path) a count of ties")
     else:
         check_alloc("D", D, 1, value=D, what="the mask")
     lost = int(round(loss * D))
@@ -433,15 +418,13 @@ def received_mask(D: int, loss: float, mode: str = "tail", seed: int = 0, batch=
         mask = torch.arange(D, device=dev) < D - lost
         return mask.expand(*batch, D)
     if mode == "random":
-        g = _h.generator(seed, "loss", dev)
-        keys = torch.rand((*batch, D), generator=g, device=dev)
-        order = keys.argsort(-1)
-        mask = torch.ones((*batch, D), dtype=torch.bool, device=dev)
-        return mask.scatter(-1, order[..., :lost], False)
+        if lost == 0 or 0 in batch:
+            return torch.ones((*batch, D), dtype=torch.bool, device=dev)
+        return _q.received_by_keys(torch.rand((*batch, D), generator=_h.generator(seed, "loss", dev), device=dev), lost)
     raise ValueError(f"mode must be 'tail' or 'random', got {mode!r}")
 
 
-def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratch: str | None = None) -> torch.Tensor:
+def decompress(payload: Payload | _layout.Slices, received=None, *, scratch: str | None = None) -> torch.Tensor:
     """EDEN receiver: ``x̂ = S · RHT^{-1}(q)``, regenerating signs, coins and mask from the seed.
 
     ``received``: optional boolean mask over the ``D`` rotated coordinates (broadcastable to the
@@ -452,8 +435,13 @@ def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratc
     ``scratch``: on the compiled path (no mask, no coins) the result is a view of the calling thread's
     scratch array of that name (``qlib._kernels.scratch``), for a caller done with it before its next call
     under that name (a sweep that decodes and compares); None: a new tensor.
+
+    A sliced message (:class:`qlib.eden_layout.Slices`) decodes piece by piece into the ``d`` coordinates
+    (a new tensor); ``received`` is then None or a sequence of one mask per piece (each as above).
     """
-    payload = check_payload(payload)
+    if isinstance(payload, _layout.Slices):
+        return _layout.decode_pieces(_layout.check_slices(payload, "payload", _check_fields), received, decompress)
+    payload = _check_fields(payload)
     if scratch is not None:
         scratch = check_str("scratch", scratch)
     idx, S = payload.indices, payload.scale
@@ -469,12 +457,11 @@ def decompress(payload: Payload, received: torch.Tensor | None = None, *, scratc
         if not ok:
             raise ValueError(f"received must be a mask over the D={D} rotated coordinates that broadcasts to the "
                              f"indices' shape {tuple(idx.shape)}, got shape {tuple(received.shape)}")
-    with skip_nested():  # every field of the payload is checked (its codes where they are read)
+    with skip_nested():  # every field of the payload is checked (its codes where they are read: scaled_centroids)
         b = payload.bits
         coins = None
         if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
             coins = _q.draw_coins(payload.seed, batch, D, b - math.floor(b), dev)
-            _q.check_codes(payload.indices, b, payload.quantizer, coins)  # (the compiled lookup reads a low code past its table as its last)
         if payload.quantizer == "lm" and b < 1:
             _, _, sent = message_sizes(payload.d, b)
             if sent < D:
@@ -500,7 +487,7 @@ def decompressed_mean_error(payload: Payload, ref: torch.Tensor) -> torch.Tensor
     ``ref`` on the CPU) the rows are decoded one at a time into a one-row workspace and added to a running
     sum, both small enough to stay in the last-level cache: no decoded batch is made or read again, the
     same mean, bit for bit, and the same error up to the order of its float64 sum."""
-    payload = check_payload(payload)
+    payload = _check_fields(payload)  # (the codes: where they are read)
     if len(payload.batch_shape) != 1:
         raise ValueError(f"payload must hold a batch of vectors (batch shape (n,)), got batch shape {payload.batch_shape}")
     if not isinstance(ref, torch.Tensor) or ref.dtype != torch.float64 or tuple(ref.shape) != (payload.d,):
@@ -508,19 +495,11 @@ def decompressed_mean_error(payload: Payload, ref: torch.Tensor) -> torch.Tensor
         raise TypeError(f"ref must be a float64 torch.Tensor of shape ({payload.d},) (the payload's d), got {got}")
     if not bool(torch.isfinite(ref).all()):
         raise ValueError("ref must be finite (no NaN or inf)")
-    b, D, S = payload.bits, payload.D, payload.scale
-    fused = (payload.quantizer == "ee" or (b >= 1 and b == math.floor(b))) and payload.m == payload.d \
-        and payload.n_rotations == 1 and ref.device.type == "cpu" and _q.compiled_applies(S) \
-        and _h.compiled_rotation_applies(S, D)
-    tabs = _q.decode_tables(payload.indices, S, b, payload.quantizer, None) if fused else None
-    if tabs is not None:
-        off, tab, _ = tabs
-        with skip_nested():
-            byts = _h.rotation_sign_bits(payload.seed, payload.batch_shape, 1, D, S.dtype)
+    dec = _row_decoder(payload) if ref.device.type == "cpu" else None
+    if dec is not None:
+        D, tab = payload.D, dec[2]
         ws, acc = _kernels.scratch("eden.mean-row", (D,), tab.dtype), _kernels.scratch("eden.mean-sum", (payload.d,), tab.dtype)
-        dist = _kernels.load("rotation").lookup_irht_mean_dist(_kernels.rows(payload.indices, D), off, tab,
-                                                               _kernels.rows(S, 1).reshape(-1), byts,
-                                                               ref.contiguous().numpy(), ws, acc)
+        dist = _kernels.load("rotation").lookup_irht_mean_dist(*dec, ref.contiguous().numpy(), ws, acc)
         if dist is not None:
             return torch.tensor(dist, dtype=torch.float64)
     xh = decompress(payload)  # (a code outside its table raises there)
@@ -554,7 +533,10 @@ def mean_estimate(
     client with its own budget ``bits[c]`` and loss rate ``loss[c]``; returns (estimate, total bits).
 
     Clients sharing a budget are compressed as one batch (each row has its own rotation); groups use
-    independent seed streams derived from ``seed``.
+    independent seed streams derived from ``seed``; client ``c``'s loss mask is
+    ``received_mask(D, loss[c], loss_mode, seed=group seed + 1 + c)``. A group of which nothing is lost is
+    decoded as :func:`decompress` decodes a payload (the compiled path on CPU; the same bits as an all-True
+    mask); a group with losses with its masks, each drawn in O(D).
     """
     xs = check_vectors(xs, "xs")
     if xs.dim() != 2:
@@ -568,10 +550,29 @@ def mean_estimate(
     for gi, b in enumerate(sorted(set(bs))):
         rows = [c for c in range(n) if bs[c] == b]
         gseed = int(np.random.SeedSequence([seed, gi]).generate_state(1)[0])
-        pl = compress(xs[rows], b, gseed)
-        masks = torch.stack(
-            [received_mask(pl.D, ls[c], loss_mode, seed=gseed + 1 + c, device=xs.device) for c in rows]
-        )
-        total = total + decompress(pl, masks).sum(0)
+        with skip_nested():  # (xs, b and the seeds are checked)
+            pl = compress(xs if len(rows) == n else xs[rows], b, gseed)
+            if any(ls[c] > 0 for c in rows):
+                masks = torch.stack([received_mask(pl.D, ls[c], loss_mode, seed=gseed + 1 + c, device=xs.device)
+                                     for c in rows])
+                total = total + decompress(pl, masks).sum(0)
+            else:
+                total = total + decompress(pl, scratch="eden.mean").sum(0)
         nbits += pl.total_bits
     return total / n, nbits
+
+
+def _row_decoder(pl: Payload):
+    """The arguments ``(codes, offset, table, scales, sign bits)`` of the compiled decoders that decode a
+    payload row by row inside one inverse rotation (no coins, loss or sub-bit mask; one rotation; CPU),
+    or None where they do not apply."""
+    b, D, S = pl.bits, pl.D, pl.scale
+    if not ((pl.quantizer == "ee" or (b >= 1 and b == math.floor(b))) and pl.m == pl.d and pl.n_rotations == 1
+            and _q.compiled_applies(S) and _h.compiled_rotation_applies(S, D)):
+        return None
+    tabs = _q.decode_tables(pl.indices, S, b, pl.quantizer, None)
+    if tabs is None:
+        return None
+    with skip_nested():
+        byts = _h.rotation_sign_bits(pl.seed, pl.batch_shape, 1, D, S.dtype)
+    return _kernels.rows(pl.indices, D), tabs[0], tabs[1], _kernels.rows(S, 1).reshape(-1), byts

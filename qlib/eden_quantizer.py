@@ -7,9 +7,10 @@ comparisons or, above three thresholds, by an exact look-up table over ``|u|`` (
 budget's coins (:func:`coin_mask`, drawn from the shared seed, not sent) pick the ``⌊b⌋+1``-bit
 codebook per coordinate. The entropy-coded variant (``"ee"``) rounds ``u/Δ_b`` to int32 cell numbers
 whose centroids are the cells' centres of mass; its message length is the ideal arithmetic code of the
-codes (:func:`entropy_bits`). The receiver's side checks the codes
-against their codebook (:func:`check_codes`) and forms ``S·q`` with the lost coordinates of a loss mask
-zero-filled and the rest scaled by ``1/p`` (:func:`scaled_centroids`, §4.2).
+codes (:func:`entropy_bits`). The receiver's side checks a payload's fields (:func:`check_fields`) and
+its codes against their codebook (:func:`check_codes`) and forms ``S·q`` with the lost coordinates of a loss mask
+zero-filled and the rest scaled by ``1/p`` (:func:`scaled_centroids`, §4.2); a random loss mask is drawn
+from its keys in O(D) (:func:`received_by_keys`).
 
 On CPU (float32/float64 tensors that need no gradient, numba importable: :func:`compiled_applies`) the
 quantization and the dequantization take a compiled path (``qlib/_kernels/eden.py``, this module its
@@ -37,8 +38,8 @@ import torch
 from . import _kernels
 from . import eden_theory as _theory
 from . import hadamard as _h
-from .eden_theory import check_bits, codebook, ee_cells, ee_delta
-from .validation import check_int, check_seed
+from .eden_theory import check_bits, codebook, ee_cells, ee_delta, message_sizes
+from .validation import check_choice, check_int, check_seed
 
 __all__ = ["coin_mask"]
 
@@ -139,24 +140,85 @@ def entropy_bits(indices: torch.Tensor) -> torch.Tensor:
     return torch.tensor(out, dtype=torch.long).reshape(indices.shape[:-1])
 
 
-def check_codes(indices: torch.Tensor, bits: float, quantizer: str, coins) -> None:
+def check_fields(payload, name: str):
+    """Every field of the :class:`qlib.eden.Payload` ``payload`` but its codes, as
+    :func:`qlib.eden.check_payload` documents (its step, after the type: the errors name ``name.field``)."""
+    idx = _int_tensor(f"{name}.indices", payload.indices, "integer codes")
+    S = payload.scale
+    if not isinstance(S, torch.Tensor) or not S.is_floating_point():
+        raise TypeError(f"{name}.scale must be a floating-point tensor, got "
+                        f"{S.dtype if isinstance(S, torch.Tensor) else type(S).__name__}")
+    nbits = _int_tensor(f"{name}.nbits", payload.nbits, "bit counts")
+    check_seed(f"{name}.seed", payload.seed)
+    b = check_bits(payload.bits, f"{name}.bits")
+    check_choice(f"{name}.quantizer", payload.quantizer, ("lm", "ee"))
+    check_int(f"{name}.n_rotations", payload.n_rotations, low=1, high=8)
+    d = check_int(f"{name}.d", payload.d, low=1)
+    m = check_int(f"{name}.m", payload.m, low=1)
+    D = check_int(f"{name}.D", payload.D, low=1)
+    want_m, want_D, _ = message_sizes(d, b) if payload.quantizer == "lm" else (d, _h.next_power_of_two(d), 0)
+    if m != want_m:
+        raise ValueError(f"{name}.m must be {want_m} (d={d} at bits={b}), got {m}")
+    if D != want_D:
+        raise ValueError(f"{name}.D must be {want_D} (the power of two above m={m}), got {D}")
+    if idx.dim() < 1 or idx.shape[-1] != D or idx.numel() == 0:
+        raise ValueError(f"{name}.indices must have shape (*batch, D={D}), non-empty, got {tuple(idx.shape)}")
+    batch = tuple(idx.shape[:-1])
+    if tuple(S.shape) != batch:
+        raise ValueError(f"{name}.scale must have the batch shape {batch} of the indices, got {tuple(S.shape)}")
+    if tuple(nbits.shape) != batch:
+        raise ValueError(f"{name}.nbits must have the batch shape {batch} of the indices, got {tuple(nbits.shape)}")
+    ok = (S >= 0) & (S <= torch.finfo(S.dtype).max)  # (False for NaN)
+    if not bool(ok.all()):
+        raise ValueError(f"{name}.scale must be finite and >= 0 (S = ‖x‖²/⟨r, q⟩), got {float(S[~ok].reshape(-1)[0])}")
+    if bool((nbits < 0).any()):
+        raise ValueError(f"{name}.nbits must be >= 0, got {int(nbits.min())}")
+    return payload
+
+
+def _int_tensor(name: str, t, what: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor of {what}, got {type(t).__name__}")
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must be a tensor of {what}, got dtype {t.dtype}")
+    return t
+
+
+def check_payload_codes(payload, name: str) -> None:
+    """Raise unless every code of the (field-checked) payload is in its codebook: :func:`check_codes` with
+    the payload's coins, the error :func:`qlib.eden.decompress` gives (naming ``name.indices``)."""
+    b, coins = payload.bits, None
+    if payload.quantizer == "lm" and b >= 1 and b != math.floor(b):
+        coins = draw_coins(payload.seed, payload.batch_shape, payload.D, b - math.floor(b), payload.indices.device)
+    check_codes(payload.indices, b, payload.quantizer, coins, f"{name}.indices")
+
+
+def check_codes(indices: torch.Tensor, bits: float, quantizer: str, coins, name: str = "payload.indices") -> None:
     """Raise unless every code is in its codebook (``2^b`` Lloyd–Max cells, those of the larger codebook
-    where the coin is set; ``[-n, n]`` for ``"ee"``): a ValueError naming the field ``payload.indices``."""
+    where the coin is set; ``[-n, n]`` for ``"ee"``): a ValueError naming the field ``name``. The codes'
+    range first (one reduction); the coordinate by coordinate test only where it cannot settle it."""
     idx, b = indices, bits
     if quantizer == "ee":
         n_max = _ee_table(ee_delta(b))[0]
-        lo_ok, hi = -n_max, n_max
-        bad = (idx < lo_ok) | (idx > hi)
-        what = f"in [-{n_max}, {n_max}]"
+        lo_ok, hi_ok, what = -n_max, n_max, f"in [-{n_max}, {n_max}]"
     else:
         lo = int(math.floor(b)) if b >= 1 else 1
-        top = torch.where(coins, 2 ** (lo + 1), 2**lo) if coins is not None else 2**lo
-        bad = idx.to(torch.int64) >= top
-        if idx.dtype != torch.uint8:
-            bad |= idx < 0
+        lo_ok, hi_ok = 0, 2**lo - 1 if coins is None else 2 ** (lo + 1) - 1
         what = f"< 2^{lo}" + ("" if coins is None else f" (2^{lo + 1} where the coin picks the larger codebook)")
+    if idx.numel() == 0:
+        return
+    if idx.dtype == torch.uint8:
+        least, most = 0, int(idx.max())
+    else:
+        least, most = (int(v) for v in torch.aminmax(idx))
+    small = hi_ok if coins is None else 2**lo - 1  # the top code of the codebook every coordinate may use
+    if lo_ok <= least and most <= small:
+        return
+    bad = idx > hi_ok if idx.dtype == torch.uint8 else (idx < lo_ok) | (idx > hi_ok)
+    if coins is not None:  # a code of the larger codebook only where its coin is set
+        bad |= ~coins & (idx > small)
     if bool(bad.any()):
-        raise ValueError(f"payload.indices must hold codes of the codebook ({what}), got {int(idx[bad].reshape(-1)[0])}")
+        raise ValueError(f"{name} must hold codes of the codebook ({what}), got {int(idx[bad].reshape(-1)[0])}")
 
 
 def draw_coins(seed, batch, D, f, device):
@@ -241,16 +303,21 @@ def decode_tables(indices: torch.Tensor, scale: torch.Tensor, bits: float, quant
     return 0, _lm_kernel_params(lo, dt)[-1], None if coins is None else _lm_kernel_params(lo + 1, dt)[-1]
 
 
-def _scaled_compiled(indices, scale, bits, quantizer, coins) -> torch.Tensor | None:
-    """``dequantize(…) * S`` in one compiled pass, or None where it does not apply (the torch path then
-    runs: other index dtypes, codes outside the table)."""
+def _scaled_compiled(indices, scale, bits, quantizer, coins, received=None) -> torch.Tensor | None:
+    """``dequantize(…) * S`` in one compiled pass (with a loss mask ``received``: the lost coordinates 0 and
+    the others ``q / p · S``, ``p`` the row's received fraction, the torch path's operations), or None
+    where it does not apply (the torch path then runs: other index dtypes, codes outside the table)."""
     tabs = decode_tables(indices, scale, bits, quantizer, coins)
-    if tabs is None:
+    if tabs is None or (received is not None and torch.broadcast_shapes(received.shape, indices.shape) != indices.shape):
         return None
     off, tab, tab_hi = tabs
     idx, D = indices, indices.shape[-1]
     cn = None if coins is None else coins.reshape(-1, D).numpy().view(np.uint8)
-    w = _load("eden").dequantize_rows(_rows(idx, D), off, tab, _rows(scale, 1).reshape(-1), tab_hi, cn)
+    if received is None:
+        w = _load("eden").dequantize_rows(_rows(idx, D), off, tab, _rows(scale, 1).reshape(-1), tab_hi, cn)
+    else:
+        rec = _rows(received.expand(idx.shape), D).view(np.uint8)
+        w = _load("eden").dequantize_masked_rows(_rows(idx, D), off, tab, _rows(scale, 1).reshape(-1), rec, tab_hi, cn)
     return None if w is None else torch.from_numpy(w).reshape(idx.shape)
 
 
@@ -259,20 +326,32 @@ def scaled_centroids(indices: torch.Tensor, scale: torch.Tensor, bits: float, qu
     """The receiver's ``S · q`` (``scale`` per row times the centroids of the codes), shape of ``indices``;
     with a loss mask ``received`` (broadcastable to the codes) the lost coordinates zero-filled and the
     rest scaled by ``1/p``, ``p`` the received fraction of the row (§4.2; a row of which nothing arrived
-    is 0). Compiled where it applies and no mask is given, else torch; the codes are checked against
-    their codebook on the torch path (the caller has checked them where there are coins)."""
-    if received is None:
-        w = _scaled_compiled(indices, scale, bits, quantizer, coins)
-        if w is not None:
-            return w
+    is 0). Compiled where it applies (with a mask too: the same operations in the same order, the same
+    bits), else torch; a code outside its codebook (that of its coin) raises :func:`check_codes`'s error on
+    either path (the compiled one flags it, the torch one checks)."""
     idx, S, b, D = indices, scale, bits, indices.shape[-1]
     dev, dt = idx.device, S.dtype
-    if coins is None:  # (with coins: checked by the caller)
-        check_codes(idx, b, quantizer, None)
+    received = None if received is None else received.to(dev)  # (checked by the caller)
+    w = _scaled_compiled(indices, scale, bits, quantizer, coins, received)
+    if w is not None:
+        return w
+    check_codes(idx, b, quantizer, coins)
     q = dequantize(idx, b, quantizer, coins, dt, dev)
-    if received is not None:  # (checked by the caller)
-        received = received.to(dev)
+    if received is not None:
         p = received.sum(-1, keepdim=True).to(dt) / D
         q = torch.where(received, q, torch.zeros_like(q)) / p.clamp_min(1.0 / D)
         q = torch.where(p > 0, q, torch.zeros_like(q))
     return q * S.unsqueeze(-1)
+
+
+def received_by_keys(keys: torch.Tensor, lost: int) -> torch.Tensor:
+    """The received mask of :func:`qlib.eden.received_mask`'s random mode from its uniform keys ``(*batch,
+    D)``: False at each row's ``lost`` smallest keys (``1 <= lost < D``), keys tied at the cut lost in order of
+    position. O(D): on CPU a radix selection on the keys' bits (``qlib/_kernels/eden.py``), else torch's
+    ``kthvalue`` and a running count of the ties; the same mask."""
+    D = keys.shape[-1]
+    if compiled_applies(keys) and keys.dtype == torch.float32:
+        return torch.from_numpy(_load("eden").lost_rows(_rows(keys, D), lost)).reshape(keys.shape)
+    t = keys.kthvalue(lost, -1, keepdim=True).values  # the lost-th smallest key
+    below, tied = keys < t, keys == t
+    return ~(below | (tied & (tied.cumsum(-1) <= lost - below.sum(-1, keepdim=True))))

@@ -10,9 +10,14 @@ the same precision, so the results are the same bits:
   exact look-up table for more than three positive thresholds, as ``qlib.eden_quantizer.lm_quantize``), the
   centroid ``q`` of the code, and with fractional bits the codebook chosen by each coordinate's coin;
 * :func:`dequantize_rows`: ``w = table[code]·S`` per row (the receiver's input to the inverse rotation)
-  with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table (the
-  caller then takes the torch path, which raises or wraps as before). Without coins the receiver does this
-  inside the inverse transform: ``qlib._kernels.rotation.lookup_irht_rows``.
+  with fractional bits, each coordinate's table chosen by its coin, flagging codes outside the table of
+  their coin (the caller then takes the torch path, which raises). Without coins the receiver does this
+  inside the inverse transform: ``qlib._kernels.rotation.lookup_irht_rows``;
+* :func:`dequantize_masked_rows`: the same under a loss mask (§4.2): ``w = table[code] / p · S`` where the
+  coordinate arrived, 0 where it was lost, ``p`` the row's received fraction (the torch path's operations
+  in its order: the same bits);
+* :func:`lost_rows`: a random loss mask's lost coordinates, the ``round(loss·D)`` smallest of the row's
+  uniform keys (``qlib.eden.received_mask``), by a radix selection in O(D).
 
 Single-threaded, ``nogil``; compiled at the first call of each dtype (cached on disk beside this file).
 """
@@ -27,7 +32,7 @@ from numba.extending import intrinsic
 
 from .lookup import AVX2, lookup_row
 
-__all__ = ["quantize_rows", "dequantize_rows"]
+__all__ = ["quantize_rows", "dequantize_rows", "dequantize_masked_rows", "lost_rows"]
 
 
 @njit(nogil=True, inline="always")
@@ -315,11 +320,12 @@ def _dequantize(idx, off, tab0, tab1, coins, S, out):
             cc = coins[b]
             for i in range(ii.shape[0]):
                 c = np.uint64(np.int64(ii[i]))
-                if c >= n1:
+                hi = cc[i] != 0
+                if c >= (n1 if hi else n0):  # outside the codebook of its coin
                     bad = True
                     c = np.uint64(0)
                 a0, a1 = tab0[min(c, np.uint64(n0 - 1))], tab1[c]
-                oo[i] = (a1 if cc[i] != 0 else a0) * s
+                oo[i] = (a1 if hi else a0) * s
         elif lookup_row(ii, off, tab0, s, oo):
             bad = True
     return bad
@@ -328,9 +334,108 @@ def _dequantize(idx, off, tab0, tab1, coins, S, out):
 def dequantize_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, tab_hi: np.ndarray | None = None,
                     coins: np.ndarray | None = None) -> np.ndarray | None:
     """``tab[idx + off] · S[row]`` for the 2-D C-contiguous uint8/int32 array ``idx`` (with ``coins``: the
-    entries whose coin is set from ``tab_hi``, the others from ``tab`` at ``min(idx, len(tab) − 1)``), in
-    the dtype of the tables; None when a code falls outside its table (the caller's torch path decides)."""
+    entries whose coin is set from ``tab_hi``, the others from ``tab``), in the dtype of the tables; None
+    when a code falls outside its table (the one of its coin; the caller's torch path decides)."""
     out = np.empty(idx.shape, dtype=tab.dtype)
     if coins is None:
         coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
     return None if _dequantize(idx, off, tab, tab_hi, coins, S, out) else out
+
+
+@njit(cache=True, nogil=True)
+def _dequantize_masked(idx, off, tab0, tab1, coins, rec, S, Dt, out):
+    """Per row: ``p = count / D`` in the dtype of the tables (the torch path's ``sum(…).to(dtype) / D``: an
+    exact count rounded to the dtype, then divided), the products ``(table[c] / p) · S`` made once per
+    table entry (the same values as per coordinate), then a look-up and a select per coordinate (no
+    division in the loop, no branch on the random mask: the loop vectorizes)."""
+    bad = False
+    n0, n1 = tab0.shape[0], tab1.shape[0]
+    t0, t1 = np.empty(n0, dtype=out.dtype), np.empty(n1, dtype=out.dtype)
+    pv = np.empty(1, dtype=out.dtype)
+    for b in range(idx.shape[0]):
+        ii, rr, oo = idx[b], rec[b], out[b]
+        cnt = 0
+        for i in range(rr.shape[0]):
+            cnt += np.int64(rr[i])
+        pv[0] = cnt  # (an integer rounded to the dtype, as torch's .to(dtype))
+        pb, s = pv[0] / Dt[0], S[b]
+        zero = pb * 0  # +0 (p >= 0), in the dtype of the tables
+        for c in range(n0):
+            t0[c] = (tab0[c] / pb) * s if pb != 0 else zero  # (nothing of the row arrived: it decodes to 0)
+        for c in range(n1):
+            t1[c] = (tab1[c] / pb) * s if pb != 0 else zero
+        if coins.shape[0]:
+            cc = coins[b]
+            for i in range(ii.shape[0]):
+                c = np.uint64(np.int64(ii[i]) + off)  # a negative code becomes huge: outside the table
+                hi = cc[i] != 0
+                bad |= c >= np.uint64(n1 if hi else n0)
+                c = min(c, np.uint64(n1 - 1))
+                v = t1[c] if hi else t0[min(c, np.uint64(n0 - 1))]
+                oo[i] = v if rr[i] != 0 else zero
+        else:
+            un0 = np.uint64(n0)
+            for i in range(ii.shape[0]):
+                c = np.uint64(np.int64(ii[i]) + off)
+                bad |= c >= un0
+                v = t0[min(c, un0 - np.uint64(1))]
+                oo[i] = v if rr[i] != 0 else zero  # (a select: no branch on the random mask)
+    return bad
+
+
+def dequantize_masked_rows(idx: np.ndarray, off: int, tab: np.ndarray, S: np.ndarray, rec: np.ndarray,
+                           tab_hi: np.ndarray | None = None, coins: np.ndarray | None = None) -> np.ndarray | None:
+    """``tab[idx + off] / p · S[row]`` where ``rec`` (uint8 0/1, the shape of ``idx``) is set and 0 where not,
+    ``p`` the row's received fraction (a row with nothing received: all 0), for the 2-D C-contiguous
+    uint8/int32 array ``idx`` (with ``coins``: the entries whose coin is set from ``tab_hi``), in the dtype
+    of the tables. None when a code falls outside its table (the caller's torch path decides)."""
+    out = np.empty(idx.shape, dtype=tab.dtype)
+    if coins is None:
+        coins, tab_hi = np.empty((0, 0), dtype=np.uint8), tab
+    Dt = np.array([idx.shape[1]], dtype=tab.dtype)
+    return None if _dequantize_masked(idx, off, tab, tab_hi, coins, rec, S, Dt, out) else out
+
+
+@njit(cache=True, nogil=True)
+def _lost_rows(keys, lost, out):
+    hist = np.zeros(65536, dtype=np.int64)
+    n = keys.shape[1]
+    for b in range(keys.shape[0]):
+        row, o = keys[b], out[b]
+        hist[:] = 0
+        for i in range(n):  # the top 16 bits
+            hist[row[i] >> np.uint32(16)] += 1
+        acc, hb = 0, 0
+        while acc + hist[hb] < lost:
+            acc += hist[hb]
+            hb += 1
+        need = lost - acc  # of the keys of bin hb, the smallest `need` are lost
+        hist[:] = 0
+        for i in range(n):  # the low 16 bits, in bin hb
+            v = row[i]
+            if (v >> np.uint32(16)) == hb:
+                hist[v & np.uint32(0xFFFF)] += 1
+        acc, lb = 0, 0
+        while acc + hist[lb] < need:
+            acc += hist[lb]
+            lb += 1
+        t = np.uint32((hb << 16) | lb)  # the lost-th smallest key
+        take = need - acc  # of the keys equal to it, the first `take` (by index) are lost
+        for i in range(n):
+            o[i] = row[i] > t
+        for i in range(n):
+            if row[i] == t:
+                if take == 0:
+                    o[i] = True
+                else:
+                    take -= 1
+
+
+def lost_rows(keys: np.ndarray, lost: int) -> np.ndarray:
+    """Per row of the 2-D C-contiguous float32 array ``keys`` (entries ``>= 0``): True (received) but at its
+    ``lost`` smallest entries, ties at the cut broken by position (the first ones lost), found by a radix
+    selection on the keys' bits (a nonnegative float's bits order as the float): O(D), two histograms
+    and two passes. ``1 <= lost <= D``; the caller checks."""
+    out = np.empty(keys.shape, dtype=np.bool_)
+    _lost_rows(keys.view(np.uint32), lost, out)
+    return out

@@ -21,6 +21,7 @@ from .profiles import COMMON, ProfileError, cell_parameters, load
 from .render import section_label
 from .scale import archived_ledger, rows_at_largest_scale
 from .schema import FILENAME
+from .tables import md_math
 from .toc import chapter_id
 
 __all__ = ["param_text", "scale_against_paper", "glance_markdown", "findings_block", "restamp", "GLANCE_ID",
@@ -105,7 +106,8 @@ def claims_table(cid: str, frame: pd.DataFrame, judged: pd.DataFrame) -> str:
     if not isinstance(cid, str) or not cid.strip():
         raise (ValueError if isinstance(cid, str) else TypeError)(f"cid must be a chapter id (a non-empty string), "
                                                                   f"got {cid!r}")
-    findings._frame(frame, (*findings._CLAIM_LINE, "chapters"))
+    check_ledger(frame, "frame", ("paper", "id", "quote", "verdict", "scale", "passed", "judged", "chapters"),
+                 verdicts=findings.F.CLAIM_VERDICTS, what="claims")
     check_ledger(judged, "judged", ("chapter", "verdict"))
     if frame.empty:
         return ""
@@ -120,7 +122,8 @@ def claims_table(cid: str, frame: pd.DataFrame, judged: pd.DataFrame) -> str:
         tally = f"{r['passed']} of {r['judged']}" if str(r["judged"]) not in ("", "0") else "—"
         ids = [i for i in evidence.deciding_ids(c, judged) if i.startswith(cid + "#")]
         cell = f'<a href="{evidence.href(ids[0], cid)}">{tally}</a>' if ids else tally
-        lines.append(f"| **{r['verdict']}** | {r['id']} · {findings._md(_claim_words(c, r))} | {cell} |")
+        words = md_math(_claim_words(c, r)).replace("|", r"\|")
+        lines.append(f"| **{r['verdict']}** | {r['id']} · {words} | {cell} |")
     scales = sorted({s for v in sub["scale"].astype(str) for s in v.split("; ") if s})
     if scales:
         lines += ["", "Judged at: " + "; ".join(f"`{s}`" if " " not in s else s for s in scales) + "."]

@@ -136,7 +136,7 @@ class RawSuperscripts(Transform):
 
     default_priority = 700
 
-    def apply(self, **kwargs) -> None:
+    def apply(self) -> None:
         for text in list(self.document.findall(nodes.Text)):
             if "^" not in text or any(isinstance(a, _KEEP) for a in _ancestors(text)):
                 continue

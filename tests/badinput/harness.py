@@ -488,7 +488,7 @@ AREAS = {
              "qlib.engine", "qlib.engine_models", "qlib.losses", "qlib.synthetic", "qlib.data", "qlib.devices",
              "qlib.validation", "qlib.resume", "qlib.atomic", "qlib.stamp", "qlib.plotting."),
     "mia": ("qlib.mia.", "qlib.repro.mia_limits."),
-    "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_quantizer", "qlib.eden_theory", "qlib.compressors", "qlib.wire",
+    "eden": ("qlib.hadamard", "qlib.eden", "qlib.eden_quantizer", "qlib.eden_theory", "qlib.eden_layout", "qlib.compressors", "qlib.wire",
              "qlib.distributed", "qlib.fedavg", "qlib.fl_models", "qlib.shakespeare", "qlib.repro.eden."),
     "rqp": ("qlib.rqp", "qlib.rqp_privacy", "qlib.dpsgd", "qlib.repro.rqp_sgd."),
     "mol": ("qlib.molecules", "qlib.repro.quantized_mis.", "qlib.repro.ledger", "qlib.repro.inventory",

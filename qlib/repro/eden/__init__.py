@@ -4,6 +4,7 @@
 * :mod:`.paper` — the paper's printed values and settings (§3–§5, Table 1, the protocols of the
   figures), typed once;
 * :mod:`.estimator` — claims of §2–§3, Figure 4 and Appendix G (chapter 01);
+* :mod:`.layout` — padding against slicing: bits and vNMSE of both (chapter 01);
 * :mod:`.rotation` — one randomized Hadamard transform and the NMSE of many clients (chapter 02);
 * :mod:`.kashin_probe` — why our Kashin+SQ grows with d, and its probe rows (chapter 02);
 * :mod:`.subbit` — sub-bit budgets, packet loss and heterogeneous clients (chapter 03);

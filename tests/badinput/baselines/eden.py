@@ -135,7 +135,7 @@ B["qlib.eden_theory.nmse"] = lambda: {"xs": _randn(3, 16), "mean_hat": _randn(16
 B["qlib.eden_theory.client_budgets"] = lambda: {"bits": [1.0, 2.0, 2.0], "loss": 0.25, "n": 3}
 
 # -- qlib.eden ---------------------------------------------------------------------------------------
-B["qlib.eden.compress"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, "n_rotations": 1}
+B["qlib.eden.compress"] = lambda: {"x": _randn(2, 96), "bits": 2.0, "seed": 0, "n_rotations": 1, "layout": "slice"}
 B["qlib.eden.received_mask"] = lambda: {"D": 16, "loss": 0.25, "mode": "random", "seed": 0, "batch": (2,)}
 B["qlib.eden.decompress"] = lambda: {"payload": _payload()}
 B["qlib.eden.decompressed_mean_error"] = lambda: {"payload": _payload(), "ref": _randn(16).double()}
@@ -145,6 +145,9 @@ B["qlib.eden.roundtrip"] = lambda: {"x": _randn(2, 16), "bits": 2.0, "seed": 0, 
                                     "loss_mode": "random"}
 B["qlib.eden.mean_estimate"] = lambda: {"xs": _randn(3, 16), "bits": [1.0, 2.0, 2.0], "seed": 0, "loss": 0.25}
 B["qlib.eden.sent_mask"] = lambda: {"seed": 0, "D": 16, "sent": 5}
+B["qlib.eden_layout.bits_per_coordinate"] = lambda: {"d": 100, "bits": 1.0, "layout": "slice"}
+B["qlib.eden_layout.piece_lengths"] = lambda: {"d": 100, "layout": "slice"}
+B["qlib.repro.eden.layout.pad_vs_slice"] = lambda: {"dims": [96, 64], "bits": [1.0, 2.0], "trials": 2, "seed": 0}
 B["qlib.eden_quantizer.coin_mask"] = lambda: {"seed": 0, "D": 16, "bits": 1.5}
 
 # -- qlib.compressors -----------------------------------------------------------------------------------
@@ -571,6 +574,17 @@ RESULTS["qlib.eden.Payload -> qlib.eden.decompress"] = _payload_case(_eden_decom
 RESULTS["qlib.eden.Payload -> qlib.eden.decompress (fractional bits)"] = _payload_case(_eden_decompress, 2.5)
 RESULTS["qlib.eden.Payload -> qlib.eden.decompress (sub-bit)"] = _payload_case(_eden_decompress, 0.5)
 RESULTS["qlib.eden.Payload -> qlib.wire.to_bytes"] = _payload_case(_eden_to_bytes)
+
+
+def _slices_case(consume):
+    def make():
+        from qlib import eden
+
+        return eden.compress(_randn(2, 96), 2.0, 0, layout="slice"), consume  # pieces 64 + 32
+    return make
+
+
+RESULTS["qlib.eden_layout.Slices -> qlib.eden.decompress"] = _slices_case(_eden_decompress)
 
 
 def _message_case(cls: str, to_bytes: bool = False):
