@@ -204,7 +204,8 @@ def test_landing_and_summary_render_counts():
     df["scale"] = "default"
     frame = BF.findings_frame(F.assign_causes(df, []), [CLAIM])
     md = BF.landing_markdown(frame, F.assign_causes(df, []))
-    assert "001 — quantized-model MIS](../quantized-mis/summary.md)" in md and "not reproduced" in md
+    assert "[001 quantized-model MIS](../quantized-mis/summary.md)" in md and "not reproduced" in md
+    assert '<a href="../../findings.csv">findings.csv</a>' in md and '<a href="../../ledger.csv">ledger.csv</a>' in md
     assert "1 *unexplained*" in md
     s = BF.summary_markdown("001", frame, F.assign_causes(df, []), {"001": {"paper": "001", "scope": "S", "hard": "H",
                                                                             "stand_ins": ("MACCS",)}})

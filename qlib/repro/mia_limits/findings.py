@@ -63,7 +63,7 @@ CLAIMS: tuple[Claim, ...] = (
           short="When an algorithm overfits, loss-based attacks infer membership almost perfectly"),
     Claim("003", "003-C4",
           quote="Proposition 4.2. For some fixed $\\varepsilon \\in \\mathbb{R}^+$ and $\\alpha \\in (0, 1)$, "
-                "let $\\eta \\mathrel{:=} \\varepsilon \\alpha$",
+                "let $\\eta \\coloneqq \\varepsilon \\alpha$",
           where="§4, Proposition 4.2",
           rows=(Select(_TH, where=r"^Proposition 4\.2"),), weight=3,
           short="Stopping once the training loss is below εα makes an algorithm (ε, 1 − α)-overfitting"),
