@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from qlib import stamp
-from qlib.book import check, layout, scale
+from qlib.book import check, evidence, layout, render, scale
 from qlib.book.schema import COLUMNS, FILENAME
 from qlib.book.stamps import current_params, notebook_stamp
 from qlib.plotting import capture
@@ -163,7 +163,8 @@ def test_paper_scale_rows_join_by_where_quantity_and_occurrence(tmp_path, pkg_co
     nb = "eden/03-subbit-loss-heterogeneous.ipynb"
     base = {c: "" for c in COLUMNS}
     mk = lambda **kw: {**base, "chapter": nb[:-6], "paper": "002", "kind": "paper-number", **kw}  # noqa: E731
-    archived = pd.DataFrame([mk(where="Fig 1", quantity="q", ours="2.0", verdict="reproduced"),
+    archived = pd.DataFrame([mk(where="Fig 3", quantity="s", ours="7.0", verdict="differs"),   # only at paper scale
+                             mk(where="Fig 1", quantity="q", ours="2.0", verdict="reproduced"),
                              mk(where="Fig 1", quantity="q", ours="3.0", verdict="differs")])
     _entry(arch, nb, pkg_copy, rows=archived)
     now = pd.DataFrame([mk(where="Fig 1", quantity="q", ours="1.0", verdict="differs"),
@@ -172,7 +173,17 @@ def test_paper_scale_rows_join_by_where_quantity_and_occurrence(tmp_path, pkg_co
     out = scale.paper_scale_rows(now, nb[:-6], archive=arch, root=ROOT)
     assert out["ours_archived"].tolist() == ["2.0", "3.0", ""]
     assert out["verdict_archived"].tolist() == ["reproduced", "differs", ""]
+    assert out["k_archived"].tolist() == [2, 3, 0]          # the archived rows' own places in their run
+    assert out.attrs["archived_only"]["quantity"].tolist() == ["s"]
     assert out.attrs["archived"].state == "current"
+    # issue 53: every id a claim judged on the archived run can cite lands on an anchor of the chapter's page
+    judged = scale.rows_at_largest_scale(now.assign(chapter=nb[:-6]), build_profile="smoke", archive=arch, root=ROOT)
+    assert judged["id"].tolist() == [f"{nb[:-6]}#{k}@paper" for k in (1, 2, 3)]
+    md = render.paper_vs_ours_markdown(out)
+    for i in judged["id"]:
+        assert f'id="{evidence.anchor(i)[1]}"' in md, i
+    assert all(f'id="row-{k}"' in md for k in (1, 2, 3))      # this build's rows keep theirs
+    assert "1 row only in the archived `paper` run" in md and 'id="row-1-paper"></span>Fig 3: s' in md
     assert scale.paper_scale_rows(now, "eden/01-estimator-vnmse", archive=arch, root=ROOT).attrs["archived"] is None
 
 

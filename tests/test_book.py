@@ -395,18 +395,19 @@ def test_reader_layout_at_desktop_and_phone_widths(html):
 
 def test_every_evidence_link_lands_on_a_row(html):
     """Issue 53: each claim on a summary page and in a glance links to the ledger rows that decide it; every
-    such link (``…#row-k``) names a page of the site and an anchor that page has."""
+    such link (``…#row-k``, or ``…#row-k-paper`` for a row of an archived run) names a page of the site and an
+    anchor that page has."""
     status, site = html
     if status != 0:
         pytest.skip("book build failed")
     ids = {}
     links, broken = 0, []
     for page in sorted((site / "chapters").rglob("*.html")):
-        for href in re.findall(r'href="([^"#]*)#(row-\d+)"', page.read_text()):
+        for href in re.findall(r'href="([^"#]*)#(row-\d+(?:-[\w.-]+)?)"', page.read_text()):
             links += 1
             target = (page.parent / href[0]).resolve() if href[0] else page
             if target not in ids:
-                ids[target] = set(re.findall(r'id="(row-\d+)"', target.read_text())) if target.is_file() else set()
+                ids[target] = set(re.findall(r'id="(row-\d+(?:-[\w.-]+)?)"', target.read_text())) if target.is_file() else set()
             if href[1] not in ids[target]:
                 broken.append(f"{page.relative_to(site)} -> {href[0] or '(itself)'}#{href[1]}")
     summaries = [p for p in (site / "chapters").glob("*/summary.html")]

@@ -223,3 +223,20 @@ def test_the_door_itself():
         check_ledger(df, "rows", verdicts="differs")
     with pytest.raises(TypeError, match=r"^columns must be a tuple of column names"):
         check_ledger(df, "rows", columns="verdict")
+
+
+def test_evidence_anchor_names_the_run_a_row_comes_from():
+    """Issue 53: this build's row k anchors ``row-k``; an archived run's row k (numbered in its own run) anchors
+    ``row-k-<profile>``; ids that name no row are refused."""
+    from qlib.book import evidence
+
+    assert evidence.anchor("eden/01-estimator-vnmse#12") == ("eden/01-estimator-vnmse", "row-12")
+    assert evidence.anchor("eden/05-federated#3@eden05-no-shakespeare") == ("eden/05-federated",
+                                                                          "row-3-eden05-no-shakespeare")
+    assert evidence.href("rqp-sgd/01-theory#54@paper", "rqp-sgd/summary") == "01-theory.html#row-54-paper"
+    assert evidence.href("rqp-sgd/01-theory#4", "rqp-sgd/01-theory") == "#row-4"
+    assert evidence.links_html(["a/05-x#2@paper", "a/05-x#3"], "a/summary") == \
+        '<a href="05-x.html#row-2-paper">05 row 2 (paper)</a>'
+    for bad in ("no-hash", "a/b#0", "a/b#x", "a/b#3@", 7):
+        with pytest.raises(ValueError, match="row_id"):
+            evidence.anchor(bad)

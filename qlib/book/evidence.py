@@ -2,8 +2,10 @@
 
 A ledger row's id is ``<chapter>#<k>`` (:func:`qlib.repro.findings.row_ids`; ``@paper`` for an archived
 run's row); a chapter's *Paper vs ours* table gives its row ``k`` the anchor ``row-k``
-(:func:`qlib.book.render.paper_vs_ours_markdown`), so ``<chapter>.html#row-k`` opens the row whether the
-claim was judged on this build's run or on the archived one (the table shows both).
+(:func:`qlib.book.render.paper_vs_ours_markdown`), and the archived run's row ``k`` (id ``…@<profile>``, numbered
+in its own run) the anchor ``row-k-<profile>``, in its *ours at scale* cell or, for a row this build lacks, in
+the table of the archived run's own rows below; so ``<chapter>.html#…`` opens the row whether the claim was
+judged on this build's run or on the archived one.
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ def deciding_ids(claim, judged: pd.DataFrame) -> list[str]:
 
 
 def anchor(row_id: str) -> tuple[str, str]:
-    """``(chapter, "row-k")`` of a row id ``<chapter>#<k>[@tag]``."""
+    """``(chapter, anchor)`` of a row id: ``row-k`` for this build's row ``<chapter>#<k>``, ``row-k-<tag>``
+    for an archived run's ``<chapter>#<k>@<tag>`` (the archived rows are numbered in their own run, which
+    may have rows this build lacks; :func:`qlib.book.render.paper_vs_ours_markdown` anchors both)."""
     if not isinstance(row_id, str) or "#" not in row_id:
         raise ValueError(f"row_id must read '<chapter>#<k>' (optionally '@<tag>'), got {row_id!r}")
     chapter, _, k = row_id.partition("#")
-    k = k.split("@")[0]
-    if not k.isdigit():
+    k, _, tag = k.partition("@")
+    if not k.isdigit() or int(k) < 1:
         raise ValueError(f"row_id must read '<chapter>#<k>' with k a positive integer, got {row_id!r}")
-    return chapter, f"row-{k}"
+    if "@" in row_id and not tag:
+        raise ValueError(f"row_id's tag after '@' is empty: {row_id!r}")
+    return chapter, f"row-{int(k)}" + (f"-{tag}" if tag else "")
 
 
 def href(row_id: str, from_page: str) -> str:
@@ -59,7 +65,8 @@ def links_html(ids: list[str], from_page: str, *, most: int = 3) -> str:
         if chapter in seen:
             continue
         seen.add(chapter)
-        label = f"{chapter.split('/')[-1][:2]} {a.replace('-', ' ')}"
+        k = a.split("-")[1]
+        label = f"{chapter.split('/')[-1][:2]} row {k}" + (f" ({i.partition('@')[2]})" if "@" in i else "")
         out.append(f'<a href="{href(i, from_page)}">{label}</a>')
         if len(out) >= most:
             break

@@ -129,7 +129,9 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
             extra = ""
             if archived:
                 a, av = str(r.get("ours_archived", "")), str(r.get("verdict_archived", ""))
-                extra += f" {_md_cell(round_like(a, r['paper_value']) + (f' ({av})' if av else '') if a else '')} |"
+                ka = _archived_k(r)
+                aanchor = f'<span id="row-{ka}-{scale}"></span>' if ka else ""   # a claim judged on the archive
+                extra += f" {aanchor}{_md_cell(round_like(a, r['paper_value']) + (f' ({av})' if av else '') if a else '')} |"
             if causes:
                 extra += f" {_md_cell(r.get('cause', '') or '')} |"
             anchor = f'<span id="row-{r["_k"]}"></span>' if "_k" in r else ""   # a claim's link lands here
@@ -181,7 +183,40 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
     if len(settled):
         out.append(f":::{{admonition}} {len(settled)} rows reproduced, agreeing or confirmed\n:class: dropdown\n\n"
                    + table(settled) + "\n:::")
+    only = df.attrs.get("archived_only")
+    if st is not None and only is not None and len(only):
+        out.append(_archived_only_markdown(only, scale))
     return "\n\n".join(out)
+
+
+def _archived_k(r) -> int:
+    """The archived row's ``k`` (its place in the archived run) of a row, 0 when there is none."""
+    try:
+        k = int(float(r.get("k_archived", 0) or 0))
+    except (TypeError, ValueError):
+        return 0
+    return k if k > 0 else 0
+
+
+def _archived_only_markdown(only: pd.DataFrame, scale: str) -> str:
+    """The archived run's rows this build has no counterpart of (a task or a grid point only the larger run
+    has), folded away: quantity | verdict | paper | ours at ``scale`` | note, each anchored ``row-k-<scale>``
+    so that a claim judged on the archived run links to it."""
+    lines = [f"| quantity | verdict at `{scale}` scale | paper | ours at `{scale}` scale | note |",
+             "|---|---|---:|---:|---|"]
+    for _, r in only.iterrows():
+        where, q = str(r.get("where", "") or ""), str(r.get("quantity", ""))
+        name = f"{where}: {q}" if where.strip() else q
+        ka = _archived_k(r)
+        anchor = f'<span id="row-{ka}-{scale}"></span>' if ka else ""
+        lines.append(f"| {anchor}{_md_cell(prose_math(name))} | **{_md_cell(r.get('verdict', ''))}** | "
+                     f"{_text_cell(r.get('paper_value', ''))} | "
+                     f"{_text_cell(round_like(r.get('ours', ''), r.get('paper_value', '')))} | "
+                     f"{_md_cell(prose_math(r.get('note', '') or ''))} |")
+    n = len(only)
+    return (f":::{{admonition}} {n} {'row' if n == 1 else 'rows'} only in the archived `{scale}` run\n:class: dropdown\n\n"
+            f"The archived run has {'this row' if n == 1 else 'these rows'}, which this build's smaller run does not "
+            "compute.\n\n" + "\n".join(lines) + "\n:::")
 
 
 _COLOURS = {

@@ -61,8 +61,9 @@ def _keyed(df: pd.DataFrame) -> pd.Series:
 def paper_scale_rows(rows: pd.DataFrame, chapter: str, *, profile: str = "paper", archive: Path | None = None,
                      root: Path | None = None) -> pd.DataFrame:
     """``rows`` (a chapter's comparisons frame) with the archived run at ``profile`` beside it: columns
-    ``ours_archived`` and ``verdict_archived`` (empty where the archive has no such row), and the
-    entry's status (an :class:`~qlib.book.check.EntryStatus`, or None when there is no entry) in
+    ``ours_archived``, ``verdict_archived`` (empty where the archive has no such row) and ``k_archived``
+    (the archived row's place in its run, the ``k`` of its id; 0 where there is none), the archived rows
+    this build lacks in ``attrs["archived_only"]``, and the entry's status (an :class:`~qlib.book.check.EntryStatus`, or None when there is no entry) in
     ``attrs["archived"]``. Rows are matched by (where, quantity, occurrence)."""
     archive = Path(archive) if archive is not None else archive_root(root)
     df = rows.copy()
@@ -82,10 +83,18 @@ def paper_scale_rows(rows: pd.DataFrame, chapter: str, *, profile: str = "paper"
     arch = pd.read_csv(d / FILENAME, dtype=str, keep_default_na=False)
     if arch.empty or df.empty:
         return df
-    amap = dict(zip(_keyed(arch), zip(arch["ours"], arch["verdict"])))
+    akeys = _keyed(arch)
+    amap = dict(zip(akeys, zip(arch["ours"], arch["verdict"], range(1, len(arch) + 1))))
     keys = _keyed(df)
-    df["ours_archived"] = [amap.get(k, ("", ""))[0] for k in keys]
-    df["verdict_archived"] = [amap.get(k, ("", ""))[1] for k in keys]
+    df["ours_archived"] = [amap.get(k, ("", "", 0))[0] for k in keys]
+    df["verdict_archived"] = [amap.get(k, ("", "", 0))[1] for k in keys]
+    # the archived row's place in its run (its id's k, ``<chapter>#<k>@<profile>``): a claim judged on the
+    # archived run links there (:func:`qlib.book.evidence.anchor`); 0 where the archive has no such row
+    df["k_archived"] = [amap.get(k, ("", "", 0))[2] for k in keys]
+    # the archived run's rows that this build does not have (a paper-only task, a larger grid): shown below
+    # the table so that every archived id a claim can cite lands on a row of the page
+    only = arch.assign(k_archived=range(1, len(arch) + 1))[~akeys.isin(set(keys)).to_numpy()]
+    df.attrs["archived_only"] = only.reset_index(drop=True)
     return df
 
 
