@@ -151,8 +151,56 @@ def _serve(directory: Path):
     return srv
 
 
+#: the launch flags of the browser test: no network of its own, no GPU
+_CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: a chapter page (not a part index, summary or appendix page)
+_CHAPTER = re.compile(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-")
+
+
+def _browser_page(browser, base: str, outside: list[str], errors: list[str], **kw):
+    """A page that reaches only the local server (anything else is aborted and noted in ``outside``) and
+    notes its console errors and page errors in ``errors``."""
+    page = browser.new_page(**kw)
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def route(r):
+        if r.request.url.startswith(base):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    return page
+
+
+def _typeset(page, timeout: int = 20000) -> bool:
+    """Wait for MathJax where the page has maths; False when it typeset nothing."""
+    if page.locator(".math, span.math, div.math").count() == 0:
+        return True
+    try:
+        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=timeout)
+        return True
+    except Exception:
+        return False
+
+
 @pytest.mark.browser
-def test_pages_in_headless_chromium(html):
+def test_every_page_in_headless_chromium(html):
+    """Every page of the built book, visited once at 1280 × 900 and once at 390 × 844 (one browser, one pass):
+
+    * it loads (HTTP 200) with no console error, requests nothing outside the local server, its images
+      decode and MathJax typesets its maths;
+    * at 1280 px no table or figure overflows the content column and a table wider than its box scrolls
+      with a visible cue; a chapter's *Result at a glance* starts inside the first screen and is at most
+      600 px tall (issue 53);
+    * at 390 px no displayed maths runs past the column without a scrollbar of its own;
+    * on particular pages: the landing page shows the build's provenance and counts, and its claim table and
+      five findings end inside 900 px (issue 53); the ledger's verdict column is on screen; every part index
+      links its chapters; the quantizers chapter shows Figure 5 with its caption and a definition block.
+    """
     status, site = html
     if status != 0:
         pytest.skip("book build failed")
@@ -164,78 +212,104 @@ def test_pages_in_headless_chromium(html):
     srv = _serve(site)
     base = f"http://127.0.0.1:{srv.server_port}/"
     problems: list[str] = []
+    parts = ("quantized-mis", "mia-limits", "eden", "rqp-sgd")
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=_CHROMIUM_ARGS)
+            outside, errors = [], []
+            wide = _browser_page(browser, base, outside, errors, viewport={"width": 1280, "height": 900})
+            phone = _browser_page(browser, base, outside, errors, viewport={"width": 390, "height": 844})
             for rel in pages:
-                page = browser.new_page()
-                errors, outside = [], []
-                page.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda exc, e=errors: e.append(str(exc)))
-
-                def route(r, o=outside):
-                    if r.request.url.startswith(base):
-                        r.continue_()
-                    else:
-                        o.append(r.request.url)
-                        r.abort()
-
-                page.route("**/*", route)
-                resp = page.goto(base + rel, wait_until="networkidle")
+                outside.clear()
+                errors.clear()
+                resp = wide.goto(base + rel, wait_until="networkidle")
                 if resp is None or resp.status != 200:
                     problems.append(f"{rel}: HTTP {resp and resp.status}")
                     continue
-                has_math = page.locator(".math, span.math, div.math").count() > 0
-                if has_math:
-                    try:
-                        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
-                    except Exception:
-                        problems.append(f"{rel}: maths present but MathJax typeset nothing")
-                imgs = page.eval_on_selector_all(
+                if not _typeset(wide):
+                    problems.append(f"{rel}: maths present but MathJax typeset nothing")
+                imgs = wide.eval_on_selector_all(
                     "article img, main img",
                     "els => els.map(e => [e.getAttribute('src'), e.complete, e.naturalWidth, e.naturalHeight])")
                 bad = [i for i in imgs if not (i[1] and i[2] > 0 and i[3] > 0)]
                 if bad:
                     problems.append(f"{rel}: empty or broken images {bad}")
+                res = wide.evaluate(_LAYOUT_JS)
+                problems += [f"{rel} @1280: overflows the column: {o}" for o in res["over"]]
+                problems += [f"{rel} @1280: a table scrolls with no cue: {t!r}" for t in res["nocue"]]
+                if _CHAPTER.match(rel):
+                    g = wide.evaluate("""() => {
+                        const t = [...document.querySelectorAll('.admonition-title')]
+                            .find(e => e.textContent.includes('Result at a glance'));
+                        const a = document.querySelector('div.admonition.qlib-glance');
+                        return {top: t ? t.getBoundingClientRect().top + window.scrollY : null,
+                                h: a ? a.getBoundingClientRect().height : null}; }""")
+                    if g["top"] is None or g["top"] > 900:
+                        problems.append(f"{rel} @1280: no result-at-a-glance block in the first 900 px (top={g['top']})")
+                    if g["h"] is not None and g["h"] > 600:
+                        problems.append(f"{rel} @1280: the glance is {g['h']:.0f} px tall")
+                problems += _special_page_problems(wide, rel, parts)
+                phone.goto(base + rel, wait_until="networkidle")
+                _typeset(phone)
+                res = phone.evaluate(_LAYOUT_JS)
+                problems += [f"{rel} @390: maths clipped: {c!r}" for c in res["clipped"]]
                 if errors:
-                    problems.append(f"{rel}: console errors {errors}")
+                    problems.append(f"{rel}: console errors {errors[:3]}")
                 if outside:
                     problems.append(f"{rel}: requests outside the local server {outside[:3]}")
-                page.close()
             browser.close()
     finally:
         srv.shutdown()
+    visited = set(pages)
+    for must in ("chapters/intro/index.html", "chapters/appendix/01-comparisons.html",
+                 "chapters/quantized-mis/01-quantizers.html", *(f"chapters/{q}/index.html" for q in parts)):
+        assert must in visited, f"{must} is not in the built book"
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.browser
-def test_chapter_pages_have_figures_and_typeset_maths(html):
-    """The quantizers chapter: Figure 5 is an image with its caption, and its maths was typeset."""
-    status, site = html
-    if status != 0:
-        pytest.skip("book build failed")
-    from playwright.sync_api import sync_playwright
-
-    srv = _serve(site)
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
-            page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
-            page.goto(f"http://127.0.0.1:{srv.server_port}/chapters/quantized-mis/01-quantizers.html",
-                      wait_until="networkidle")
-            page.wait_for_function("document.querySelectorAll('mjx-container').length > 10", timeout=15000)
-            fig = page.locator("figure#fig-qmis-quantizers")
-            assert fig.count() == 1
-            assert "Figure 5" in fig.locator("figcaption").inner_text()
-            w = fig.locator("img").evaluate("e => e.naturalWidth")
-            assert w > 300
-            assert page.locator("div.proof, div.definition, .proof.definition").count() >= 1  # sphinx-proof block
-            browser.close()
-    finally:
-        srv.shutdown()
+def _special_page_problems(page, rel: str, parts) -> list[str]:
+    """The checks of :func:`test_every_page_in_headless_chromium` that belong to one page (already loaded)."""
+    out: list[str] = []
+    if rel == "chapters/intro/index.html":
+        text = page.locator("main").inner_text()
+        if not ("This build" in text and "Commit" in text and "paper-number" in text):
+            out.append("landing: no provenance or counts")
+        ends = page.evaluate("""() => {
+            const t = document.querySelector('table.qlib-claims-table');
+            const items = [...document.querySelectorAll('main ol > li')].slice(0, 5);
+            const b = e => e.getBoundingClientRect().bottom + window.scrollY;
+            return {table: t ? b(t) : null, n: items.length, last: items.length ? b(items[items.length - 1]) : null};
+        }""")
+        if ends["table"] is None or ends["table"] > 900:
+            out.append(f"landing: the claim table ends at {ends['table']} px")
+        if ends["n"] != 5 or ends["last"] is None or ends["last"] > 900:
+            out.append(f"landing: {ends['n']} findings, the fifth ends at {ends['last']} px")
+    elif rel == "chapters/appendix/01-comparisons.html":
+        box = page.locator("th", has_text="verdict").first.bounding_box()
+        if box is None or box["x"] + box["width"] > 1280:
+            out.append(f"ledger: the verdict column is off screen at 1280 px: {box}")
+        n_search = page.evaluate("""() => [...document.querySelectorAll('.search-button-field')]
+            .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length""")
+        if n_search != 1:
+            out.append(f"ledger: {n_search} search boxes at 1280 px (one expected)")
+    elif rel == "chapters/quantized-mis/01-quantizers.html":
+        fig = page.locator("figure#fig-qmis-quantizers")
+        if fig.count() != 1 or "Figure 5" not in fig.locator("figcaption").inner_text():
+            out.append("quantizers: Figure 5 with its caption is missing")
+        elif fig.locator("img").evaluate("e => e.naturalWidth") <= 300:
+            out.append("quantizers: Figure 5's image is under 300 px wide")
+        if page.evaluate("document.querySelectorAll('mjx-container').length") <= 10:
+            out.append("quantizers: ten or fewer typeset formulas")
+        if page.locator("div.proof, div.definition, .proof.definition").count() < 1:
+            out.append("quantizers: no definition block (sphinx-proof)")
+    else:
+        m = re.fullmatch(r"chapters/([^/]+)/index\.html", rel)
+        if m and m.group(1) in parts:
+            hrefs = page.eval_on_selector_all("main a", "els => els.map(e => e.getAttribute('href') || '')")
+            for nb in toc.notebooks(ROOT):
+                if nb.startswith(m.group(1) + "/") and not any(Path(nb).stem + ".html" in h for h in hrefs):
+                    out.append(f"{m.group(1)}/index does not link {Path(nb).stem}")
+    return out
 
 
 PAPERS = {"001": "001_", "002": "002_", "003": "003_", "004": "004_"}
@@ -328,71 +402,6 @@ _LAYOUT_JS = """
 """
 
 
-@pytest.mark.browser
-def test_reader_layout_at_desktop_and_phone_widths(html):
-    """At 1400 px: the ledger's verdict column is on screen, no table or figure overflows the content
-    column, every part index links its chapters, the landing page shows the counts and provenance.
-    At 390 px: no displayed maths runs past the column without a scrollbar of its own."""
-    status, site = html
-    if status != 0:
-        pytest.skip("book build failed")
-    from playwright.sync_api import sync_playwright
-
-    srv = _serve(site)
-    base = f"http://127.0.0.1:{srv.server_port}/"
-    problems: list[str] = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            wide = browser.new_page(viewport={"width": 1400, "height": 900})
-            wide.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
-            wide.goto(base + "chapters/appendix/01-comparisons.html", wait_until="networkidle")
-            th = wide.locator("th", has_text="verdict").first
-            box = th.bounding_box()
-            assert box is not None and box["x"] + box["width"] <= 1400, f"ledger verdict column off screen: {box}"
-            n_search = wide.evaluate("""() => [...document.querySelectorAll('.search-button-field')]
-                .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length""")
-            assert n_search == 1, f"{n_search} search boxes on the ledger page at 1400 px (one expected)"
-            wide.goto(base + "chapters/intro/index.html", wait_until="networkidle")
-            text = wide.locator("main").inner_text()
-            assert "This build" in text and "Commit" in text and "paper-number" in text, "no provenance/counts"
-            for part in ("quantized-mis", "mia-limits", "eden", "rqp-sgd"):
-                wide.goto(base + f"chapters/{part}/index.html", wait_until="networkidle")
-                hrefs = wide.eval_on_selector_all("main a", "els => els.map(e => e.getAttribute('href') || '')")
-                for nb in toc.notebooks(ROOT):
-                    if nb.startswith(part + "/"):
-                        stem = Path(nb).stem
-                        if not any(stem + ".html" in h for h in hrefs):
-                            problems.append(f"{part}/index does not link {stem}")
-            pages = sorted(p.relative_to(site).as_posix() for p in (site / "chapters").rglob("*.html"))
-            phone = browser.new_page(viewport={"width": 390, "height": 844})
-            phone.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
-            for rel in pages:
-                wide.goto(base + rel, wait_until="networkidle")
-                res = wide.evaluate(_LAYOUT_JS)
-                problems += [f"{rel} @1400: overflows the column: {o}" for o in res["over"]]
-                problems += [f"{rel} @1400: a table scrolls with no cue: {t!r}" for t in res["nocue"]]
-                if re.match(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-", rel):
-                    # issue 29: the result at a glance on the first screen of every chapter
-                    top = wide.evaluate("""() => { const t = [...document.querySelectorAll('.admonition-title')]
-                        .find(e => e.textContent.includes('Result at a glance'));
-                        return t ? t.getBoundingClientRect().top + window.scrollY : null; }""")
-                    if top is None or top > 900:
-                        problems.append(f"{rel} @1400: no result-at-a-glance block in the first 900 px (top={top})")
-                phone.goto(base + rel, wait_until="networkidle")
-                if phone.locator(".math").count():
-                    try:
-                        phone.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
-                    except Exception:
-                        pass
-                res = phone.evaluate(_LAYOUT_JS)
-                problems += [f"{rel} @390: maths clipped: {c!r}" for c in res["clipped"]]
-            browser.close()
-    finally:
-        srv.shutdown()
-    assert not problems, "\n".join(problems)
-
-
 def test_every_evidence_link_lands_on_a_row(html):
     """Issue 53: each claim on a summary page and in a glance links to the ledger rows that decide it; every
     such link (``…#row-k``, or ``…#row-k-paper`` for a row of an archived run) names a page of the site and an
@@ -473,48 +482,6 @@ def test_no_raw_markup_on_any_page(html):
             found += [f"{page.relative_to(site)}: {what}: …{text[max(0, m.start() - 40):m.end() + 30]}…"
                       for m in rx.finditer(text)]
     assert not found, f"{len(found)} pieces of raw markup:\n" + "\n".join(found[:20])
-
-
-@pytest.mark.browser
-def test_first_screens_at_1280_px(html):
-    """Issue 53 at 1280 × 900: every chapter's glance is at most 600 px tall, and the landing page's claim
-    table and its five findings end inside the first 900 px."""
-    status, site = html
-    if status != 0:
-        pytest.skip("book build failed")
-    from playwright.sync_api import sync_playwright
-
-    srv = _serve(site)
-    base = f"http://127.0.0.1:{srv.server_port}/"
-    problems: list[str] = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
-            page.goto(base + "chapters/intro/index.html", wait_until="networkidle")
-            ends = page.evaluate("""() => {
-                const t = document.querySelector('table.qlib-claims-table');
-                const items = [...document.querySelectorAll('main ol > li')].slice(0, 5);
-                const b = e => e.getBoundingClientRect().bottom + window.scrollY;
-                return {table: t ? b(t) : null, n: items.length, last: items.length ? b(items[items.length - 1]) : null};
-            }""")
-            if ends["table"] is None or ends["table"] > 900:
-                problems.append(f"landing: the claim table ends at {ends['table']} px")
-            if ends["n"] != 5 or ends["last"] is None or ends["last"] > 900:
-                problems.append(f"landing: {ends['n']} findings, the fifth ends at {ends['last']} px")
-            for rel in sorted(q.relative_to(site).as_posix() for q in (site / "chapters").rglob("*.html")):
-                if not re.match(r"chapters/(?!appendix/)[^/]+/[0-9]{2}-", rel):
-                    continue
-                page.goto(base + rel, wait_until="networkidle")
-                h = page.evaluate("""() => { const a = document.querySelector('div.admonition.qlib-glance');
-                                             return a ? a.getBoundingClientRect().height : null; }""")
-                if h is not None and h > 600:
-                    problems.append(f"{rel}: the glance is {h:.0f} px tall")
-            browser.close()
-    finally:
-        srv.shutdown()
-    assert not problems, "\n".join(problems)
 
 
 def test_publish_assembles_the_smoke_site(smoke, html, tmp_path_factory):
