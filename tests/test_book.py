@@ -20,7 +20,8 @@ import pytest
 from qlib.book import build, runner, toc
 from qlib.book.options import RunOptions
 
-pytestmark = pytest.mark.book
+# one xdist group: the smoke book is built once, on one worker (make test runs the other tests beside it)
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
