@@ -6,7 +6,8 @@ page, one summary page, the molecular chapter and the Table 3 chapter, with the 
 ``_build/html`` is a built site (``make book`` leaves it there; the smoke test builds one under pytest's
 temporary folder). The site is served on loopback and every request elsewhere is aborted, as in the
 browser test (``tests/test_book.py``). Writes one PNG per page and ``screens.json`` (per page: the glance's
-height, where the landing page's claim table and fifth finding end, and how many tables scroll sideways).
+height, where the landing page's claim table and fifth finding end, and how many tables scroll sideways;
+under ``"site"``, the tables of every page under ``chapters/`` and how many of them scroll sideways at 1280 px).
 Needs Debian's ``chromium`` and the ``playwright`` package (the ``test`` extra).
 """
 
@@ -41,6 +42,21 @@ _MEASURE = """() => {
 }"""
 
 
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):   # noqa: D102 - no request log on the terminal
+        pass
+
+
+def _visit(page, url: str) -> None:
+    """Open ``url`` and wait for MathJax where the page has maths (widths change when it typesets)."""
+    page.goto(url, wait_until="networkidle")
+    if page.locator(".math").count():
+        try:
+            page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
+        except Exception:
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("site", type=Path, help="a built HTML site (its root holds chapters/)")
@@ -51,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"site must be a built book (with chapters/), got {a.site}")
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(a.site))
-    handler.log_message = lambda *x, **k: None
+    handler = functools.partial(_Quiet, directory=str(a.site))
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{srv.server_port}/"
@@ -63,16 +78,22 @@ def main(argv: list[str] | None = None) -> int:
             browser = p.chromium.launch(executable_path=a.chromium, args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+            site = {"pages": 0, "tables": 0, "tables_scrolling": 0, "scrolling": []}
+            for q in sorted(x.relative_to(a.site).as_posix() for x in (a.site / "chapters").rglob("*.html")):
+                _visit(page, base + q)
+                m = page.evaluate(_MEASURE)
+                site["pages"] += 1
+                site["tables"] += m["tables"]
+                site["tables_scrolling"] += m["tables_scrolling"]
+                if m["tables_scrolling"]:
+                    site["scrolling"].append([q, m["tables_scrolling"], m["tables"]])
+            report["site"] = site
+            print("site", {k: v for k, v in site.items() if k != "scrolling"})
             for name, rel in PAGES:
                 if not (a.site / rel).is_file():
                     print(f"missing: {rel}")
                     continue
-                page.goto(base + rel, wait_until="networkidle")
-                if page.locator(".math").count():
-                    try:
-                        page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20000)
-                    except Exception:
-                        pass
+                _visit(page, base + rel)
                 page.screenshot(path=str(a.out / f"{name}.png"))
                 report[name] = {"page": rel, **page.evaluate(_MEASURE)}
                 print(name, report[name])

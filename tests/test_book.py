@@ -20,7 +20,7 @@ import pytest
 from qlib.book import build, runner, toc
 from qlib.book.options import RunOptions
 
-# one xdist group: the smoke book is built once, on one worker (make test runs the other tests beside it)
+# one xdist group: under `make test TEST_WORKERS=2` the smoke book is built once, on one worker
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -144,9 +144,13 @@ def test_every_page_gives_each_claim_the_verdict_of_findings_csv(smoke, html):
     assert not wrong, wrong[:10]
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):   # noqa: D102 - no request log in a failing test's output
+        pass
+
+
 def _serve(directory: Path):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    handler.log_message = lambda *a, **k: None
+    handler = functools.partial(_QuietHandler, directory=str(directory))
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
