@@ -240,3 +240,13 @@ def test_evidence_anchor_names_the_run_a_row_comes_from():
     for bad in ("no-hash", "a/b#0", "a/b#x", "a/b#3@", 7):
         with pytest.raises(ValueError, match="row_id"):
             evidence.anchor(bad)
+    # the anchors render writes are the ids anchor() links to: one format
+    from qlib.book import render
+
+    d = pd.DataFrame([{"where": "w", "quantity": "q", "verdict": "differs", "paper_value": "1", "ours": "2",
+                       "tolerance": "", "note": "", "kind": "paper", "k_archived": 7}])
+    assert '<span id="row-7-paper">' in render._archived_only_markdown(d, "paper")
+    assert evidence.anchor_id(7, "paper") == evidence.anchor("a/b#7@paper")[1]
+    for k, tag in ((0, None), (True, None), (2.0, None), (3, ""), (3, "a b"), (3, 'x"y')):
+        with pytest.raises(ValueError, match="k must|tag must"):
+            evidence.anchor_id(k, tag)

@@ -102,6 +102,30 @@ def test_recorded_rq_is_chapter_05s(tmp_path, shared_data_dir):
         assert np.isfinite(rr).sum() >= 4, p
 
 
+def test_worker_processes_give_the_same_run_and_resume(tmp_path, shared_data_dir):
+    """``processes=2`` trains the units in spawned workers, the largest first, and returns the frame of one
+    process bit for bit (each unit is seeded by its task); the units it saved are read back by a second call."""
+    pytest.importorskip("rdkit")
+    from qlib.resume import Units
+
+    torch.set_num_threads(1)
+    cfg = C.RunConfig(["maccs"], runs=2, epochs=3, hidden=8, record=True, seeding="study")
+    tasks = [TASK, "DILI"]
+    one = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path)
+    units = Units(tmp_path / "units")
+    two = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path,
+                units=units, processes=2)
+    pd.testing.assert_frame_equal(one.frame, two.frame)
+    assert list(two.trainings.task) == tasks and units.computed == 2
+    again = Units(tmp_path / "units")
+    three = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path,
+                  units=again, processes=2)
+    assert again.reused == 2 and again.computed == 0
+    pd.testing.assert_frame_equal(one.frame, three.frame)
+    with pytest.raises(ValueError, match="processes"):
+        C.run(tasks, ["default"], cfg, processes=0)
+
+
 # --- the rules on constructed tables ---------------------------------------------------------------------
 def test_helps_and_the_triple():
     in90 = {**OURS, "ternary90": 0.90}

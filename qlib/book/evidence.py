@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 
+import numpy as np
 import pandas as pd
 
 from qlib.repro import findings as F
@@ -32,6 +33,17 @@ def deciding_ids(claim, judged: pd.DataFrame) -> list[str]:
     return [str(i) for i in sel["id"]]
 
 
+def anchor_id(k, tag: str | None = None) -> str:
+    """The HTML id of row ``k`` of a chapter's *Paper vs ours* table: ``row-k`` for this build's run,
+    ``row-k-<tag>`` for row ``k`` of the archived run ``tag`` (one format for the anchors
+    :mod:`qlib.book.render` writes and the links :func:`href` makes)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer (a row's number in its run), got {k!r}")
+    if tag is not None and (not isinstance(tag, str) or not tag or any(c.isspace() or c in "#@\"'<>" for c in tag)):
+        raise ValueError(f"tag must be None or a profile name without spaces, '#', '@' or quotes, got {tag!r}")
+    return f"row-{int(k)}" + (f"-{tag}" if tag else "")
+
+
 def anchor(row_id: str) -> tuple[str, str]:
     """``(chapter, anchor)`` of a row id: ``row-k`` for this build's row ``<chapter>#<k>``, ``row-k-<tag>``
     for an archived run's ``<chapter>#<k>@<tag>`` (the archived rows are numbered in their own run, which
@@ -44,7 +56,7 @@ def anchor(row_id: str) -> tuple[str, str]:
         raise ValueError(f"row_id must read '<chapter>#<k>' with k a positive integer, got {row_id!r}")
     if "@" in row_id and not tag:
         raise ValueError(f"row_id's tag after '@' is empty: {row_id!r}")
-    return chapter, f"row-{int(k)}" + (f"-{tag}" if tag else "")
+    return chapter, anchor_id(int(k), tag or None)
 
 
 def href(row_id: str, from_page: str) -> str:

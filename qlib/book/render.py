@@ -15,6 +15,7 @@ import pandas as pd
 
 from qlib.repro.ledger import CONSISTENT, PASSING, VERDICTS
 
+from .evidence import anchor_id
 from .tables import md_math
 
 __all__ = ["SETTLED", "PART_ORDER", "section_label", "round_like", "prose_math", "paper_vs_ours_markdown",
@@ -130,11 +131,11 @@ def paper_vs_ours_markdown(df: pd.DataFrame, *, shared_note_min: int = 3, fold_o
             if archived:
                 a, av = str(r.get("ours_archived", "")), str(r.get("verdict_archived", ""))
                 ka = _archived_k(r)
-                aanchor = f'<span id="row-{ka}-{scale}"></span>' if ka else ""   # a claim judged on the archive
+                aanchor = f'<span id="{anchor_id(ka, scale)}"></span>' if ka else ""   # a claim judged on the archive
                 extra += f" {aanchor}{_md_cell(round_like(a, r['paper_value']) + (f' ({av})' if av else '') if a else '')} |"
             if causes:
                 extra += f" {_md_cell(r.get('cause', '') or '')} |"
-            anchor = f'<span id="row-{r["_k"]}"></span>' if "_k" in r else ""   # a claim's link lands here
+            anchor = f'<span id="{anchor_id(int(r["_k"]))}"></span>' if "_k" in r else ""   # a claim's link lands here
             lines.append(f"| {anchor}{_md_cell(prose_math(q))} | "
                          f"**{_md_cell(r['verdict'])}**{_kind_suffix(r)}{_md_cell(tol) if tol else ''} | "
                          f"{_text_cell(r['paper_value'])} | {_text_cell(round_like(r['ours'], r['paper_value']))} |"
@@ -208,7 +209,7 @@ def _archived_only_markdown(only: pd.DataFrame, scale: str) -> str:
         where, q = str(r.get("where", "") or ""), str(r.get("quantity", ""))
         name = f"{where}: {q}" if where.strip() else q
         ka = _archived_k(r)
-        anchor = f'<span id="row-{ka}-{scale}"></span>' if ka else ""
+        anchor = f'<span id="{anchor_id(ka, scale)}"></span>' if ka else ""
         lines.append(f"| {anchor}{_md_cell(prose_math(name))} | **{_md_cell(r.get('verdict', ''))}** | "
                      f"{_text_cell(r.get('paper_value', ''))} | "
                      f"{_text_cell(round_like(r.get('ours', ''), r.get('paper_value', '')))} | "

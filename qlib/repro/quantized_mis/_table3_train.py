@@ -1,8 +1,9 @@
 """The trainers and scoring of chapter 06's Table 3 investigation (private to the wing: :mod:`.table3_probe`
 and :mod:`.table3_combos` share them; their arguments are checked by those modules' drivers).
 
-* :func:`plain_fit` — Adam with autograd (``torch.optim.Adam``) on each run's rows, full batch or
-  minibatches, one or more hidden layers (:func:`shapes`, :func:`forward`); the trainer of the probe's
+* :func:`plain_fit` — Adam (``torch.optim.Adam``) on each run's rows, full batch or minibatches, one or
+  more hidden layers (:func:`shapes`, :func:`forward`), its gradient by hand (:func:`_loss_grad`) or,
+  as the reference, by autograd; the trainer of the probe's
   ``minibatch``, ``lr1e-4_minibatch`` and ``deep`` variants;
 * :func:`fit` — one *training* of :mod:`.table3_combos` (hidden layers, lr, batch, standardisation): the batched
   engine where :func:`.molecular.train_task` would train (one hidden layer, full batch; bit for bit the same
@@ -64,14 +65,54 @@ def forward(theta: torch.Tensor, X: torch.Tensor, shapes) -> torch.Tensor:
     return h.squeeze(-1).reshape(*lead, R, X.shape[1])
 
 
+def _views(flat: torch.Tensor, shapes) -> list[torch.Tensor]:
+    """The tensors of a flat (R, p) parameter (or gradient) vector in θ's order, as views: (R, *shape) each."""
+    out, i = [], 0
+    for s in shapes:
+        size = int(np.prod(s))
+        out.append(flat[:, i:i + size].view(flat.shape[0], *s))
+        i += size
+    return out
+
+
+def _loss_grad(theta: torch.Tensor, X: torch.Tensor, sign: torch.Tensor, shapes, grad: torch.Tensor) -> None:
+    """The gradient of Σ_runs mean_i softplus(logit_i · sign_i) with respect to θ (R, p), written into ``grad``
+    (R, p): :func:`forward` and its backward pass by hand (no autograd graph). The loss's derivative follows
+    ``torch.nn.functional.softplus``'s backward (1 above its threshold 20, e/(e+1) below, e = exp(z)), scaled
+    by the run's mean (1/B) and the sign, in autograd's order; the matrix products' sums may run in another
+    order than autograd's, so θ agrees with the autograd path to round-off, not bit for bit."""
+    P, G = _views(theta, shapes), _views(grad, shapes)
+    acts, h = [X], X
+    for k in range(0, len(shapes) - 2, 2):
+        h = torch.baddbmm(P[k + 1].unsqueeze(1), h, P[k].transpose(1, 2)).relu_()
+        acts.append(h)
+    out = torch.baddbmm(P[-1].unsqueeze(1), h, P[-2].transpose(1, 2)).squeeze(-1)   # (R, B)
+    z = out * sign
+    e = torch.exp(z)
+    d = torch.where(z > 20, torch.ones_like(z), e / (e + 1))
+    d = (d * (1.0 / out.shape[1])).mul_(sign).unsqueeze(-1)                           # (R, B, 1): dL/dlogit
+    for k in range(len(shapes) - 2, -1, -2):                                          # (W, b) pairs, last first
+        a = acts[k // 2]
+        torch.bmm(d.transpose(1, 2), a, out=G[k])
+        torch.sum(d, dim=1, out=G[k + 1])
+        if k:
+            d = torch.bmm(d, P[k]).mul_(a > 0)
+
+
 def plain_fit(Xs: np.ndarray, y: np.ndarray, tr: np.ndarray, *, layers: int, hidden: int, lr: float,
-              batch_size: int | None, epochs: int, seed: int, on_epoch=None) -> tuple[torch.Tensor, torch.Tensor, list]:
-    """Adam (``torch.optim.Adam``, autograd) on each run's rows ``tr[k]``: full batch
-    (``batch_size=None``) or shuffled minibatches (the last one smaller). One hidden layer starts
-    from :func:`qlib.engine_models.init_params` (the default's initial parameters, same seed); deeper heads
-    from torch.nn.Linear's uniform init. ``on_epoch(epoch, θ)`` (1-based epoch, θ (R, p) detached) is
-    called after each epoch (:func:`fit` records r_Q^n with it). Returns (initial θ, final θ
-    (R, p), shapes)."""
+              batch_size: int | None, epochs: int, seed: int, on_epoch=None,
+              fast: bool = True) -> tuple[torch.Tensor, torch.Tensor, list]:
+    """Adam on each run's rows ``tr[k]``: full batch (``batch_size=None``) or shuffled minibatches (the last
+    one smaller). One hidden layer starts from :func:`qlib.engine_models.init_params` (the default's initial
+    parameters, same seed); deeper heads from torch.nn.Linear's uniform init. ``on_epoch(epoch, θ)``
+    (1-based epoch, θ (R, p) detached) is called after each epoch (:func:`fit` records r_Q^n with it).
+    Returns (initial θ, final θ (R, p), shapes).
+
+    ``fast=True`` (the default) computes the gradient by hand (:func:`_loss_grad`) and steps
+    ``torch.optim.Adam(fused=True)``: the same algorithm, the same batches and initial parameters, about 3 ×
+    fewer passes over θ per step (``benchmarks/table3_step.py``); ``fast=False`` is the reference, autograd and
+    the single-tensor Adam (the path of chapter 06's runs archived before 2026-12-08). The two agree to
+    round-off (``tests/test_repro_quantized_mis_table3_probe.py``), not bit for bit."""
     runs, d = tr.shape[0], Xs.shape[1]
     shp = shapes(d, hidden, layers)
     g = torch.Generator().manual_seed(seed)
@@ -85,9 +126,11 @@ def plain_fit(Xs: np.ndarray, y: np.ndarray, tr: np.ndarray, *, layers: int, hid
             parts.append(((torch.rand(runs, int(np.prod(s)), generator=g, dtype=torch.float64) * 2 - 1)
                           * bound).float())
         theta0 = torch.cat(parts, dim=1)
-    theta = theta0.clone().requires_grad_(True)
-    opt = torch.optim.Adam([theta], lr=lr)
+    theta = theta0.clone().requires_grad_(not fast)
+    opt = torch.optim.Adam([theta], lr=lr, fused=True) if fast else torch.optim.Adam([theta], lr=lr)
+    grad = torch.zeros_like(theta) if fast else None
     Xt, yt = torch.from_numpy(Xs), torch.from_numpy(y.astype(np.float32))
+    st = 1 - 2 * yt
     rows = torch.from_numpy(tr)
     m = rows.shape[1]
     for epoch in range(1, epochs + 1):
@@ -97,10 +140,15 @@ def plain_fit(Xs: np.ndarray, y: np.ndarray, tr: np.ndarray, *, layers: int, hid
             perm = torch.argsort(torch.rand(runs, m, generator=g), dim=1)
             batches = rows.gather(1, perm).split(batch_size, dim=1)
         for b in batches:
-            out = forward(theta, Xt[b], shp)
-            loss = F.softplus(out * (1 - 2 * yt[b])).mean(dim=1).sum()   # Σ over runs of each run's mean
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if fast:
+                with torch.no_grad():
+                    _loss_grad(theta, Xt[b], st[b], shp, grad)
+                theta.grad = grad
+            else:
+                out = forward(theta, Xt[b], shp)
+                loss = F.softplus(out * (1 - 2 * yt[b])).mean(dim=1).sum()   # Σ over runs of each run's mean
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
             opt.step()
         if on_epoch is not None:
             on_epoch(epoch, theta.detach())

@@ -53,6 +53,7 @@ from scipy import stats
 
 from qlib import molecules
 from qlib.data import MissingDataError
+from qlib.devices import cpu_pool
 from qlib.repro import ledger
 from qlib.resume import check_units, fingerprint
 from qlib.validation import check_bool, check_callable, check_choice, check_frame, check_int, check_seed, resolve_config
@@ -203,13 +204,17 @@ def _unit(X, y, tkey, gp, rec, cfg, seed, models, ident) -> tuple:
 
 
 def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, data_dir=None, cache_dir=None,
-        models: dict | None = None, units=None, progress=None) -> RunResult:
+        models: dict | None = None, units=None, progress=None, processes: int = 1) -> RunResult:
     """Run ``procedures`` (names, :func:`procedure_name`) on each binary task of ``tasks`` (``"all"``: the
     14 of Table 3; one absent offline is listed in ``missing``) with each embedder of ``config``
     (:class:`RunConfig`), training each distinct training once per (task, embedder). ``models``: a dict
     kept between calls (trained runs are reused from it; not with ``record``); ``units``: a
     :class:`qlib.resume.Units` saving each (task, embedder, training) when done; ``progress(task,
-    embedder, seconds)`` after each."""
+    embedder, seconds)`` after each (with ``processes``, when its results are collected). ``processes``
+    (>= 1): the units not saved earlier train in that many spawned worker processes
+    (:func:`qlib.devices.cpu_pool`, this process's thread count each), the largest (molecules × width) first
+    once this process has loaded and embedded every task; the result is the same as with one process (each
+    unit is seeded by its task, not by the order it runs in), ``models`` is not used by the workers."""
     cfg = resolve_config(RunConfig, config)
     names = _tasks(tasks)
     if isinstance(procedures, str) or not isinstance(procedures, (list, tuple)) or not procedures:
@@ -222,47 +227,69 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     check_units("units", units)
     if progress is not None:
         check_callable("progress", progress)
+    processes = check_int("processes", processes, low=1)
     groups: dict[tuple, list[str]] = {}
     for p in procs:
         groups.setdefault(_training(procedure_changes(p)), []).append(p)
     every = molecules.task_names()
-    parts, trainings, missing = [], [], {}
-    for i, name in enumerate(names):
-        ti = every.index(name) if cfg.seeding == "study" else i
-        try:
-            task = molecules.load_task(name, data_dir=data_dir)
-        except MissingDataError as exc:
-            missing[name] = f"{molecules.task_info(name).filename} is not in the offline data directory ({type(exc).__name__})"
-            continue
-        smiles, labels, key = task.smiles, task.y, name
-        mm = cfg.max_molecules
-        if mm is not None and len(smiles) > mm:   # molecular.run_study's subsample (and cache key)
-            pick = np.sort(np.random.default_rng(cfg.seed + 7919 * ti).choice(len(smiles), mm, replace=False))
-            smiles, labels, key = [smiles[j] for j in pick], labels[pick], f"{name}~{mm}~{cfg.seed}"
-        for e in cfg.embedders:
+    specs, missing, t_embed = [], {}, {}   # specs: (task, embedder, its first procedure, ident, the work)
+    pool = cpu_pool(processes) if processes > 1 else None
+    try:
+        pending = []
+        for i, name in enumerate(names):
+            ti = every.index(name) if cfg.seeding == "study" else i
+            try:
+                task = molecules.load_task(name, data_dir=data_dir)
+            except MissingDataError as exc:
+                missing[name] = (f"{molecules.task_info(name).filename} is not in the offline data directory "
+                                 f"({type(exc).__name__})")
+                continue
+            smiles, labels, key = task.smiles, task.y, name
+            mm = cfg.max_molecules
+            if mm is not None and len(smiles) > mm:   # molecular.run_study's subsample (and cache key)
+                pick = np.sort(np.random.default_rng(cfg.seed + 7919 * ti).choice(len(smiles), mm, replace=False))
+                smiles, labels, key = [smiles[j] for j in pick], labels[pick], f"{name}~{mm}~{cfg.seed}"
+            for e in cfg.embedders:
+                t0 = time.perf_counter()
+                emb, _ = molecules.embed_cached(key, smiles, e, cache_dir=cache_dir)
+                X, y = emb.X.astype(np.float32), labels[emb.valid]
+                t_embed[(name, e)] = time.perf_counter() - t0
+                for tkey, gp in groups.items():
+                    rec = (_spec(gp[0])[0], _spec(gp[0])[2]) if cfg.record else None
+                    ident = dict(task=name, embedder=e, data=fingerprint(X, y), runs=cfg.runs, epochs=cfg.epochs,
+                                 seed=cfg.seed + ti, hidden=cfg.hidden, training=list(map(str, tkey)), record=cfg.record)
+                    args = (X, y, tkey, gp, rec, cfg, cfg.seed + ti, None if pool is not None else models, ident)
+                    saved = units is not None and units.reuse and units.path("table3_combos", {**ident, "procedures": gp}).is_file()
+                    work = functools.partial(_unit, *args)
+                    if pool is not None and not saved:
+                        pending.append((X.size, len(specs), args))
+                    specs.append([name, e, gp, ident, work])
+        for _, k, args in sorted(pending, key=lambda p: -p[0]):   # the largest first: the shortest tail
+            specs[k][4] = pool.submit(_unit, *args).result
+        parts, trainings, last, t_last = [], [], None, 0.0
+        for name, e, gp, ident, work in specs:
             t0 = time.perf_counter()
-            emb, _ = molecules.embed_cached(key, smiles, e, cache_dir=cache_dir)
-            X, y = emb.X.astype(np.float32), labels[emb.valid]
-            for tkey, gp in groups.items():
-                rec = (_spec(gp[0])[0], _spec(gp[0])[2]) if cfg.record else None
-                ident = dict(task=name, embedder=e, data=fingerprint(X, y), runs=cfg.runs, epochs=cfg.epochs,
-                             seed=cfg.seed + ti, hidden=cfg.hidden, training=list(map(str, tkey)), record=cfg.record)
-
-                unit = functools.partial(_unit, X, y, tkey, gp, rec, cfg, cfg.seed + ti, models, ident)
-                scored, r, sec = unit() if units is None else units.run("table3_combos", {**ident, "procedures": gp},
-                                                                        unit)
-                trainings.append({"embedder": e, "task": name, "training": gp[0], "procedures": ", ".join(gp),
-                                  "seconds": sec})
-                for p, (q_, o_) in scored.items():
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        rel = q_ / o_
-                    rr = r if r is not None else np.full(q_.shape, np.nan)
-                    parts.append(pd.DataFrame({
-                        "variant": p, "embedder": e, "task": name, "quantizer": np.repeat(QUANTIZERS, cfg.runs),
-                        "run": np.tile(np.arange(cfg.runs), len(QUANTIZERS)), "relative": rel.ravel(),
-                        "auroc": q_.ravel(), "original": np.tile(o_, len(QUANTIZERS)), "r_q": rr.ravel()}))
-            if progress is not None:
-                progress(name, e, time.perf_counter() - t0)
+            scored, r, sec = work() if units is None else units.run("table3_combos", {**ident, "procedures": gp}, work)
+            trainings.append({"embedder": e, "task": name, "training": gp[0], "procedures": ", ".join(gp),
+                              "seconds": sec})
+            for p, (q_, o_) in scored.items():
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    rel = q_ / o_
+                rr = r if r is not None else np.full(q_.shape, np.nan)
+                parts.append(pd.DataFrame({
+                    "variant": p, "embedder": e, "task": name, "quantizer": np.repeat(QUANTIZERS, cfg.runs),
+                    "run": np.tile(np.arange(cfg.runs), len(QUANTIZERS)), "relative": rel.ravel(),
+                    "auroc": q_.ravel(), "original": np.tile(o_, len(QUANTIZERS)), "r_q": rr.ravel()}))
+            if progress is not None and last is not None and last != (name, e):
+                progress(*last, t_last)
+            if last != (name, e):
+                last, t_last = (name, e), t_embed[(name, e)]
+            t_last += time.perf_counter() - t0
+        if progress is not None and last is not None:
+            progress(*last, t_last)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     cols = ["variant", "embedder", "task", "quantizer", "run", "relative", "auroc", "original", "r_q"]
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
     return RunResult(frame, pd.DataFrame(trainings, columns=["embedder", "task", "training", "procedures", "seconds"]),
