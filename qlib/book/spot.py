@@ -26,7 +26,7 @@ quantized-mis/02-theory                the whole notebook (15 rows; round-off ro
 quantized-mis/03-synthetic-study       the Table 1 reading study, 9 laws × 20 runs × 1000 epochs (5 rows)  60 s
 quantized-mis/04-synthetic-ranking     none: every row needs chapter 03's 300-run study (≈ 5 min)          —
 quantized-mis/05-molecular             one task, Carcinogens_Lagunin: 4 embedders × 10 runs × 500 epochs   60 s
-quantized-mis/06-table3-investigation  none yet: a two-stage probe being reworked                          —
+quantized-mis/06-table3-investigation  the best procedure on Carcinogens_Lagunin, 4 embedders (4 rows)         120 s
 mia-limits/01-theorem-checks           the whole notebook (87 rows)                                        45 s
 mia-limits/02-overfitting              none: minima over 3 seeds of a 2500-iteration net (≈ 8 min each)    —
 mia-limits/03-mnist-table1             the three discretisations: C(P) and Δ_n rows (15 rows)              45 s
@@ -130,10 +130,13 @@ SPOTS: dict[str, Spot | str] = {
         "study (a task's trainings are seeded seed + its index among the 21 tasks: 5)", 60,
         {"tasks": ["Carcinogens_Lagunin"], "seed": 5, "fig10_tasks": ["Carcinogens_Lagunin"]},
         rows=r"^Table 3, Carcinogens_Lagunin \|"),
-    "quantized-mis/06-table3-investigation": (
-        "its second stage (the best procedure on the 14 binary tasks × 4 embedders) depends on its first (every "
-        "combination on 4 tasks × 10 runs × 500 epochs), and the chapter is being reworked: declare its unit with its "
-        "next archived run"),
+    "quantized-mis/06-table3-investigation": Spot(
+        "the best procedure (probability+lr1e-4_minibatch, named: the combinations shrunk could pick another) on one "
+        "task, Carcinogens_Lagunin: 4 embedders × 10 runs × 500 epochs, every molecule, seeded as in the whole run "
+        "(by the task's index among the 21); the combinations shrunk to 2 runs × 5 epochs on that task", 120,
+        {"tasks": ["Carcinogens_Lagunin"], "runs": 2, "epochs": 5, "best_tasks": ["Carcinogens_Lagunin"],
+         "best_procedure": "probability+lr1e-4_minibatch"},
+        rows=r"^Table 3, Carcinogens_Lagunin \(procedure "),
     "mia-limits/01-theorem-checks": Spot(_WHOLE, 45),
     "mia-limits/02-overfitting": (
         "its four rows are minima over the three seeds of one 4096-wide network trained 2500 iterations; one seed "
