@@ -212,8 +212,8 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     :class:`qlib.resume.Units` saving each (task, embedder, training) when done; ``progress(task,
     embedder, seconds)`` after each (with ``processes``, when its results are collected). ``processes``
     (>= 1): the units not saved earlier train in that many spawned worker processes
-    (:func:`qlib.devices.cpu_pool`, this process's thread count each), the largest (molecules × width) first
-    once this process has loaded and embedded every task; the result is the same as with one process (each
+    (:func:`qlib.devices.cpu_pool`, this process's thread count each), the largest task first, each sent as
+    soon as this process has embedded it; the result is the same as with one process (each
     unit is seeded by its task, not by the order it runs in), ``models`` is not used by the workers."""
     cfg = resolve_config(RunConfig, config)
     names = _tasks(tasks)
@@ -232,10 +232,10 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     for p in procs:
         groups.setdefault(_training(procedure_changes(p)), []).append(p)
     every = molecules.task_names()
-    specs, missing, t_embed = [], {}, {}   # specs: (task, embedder, its first procedure, ident, the work)
+    specs, missing, t_embed = [], {}, {}   # specs: (task, embedder, its procedures, ident, the work)
     pool = cpu_pool(processes) if processes > 1 else None
     try:
-        pending = []
+        loaded = []
         for i, name in enumerate(names):
             ti = every.index(name) if cfg.seeding == "study" else i
             try:
@@ -249,6 +249,12 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
             if mm is not None and len(smiles) > mm:   # molecular.run_study's subsample (and cache key)
                 pick = np.sort(np.random.default_rng(cfg.seed + 7919 * ti).choice(len(smiles), mm, replace=False))
                 smiles, labels, key = [smiles[j] for j in pick], labels[pick], f"{name}~{mm}~{cfg.seed}"
+            loaded.append((name, ti, smiles, labels, key))
+        # with workers, the largest task is embedded and sent first (the shortest tail); the frame keeps the order
+        order = sorted(range(len(loaded)), key=lambda j: -len(loaded[j][2])) if pool is not None else range(len(loaded))
+        placed: dict = {}
+        for j in order:
+            name, ti, smiles, labels, key = loaded[j]
             for e in cfg.embedders:
                 t0 = time.perf_counter()
                 emb, _ = molecules.embed_cached(key, smiles, e, cache_dir=cache_dir)
@@ -259,13 +265,12 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
                     ident = dict(task=name, embedder=e, data=fingerprint(X, y), runs=cfg.runs, epochs=cfg.epochs,
                                  seed=cfg.seed + ti, hidden=cfg.hidden, training=list(map(str, tkey)), record=cfg.record)
                     args = (X, y, tkey, gp, rec, cfg, cfg.seed + ti, None if pool is not None else models, ident)
-                    saved = units is not None and units.reuse and units.path("table3_combos", {**ident, "procedures": gp}).is_file()
-                    work = functools.partial(_unit, *args)
-                    if pool is not None and not saved:
-                        pending.append((X.size, len(specs), args))
-                    specs.append([name, e, gp, ident, work])
-        for _, k, args in sorted(pending, key=lambda p: -p[0]):   # the largest first: the shortest tail
-            specs[k][4] = pool.submit(_unit, *args).result
+                    saved = units is not None and units.reuse and \
+                        units.path("table3_combos", {**ident, "procedures": gp}).is_file()
+                    work = pool.submit(_unit, *args).result if pool is not None and not saved else \
+                        functools.partial(_unit, *args)
+                    placed.setdefault(j, []).append([name, e, gp, ident, work])
+        specs = [sp for j in range(len(loaded)) for sp in placed.get(j, [])]
         parts, trainings, last, t_last = [], [], None, 0.0
         for name, e, gp, ident, work in specs:
             t0 = time.perf_counter()
