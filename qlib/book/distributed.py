@@ -204,7 +204,15 @@ def _cluster(jobs: int, scheduler: str | None, device: str, log):
     dask.config.set({"distributed.scheduler.allowed-failures": 1,  # a worker death is retried once
                      # a worker holds one notebook at a time: the next waits at the scheduler (longest first),
                      # not behind a 30-minute notebook in a busy worker's queue
-                     "distributed.scheduler.worker-saturation": 1.0})
+                     "distributed.scheduler.worker-saturation": 1.0,
+                     # monitoring a run of a few long tasks needs none of the defaults' sampling: the workers'
+                     # stack profiler (every 10 ms), the system monitor (every 0.5 s, with disk I/O) and the event
+                     # loop's health tick (every 20 ms) took 17 % of a core on two waiting workers and their
+                     # scheduler, 4.8 % without (benchmarks/dask_overhead.py); the dashboard keeps its task stream
+                     "distributed.worker.profile.enabled": False,
+                     "distributed.admin.system-monitor.interval": "5s",
+                     "distributed.admin.system-monitor.disk": False,
+                     "distributed.admin.tick.interval": "1s"})
     if scheduler:
         client = Client(scheduler, timeout="30s")
         log(f"[dask] cluster {scheduler}: {len(client.scheduler_info()['workers'])} workers; "
