@@ -34,9 +34,7 @@ def _one_torch_thread():
     """One intra-op thread for every in-process test: on a shared 2-core CPU two spinning threads ran small
     batched ops up to 80x slower. Set before each test and restored after it, so that a test which changes
     the count (the runner's in-process paths) cannot change the tests after it: under pytest-xdist a
-    worker's order of tests is not the serial one, and the compiled r_Q^n recorder's values depend on the
-    thread count (at two threads r_Q^n of the molecular study moves by up to 8e-4 relative, and a spawned
-    worker's differs from this process's)."""
+    worker's order of tests is not the serial one, and a test's speed should not depend on the test before it."""
     import torch
 
     n = torch.get_num_threads()

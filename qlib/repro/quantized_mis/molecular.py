@@ -496,11 +496,10 @@ def run_study(config: MolecularConfig | None = None, *, data_dir=None, cache_dir
     and labels, saved when done and reused by a rerun; each is seeded by its task's index alone, so a
     resumed study equals an uninterrupted one) and ``processes``: on the CPU, the (task, embedder)
     trainings run in that many worker processes (each with this process's torch thread count), while
-    this one embeds the next tasks; the results come in the same order (each training is seeded by its task
-    alone) and, at one torch thread (the book's notebooks run one each), are the same bit for bit; at more
-    threads the compiled r_Q^n recorder's values differ between this process and a worker by up to ~1e-3
-    relative (measured at two threads; the trained models and their scores stay identical). On CUDA one
-    process trains (the device is shared).
+    this one embeds the next tasks; the results are the same, bit for bit, and come in the same order
+    (each training is seeded by its task alone; the recorder's products whose summation order the thread
+    count could change run at one thread, so one and two torch threads record the same r_Q^n,
+    ``tests/test_recorder_incremental.py``). On CUDA one process trains (the device is shared).
     """
     cfg = resolve_config(MolecularConfig, config)
     runs = cfg.runs
