@@ -79,7 +79,7 @@ pdf: install
 	$(PY) -m qlib.book pdf --output-dir "$(BOOK_OUT)"
 
 lab: install
-	QLIB_DATA_DIR="$(DATA_DIR)" $(VENV)/bin/jupyter lab chapters/
+	QLIB_DATA_DIR="$(abspath $(DATA_DIR))" $(VENV)/bin/jupyter lab chapters/
 
 clean:
 	rm -rf _build

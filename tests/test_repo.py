@@ -37,6 +37,31 @@ def test_notebook_committed_without_outputs(nb):
     assert book.metadata.kernelspec.name == "python3"
 
 
+def test_chapters_are_stored_as_jupyterlab_saves_them():
+    """Issue 57: opening a chapter in JupyterLab and saving it unedited changes nothing — every chapter is in
+    nbformat's serialisation (what Lab's save goes through) with ipykernel's kernel spec and language info;
+    and the form itself is Lab's: a string-valued source becomes its list of lines, keys are sorted, the
+    kernel is renamed as ipykernel names it."""
+    from qlib.book import nbfile
+
+    differ = [p.relative_to(ROOT).as_posix() for p in nbfile.normalise(ROOT, check=True)]
+    assert not differ, f"{differ}: run `python -m qlib.book lab-form`"
+    text = ('{"cells": [{"cell_type": "code", "execution_count": null, "id": "a", "metadata": {}, "outputs": [], '
+            '"source": "x = 1\\ny = 2"}], "metadata": {"kernelspec": {"display_name": "Python 3", "language": '
+            '"python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}')
+    form = nbfile.lab_form(text)
+    nb = nbformat.reads(form, as_version=4)
+    assert '"x = 1\\n",\n    "y = 2"' in form and nb.cells[0].source == "x = 1\ny = 2"      # lines, same text
+    assert nb.metadata.kernelspec.display_name == "Python 3 (ipykernel)"
+    assert nb.metadata.language_info.pygments_lexer == "ipython3" and form.endswith("}\n")
+    assert nbfile.lab_form(form) == form                                                   # a second save: no change
+    assert form.index('"cell_type"') < form.index('"execution_count"') < form.index('"source"')   # sorted keys
+    with pytest.raises(TypeError, match="text"):
+        nbfile.lab_form(b"{}")
+    with pytest.raises(ValueError, match="version"):
+        nbfile.language_info("three")
+
+
 @pytest.mark.parametrize("nb", NOTEBOOKS)
 def test_notebook_parameters_cell(nb):
     book = nbformat.read(ROOT / "chapters" / nb, as_version=4)

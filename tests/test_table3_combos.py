@@ -113,17 +113,18 @@ def test_worker_processes_give_the_same_run_and_resume(tmp_path, shared_data_dir
     tasks = [TASK, "DILI"]
     one = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path)
     units = Units(tmp_path / "units")
-    two = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path,
-                units=units, processes=2)
+    cfg2 = C.RunConfig(["maccs"], runs=2, epochs=3, hidden=8, record=True, seeding="study", processes=2)
+    two = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg2, data_dir=shared_data_dir, cache_dir=tmp_path,
+                units=units)
     pd.testing.assert_frame_equal(one.frame, two.frame)
     assert list(two.trainings.task) == tasks and units.computed == 2
     again = Units(tmp_path / "units")
-    three = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path,
-                  units=again, processes=2)
+    three = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg2, data_dir=shared_data_dir, cache_dir=tmp_path,
+                  units=again)
     assert again.reused == 2 and again.computed == 0
     pd.testing.assert_frame_equal(one.frame, three.frame)
     with pytest.raises(ValueError, match="processes"):
-        C.run(tasks, ["default"], cfg, processes=0)
+        C.RunConfig(processes=0)
 
 
 # --- the rules on constructed tables ---------------------------------------------------------------------

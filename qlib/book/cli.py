@@ -19,6 +19,7 @@ Examples::
     python -m qlib.book archive-revalidate                                # carry stale entries forward (smoke + spot rows)
     python -m qlib.book archive-revalidate --dry-run --archive ARCHIVE_COPY  # report only, on a copy of the archive
     python -m qlib.book archive-spot --only rqp-sgd/03                    # one paper-sized unit against the archive
+    python -m qlib.book lab-form [--check]                                # the chapters stored as JupyterLab saves them
 
 Exit status: 0 done; 1 a notebook failed; 2 bad arguments, profile or override (nothing ran);
 3 the output directory is unusable or in use by another runner; 4 publish refused a broken site
@@ -32,7 +33,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import archive, build, check, publish, runner
+from . import archive, build, check, nbfile, publish, runner
 from .options import RunOptions
 from .profiles import PROFILES, ProfileError, parse_overrides
 from .toc import find_root, notebooks
@@ -136,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     rev = sub.add_parser("archive-revalidate",
                          help="recompute the smoke rows and one paper-sized unit (qlib.book.spot) of stale archive "
                               "entries; carry forward those whose rows are identical")
+    lab = sub.add_parser("lab-form", help="store the chapters' notebooks as JupyterLab saves them (--check: list "
+                                          "those that differ, exit 1 if any)")
+    _add_place_args(lab, top=False)
+    lab.add_argument("--check", action="store_true")
     spt = sub.add_parser("archive-spot", help="run the paper-sized spot unit of archive entries (any state) and "
                                               "compare its rows with the archive's (writes nothing)")
     for q in (rev, spt):
@@ -160,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_FAILED
         return 0
 
+    if args.cmd == "lab-form":
+        changed = nbfile.normalise(args.root, check=args.check)
+        root = find_root(args.root)
+        for p in changed:
+            print(f"{'differs' if args.check else 'rewritten'}: {p.relative_to(root)}")
+        return EXIT_FAILED if args.check and changed else 0
     if args.cmd == "list":
         for nb in notebooks(find_root(args.root)):
             print(nb)

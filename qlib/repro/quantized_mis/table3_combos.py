@@ -134,7 +134,8 @@ class RunConfig:
     :mod:`qlib.molecules`; ``runs`` (>= 2) × ``epochs`` (>= 1) per (task, embedder, training); ``seed``;
     ``hidden`` (>= 1) the width of each hidden layer; ``record``: record r_Q^n along every trajectory;
     ``max_molecules`` (None: every molecule) subsamples larger tasks as chapter 05 (needs
-    ``seeding="study"``); ``seeding``: ``"probe"`` or ``"study"`` (module docstring)."""
+    ``seeding="study"``); ``seeding``: ``"probe"`` or ``"study"`` (module docstring); ``processes`` (>= 1):
+    worker processes for the trainings (:func:`run`; the same numbers at any count)."""
 
     embedders: tuple[str, ...] = ("maccs",)
     runs: int = 10
@@ -144,6 +145,7 @@ class RunConfig:
     record: bool = False
     max_molecules: int | None = None
     seeding: str = "probe"
+    processes: int = 1
 
     def __post_init__(self):
         def put(name, value):
@@ -160,6 +162,7 @@ class RunConfig:
         put("record", check_bool("record", self.record))
         put("max_molecules", check_int("max_molecules", self.max_molecules, low=10, allow_none=True))
         check_choice("seeding", self.seeding, ("probe", "study"))
+        put("processes", check_int("processes", self.processes, low=1))
         if self.max_molecules is not None and self.seeding != "study":
             raise ValueError("max_molecules needs seeding='study' (chapter 05's subsample and embedding cache)")
 
@@ -204,13 +207,13 @@ def _unit(X, y, tkey, gp, rec, cfg, seed, models, ident) -> tuple:
 
 
 def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, data_dir=None, cache_dir=None,
-        models: dict | None = None, units=None, progress=None, processes: int = 1) -> RunResult:
+        models: dict | None = None, units=None, progress=None) -> RunResult:
     """Run ``procedures`` (names, :func:`procedure_name`) on each binary task of ``tasks`` (``"all"``: the
     14 of Table 3; one absent offline is listed in ``missing``) with each embedder of ``config``
     (:class:`RunConfig`), training each distinct training once per (task, embedder). ``models``: a dict
     kept between calls (trained runs are reused from it; not with ``record``); ``units``: a
     :class:`qlib.resume.Units` saving each (task, embedder, training) when done; ``progress(task,
-    embedder, seconds)`` after each (with ``processes``, when its results are collected). ``processes``
+    embedder, seconds)`` after each (with workers, when its results are collected). ``config.processes``
     (>= 1): the units not saved earlier train in that many spawned worker processes
     (:func:`qlib.devices.cpu_pool`, this process's thread count each), the largest task first, each sent as
     soon as this process has embedded it; the result is the same as with one process (each
@@ -227,7 +230,7 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     check_units("units", units)
     if progress is not None:
         check_callable("progress", progress)
-    processes = check_int("processes", processes, low=1)
+    processes = cfg.processes
     groups: dict[tuple, list[str]] = {}
     for p in procs:
         groups.setdefault(_training(procedure_changes(p)), []).append(p)
