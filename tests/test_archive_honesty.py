@@ -298,3 +298,20 @@ def test_a_chapter_without_a_spot_unit_is_not_carried_forward(fake_book, monkeyp
     done, lines = _revalidate(fake_book, fake, monkeypatch)
     assert done == [] and fake.calls == []  # not even its smoke rows are run
     assert lines[0] == f"[stale] paper/{CID}: no spot unit (its only rows need the whole 70-minute study); run it again"
+
+
+def test_smoke_rows_measuring_round_off_are_held_to_the_units_absolute_tolerance(fake_book, monkeypatch):
+    """A smoke row whose value is a round-off error (4.2e-15 archived, 7.1e-15 now: quantized-mis/02's Table 1
+    check between two runs on one machine) is the same row under a unit that states ``atol=1e-12``; under a
+    unit without one it moved, and 0.1 against 0.2 moved under both."""
+    smoke = _rows(("Table 1", "max |error| of the closed form", "4.2e-15", "agrees"))
+    _entry(fake_book, smoke=smoke)
+    now = smoke.assign(ours="7.1e-15")
+    done, lines = _revalidate(fake_book, _FakeRunner(now, ARCHIVED), monkeypatch, dry_run=True)
+    assert any("smoke rows changed" in ln and "'4.2e-15' → '7.1e-15'" in ln for ln in lines)
+    monkeypatch.setitem(spot.SPOTS, CID, spot.Spot("σ = 0.5 at the paper's runs", 30, {"runs": 10},
+                                                   rows=r"^Figure 2\(a\)", atol=1e-12))
+    done, lines = _revalidate(fake_book, _FakeRunner(now, ARCHIVED), monkeypatch, dry_run=True)
+    assert any(ln.startswith("[would carry]") for ln in lines), lines
+    done, lines = _revalidate(fake_book, _FakeRunner(smoke.assign(ours="0.2"), ARCHIVED), monkeypatch, dry_run=True)
+    assert any("smoke rows changed" in ln for ln in lines)

@@ -40,7 +40,7 @@ from .machine import git, iso, machine, packages
 from .options import RunOptions, check_unused, options_record
 from .profiles import cell_parameters, profile_name
 from .schema import COLUMNS, FILENAME
-from .spot import measured_time, run_spot, spot_for
+from .spot import close_cells, measured_time, run_spot, spot_for
 from .stamps import code_cells, current_params, notebook_stamp, object_reprs, plain_params, resolved_parameters
 from .toc import chapter_id, find_root, notebooks, select
 
@@ -254,8 +254,10 @@ def archive(root: Path | None = None, options: RunOptions | None = None, *, from
     return written
 
 
-def _same_rows(a: Path, b: Path) -> list[str]:
-    """Differences between two comparisons files (empty: identical rows)."""
+def _same_rows(a: Path, b: Path, atol: float = 0.0) -> list[str]:
+    """Differences between two comparisons files (empty: identical rows); ``atol`` (the chapter's spot unit's,
+    :class:`qlib.book.spot.Spot`): the numbers of ``ours`` and ``tolerance`` may differ by that much (rows that
+    measure a round-off error, which moves between two runs on one machine as on two)."""
     x = pd.read_csv(a, dtype=str, keep_default_na=False)
     y = pd.read_csv(b, dtype=str, keep_default_na=False)
     # the cause is the findings' reading of a row, applied when rows are read: not a result to compare
@@ -269,7 +271,9 @@ def _same_rows(a: Path, b: Path) -> list[str]:
         for c in cols:
             if timed and c == "ours":
                 continue
-            if x.iloc[i][c] != y.iloc[i][c]:
+            same = x.iloc[i][c] == y.iloc[i][c] or (
+                atol > 0 and c in ("ours", "tolerance") and close_cells(x.iloc[i][c], y.iloc[i][c], None, atol))
+            if not same:
                 diff.append(f"row {i + 1} ({x.iloc[i]['quantity']}): {c} {x.iloc[i][c]!r} → {y.iloc[i][c]!r}")
     return diff
 
@@ -353,7 +357,7 @@ def revalidate(root: Path | None = None, *, archive: Path | None = None, data_di
         if not s.provenance.get("smoke_rows") or not now_rows.is_file():
             log(f"[stale] {s.profile}/{s.chapter}: no smoke rows to compare")
             continue
-        diff = _same_rows(d / SMOKE_ROWS, now_rows)
+        diff = _same_rows(d / SMOKE_ROWS, now_rows, atol=spot_for(s.chapter).atol)
         if diff:
             log(f"[stale] {s.profile}/{s.chapter}: smoke rows changed ({len(diff)}): {diff[0]}")
             continue

@@ -66,7 +66,7 @@ from .options import RunOptions
 from .profiles import PROFILES
 from .schema import FILENAME
 
-__all__ = ["Spot", "SPOTS", "COMPARED", "SpotResult", "measured_time", "spot_for", "compare", "run_spot"]
+__all__ = ["Spot", "SPOTS", "COMPARED", "SpotResult", "measured_time", "spot_for", "close_cells", "compare", "run_spot"]
 
 #: the columns of a row a spot check compares (``note`` and ``cause`` are prose about the whole run)
 COMPARED = ("kind", "paper_value", "ours", "tolerance", "verdict", "null", "null_fails")
@@ -79,7 +79,8 @@ class Spot:
     computes at full size, ``seconds`` its expected time on the 2-core VM, ``tol`` None for bitwise rows
     or a relative tolerance on every number of ``ours`` and ``tolerance`` (the archived run was on other
     hardware), ``atol`` an absolute one (rows that measure a round-off error, ~1e-15, which the BLAS of
-    another machine or release moves), and ``unit`` what it is, in words."""
+    another machine or release moves; it holds for the entry's smoke rows too), and ``unit`` what it is,
+    in words."""
 
     unit: str
     seconds: int
@@ -195,7 +196,7 @@ def spot_for(chapter: str, table: dict[str, Spot | str] | None = None) -> Spot |
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
-def _close(a: str, b: str, tol: float | None, atol: float = 0.0) -> bool:
+def close_cells(a: str, b: str, tol: float | None, atol: float = 0.0) -> bool:
     """Whether two cells agree: the same text, or the same text around numbers that agree within ``tol``
     relative or ``atol`` absolute."""
     if a == b:
@@ -244,8 +245,8 @@ def compare(archived: pd.DataFrame, now: pd.DataFrame, spot: Spot) -> tuple[int,
             if timed and c not in ("kind", "verdict"):
                 continue
             exact = c not in ("ours", "tolerance")
-            if not (_close(str(old[c]), str(row[c]), None) if exact else
-                    _close(str(old[c]), str(row[c]), spot.tol, spot.atol)):
+            if not (close_cells(str(old[c]), str(row[c]), None) if exact else
+                    close_cells(str(old[c]), str(row[c]), spot.tol, spot.atol)):
                 diffs.append(f"{name}: {c} {old[c]!r} archived, {row[c]!r} now")
     return len(sel), diffs
 
