@@ -44,6 +44,7 @@ import functools
 import itertools
 import math
 import time
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -216,7 +217,8 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     embedder, seconds)`` after each (with workers, when its results are collected). ``config.processes``
     (>= 1): the units not saved earlier train in that many spawned worker processes
     (:func:`qlib.devices.cpu_pool`, this process's thread count each), the largest task first, each sent as
-    soon as this process has embedded it; the result is the same as with one process (each
+    soon as this process has embedded it, and saved in ``units`` as soon as it ends (a kill loses only the
+    units running); the result is the same as with one process (each
     unit is seeded by its task, not by the order it runs in), ``models`` is not used by the workers."""
     cfg = resolve_config(RunConfig, config)
     names = _tasks(tasks)
@@ -254,6 +256,7 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
                 smiles, labels, key = [smiles[j] for j in pick], labels[pick], f"{name}~{mm}~{cfg.seed}"
             loaded.append((name, ti, smiles, labels, key))
         # with workers, the largest task is embedded and sent first (the shortest tail); the frame keeps the order
+        futures: dict = {}
         order = sorted(range(len(loaded)), key=lambda j: -len(loaded[j][2])) if pool is not None else range(len(loaded))
         placed: dict = {}
         for j in order:
@@ -270,10 +273,17 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
                     args = (X, y, tkey, gp, rec, cfg, cfg.seed + ti, None if pool is not None else models, ident)
                     saved = units is not None and units.reuse and \
                         units.path("table3_combos", {**ident, "procedures": gp}).is_file()
-                    work = pool.submit(_unit, *args).result if pool is not None and not saved else \
-                        functools.partial(_unit, *args)
+                    if pool is not None and not saved:
+                        fut = pool.submit(_unit, *args)
+                        futures[fut] = {**ident, "procedures": gp}
+                        work = fut.result
+                    else:
+                        work = functools.partial(_unit, *args)
                     placed.setdefault(j, []).append([name, e, gp, ident, work])
         specs = [sp for j in range(len(loaded)) for sp in placed.get(j, [])]
+        if units is not None:   # each unit saved as soon as its worker ends it: a kill loses only those running
+            for fut in as_completed(futures):
+                units.run("table3_combos", futures[fut], fut.result)
         parts, trainings, last, t_last = [], [], None, 0.0
         for name, e, gp, ident, work in specs:
             t0 = time.perf_counter()
