@@ -114,10 +114,12 @@ def test_worker_processes_give_the_same_run_and_resume(tmp_path, shared_data_dir
     one = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg, data_dir=shared_data_dir, cache_dir=tmp_path)
     units = Units(tmp_path / "units")
     cfg2 = C.RunConfig(["maccs"], runs=2, epochs=3, hidden=8, record=True, seeding="study", processes=2)
+    seen = []
     two = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg2, data_dir=shared_data_dir, cache_dir=tmp_path,
-                units=units)
+                units=units, progress=lambda t, e, sec: seen.append((t, e, sec >= 0)))
     pd.testing.assert_frame_equal(one.frame, two.frame)
     assert list(two.trainings.task) == tasks and units.computed == 2
+    assert seen == [(t, "maccs", True) for t in tasks]              # told once per (task, embedder), in order
     again = Units(tmp_path / "units")
     three = C.run(tasks, ["probability+lr1e-4_minibatch"], cfg2, data_dir=shared_data_dir, cache_dir=tmp_path,
                   units=again)

@@ -237,7 +237,7 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
     for p in procs:
         groups.setdefault(_training(procedure_changes(p)), []).append(p)
     every = molecules.task_names()
-    specs, missing, t_embed = [], {}, {}   # specs: (task, embedder, its procedures, ident, the work)
+    specs, missing, t_embed = [], {}, {}   # specs: (task, embedder, its procedures, the unit's key, the work)
     pool = cpu_pool(processes) if processes > 1 else None
     try:
         loaded = []
@@ -271,40 +271,36 @@ def run(tasks, procedures: Sequence[str], config: RunConfig | None = None, *, da
                     ident = dict(task=name, embedder=e, data=fingerprint(X, y), runs=cfg.runs, epochs=cfg.epochs,
                                  seed=cfg.seed + ti, hidden=cfg.hidden, training=list(map(str, tkey)), record=cfg.record)
                     args = (X, y, tkey, gp, rec, cfg, cfg.seed + ti, None if pool is not None else models, ident)
-                    saved = units is not None and units.reuse and \
-                        units.path("table3_combos", {**ident, "procedures": gp}).is_file()
+                    ukey = {**ident, "procedures": gp}
+                    saved = units is not None and units.reuse and units.path("table3_combos", ukey).is_file()
                     if pool is not None and not saved:
                         fut = pool.submit(_unit, *args)
-                        futures[fut] = {**ident, "procedures": gp}
+                        futures[fut] = ukey
                         work = fut.result
                     else:
                         work = functools.partial(_unit, *args)
-                    placed.setdefault(j, []).append([name, e, gp, ident, work])
+                    placed.setdefault(j, []).append((name, e, gp, ukey, work))
         specs = [sp for j in range(len(loaded)) for sp in placed.get(j, [])]
         if units is not None:   # each unit saved as soon as its worker ends it: a kill loses only those running
             for fut in as_completed(futures):
                 units.run("table3_combos", futures[fut], fut.result)
-        parts, trainings, last, t_last = [], [], None, 0.0
-        for name, e, gp, ident, work in specs:
+        parts, trainings = [], []
+        for (name, e), group in itertools.groupby(specs, key=lambda sp: sp[:2]):   # one (task, embedder) at a time
             t0 = time.perf_counter()
-            scored, r, sec = work() if units is None else units.run("table3_combos", {**ident, "procedures": gp}, work)
-            trainings.append({"embedder": e, "task": name, "training": gp[0], "procedures": ", ".join(gp),
-                              "seconds": sec})
-            for p, (q_, o_) in scored.items():
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    rel = q_ / o_
-                rr = r if r is not None else np.full(q_.shape, np.nan)
-                parts.append(pd.DataFrame({
-                    "variant": p, "embedder": e, "task": name, "quantizer": np.repeat(QUANTIZERS, cfg.runs),
-                    "run": np.tile(np.arange(cfg.runs), len(QUANTIZERS)), "relative": rel.ravel(),
-                    "auroc": q_.ravel(), "original": np.tile(o_, len(QUANTIZERS)), "r_q": rr.ravel()}))
-            if progress is not None and last is not None and last != (name, e):
-                progress(*last, t_last)
-            if last != (name, e):
-                last, t_last = (name, e), t_embed[(name, e)]
-            t_last += time.perf_counter() - t0
-        if progress is not None and last is not None:
-            progress(*last, t_last)
+            for _, _, gp, ukey, work in group:
+                scored, r, sec = work() if units is None else units.run("table3_combos", ukey, work)
+                trainings.append({"embedder": e, "task": name, "training": gp[0], "procedures": ", ".join(gp),
+                                  "seconds": sec})
+                for p, (q_, o_) in scored.items():
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        rel = q_ / o_
+                    rr = r if r is not None else np.full(q_.shape, np.nan)
+                    parts.append(pd.DataFrame({
+                        "variant": p, "embedder": e, "task": name, "quantizer": np.repeat(QUANTIZERS, cfg.runs),
+                        "run": np.tile(np.arange(cfg.runs), len(QUANTIZERS)), "relative": rel.ravel(),
+                        "auroc": q_.ravel(), "original": np.tile(o_, len(QUANTIZERS)), "r_q": rr.ravel()}))
+            if progress is not None:
+                progress(name, e, t_embed[(name, e)] + time.perf_counter() - t0)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
